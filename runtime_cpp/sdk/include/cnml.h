@@ -1,0 +1,262 @@
+// CNML subset used by Paleozoic (Cambricon Neuware machine-learning library, G3 names).
+//
+// Names, parameter order and enum values follow the public cnml.h of CNML 7.2/7.3
+// (docs: cnml-subset.md). Only the calls Paleozoic emits are declared. The CPU mock
+// (runtime_cpp/mock) implements them with fp32 data; its own rules are marked "Mock rule".
+#ifndef PALEOZOIC_SDK_CNML_H_
+#define PALEOZOIC_SDK_CNML_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cnrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  CNML_STATUS_NODEVICE = -1,
+  CNML_STATUS_SUCCESS = 0,
+  CNML_STATUS_DOMAINERR = 1,
+  CNML_STATUS_INVALIDARG = 2,
+  CNML_STATUS_LENGTHERR = 3,
+  CNML_STATUS_OUTOFRANGE = 4,
+  CNML_STATUS_RANGEERR = 5,
+  CNML_STATUS_OVERFLOWERR = 6,
+  CNML_STATUS_UNDERFLOWERR = 7,
+  CNML_STATUS_INVALIDPARAM = 8,
+  CNML_STATUS_BADALLOC = 9,
+  CNML_STATUS_BADTYPEID = 10,
+  CNML_STATUS_BADCAST = 11,
+  CNML_STATUS_UNSUPPORT = 12
+} cnmlStatus_t;
+
+typedef enum {
+  CNML_TENSOR = 0,
+  CNML_FILTER = 1,
+  CNML_CONST = 2,
+  CNML_VARIABLE = 3
+} cnmlTensorType_t;
+
+typedef enum {
+  CNML_DATA_INVALID = 0,
+  CNML_DATA_FLOAT16 = 1,
+  CNML_DATA_FLOAT32 = 2,
+  CNML_DATA_DOUBLE = 3,
+  CNML_DATA_FIX8 = 4,
+  CNML_DATA_INT8 = 4,
+  CNML_DATA_INT16 = 6,
+  CNML_DATA_INT32 = 7,
+  CNML_DATA_UINT8 = 8,
+  CNML_DATA_UINT16 = 9,
+  CNML_DATA_UINT32 = 10,
+  CNML_DATA_QUANT8 = 11,
+  CNML_DATA_BINARY = 12,
+  CNML_DATA_BOOL = 13,
+  CNML_DATA_INT4 = 14
+} cnmlDataType_t;
+
+typedef enum {
+  CNML_1H8 = 1,
+  CNML_1H16 = 2,
+  CNML_C10 = 3,
+  CNML_MLU100 = 3,
+  CNML_1H8MINI = 4,
+  CNML_MLU270 = 5,
+  CNML_MLU220 = 6
+} cnmlCoreVersion_t;
+
+typedef enum {
+  CNML_POOL_AVG = 0,
+  CNML_POOL_MAX = 1,
+  CNML_POOL_MAXINDEX = 2,
+  CNML_POOL_SUM = 3,
+  CNML_POOL_BLEND = 4
+} cnmlPoolMode_t;
+
+// KFULL: the last window may overrun the edge (ceil); KVALID: floor.
+typedef enum { CNML_POOL_KFULL = 0, CNML_POOL_KVALID = 1 } cnmlPoolStrategyMode_t;
+
+typedef enum {
+  CNML_ACTIVE_NONE = 0,
+  CNML_ACTIVE_SIGMOID = 1,
+  CNML_ACTIVE_RELU = 2,
+  CNML_ACTIVE_TANH = 3,
+  CNML_ACTIVE_RELU1 = 4,
+  CNML_ACTIVE_RELU6 = 5,
+  CNML_ACTIVE_HARD_SIGMOID = 6
+} cnmlActiveFunction_t;
+
+typedef enum {
+  CNML_DIM_N = 0,
+  CNML_DIM_C = 1,
+  CNML_DIM_H = 2,
+  CNML_DIM_W = 3,
+  CNML_DIM_HW = 4,
+  CNML_DIM_T = 5
+} cnmlDimension_t;
+
+typedef enum {
+  CNML_LRN_V1 = 0,  // x / (k + alpha * S / m)^beta, m = min(local_size, 2c - 1)
+  CNML_LRN_V2 = 1,  // x / (k + alpha * S)^beta
+  CNML_LRN_V3 = 2   // x / (k + alpha * S / local_size)^beta
+} cnmlLrnType_t;
+
+typedef struct cnmlTensor* cnmlTensor_t;
+typedef struct cnmlBaseOp* cnmlBaseOp_t;
+typedef struct cnmlFusionOp* cnmlFusionOp_t;
+typedef struct cnmlConvOpParam* cnmlConvOpParam_t;
+typedef struct cnmlPoolOpParam* cnmlPoolOpParam_t;
+typedef struct cnmlLrnOpParam* cnmlLrnOpParam_t;
+typedef struct cnmlReshapeOpParam* cnmlReshapeOpParam_t;
+typedef struct cnmlTransposeOpParam* cnmlTransposeOpParam_t;
+
+// ---- setup -------------------------------------------------------------------
+cnmlStatus_t cnmlInit(int flag);
+cnmlStatus_t cnmlExit(void);
+
+// ---- tensors -----------------------------------------------------------------
+// Mock rule: device buffers are dense fp32 in the logical (NCHW / N-D row-major) order.
+cnmlStatus_t cnmlCreateTensor_V2(cnmlTensor_t* tensor, cnmlTensorType_t tensor_type);
+cnmlStatus_t cnmlSetTensorShape_V2(cnmlTensor_t tensor, int dim_num, int dim_values[],
+                                   int dim_strides[]);
+cnmlStatus_t cnmlSetTensorDataType(cnmlTensor_t tensor, cnmlDataType_t data_type);
+cnmlStatus_t cnmlGetTensorSize_V2(cnmlTensor_t tensor, size_t* size);
+cnmlStatus_t cnmlGetTensorDataType(cnmlTensor_t tensor, cnmlDataType_t* data_type);
+cnmlStatus_t cnmlDestroyTensor(cnmlTensor_t* tensor);
+// FILTER / CONST tensors only; data is in the tensor's dtype and copied at bind time.
+cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
+                                  bool free_aftercompile);
+
+// ---- operator parameters ----------------------------------------------------
+cnmlStatus_t cnmlCreateConvOpParam_V2(cnmlConvOpParam_t* param, int stride_height,
+                                      int stride_width, int dilation_height, int dilation_width,
+                                      int pad_height_top, int pad_height_bottom,
+                                      int pad_width_left, int pad_width_right);
+cnmlStatus_t cnmlDestroyConvOpParam(cnmlConvOpParam_t* param);
+
+cnmlStatus_t cnmlCreatePoolOpParam_V3(cnmlPoolOpParam_t* param, int window_height,
+                                      int window_width, int stride_height, int stride_width,
+                                      int pad_height_top, int pad_height_bottom,
+                                      int pad_width_left, int pad_width_right,
+                                      int dilation_height, int dilation_width,
+                                      cnmlPoolMode_t pool_mode,
+                                      cnmlPoolStrategyMode_t strategy_mode, bool real,
+                                      float blend_factor);
+cnmlStatus_t cnmlDestroyPoolOpParam(cnmlPoolOpParam_t* param);
+
+cnmlStatus_t cnmlCreateLrnOpParam(cnmlLrnOpParam_t* param, cnmlLrnType_t lrn_type,
+                                  int local_size, double alph, double beta, double k);
+cnmlStatus_t cnmlDestroyLrnOpParam(cnmlLrnOpParam_t* param);
+
+cnmlStatus_t cnmlCreateNdReshapeOpParam(cnmlReshapeOpParam_t* param, int dims[], int dim_num);
+cnmlStatus_t cnmlDestroyReshapeOpParam(cnmlReshapeOpParam_t* param);
+
+cnmlStatus_t cnmlCreateNdTransposeOpParam(cnmlTransposeOpParam_t* param, int dim_order[],
+                                          int dim_num);
+cnmlStatus_t cnmlDestroyTransposeOpParam(cnmlTransposeOpParam_t* param);
+
+// ---- operator creation -------------------------------------------------------
+// Filter [co, ci/group, kh, kw]; bias [co] or NULL. Mock rule: dilation > 1 with pads is
+// accepted (the real MLU100 wants an AddPad op in front; the wrapper does not rely on it).
+cnmlStatus_t cnmlCreateConvOp(cnmlBaseOp_t* op, cnmlConvOpParam_t param, cnmlTensor_t input,
+                              cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias);
+cnmlStatus_t cnmlCreateConvGroupOp(cnmlBaseOp_t* op, cnmlConvOpParam_t param,
+                                   cnmlTensor_t input, cnmlTensor_t output, cnmlTensor_t filter,
+                                   cnmlTensor_t bias, int group);
+// real = true: average over the window cells inside the input (count_include_pad = 0).
+cnmlStatus_t cnmlCreatePoolOp(cnmlBaseOp_t* op, cnmlPoolOpParam_t param, cnmlTensor_t input,
+                              cnmlTensor_t output);
+cnmlStatus_t cnmlCreateActiveOp(cnmlBaseOp_t* op, cnmlActiveFunction_t fn, cnmlTensor_t input,
+                                cnmlTensor_t output);
+// out = (in - mean) * var, per channel (axis 1); var holds 1 / sqrt(variance + eps).
+cnmlStatus_t cnmlCreateBatchNormOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                                   cnmlTensor_t mean, cnmlTensor_t var);
+// out = alpha * in + beta, alpha/beta per channel (axis 1) or a single value.
+cnmlStatus_t cnmlCreateScaleOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                               cnmlTensor_t alpha, cnmlTensor_t beta);
+cnmlStatus_t cnmlCreateAddOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
+                             cnmlTensor_t output);
+// out[n, co] = sum_k in[n, k] * filter[co, k] + bias[co]; in is read flat per batch item.
+cnmlStatus_t cnmlCreateMlpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                             cnmlTensor_t filter, cnmlTensor_t bias);
+cnmlStatus_t cnmlCreateSoftmaxOp(cnmlBaseOp_t* op, cnmlDimension_t dim, cnmlTensor_t input,
+                                 cnmlTensor_t output);
+cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs[],
+                                  int input_num, cnmlTensor_t outputs[], int output_num);
+cnmlStatus_t cnmlCreateLrnOp(cnmlBaseOp_t* op, cnmlLrnOpParam_t param, cnmlTensor_t input,
+                             cnmlTensor_t output);
+cnmlStatus_t cnmlCreateReshapeOp(cnmlBaseOp_t* op, cnmlReshapeOpParam_t param,
+                                 cnmlTensor_t input, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateNdTransposeProOp(cnmlBaseOp_t* op, cnmlTensor_t input,
+                                        cnmlTensor_t output, cnmlTransposeOpParam_t param);
+
+// ---- compile -----------------------------------------------------------------
+// core_limit: cores the op is compiled for. Mock rule: 1..32 on MLU100, else INVALIDPARAM.
+cnmlStatus_t cnmlCompileBaseOp(cnmlBaseOp_t op, cnmlCoreVersion_t version, int core_limit);
+cnmlStatus_t cnmlDestroyBaseOp(cnmlBaseOp_t* op);
+
+// ---- forward (G3 `_V4`: tensor/pointer pairs; tensors may be NULL; extra NULL) ----
+cnmlStatus_t cnmlComputeConvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                         void* input, cnmlTensor_t output_tensor, void* output,
+                                         cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeConvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                              void* input, cnmlTensor_t output_tensor,
+                                              void* output, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputePoolOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                         void* input, cnmlTensor_t output_tensor, void* output,
+                                         cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeActiveOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                           void* input, cnmlTensor_t output_tensor,
+                                           void* output, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeBatchNormOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                              void* input, cnmlTensor_t output_tensor,
+                                              void* output, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeScaleOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                          void* input, cnmlTensor_t output_tensor, void* output,
+                                          cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeAddOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                        void* input_1, cnmlTensor_t input_tensor_2,
+                                        void* input_2, cnmlTensor_t output_tensor, void* output,
+                                        cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeMlpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
+                                        cnmlTensor_t output_tensor, void* output,
+                                        cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                            void* input, cnmlTensor_t output_tensor,
+                                            void* output, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensors[],
+                                           void* inputs[], int input_num,
+                                           cnmlTensor_t output_tensors[], void* outputs[],
+                                           int output_num, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeLrnOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
+                                        cnmlTensor_t output_tensor, void* output,
+                                        cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeReshapeOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                            void* input, cnmlTensor_t output_tensor,
+                                            void* output, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeTransposeProOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                                 void* input, cnmlTensor_t output_tensor,
+                                                 void* output, cnrtQueue_t queue, void* extra);
+
+// ---- fusion ------------------------------------------------------------------
+// Base ops are fused in topological order and must not have been compiled alone.
+// Mock rule: the fusion op deep-copies ops, descriptors and const data at cnmlFuseOp.
+cnmlStatus_t cnmlCreateFusionOp(cnmlFusionOp_t* fusion_op);
+cnmlStatus_t cnmlFuseOp(cnmlBaseOp_t op, cnmlFusionOp_t fusion_op);
+cnmlStatus_t cnmlSetFusionIO(cnmlFusionOp_t fusion_op, cnmlTensor_t* inputs, int input_num,
+                             cnmlTensor_t* outputs, int output_num);
+cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t version,
+                                 int core_limit);
+cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_t input_tensors[],
+                                           void* inputs[], int input_num,
+                                           cnmlTensor_t output_tensors[], void* outputs[],
+                                           int output_num, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlDestroyFusionOp(cnmlFusionOp_t* fusion_op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // PALEOZOIC_SDK_CNML_H_
