@@ -136,6 +136,10 @@ class Layer {
   // Called by FusionLayer::fuseLayer.
   void markFused(const std::string& block);
 
+  // False while a layer with weights still waits for configLayer; compileOp and
+  // FusionLayer::fuseLayer refuse such a layer with a pz::Error.
+  virtual bool configured() const { return true; }
+
  protected:
   // Subclasses create op_ in their constructor and forward it here.
   virtual cnmlStatus_t forward(cnrtQueue_t queue) = 0;
@@ -206,6 +210,7 @@ class ConvLayer : public Layer {
   ~ConvLayer() override;
   // weight [co, ci/groups, kh, kw]; bias [co] or nullptr.
   void configLayer(const float* weight, const float* bias);
+  bool configured() const override { return configured_; }
 
  protected:
   cnmlStatus_t forward(cnrtQueue_t queue) override;
@@ -260,6 +265,7 @@ class BatchNormLayer : public Layer {
  public:
   BatchNormLayer(std::string name, Tensor& input);
   void configLayer(const float* mean, const float* var);
+  bool configured() const override { return configured_; }
 
  protected:
   cnmlStatus_t forward(cnrtQueue_t queue) override;
@@ -274,6 +280,7 @@ class ScaleLayer : public Layer {
  public:
   ScaleLayer(std::string name, Tensor& input);
   void configLayer(const float* alpha, const float* beta);
+  bool configured() const override { return configured_; }
 
  protected:
   cnmlStatus_t forward(cnrtQueue_t queue) override;
@@ -305,6 +312,7 @@ class FullyConnectedLayer : public Layer {
  public:
   FullyConnectedLayer(std::string name, Tensor& input, int out_features);
   void configLayer(const float* weight, const float* bias);
+  bool configured() const override { return configured_; }
 
  protected:
   cnmlStatus_t forward(cnrtQueue_t queue) override;

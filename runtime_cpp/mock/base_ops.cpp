@@ -1,0 +1,155 @@
+// Base op compile, destroy and the `_V4` forwards. A forward runs synchronously on the CPU
+// and advances the queue's simulated clock by the device model's time for the op.
+#include <initializer_list>
+
+#include "compile_check.h"
+#include "executor.h"
+#include "op_cost.h"
+
+using namespace pz_mock;
+
+namespace {
+
+cnmlStatus_t run(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds,
+                 const cnmlTensor_t* in_tensors, void* const* inputs, int input_num,
+                 const cnmlTensor_t* out_tensors, void* const* outputs, int output_num,
+                 cnrtQueue_t queue) {
+  if (!op) return CNML_STATUS_INVALIDPARAM;
+  bool kind_ok = false;
+  for (OpKind k : kinds) kind_ok = kind_ok || op->desc.kind == k;
+  if (!kind_ok) return CNML_STATUS_INVALIDPARAM;
+  if (op->fused || !op->compiled) return CNML_STATUS_INVALIDARG;
+  if (!queueAlive(queue)) return CNML_STATUS_INVALIDPARAM;
+  cnmlStatus_t s = checkOperands(op->desc.inputs, in_tensors, inputs, input_num);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  s = checkOperands(op->desc.outputs, out_tensors, outputs, output_num);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    std::vector<const float*> in(inputs, inputs + input_num);
+    std::vector<float*> out(output_num);
+    for (int i = 0; i < output_num; ++i) out[i] = static_cast<float*>(outputs[i]);
+    execute(*op->prepared, in.data(), out.data());
+    advanceQueue(queue, op->time_us);
+    return CNML_STATUS_SUCCESS;
+  });
+}
+
+// Single input, single output forwards.
+cnmlStatus_t run1(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds, cnmlTensor_t in_t,
+                  void* in, cnmlTensor_t out_t, void* out, cnrtQueue_t queue) {
+  return run(op, kinds, &in_t, &in, 1, &out_t, &out, 1, queue);
+}
+
+}  // namespace
+
+extern "C" {
+
+cnmlStatus_t cnmlCompileBaseOp(cnmlBaseOp_t op, cnmlCoreVersion_t version, int core_limit) {
+  if (!op) return CNML_STATUS_INVALIDPARAM;
+  cnmlStatus_t s = checkTarget(version, core_limit);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  if (op->compiled || op->fused) return CNML_STATUS_INVALIDARG;
+  if (!constsBound(op->desc)) return CNML_STATUS_INVALIDARG;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    op->prepared = prepare(op->desc, threadsFor(core_limit));
+    op->time_us = baseOpTimeUs(layerWorkOf(op->desc), core_limit, mockProfile());
+    op->compiled = true;
+    return CNML_STATUS_SUCCESS;
+  });
+}
+
+cnmlStatus_t cnmlDestroyBaseOp(cnmlBaseOp_t* op) {
+  if (!op || !*op) return CNML_STATUS_INVALIDPARAM;
+  delete *op;
+  *op = nullptr;
+  return CNML_STATUS_SUCCESS;
+}
+
+// Conv and ConvGroup ops accept either conv forward: a plain conv is a group conv with
+// group 1, and the wrapper should not need to track which creator it used.
+cnmlStatus_t cnmlComputeConvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                         void* input, cnmlTensor_t output_tensor, void* output,
+                                         cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kConv, OpKind::kConvGroup}, input_tensor, input, output_tensor,
+              output, queue);
+}
+
+cnmlStatus_t cnmlComputeConvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                              void* input, cnmlTensor_t output_tensor,
+                                              void* output, cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kConv, OpKind::kConvGroup}, input_tensor, input, output_tensor,
+              output, queue);
+}
+
+cnmlStatus_t cnmlComputePoolOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                         void* input, cnmlTensor_t output_tensor, void* output,
+                                         cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kPool}, input_tensor, input, output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeActiveOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                           void* input, cnmlTensor_t output_tensor,
+                                           void* output, cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kActive}, input_tensor, input, output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeBatchNormOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                              void* input, cnmlTensor_t output_tensor,
+                                              void* output, cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kBatchNorm}, input_tensor, input, output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeScaleOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                          void* input, cnmlTensor_t output_tensor, void* output,
+                                          cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kScale}, input_tensor, input, output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeAddOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                        void* input_1, cnmlTensor_t input_tensor_2,
+                                        void* input_2, cnmlTensor_t output_tensor, void* output,
+                                        cnrtQueue_t queue, void*) {
+  cnmlTensor_t in_t[2] = {input_tensor_1, input_tensor_2};
+  void* in[2] = {input_1, input_2};
+  return run(op, {OpKind::kAdd}, in_t, in, 2, &output_tensor, &output, 1, queue);
+}
+
+cnmlStatus_t cnmlComputeMlpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
+                                        cnmlTensor_t output_tensor, void* output,
+                                        cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kMlp}, input_tensor, input, output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                            void* input, cnmlTensor_t output_tensor,
+                                            void* output, cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kSoftmax}, input_tensor, input, output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensors[],
+                                           void* inputs[], int input_num,
+                                           cnmlTensor_t output_tensors[], void* outputs[],
+                                           int output_num, cnrtQueue_t queue, void*) {
+  return run(op, {OpKind::kConcat}, input_tensors, inputs, input_num, output_tensors, outputs,
+             output_num, queue);
+}
+
+cnmlStatus_t cnmlComputeLrnOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
+                                        cnmlTensor_t output_tensor, void* output,
+                                        cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kLrn}, input_tensor, input, output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeReshapeOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                            void* input, cnmlTensor_t output_tensor,
+                                            void* output, cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kReshape}, input_tensor, input, output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeTransposeProOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                                 void* input, cnmlTensor_t output_tensor,
+                                                 void* output, cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kTranspose}, input_tensor, input, output_tensor, output, queue);
+}
+
+}  // extern "C"

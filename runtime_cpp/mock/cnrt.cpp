@@ -1,0 +1,193 @@
+// CNRT runtime: one fake device, queues with a simulated clock, tracked memory, notifiers.
+// Forwards run synchronously at call time, so cnrtSyncQueue has nothing to wait for.
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "device_memory.h"
+#include "state.h"
+
+namespace pz_mock {
+namespace {
+
+struct Queues {
+  std::mutex mu;
+  std::set<cnrtQueue_t> live;
+};
+Queues& queues() {
+  static Queues q;
+  return q;
+}
+
+}  // namespace
+
+bool queueAlive(cnrtQueue_t queue) {
+  if (!queue) return false;
+  Queues& q = queues();
+  std::lock_guard<std::mutex> lock(q.mu);
+  return q.live.count(queue) != 0;
+}
+
+void advanceQueue(cnrtQueue_t queue, double us) {
+  Queues& q = queues();
+  std::lock_guard<std::mutex> lock(q.mu);
+  queue->clock_us += us;
+}
+
+}  // namespace pz_mock
+
+using namespace pz_mock;
+
+extern "C" {
+
+cnrtRet_t cnrtInit(unsigned int) { return CNRT_RET_SUCCESS; }
+void cnrtDestroy(void) {}
+
+const char* cnrtGetErrorStr(cnrtRet_t err_code) {
+  switch (err_code) {
+#define PZ_NAME(x) \
+  case x:          \
+    return #x;
+    PZ_NAME(CNRT_RET_SUCCESS)
+    PZ_NAME(CNRT_RET_WARNING_FAKE_DEVICE)
+    PZ_NAME(CNRT_RET_ERR_NOT_READY)
+    PZ_NAME(CNRT_RET_ERR_INVALID)
+    PZ_NAME(CNRT_RET_ERR_NOMEM)
+    PZ_NAME(CNRT_RET_ERR_NODEV)
+    PZ_NAME(CNRT_RET_ERR_BUSY)
+    PZ_NAME(CNRT_RET_ERR_TIMEOUT)
+    PZ_NAME(CNRT_RET_ERR_UNSUPPORTED)
+    PZ_NAME(CNRT_RET_ERR_INVALID_POINTER)
+    PZ_NAME(CNRT_RET_ERR_INIT)
+    PZ_NAME(CNRT_RET_ERR_QUEUE)
+    PZ_NAME(CNRT_RET_ERR_OUT_RANGE)
+    PZ_NAME(CNRT_RET_ERR_INVALID_OP)
+    PZ_NAME(CNRT_RET_ERR_MLU)
+    PZ_NAME(CNRT_RET_ERR_NOTIFIER)
+    PZ_NAME(CNRT_RET_ERR_MEMCPY)
+    PZ_NAME(CNRT_RET_ERR_UNKNOWN)
+#undef PZ_NAME
+  }
+  return "CNRT_RET_ERR_UNKNOWN";
+}
+
+cnrtRet_t cnrtGetDeviceCount(unsigned int* dev_num) {
+  if (!dev_num) return CNRT_RET_ERR_INVALID_POINTER;
+  *dev_num = 1;
+  return CNRT_RET_SUCCESS;
+}
+
+// Ordinal -1 is the G3 fake device; the mock has exactly one device either way.
+cnrtRet_t cnrtGetDeviceHandle(cnrtDev_t* pdev, int ordinal) {
+  if (!pdev) return CNRT_RET_ERR_INVALID_POINTER;
+  if (ordinal != 0 && ordinal != -1) return CNRT_RET_ERR_NODEV;
+  *pdev = 0;
+  return CNRT_RET_SUCCESS;
+}
+
+cnrtRet_t cnrtSetCurrentDevice(cnrtDev_t dev) {
+  return dev == 0 ? CNRT_RET_SUCCESS : CNRT_RET_ERR_NODEV;
+}
+
+cnrtRet_t cnrtSetCurrentChannel(cnrtChannelType_t channel) {
+  return (channel >= CNRT_CHANNEL_TYPE_DUPLICATE && channel <= CNRT_CHANNEL_TYPE_3)
+             ? CNRT_RET_SUCCESS
+             : CNRT_RET_ERR_INVALID;
+}
+
+cnrtRet_t cnrtCreateQueue(cnrtQueue_t* pqueue) {
+  if (!pqueue) return CNRT_RET_ERR_INVALID_POINTER;
+  return guarded(CNRT_RET_ERR_NOMEM, [&] {
+    auto* q = new cnrtQueue();
+    Queues& reg = queues();
+    std::lock_guard<std::mutex> lock(reg.mu);
+    reg.live.insert(q);
+    *pqueue = q;
+    return CNRT_RET_SUCCESS;
+  });
+}
+
+cnrtRet_t cnrtDestroyQueue(cnrtQueue_t queue) {
+  if (!queue) return CNRT_RET_ERR_INVALID_POINTER;
+  Queues& reg = queues();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  if (!reg.live.erase(queue)) return CNRT_RET_ERR_QUEUE;
+  delete queue;
+  return CNRT_RET_SUCCESS;
+}
+
+cnrtRet_t cnrtSyncQueue(cnrtQueue_t queue) {
+  if (!queue) return CNRT_RET_ERR_INVALID_POINTER;
+  return queueAlive(queue) ? CNRT_RET_SUCCESS : CNRT_RET_ERR_QUEUE;
+}
+
+cnrtRet_t cnrtMalloc(void** pPtr, size_t bytes) {
+  if (!pPtr) return CNRT_RET_ERR_INVALID_POINTER;
+  if (bytes == 0) return CNRT_RET_ERR_INVALID;
+  void* p = deviceAlloc(bytes);
+  if (!p) return CNRT_RET_ERR_NOMEM;
+  *pPtr = p;
+  return CNRT_RET_SUCCESS;
+}
+
+cnrtRet_t cnrtFree(void* ptr) {
+  if (!ptr) return CNRT_RET_ERR_INVALID_POINTER;
+  return deviceFree(ptr) ? CNRT_RET_SUCCESS : CNRT_RET_ERR_INVALID_POINTER;
+}
+
+cnrtRet_t cnrtMemset(void* ptr, int c, size_t bytes) {
+  if (!ptr || !isDevicePointer(ptr)) return CNRT_RET_ERR_INVALID_POINTER;
+  if (!deviceRangeValid(ptr, bytes)) return CNRT_RET_ERR_INVALID;
+  std::memset(ptr, c, bytes);
+  return CNRT_RET_SUCCESS;
+}
+
+cnrtRet_t cnrtMemcpy(void* dst, void* src, size_t bytes, cnrtMemTransDir_t dir) {
+  if (!dst || !src) return CNRT_RET_ERR_INVALID_POINTER;
+  bool dst_dev = false, src_dev = false;
+  switch (dir) {
+    case CNRT_MEM_TRANS_DIR_HOST2DEV: dst_dev = true; break;
+    case CNRT_MEM_TRANS_DIR_DEV2HOST: src_dev = true; break;
+    case CNRT_MEM_TRANS_DIR_DEV2DEV: dst_dev = src_dev = true; break;
+    case CNRT_MEM_TRANS_DIR_HOST2HOST: break;
+    default: return CNRT_RET_ERR_INVALID;  // one device: no peer copies
+  }
+  if (dst_dev && !isDevicePointer(dst)) return CNRT_RET_ERR_INVALID_POINTER;
+  if (src_dev && !isDevicePointer(src)) return CNRT_RET_ERR_INVALID_POINTER;
+  if (dst_dev && !deviceRangeValid(dst, bytes)) return CNRT_RET_ERR_INVALID;
+  if (src_dev && !deviceRangeValid(src, bytes)) return CNRT_RET_ERR_INVALID;
+  if (bytes) std::memmove(dst, src, bytes);
+  return CNRT_RET_SUCCESS;
+}
+
+cnrtRet_t cnrtCreateNotifier(cnrtNotifier_t* notifier) {
+  if (!notifier) return CNRT_RET_ERR_INVALID_POINTER;
+  return guarded(CNRT_RET_ERR_NOMEM, [&] {
+    *notifier = new cnrtNotifier();
+    return CNRT_RET_SUCCESS;
+  });
+}
+
+cnrtRet_t cnrtDestroyNotifier(cnrtNotifier_t* notifier) {
+  if (!notifier || !*notifier) return CNRT_RET_ERR_INVALID_POINTER;
+  delete *notifier;
+  *notifier = nullptr;
+  return CNRT_RET_SUCCESS;
+}
+
+cnrtRet_t cnrtPlaceNotifier(cnrtNotifier_t notifier, cnrtQueue_t queue) {
+  if (!notifier || !queue) return CNRT_RET_ERR_INVALID_POINTER;
+  if (!queueAlive(queue)) return CNRT_RET_ERR_QUEUE;
+  notifier->placed = true;
+  notifier->time_us = queue->clock_us;
+  return CNRT_RET_SUCCESS;
+}
+
+cnrtRet_t cnrtNotifierDuration(cnrtNotifier_t start, cnrtNotifier_t end, float* us) {
+  if (!start || !end || !us) return CNRT_RET_ERR_INVALID_POINTER;
+  if (!start->placed || !end->placed) return CNRT_RET_ERR_NOTIFIER;
+  *us = static_cast<float>(end->time_us - start->time_us);
+  return CNRT_RET_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,23 @@
+// Checks shared by cnmlCompileBaseOp and cnmlCompileFusionOp, and by the forwards.
+#ifndef PZ_MOCK_COMPILE_CHECK_H_
+#define PZ_MOCK_COMPILE_CHECK_H_
+
+#include <vector>
+
+#include "state.h"
+
+namespace pz_mock {
+
+// Unknown version -> INVALIDPARAM; another real core -> UNSUPPORT (the mock models MLU100
+// only); core_limit outside 1..32 -> INVALIDPARAM.
+cnmlStatus_t checkTarget(cnmlCoreVersion_t version, int core_limit);
+
+// Forward operands: optional tensor handles must match the declared dims, and pointers must
+// cover the operand inside one tracked device allocation. Wrong count -> INVALIDARG,
+// anything else -> INVALIDPARAM.
+cnmlStatus_t checkOperands(const std::vector<Operand>& declared, const cnmlTensor_t* tensors,
+                           void* const* ptrs, int count);
+
+}  // namespace pz_mock
+
+#endif  // PZ_MOCK_COMPILE_CHECK_H_

@@ -1,0 +1,32 @@
+// A compiled op: its description with const data snapshotted, weights pre-packed for the
+// kernels, and scratch reused across forwards (so a forward never page-faults fresh memory).
+// An op is not re-entrant: one forward at a time, as on the device.
+#ifndef PZ_MOCK_EXECUTOR_H_
+#define PZ_MOCK_EXECUTOR_H_
+
+#include <memory>
+#include <vector>
+
+#include "aligned_buffer.h"
+#include "state.h"
+
+namespace pz_mock {
+
+struct PreparedOp {
+  OpDesc desc;
+  int threads = 1;
+  bool depthwise = false;
+  AlignedBuffer packed_weights;  // conv: packed A per group; mlp: packed B = filter^T
+  AlignedBuffer scratch;         // conv: packed im2col; mlp: packed input rows
+  std::vector<float> bias;       // conv/mlp: zeros when the op has no bias
+};
+
+// desc must have every const bound.
+std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads);
+
+// inputs/outputs follow desc.inputs/desc.outputs order; buffers are dense fp32.
+void execute(PreparedOp& op, const float* const* inputs, float* const* outputs);
+
+}  // namespace pz_mock
+
+#endif  // PZ_MOCK_EXECUTOR_H_

@@ -1,0 +1,39 @@
+// CPU kernels of the mock. Each takes dense fp32 buffers and an OpenMP thread count.
+#ifndef PZ_MOCK_KERNELS_H_
+#define PZ_MOCK_KERNELS_H_
+
+#include "executor.h"
+
+namespace pz_mock {
+
+// kernels_conv.cpp
+void prepareConv(PreparedOp& op);
+void convForward(PreparedOp& op, const float* in, float* out);
+
+// kernels_mlp.cpp
+void prepareMlp(PreparedOp& op);
+void mlpForward(PreparedOp& op, const float* in, float* out);
+
+// kernels_pool.cpp
+void poolForward(const OpDesc& op, const float* in, float* out, int threads);
+
+// kernels_lrn.cpp
+void lrnForward(const OpDesc& op, const float* in, float* out, int threads);
+
+// kernels_elementwise.cpp
+void activeForward(cnmlActiveFunction_t fn, const float* in, float* out, std::size_t n, int threads);
+// out[i] = (in[i] - a[c]) * b[c] for channel c of axis 1 (batchnorm), or in * a[c] + b[c]
+// (scale); a/b of length 1 broadcast over channels. b may be null for scale.
+void channelAffineForward(const OpDesc& op, bool batchnorm, const float* in, float* out,
+                          int threads);
+void addForward(const float* a, const float* b, float* out, std::size_t n, int threads);
+
+// kernels_layout.cpp
+void softmaxForward(const OpDesc& op, const float* in, float* out, int threads);
+void concatForward(const OpDesc& op, const float* const* inputs, float* out, int threads);
+void transposeForward(const OpDesc& op, const float* in, float* out, int threads);
+void copyForward(const float* in, float* out, std::size_t n, int threads);
+
+}  // namespace pz_mock
+
+#endif  // PZ_MOCK_KERNELS_H_

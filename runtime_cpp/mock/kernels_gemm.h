@@ -1,0 +1,50 @@
+// Single-precision GEMM on pre-packed operands: C[M,N] = A[M,K] * B[K,N] (+ bias).
+//
+// Packed A: ceil(M/kMR) panels, each [K][kMR] (rows past M are zero).
+// Packed B: ceil(N/kNR) panels, each [K][kNR] (columns past N are zero).
+// Panels hold the full K so one packing serves every K block; conv weights are packed once at
+// compile and im2col writes straight into the packed-B layout.
+#ifndef PZ_MOCK_KERNELS_GEMM_H_
+#define PZ_MOCK_KERNELS_GEMM_H_
+
+#include <cstddef>
+
+namespace pz_mock {
+namespace gemm {
+
+#if defined(__AVX512F__)
+constexpr int kVec = 16;  // floats per vector register
+constexpr int kMR = 8;    // 8 x 2 zmm accumulators leave room for operands in 32 registers
+#else
+constexpr int kVec = 8;
+constexpr int kMR = 6;    // 6 x 2 ymm accumulators fit the 16 AVX2 registers
+#endif
+constexpr int kNR = 2 * kVec;
+
+inline int roundUp(int x, int m) { return (x + m - 1) / m * m; }
+inline std::size_t packedASize(int M, int K) {
+  return static_cast<std::size_t>(roundUp(M, kMR)) * K;
+}
+inline std::size_t packedBSize(int K, int N) {
+  return static_cast<std::size_t>(roundUp(N, kNR)) * K;
+}
+// Offset of element (k, n) inside packed B.
+inline std::size_t packedBIndex(int k, int n, int K) {
+  return static_cast<std::size_t>(n / kNR) * K * kNR + static_cast<std::size_t>(k) * kNR + n % kNR;
+}
+
+// A row-major with leading dimension lda.
+void packA(const float* A, int lda, int M, int K, float* out);
+// B row-major [K][N] with leading dimension ldb.
+void packB(const float* B, int ldb, int K, int N, float* out, int threads);
+// B given transposed: B[k][n] = Bt[n * ldbt + k] (e.g. an Mlp filter [co][K]).
+void packBTransposed(const float* Bt, int ldbt, int K, int N, float* out, int threads);
+
+// C = Ap * Bp, plus bias_row[m] and/or bias_col[n] when non-null. Overwrites C.
+void sgemmPacked(int M, int N, int K, const float* Ap, const float* Bp, float* C, int ldc,
+                 const float* bias_row, const float* bias_col, int threads);
+
+}  // namespace gemm
+}  // namespace pz_mock
+
+#endif  // PZ_MOCK_KERNELS_GEMM_H_

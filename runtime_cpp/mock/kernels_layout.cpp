@@ -1,0 +1,126 @@
+// Kernels that move data between layouts (concat, transpose, reshape) or reduce along one
+// axis (softmax). All work on dense row-major N-D buffers described by the op's dims.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels.h"
+
+namespace pz_mock {
+namespace {
+
+// dims split at `axis` into (outer, len, inner) so the axis has stride `inner`.
+void splitAt(const Dims& dims, int axis, std::size_t* outer, std::size_t* len,
+             std::size_t* inner) {
+  *outer = *inner = 1;
+  for (int i = 0; i < axis; ++i) *outer *= dims[i];
+  *len = dims[axis];
+  for (std::size_t i = axis + 1; i < dims.size(); ++i) *inner *= dims[i];
+}
+
+}  // namespace
+
+void copyForward(const float* in, float* out, std::size_t n, int threads) {
+  if (in == out) return;
+  const std::size_t chunk = 1 << 16;
+  const long long chunks = static_cast<long long>((n + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (long long i = 0; i < chunks; ++i) {
+    std::size_t s = i * chunk, len = std::min(chunk, n - s);
+    std::memcpy(out + s, in + s, len * sizeof(float));
+  }
+}
+
+void softmaxForward(const OpDesc& d, const float* in, float* out, int threads) {
+  std::size_t outer, len, inner;
+  splitAt(d.inputs[0].dims, d.axis, &outer, &len, &inner);
+  // Tasks are (outer index, block of inner positions); each block reduces over the axis
+  // with contiguous inner rows, which vectorises for inner > 1.
+  const std::size_t block = 64;
+  const std::size_t blocks = (inner + block - 1) / block;
+  const long long tasks = static_cast<long long>(outer * blocks);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> mx(block), sum(block);
+#pragma omp for schedule(static)
+    for (long long t = 0; t < tasks; ++t) {
+      std::size_t o = t / blocks, i0 = (t % blocks) * block, w = std::min(block, inner - i0);
+      const float* x = in + o * len * inner + i0;
+      float* y = out + o * len * inner + i0;
+      std::fill(mx.begin(), mx.begin() + w, -std::numeric_limits<float>::infinity());
+      std::fill(sum.begin(), sum.begin() + w, 0.0f);
+      for (std::size_t l = 0; l < len; ++l)
+        for (std::size_t i = 0; i < w; ++i) mx[i] = std::max(mx[i], x[l * inner + i]);
+      for (std::size_t l = 0; l < len; ++l)
+        for (std::size_t i = 0; i < w; ++i) {
+          float e = std::exp(x[l * inner + i] - mx[i]);
+          y[l * inner + i] = e;
+          sum[i] += e;
+        }
+      for (std::size_t i = 0; i < w; ++i) sum[i] = 1.0f / sum[i];
+      for (std::size_t l = 0; l < len; ++l)
+        for (std::size_t i = 0; i < w; ++i) y[l * inner + i] *= sum[i];
+    }
+  }
+}
+
+void concatForward(const OpDesc& d, const float* const* inputs, float* out, int threads) {
+  std::size_t outer, out_len, inner;
+  splitAt(d.outputs[0].dims, d.axis, &outer, &out_len, &inner);
+  const int n_in = static_cast<int>(d.inputs.size());
+  std::vector<std::size_t> offset(n_in), chunk(n_in);
+  std::size_t acc = 0;
+  for (int i = 0; i < n_in; ++i) {
+    chunk[i] = static_cast<std::size_t>(d.inputs[i].dims[d.axis]) * inner;
+    offset[i] = acc;
+    acc += chunk[i];
+  }
+  const long long tasks = static_cast<long long>(outer) * n_in;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (long long t = 0; t < tasks; ++t) {
+    std::size_t o = t / n_in;
+    int i = static_cast<int>(t % n_in);
+    std::memcpy(out + o * acc + offset[i], inputs[i] + o * chunk[i], chunk[i] * sizeof(float));
+  }
+}
+
+void transposeForward(const OpDesc& d, const float* in, float* out, int threads) {
+  const Dims& id = d.inputs[0].dims;
+  const int nd = static_cast<int>(id.size());
+  // Pad to kMaxDims leading unit dims so one fixed loop nest handles every rank.
+  std::size_t in_stride[kMaxDims];
+  std::size_t s = 1;
+  for (int i = nd - 1; i >= 0; --i) {
+    in_stride[i] = s;
+    s *= id[i];
+  }
+  int od[kMaxDims];
+  std::size_t src_stride[kMaxDims];  // input stride of each output dim
+  const int lead = kMaxDims - nd;
+  for (int i = 0; i < kMaxDims; ++i) {
+    if (i < lead) {
+      od[i] = 1;
+      src_stride[i] = 0;
+    } else {
+      od[i] = id[d.perm[i - lead]];
+      src_stride[i] = in_stride[d.perm[i - lead]];
+    }
+  }
+  const long long outer = static_cast<long long>(od[0]) * od[1] * od[2];
+  const std::size_t inner_count = static_cast<std::size_t>(od[3]) * od[4] * od[5];
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (long long t = 0; t < outer; ++t) {
+    int i0 = static_cast<int>(t / (od[1] * od[2])), i1 = static_cast<int>(t / od[2] % od[1]),
+        i2 = static_cast<int>(t % od[2]);
+    const float* base = in + i0 * src_stride[0] + i1 * src_stride[1] + i2 * src_stride[2];
+    float* dst = out + t * inner_count;
+    for (int i3 = 0; i3 < od[3]; ++i3)
+      for (int i4 = 0; i4 < od[4]; ++i4) {
+        const float* src = base + i3 * src_stride[3] + i4 * src_stride[4];
+        for (int i5 = 0; i5 < od[5]; ++i5) *dst++ = src[i5 * src_stride[5]];
+      }
+  }
+}
+
+}  // namespace pz_mock

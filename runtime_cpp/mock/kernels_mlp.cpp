@@ -1,0 +1,64 @@
+// Fully connected: out[n, co] = in[n, :] . filter[co, :] + bias[co].
+// Small batches are bandwidth-bound on the filter, so they use a dot product per output
+// parallelised over co; larger batches use the packed GEMM with the filter packed as B.
+#include <algorithm>
+
+#include "kernels.h"
+#include "kernels_gemm.h"
+
+namespace pz_mock {
+namespace {
+
+constexpr int kGemvMaxBatch = 4;
+
+struct MlpShape {
+  int n, k, co;
+};
+
+MlpShape shapeOf(const OpDesc& d) {
+  MlpShape s{};
+  s.n = d.inputs[0].dims[0];
+  s.k = static_cast<int>(d.inputs[0].elements() / s.n);
+  s.co = d.consts[0]->dims[0];
+  return s;
+}
+
+}  // namespace
+
+void prepareMlp(PreparedOp& op) {
+  const OpDesc& d = op.desc;
+  MlpShape s = shapeOf(d);
+  op.bias.assign(s.co, 0.0f);
+  if (d.consts.size() > 1 && d.consts[1])
+    std::copy(d.consts[1]->data.begin(), d.consts[1]->data.end(), op.bias.begin());
+  if (s.n <= kGemvMaxBatch) return;
+  op.packed_weights.resize(gemm::packedBSize(s.k, s.co));
+  gemm::packBTransposed(d.consts[0]->data.data(), s.k, s.k, s.co, op.packed_weights.data(),
+                        op.threads);
+  op.scratch.resize(gemm::packedASize(s.n, s.k));
+}
+
+void mlpForward(PreparedOp& op, const float* in, float* out) {
+  const OpDesc& d = op.desc;
+  MlpShape s = shapeOf(d);
+  const float* w = d.consts[0]->data.data();
+  if (s.n <= kGemvMaxBatch) {
+#pragma omp parallel for schedule(static) num_threads(op.threads)
+    for (int o = 0; o < s.co; ++o) {
+      const float* wrow = w + static_cast<std::size_t>(o) * s.k;
+      for (int n = 0; n < s.n; ++n) {
+        const float* x = in + static_cast<std::size_t>(n) * s.k;
+        float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)
+        for (int k = 0; k < s.k; ++k) acc += x[k] * wrow[k];
+        out[static_cast<std::size_t>(n) * s.co + o] = acc + op.bias[o];
+      }
+    }
+    return;
+  }
+  gemm::packA(in, s.k, s.n, s.k, op.scratch.data());
+  gemm::sgemmPacked(s.n, s.co, s.k, op.scratch.data(), op.packed_weights.data(), out, s.co,
+                    nullptr, op.bias.data(), op.threads);
+}
+
+}  // namespace pz_mock

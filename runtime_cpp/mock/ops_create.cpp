@@ -1,0 +1,268 @@
+// Base op creation. Every creator checks that the output tensor's dims equal what the op
+// computes from its input and parameters, and that weight shapes agree (Mock rule:
+// mismatch -> INVALIDPARAM), then records an OpDesc snapshot.
+#include <set>
+
+#include "state.h"
+
+using namespace pz_mock;
+
+namespace {
+
+constexpr cnmlStatus_t kBad = CNML_STATUS_INVALIDPARAM;
+
+bool isActivation(cnmlTensor_t t) {
+  return t && t->impl->shape_set && t->impl->type == CNML_TENSOR;
+}
+bool isWeight(cnmlTensor_t t) {
+  return t && t->impl->shape_set && (t->impl->type == CNML_FILTER || t->impl->type == CNML_CONST);
+}
+const Dims& dimsOf(cnmlTensor_t t) { return t->impl->dims; }
+Operand operand(cnmlTensor_t t) { return Operand{t->impl->id, t->impl->dims}; }
+
+// Output extent of a conv / floor-mode pool window along one axis; <= 0 when it does not fit.
+int windowOutput(int size, int pad_sum, int k, int dil, int stride, bool ceil_mode, int pad_lo) {
+  int span = size + pad_sum - dil * (k - 1) - 1;
+  if (span < 0) return 0;
+  int out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  // Ceil mode: the last window must start inside the input or the leading pad.
+  if (ceil_mode && (out - 1) * stride >= size + pad_lo) --out;
+  return out;
+}
+
+// Registers the op; rejects an op that writes one of its own inputs (no in-place ops:
+// fusion ordering is decided by tensor identity).
+cnmlStatus_t finish(cnmlBaseOp_t* op, OpDesc&& desc) {
+  std::set<std::uint64_t> in_ids;
+  for (const Operand& o : desc.inputs) in_ids.insert(o.id);
+  for (const Operand& o : desc.outputs)
+    if (in_ids.count(o.id)) return kBad;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    auto* b = new cnmlBaseOp();
+    b->desc = std::move(desc);
+    *op = b;
+    return CNML_STATUS_SUCCESS;
+  });
+}
+
+cnmlStatus_t createConv(cnmlBaseOp_t* op, cnmlConvOpParam_t param, cnmlTensor_t input,
+                        cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias, int group,
+                        OpKind kind) {
+  if (!op || !param || !isActivation(input) || !isActivation(output) || !isWeight(filter))
+    return kBad;
+  if (bias && !isWeight(bias)) return kBad;
+  const Dims &in = dimsOf(input), &out = dimsOf(output), &f = dimsOf(filter);
+  if (in.size() != 4 || out.size() != 4 || f.size() != 4 || group < 1) return kBad;
+  const ConvParams& p = param->p;
+  const int ci = in[1], co = out[1];
+  if (ci % group || co % group || f[0] != co || f[1] != ci / group) return kBad;
+  if (bias && elementCount(dimsOf(bias)) != static_cast<std::size_t>(co)) return kBad;
+  int ho = windowOutput(in[2], p.pt + p.pb, f[2], p.dh, p.sh, false, p.pt);
+  int wo = windowOutput(in[3], p.pl + p.pr, f[3], p.dw, p.sw, false, p.pl);
+  if (ho <= 0 || wo <= 0 || out[0] != in[0] || out[2] != ho || out[3] != wo) return kBad;
+  OpDesc d;
+  d.kind = kind;
+  d.inputs = {operand(input)};
+  d.outputs = {operand(output)};
+  d.consts = {filter->impl, bias ? bias->impl : nullptr};
+  d.conv = p;
+  d.group = group;
+  return finish(op, std::move(d));
+}
+
+// Unary ops whose output has the input's shape.
+cnmlStatus_t createSameShape(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                             OpDesc& d) {
+  if (!op || !isActivation(input) || !isActivation(output)) return kBad;
+  if (dimsOf(input) != dimsOf(output)) return kBad;
+  d.inputs = {operand(input)};
+  d.outputs = {operand(output)};
+  return CNML_STATUS_SUCCESS;
+}
+
+// Per-channel vectors (axis 1): length C, or 1 when `allow_scalar`.
+bool channelVector(cnmlTensor_t t, int channels, bool allow_scalar) {
+  if (!isWeight(t)) return false;
+  std::size_t n = elementCount(dimsOf(t));
+  return n == static_cast<std::size_t>(channels) || (allow_scalar && n == 1);
+}
+
+}  // namespace
+
+extern "C" {
+
+cnmlStatus_t cnmlCreateConvOp(cnmlBaseOp_t* op, cnmlConvOpParam_t param, cnmlTensor_t input,
+                              cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias) {
+  return createConv(op, param, input, output, filter, bias, 1, OpKind::kConv);
+}
+
+cnmlStatus_t cnmlCreateConvGroupOp(cnmlBaseOp_t* op, cnmlConvOpParam_t param,
+                                   cnmlTensor_t input, cnmlTensor_t output, cnmlTensor_t filter,
+                                   cnmlTensor_t bias, int group) {
+  return createConv(op, param, input, output, filter, bias, group, OpKind::kConvGroup);
+}
+
+cnmlStatus_t cnmlCreatePoolOp(cnmlBaseOp_t* op, cnmlPoolOpParam_t param, cnmlTensor_t input,
+                              cnmlTensor_t output) {
+  if (!op || !param || !isActivation(input) || !isActivation(output)) return kBad;
+  const Dims &in = dimsOf(input), &out = dimsOf(output);
+  if (in.size() != 4 || out.size() != 4) return kBad;
+  const PoolParams& p = param->p;
+  bool ceil_mode = p.strategy == CNML_POOL_KFULL;
+  int ho = windowOutput(in[2], p.pt + p.pb, p.kh, p.dh, p.sh, ceil_mode, p.pt);
+  int wo = windowOutput(in[3], p.pl + p.pr, p.kw, p.dw, p.sw, ceil_mode, p.pl);
+  if (ho <= 0 || wo <= 0 || out[0] != in[0] || out[1] != in[1] || out[2] != ho || out[3] != wo)
+    return kBad;
+  OpDesc d;
+  d.kind = OpKind::kPool;
+  d.inputs = {operand(input)};
+  d.outputs = {operand(output)};
+  d.pool = p;
+  return finish(op, std::move(d));
+}
+
+cnmlStatus_t cnmlCreateActiveOp(cnmlBaseOp_t* op, cnmlActiveFunction_t fn, cnmlTensor_t input,
+                                cnmlTensor_t output) {
+  if (fn < CNML_ACTIVE_NONE || fn > CNML_ACTIVE_HARD_SIGMOID) return kBad;
+  OpDesc d;
+  d.kind = OpKind::kActive;
+  d.active = fn;
+  cnmlStatus_t s = createSameShape(op, input, output, d);
+  return s != CNML_STATUS_SUCCESS ? s : finish(op, std::move(d));
+}
+
+cnmlStatus_t cnmlCreateBatchNormOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                                   cnmlTensor_t mean, cnmlTensor_t var) {
+  OpDesc d;
+  d.kind = OpKind::kBatchNorm;
+  cnmlStatus_t s = createSameShape(op, input, output, d);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  const Dims& in = dimsOf(input);
+  if (in.size() < 2 || !channelVector(mean, in[1], false) || !channelVector(var, in[1], false))
+    return kBad;
+  d.consts = {mean->impl, var->impl};
+  return finish(op, std::move(d));
+}
+
+cnmlStatus_t cnmlCreateScaleOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                               cnmlTensor_t alpha, cnmlTensor_t beta) {
+  OpDesc d;
+  d.kind = OpKind::kScale;
+  cnmlStatus_t s = createSameShape(op, input, output, d);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  const Dims& in = dimsOf(input);
+  if (in.size() < 2 || !channelVector(alpha, in[1], true)) return kBad;
+  if (beta && !channelVector(beta, in[1], true)) return kBad;
+  d.consts = {alpha->impl, beta ? beta->impl : nullptr};
+  return finish(op, std::move(d));
+}
+
+cnmlStatus_t cnmlCreateAddOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
+                             cnmlTensor_t output) {
+  if (!op || !isActivation(input_1) || !isActivation(input_2) || !isActivation(output))
+    return kBad;
+  if (dimsOf(input_1) != dimsOf(input_2) || dimsOf(input_1) != dimsOf(output)) return kBad;
+  OpDesc d;
+  d.kind = OpKind::kAdd;
+  d.inputs = {operand(input_1), operand(input_2)};
+  d.outputs = {operand(output)};
+  return finish(op, std::move(d));
+}
+
+cnmlStatus_t cnmlCreateMlpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                             cnmlTensor_t filter, cnmlTensor_t bias) {
+  if (!op || !isActivation(input) || !isActivation(output) || !isWeight(filter)) return kBad;
+  if (bias && !isWeight(bias)) return kBad;
+  const Dims &in = dimsOf(input), &out = dimsOf(output), &f = dimsOf(filter);
+  const std::size_t k = elementCount(in) / in[0];
+  if (f.size() != 2 && f.size() != 4) return kBad;
+  const int co = f[0];
+  if (elementCount(f) / co != k) return kBad;
+  bool out_ok = (out.size() == 2 && out[0] == in[0] && out[1] == co) ||
+                (out.size() == 4 && out[0] == in[0] && out[1] == co && out[2] == 1 && out[3] == 1);
+  if (!out_ok) return kBad;
+  if (bias && elementCount(dimsOf(bias)) != static_cast<std::size_t>(co)) return kBad;
+  OpDesc d;
+  d.kind = OpKind::kMlp;
+  d.inputs = {operand(input)};
+  d.outputs = {operand(output)};
+  d.consts = {filter->impl, bias ? bias->impl : nullptr};
+  return finish(op, std::move(d));
+}
+
+cnmlStatus_t cnmlCreateSoftmaxOp(cnmlBaseOp_t* op, cnmlDimension_t dim, cnmlTensor_t input,
+                                 cnmlTensor_t output) {
+  OpDesc d;
+  d.kind = OpKind::kSoftmax;
+  cnmlStatus_t s = createSameShape(op, input, output, d);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  if (dim < 0 || static_cast<std::size_t>(dim) >= dimsOf(input).size()) return kBad;
+  d.axis = dim;
+  return finish(op, std::move(d));
+}
+
+cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs[],
+                                  int input_num, cnmlTensor_t outputs[], int output_num) {
+  if (!op || !inputs || !outputs || input_num < 1 || output_num != 1) return kBad;
+  if (!isActivation(outputs[0])) return kBad;
+  const Dims& out = dimsOf(outputs[0]);
+  if (dim < 0 || static_cast<std::size_t>(dim) >= out.size()) return kBad;
+  OpDesc d;
+  d.kind = OpKind::kConcat;
+  d.axis = dim;
+  long long total = 0;
+  for (int i = 0; i < input_num; ++i) {
+    if (!isActivation(inputs[i])) return kBad;
+    const Dims& in = dimsOf(inputs[i]);
+    if (in.size() != out.size()) return kBad;
+    for (std::size_t a = 0; a < in.size(); ++a)
+      if (static_cast<int>(a) != dim && in[a] != out[a]) return kBad;
+    total += in[dim];
+    d.inputs.push_back(operand(inputs[i]));
+  }
+  if (total != out[dim]) return kBad;
+  d.outputs = {operand(outputs[0])};
+  return finish(op, std::move(d));
+}
+
+cnmlStatus_t cnmlCreateLrnOp(cnmlBaseOp_t* op, cnmlLrnOpParam_t param, cnmlTensor_t input,
+                             cnmlTensor_t output) {
+  if (!param) return kBad;
+  OpDesc d;
+  d.kind = OpKind::kLrn;
+  cnmlStatus_t s = createSameShape(op, input, output, d);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  if (dimsOf(input).size() < 2) return kBad;
+  d.lrn = param->p;
+  return finish(op, std::move(d));
+}
+
+cnmlStatus_t cnmlCreateReshapeOp(cnmlBaseOp_t* op, cnmlReshapeOpParam_t param,
+                                 cnmlTensor_t input, cnmlTensor_t output) {
+  if (!op || !param || !isActivation(input) || !isActivation(output)) return kBad;
+  if (param->dims != dimsOf(output)) return kBad;
+  if (elementCount(dimsOf(input)) != elementCount(dimsOf(output))) return kBad;
+  OpDesc d;
+  d.kind = OpKind::kReshape;
+  d.inputs = {operand(input)};
+  d.outputs = {operand(output)};
+  return finish(op, std::move(d));
+}
+
+cnmlStatus_t cnmlCreateNdTransposeProOp(cnmlBaseOp_t* op, cnmlTensor_t input,
+                                        cnmlTensor_t output, cnmlTransposeOpParam_t param) {
+  if (!op || !param || !isActivation(input) || !isActivation(output)) return kBad;
+  const Dims &in = dimsOf(input), &out = dimsOf(output);
+  const Dims& perm = param->order;
+  if (perm.size() != in.size() || out.size() != in.size()) return kBad;
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    if (out[i] != in[perm[i]]) return kBad;
+  OpDesc d;
+  d.kind = OpKind::kTranspose;
+  d.inputs = {operand(input)};
+  d.outputs = {operand(output)};
+  d.perm = perm;
+  return finish(op, std::move(d));
+}
+
+}  // extern "C"

@@ -1,0 +1,115 @@
+// Operator parameter objects: validated here so op creation only checks shapes.
+#include "state.h"
+
+using namespace pz_mock;
+
+namespace {
+
+template <typename T>
+cnmlStatus_t destroy(T** p) {
+  if (!p || !*p) return CNML_STATUS_INVALIDPARAM;
+  delete *p;
+  *p = nullptr;
+  return CNML_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+cnmlStatus_t cnmlCreateConvOpParam_V2(cnmlConvOpParam_t* param, int stride_height,
+                                      int stride_width, int dilation_height, int dilation_width,
+                                      int pad_height_top, int pad_height_bottom,
+                                      int pad_width_left, int pad_width_right) {
+  if (!param) return CNML_STATUS_INVALIDPARAM;
+  if (stride_height < 1 || stride_width < 1 || dilation_height < 1 || dilation_width < 1 ||
+      pad_height_top < 0 || pad_height_bottom < 0 || pad_width_left < 0 || pad_width_right < 0)
+    return CNML_STATUS_INVALIDPARAM;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    *param = new cnmlConvOpParam{ConvParams{stride_height, stride_width, dilation_height,
+                                            dilation_width, pad_height_top, pad_height_bottom,
+                                            pad_width_left, pad_width_right}};
+    return CNML_STATUS_SUCCESS;
+  });
+}
+cnmlStatus_t cnmlDestroyConvOpParam(cnmlConvOpParam_t* param) { return destroy(param); }
+
+cnmlStatus_t cnmlCreatePoolOpParam_V3(cnmlPoolOpParam_t* param, int window_height,
+                                      int window_width, int stride_height, int stride_width,
+                                      int pad_height_top, int pad_height_bottom,
+                                      int pad_width_left, int pad_width_right,
+                                      int dilation_height, int dilation_width,
+                                      cnmlPoolMode_t pool_mode,
+                                      cnmlPoolStrategyMode_t strategy_mode, bool real,
+                                      float blend_factor) {
+  if (!param) return CNML_STATUS_INVALIDPARAM;
+  if (window_height < 1 || window_width < 1 || stride_height < 1 || stride_width < 1 ||
+      dilation_height < 1 || dilation_width < 1 || pad_height_top < 0 ||
+      pad_height_bottom < 0 || pad_width_left < 0 || pad_width_right < 0)
+    return CNML_STATUS_INVALIDPARAM;
+  if (strategy_mode != CNML_POOL_KFULL && strategy_mode != CNML_POOL_KVALID)
+    return CNML_STATUS_INVALIDPARAM;
+  if (pool_mode < CNML_POOL_AVG || pool_mode > CNML_POOL_BLEND) return CNML_STATUS_INVALIDPARAM;
+  if (pool_mode != CNML_POOL_AVG && pool_mode != CNML_POOL_MAX) return CNML_STATUS_UNSUPPORT;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    PoolParams p;
+    p.kh = window_height;
+    p.kw = window_width;
+    p.sh = stride_height;
+    p.sw = stride_width;
+    p.pt = pad_height_top;
+    p.pb = pad_height_bottom;
+    p.pl = pad_width_left;
+    p.pr = pad_width_right;
+    p.dh = dilation_height;
+    p.dw = dilation_width;
+    p.mode = pool_mode;
+    p.strategy = strategy_mode;
+    p.real = real;
+    p.blend = blend_factor;
+    *param = new cnmlPoolOpParam{p};
+    return CNML_STATUS_SUCCESS;
+  });
+}
+cnmlStatus_t cnmlDestroyPoolOpParam(cnmlPoolOpParam_t* param) { return destroy(param); }
+
+cnmlStatus_t cnmlCreateLrnOpParam(cnmlLrnOpParam_t* param, cnmlLrnType_t lrn_type,
+                                  int local_size, double alph, double beta, double k) {
+  if (!param) return CNML_STATUS_INVALIDPARAM;
+  if (lrn_type < CNML_LRN_V1 || lrn_type > CNML_LRN_V3 || local_size < 1)
+    return CNML_STATUS_INVALIDPARAM;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    *param = new cnmlLrnOpParam{LrnParams{lrn_type, local_size, alph, beta, k}};
+    return CNML_STATUS_SUCCESS;
+  });
+}
+cnmlStatus_t cnmlDestroyLrnOpParam(cnmlLrnOpParam_t* param) { return destroy(param); }
+
+cnmlStatus_t cnmlCreateNdReshapeOpParam(cnmlReshapeOpParam_t* param, int dims[], int dim_num) {
+  if (!param || !dims || dim_num < 1 || dim_num > kMaxDims) return CNML_STATUS_INVALIDPARAM;
+  for (int i = 0; i < dim_num; ++i)
+    if (dims[i] <= 0) return CNML_STATUS_INVALIDPARAM;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    *param = new cnmlReshapeOpParam{Dims(dims, dims + dim_num)};
+    return CNML_STATUS_SUCCESS;
+  });
+}
+cnmlStatus_t cnmlDestroyReshapeOpParam(cnmlReshapeOpParam_t* param) { return destroy(param); }
+
+cnmlStatus_t cnmlCreateNdTransposeOpParam(cnmlTransposeOpParam_t* param, int dim_order[],
+                                          int dim_num) {
+  if (!param || !dim_order || dim_num < 1 || dim_num > kMaxDims) return CNML_STATUS_INVALIDPARAM;
+  std::vector<bool> seen(dim_num, false);
+  for (int i = 0; i < dim_num; ++i) {
+    if (dim_order[i] < 0 || dim_order[i] >= dim_num || seen[dim_order[i]])
+      return CNML_STATUS_INVALIDPARAM;
+    seen[dim_order[i]] = true;
+  }
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    *param = new cnmlTransposeOpParam{Dims(dim_order, dim_order + dim_num)};
+    return CNML_STATUS_SUCCESS;
+  });
+}
+cnmlStatus_t cnmlDestroyTransposeOpParam(cnmlTransposeOpParam_t* param) { return destroy(param); }
+
+}  // extern "C"

@@ -1,0 +1,53 @@
+#include "state.h"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "executor.h"
+
+namespace pz_mock {
+
+std::size_t elementCount(const Dims& dims) {
+  std::size_t n = 1;
+  for (int d : dims) n *= static_cast<std::size_t>(d);
+  return n;
+}
+
+const char* opKindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kConv: return "Conv";
+    case OpKind::kConvGroup: return "ConvGroup";
+    case OpKind::kPool: return "Pool";
+    case OpKind::kActive: return "Active";
+    case OpKind::kBatchNorm: return "BatchNorm";
+    case OpKind::kScale: return "Scale";
+    case OpKind::kAdd: return "Add";
+    case OpKind::kMlp: return "Mlp";
+    case OpKind::kSoftmax: return "Softmax";
+    case OpKind::kConcat: return "Concat";
+    case OpKind::kLrn: return "Lrn";
+    case OpKind::kReshape: return "Reshape";
+    case OpKind::kTranspose: return "Transpose";
+  }
+  return "?";
+}
+
+OpDesc deepCopy(const OpDesc& op) {
+  OpDesc copy = op;
+  for (TensorRef& t : copy.consts)
+    if (t && t->bound) t = std::make_shared<TensorImpl>(*t);
+  return copy;
+}
+
+bool constsBound(const OpDesc& op) {
+  for (const TensorRef& t : op.consts)
+    if (t && !t->bound) return false;
+  return true;
+}
+
+int threadsFor(int core_limit) { return std::max(1, std::min(core_limit, omp_get_num_procs())); }
+
+}  // namespace pz_mock
+
+cnmlBaseOp::~cnmlBaseOp() = default;

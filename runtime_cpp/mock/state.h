@@ -1,0 +1,159 @@
+// Handle structs behind the opaque CNML/CNRT pointers, and the op description shared by
+// base ops, fusion ops, the executor and the device model.
+#ifndef PZ_MOCK_STATE_H_
+#define PZ_MOCK_STATE_H_
+
+#include <cnml.h>
+#include <cnrt.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <vector>
+
+namespace pz_mock {
+
+constexpr int kMaxDims = 6;
+constexpr int kMaxCoreLimit = 32;  // MLU100
+
+using Dims = std::vector<int>;
+std::size_t elementCount(const Dims& dims);
+
+// Tensor state lives behind a shared_ptr so ops keep FILTER/CONST data alive after the
+// caller destroys the handle (Paddle-Lite and MegEngine destroy early).
+struct TensorImpl {
+  std::uint64_t id = 0;  // identity for fusion I/O matching; handles may be reused
+  cnmlTensorType_t type = CNML_TENSOR;
+  Dims dims;
+  bool shape_set = false;
+  cnmlDataType_t dtype = CNML_DATA_FLOAT32;  // the only dtype the mock computes in
+  std::vector<float> data;
+  bool bound = false;
+};
+using TensorRef = std::shared_ptr<TensorImpl>;
+
+// Activation operand snapshot: later reshapes of the handle must not change a built op.
+struct Operand {
+  std::uint64_t id = 0;
+  Dims dims;
+  std::size_t elements() const { return elementCount(dims); }
+  std::size_t bytes() const { return elements() * sizeof(float); }
+};
+
+enum class OpKind {
+  kConv,
+  kConvGroup,
+  kPool,
+  kActive,
+  kBatchNorm,
+  kScale,
+  kAdd,
+  kMlp,
+  kSoftmax,
+  kConcat,
+  kLrn,
+  kReshape,
+  kTranspose
+};
+const char* opKindName(OpKind kind);
+
+struct ConvParams {
+  int sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pb = 0, pl = 0, pr = 0;
+};
+struct PoolParams {
+  int kh = 1, kw = 1, sh = 1, sw = 1, pt = 0, pb = 0, pl = 0, pr = 0, dh = 1, dw = 1;
+  cnmlPoolMode_t mode = CNML_POOL_MAX;
+  cnmlPoolStrategyMode_t strategy = CNML_POOL_KVALID;
+  bool real = true;
+  float blend = 0.0f;
+};
+struct LrnParams {
+  cnmlLrnType_t type = CNML_LRN_V3;
+  int size = 1;
+  double alpha = 1e-4, beta = 0.75, k = 1.0;
+};
+
+// Everything needed to run an op: what the creator validated plus its parameters.
+// consts: conv/mlp {filter, bias or null}; batchnorm {mean, var}; scale {alpha, beta or null}.
+struct OpDesc {
+  OpKind kind = OpKind::kActive;
+  std::vector<Operand> inputs, outputs;
+  std::vector<TensorRef> consts;
+  ConvParams conv;
+  int group = 1;
+  PoolParams pool;
+  LrnParams lrn;
+  cnmlActiveFunction_t active = CNML_ACTIVE_NONE;
+  int axis = 0;
+  Dims perm;
+};
+
+struct PreparedOp;  // executor.h
+
+// Clones bound const tensors so later rebinding or destroying by the caller has no effect;
+// unbound ones stay shared so binding after cnmlFuseOp is still seen at compile.
+OpDesc deepCopy(const OpDesc& op);
+
+// True when every FILTER/CONST operand has data.
+bool constsBound(const OpDesc& op);
+
+int threadsFor(int core_limit);
+
+}  // namespace pz_mock
+
+struct cnmlTensor {
+  pz_mock::TensorRef impl;
+};
+struct cnmlConvOpParam {
+  pz_mock::ConvParams p;
+};
+struct cnmlPoolOpParam {
+  pz_mock::PoolParams p;
+};
+struct cnmlLrnOpParam {
+  pz_mock::LrnParams p;
+};
+struct cnmlReshapeOpParam {
+  pz_mock::Dims dims;
+};
+struct cnmlTransposeOpParam {
+  pz_mock::Dims order;
+};
+
+struct cnmlBaseOp {
+  pz_mock::OpDesc desc;
+  bool compiled = false;
+  bool fused = false;  // then it only runs through its fusion op
+  std::unique_ptr<pz_mock::PreparedOp> prepared;
+  double time_us = 0.0;  // simulated device time of one forward
+  ~cnmlBaseOp();
+};
+
+struct cnrtQueue {
+  double clock_us = 0.0;  // simulated device clock, advanced by every forward
+};
+struct cnrtNotifier {
+  bool placed = false;
+  double time_us = 0.0;
+};
+
+namespace pz_mock {
+
+// Queue registry: forwards and notifiers reject queues that were never created.
+bool queueAlive(cnrtQueue_t queue);
+void advanceQueue(cnrtQueue_t queue, double us);
+
+// Runs f(); a host allocation failure becomes `oom` instead of escaping the C boundary.
+template <typename Status, typename F>
+Status guarded(Status oom, F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return oom;
+  }
+}
+
+}  // namespace pz_mock
+
+#endif  // PZ_MOCK_STATE_H_

@@ -1,0 +1,488 @@
+// paleozoic._runtime: the runtime wrapper over the mock SDK, for tests and measurement.
+//
+// A Session owns a Device, its input tensors, layers and blocks. Tensor, Layer and Block
+// handles point into the session and hold a reference to it, so the session outlives them.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "paleozoic/runtime.h"
+
+namespace py = pybind11;
+
+namespace {
+
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+using Pair = std::pair<int, int>;
+using Quad = std::tuple<int, int, int, int>;
+
+// One Device per process while any session lives: the SDK is initialised once.
+std::shared_ptr<pz::Device> sharedDevice() {
+  static std::weak_ptr<pz::Device> cache;
+  std::shared_ptr<pz::Device> device = cache.lock();
+  if (!device) {
+    device = std::make_shared<pz::Device>();
+    cache = device;
+  }
+  return device;
+}
+
+class Session {
+ public:
+  Session() : device_(sharedDevice()) {}
+  ~Session() {
+    blocks_.clear();
+    while (!layers_.empty()) layers_.pop_back();  // consumers before producers
+    inputs_.clear();
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  pz::Tensor& input(const std::string& name, const pz::Shape& shape) {
+    inputs_.push_back(std::make_unique<pz::Tensor>(name, shape));
+    return *inputs_.back();
+  }
+
+  template <typename L, typename... Args>
+  L& add(Args&&... args) {
+    auto layer = std::make_unique<L>(std::forward<Args>(args)...);
+    L& ref = *layer;
+    layers_.push_back(std::move(layer));
+    return ref;
+  }
+
+  // Builds a block and compiles it; a block that fails to compile is not kept.
+  pz::Block& compileBlock(const std::string& name, bool fuse, int mp,
+                          const std::vector<pz::Layer*>& layers) {
+    auto block = std::make_unique<pz::Block>(name, fuse, mp, layers);
+    block->compile();
+    blocks_.push_back(std::move(block));
+    return *blocks_.back();
+  }
+
+  // Adds a block without compiling it (Block.compile() later).
+  pz::Block& addBlock(const std::string& name, bool fuse, int mp,
+                      const std::vector<pz::Layer*>& layers) {
+    blocks_.push_back(std::make_unique<pz::Block>(name, fuse, mp, layers));
+    return *blocks_.back();
+  }
+
+  cnrtQueue_t queue() const { return device_->queue(); }
+
+  void run() {
+    for (auto& block : blocks_) block->run(device_->queue());
+  }
+
+  std::vector<float> blockMicros() const {
+    std::vector<float> out;
+    for (const auto& block : blocks_) out.push_back(block->lastDeviceMicros());
+    return out;
+  }
+
+ private:
+  std::shared_ptr<pz::Device> device_;
+  std::vector<std::unique_ptr<pz::Tensor>> inputs_;
+  std::vector<std::unique_ptr<pz::Layer>> layers_;
+  std::vector<std::unique_ptr<pz::Block>> blocks_;
+};
+
+// Handles: a raw pointer into the session plus a reference keeping the session alive.
+struct TensorRef {
+  pz::Tensor* tensor;
+  py::object session;
+};
+
+struct LayerRef {
+  pz::Layer* layer;
+  std::string kind;
+  std::vector<std::size_t> config_sizes;  // expected element counts of configLayer's arrays
+  py::object session;
+};
+
+struct BlockRef {
+  pz::Block* block;
+  py::object session;
+};
+
+Session& sessionOf(const py::object& self) { return self.cast<Session&>(); }
+
+pz::Shape toShape(const std::vector<int>& v) { return pz::Shape(v.begin(), v.end()); }
+
+py::tuple shapeTuple(const pz::Shape& s) {
+  py::tuple t(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) t[i] = s[i];
+  return t;
+}
+
+LayerRef makeRef(pz::Layer& layer, std::string kind, std::vector<std::size_t> sizes,
+                 const py::object& self) {
+  return LayerRef{&layer, std::move(kind), std::move(sizes), self};
+}
+
+// Checks a configLayer array's size; returns its data (nullptr for an omitted optional one).
+const float* configData(const LayerRef& ref, const std::optional<FloatArray>& array, int index,
+                        const char* what, bool optional) {
+  if (!array) {
+    if (optional) return nullptr;
+    throw pz::Error(ref.layer->name() + ": config needs " + what + " (got None)");
+  }
+  const std::size_t expected = ref.config_sizes[static_cast<std::size_t>(index)];
+  if (static_cast<std::size_t>(array->size()) != expected) {
+    throw pz::Error(ref.layer->name() + ": " + what + " has " + std::to_string(array->size()) +
+                    " values, expected " + std::to_string(expected));
+  }
+  return array->data();
+}
+
+void configLayer(LayerRef& ref, const std::optional<FloatArray>& a,
+                 const std::optional<FloatArray>& b) {
+  pz::Layer* layer = ref.layer;
+  if (auto* conv = dynamic_cast<pz::ConvLayer*>(layer)) {
+    conv->configLayer(configData(ref, a, 0, "weight", false), configData(ref, b, 1, "bias", true));
+  } else if (auto* fc = dynamic_cast<pz::FullyConnectedLayer*>(layer)) {
+    fc->configLayer(configData(ref, a, 0, "weight", false), configData(ref, b, 1, "bias", true));
+  } else if (auto* bn = dynamic_cast<pz::BatchNormLayer*>(layer)) {
+    bn->configLayer(configData(ref, a, 0, "mean", false), configData(ref, b, 1, "var", false));
+  } else if (auto* scale = dynamic_cast<pz::ScaleLayer*>(layer)) {
+    scale->configLayer(configData(ref, a, 0, "alpha", false),
+                       configData(ref, b, 1, "beta", false));
+  } else {
+    throw pz::Error(layer->name() + ": a " + ref.kind + " layer has no weights to configure");
+  }
+}
+
+pz::Active activeByName(const std::string& fn) {
+  static const std::map<std::string, pz::Active> table = {{"relu", pz::Active::kRelu},
+                                                          {"sigmoid", pz::Active::kSigmoid},
+                                                          {"tanh", pz::Active::kTanh},
+                                                          {"relu6", pz::Active::kRelu6}};
+  auto it = table.find(fn);
+  if (it == table.end()) {
+    throw pz::Error("unknown activation '" + fn + "'; use relu, sigmoid, tanh or relu6");
+  }
+  return it->second;
+}
+
+pz::Pool poolParams(const std::string& mode, Pair kernel, Pair stride, Quad pads, bool ceil_mode,
+                    bool count_include_pad) {
+  pz::Window k{kernel.first, kernel.second};
+  if (mode != "max" && mode != "avg") {
+    throw pz::Error("unknown pool mode '" + mode + "'; use max or avg");
+  }
+  pz::Pool p = mode == "max" ? pz::Pool::max(k) : pz::Pool::avg(k);
+  p.stride(stride.first, stride.second)
+      .pads(std::get<0>(pads), std::get<1>(pads), std::get<2>(pads), std::get<3>(pads))
+      .ceilMode(ceil_mode)
+      .countIncludePad(count_include_pad);
+  return p;
+}
+
+void registerExceptions(py::module_& m) {
+  static py::handle sdk_error =
+      PyErr_NewException("paleozoic._runtime.SdkError", PyExc_RuntimeError, nullptr);
+  static py::handle error =
+      PyErr_NewException("paleozoic._runtime.Error", PyExc_RuntimeError, nullptr);
+  m.attr("SdkError") = sdk_error;
+  m.attr("Error") = error;
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const pz::SdkError& e) {
+      py::object exc = py::reinterpret_borrow<py::object>(sdk_error)(e.what());
+      exc.attr("status") = e.status();
+      exc.attr("layer") = e.layer();
+      PyErr_SetObject(sdk_error.ptr(), exc.ptr());
+    } catch (const pz::Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+}
+
+void bindHandles(py::module_& m) {
+  py::class_<TensorRef>(m, "Tensor", "An activation tensor owned by a Session.")
+      .def_property_readonly("name", [](const TensorRef& t) { return t.tensor->name(); })
+      .def_property_readonly("shape", [](const TensorRef& t) { return shapeTuple(t.tensor->shape()); })
+      .def_property_readonly("consumers", [](const TensorRef& t) { return t.tensor->consumers(); })
+      .def("__repr__", [](const TensorRef& t) {
+        return "<Tensor " + t.tensor->name() + " " + pz::shapeToString(t.tensor->shape()) + ">";
+      });
+
+  py::class_<LayerRef>(m, "Layer", "A layer owned by a Session.")
+      .def_property_readonly("name", [](const LayerRef& l) { return l.layer->name(); })
+      .def_property_readonly("kind", [](const LayerRef& l) { return l.kind; })
+      .def_property_readonly("output",
+                             [](const LayerRef& l) { return TensorRef{&l.layer->output(), l.session}; })
+      .def_property_readonly("compiled", [](const LayerRef& l) { return l.layer->compiled(); })
+      .def_property_readonly("fused", [](const LayerRef& l) { return l.layer->fused(); })
+      .def(
+          "compile", [](LayerRef& l, int mp) { l.layer->compileOp(mp); }, py::arg("mp"),
+          "Compiles the layer alone (Layer::compileOp).")
+      .def(
+          "run",
+          [](LayerRef& l) {
+            l.layer->run(sessionOf(l.session).queue());
+            pz::check(cnrtSyncQueue(sessionOf(l.session).queue()), l.layer->name(), "cnrtSyncQueue");
+          },
+          "Runs the layer alone (Layer::run) and waits for it.")
+      .def("config", &configLayer, py::arg("a"), py::arg("b") = py::none(),
+           "Binds weights: conv/fully_connected (weight, bias or None), batch_norm (mean, var), "
+           "scale (alpha, beta).")
+      .def("__repr__", [](const LayerRef& l) {
+        return "<Layer " + l.kind + " " + l.layer->name() + ">";
+      });
+
+  py::class_<BlockRef>(m, "Block", "A compiled block owned by a Session.")
+      .def_property_readonly("name", [](const BlockRef& b) { return b.block->name(); })
+      .def_property_readonly("fuse", [](const BlockRef& b) { return b.block->fuse(); })
+      .def_property_readonly("mp", [](const BlockRef& b) { return b.block->mp(); })
+      .def_property_readonly("last_device_micros",
+                             [](const BlockRef& b) { return b.block->lastDeviceMicros(); })
+      .def("compile", [](BlockRef& b) { b.block->compile(); })
+      .def("run", [](BlockRef& b) { b.block->run(sessionOf(b.session).queue()); });
+}
+
+void bindSession(py::module_& m) {
+  py::class_<Session>(m, "Session", "A Device with the tensors, layers and blocks built on it.")
+      .def(py::init<>())
+      .def(
+          "input",
+          [](py::object self, const std::string& name, const std::vector<int>& shape) {
+            return TensorRef{&sessionOf(self).input(name, toShape(shape)), self};
+          },
+          py::arg("name"), py::arg("shape"))
+      .def(
+          "conv",
+          [](py::object self, const std::string& name, const TensorRef& x, int out_channels,
+             Pair kernel, Pair stride, Quad pads, Pair dilation, int groups) {
+            pz::Conv p(out_channels, {kernel.first, kernel.second});
+            p.stride(stride.first, stride.second)
+                .pads(std::get<0>(pads), std::get<1>(pads), std::get<2>(pads), std::get<3>(pads))
+                .dilation(dilation.first, dilation.second)
+                .groups(groups);
+            auto& layer = sessionOf(self).add<pz::ConvLayer>(name, *x.tensor, p);
+            const std::size_t co = static_cast<std::size_t>(out_channels);
+            const std::size_t per_out = static_cast<std::size_t>(x.tensor->shape()[1] / groups) *
+                                        static_cast<std::size_t>(kernel.first * kernel.second);
+            return makeRef(layer, "conv", {co * per_out, co}, self);
+          },
+          py::arg("name"), py::arg("x"), py::arg("out_channels"), py::arg("kernel"),
+          py::arg("stride") = Pair{1, 1}, py::arg("pads") = Quad{0, 0, 0, 0},
+          py::arg("dilation") = Pair{1, 1}, py::arg("groups") = 1)
+      .def(
+          "pool",
+          [](py::object self, const std::string& name, const TensorRef& x, const std::string& mode,
+             Pair kernel, Pair stride, Quad pads, bool ceil_mode, bool count_include_pad) {
+            auto& layer = sessionOf(self).add<pz::PoolLayer>(
+                name, *x.tensor, poolParams(mode, kernel, stride, pads, ceil_mode, count_include_pad));
+            return makeRef(layer, "pool", {}, self);
+          },
+          py::arg("name"), py::arg("x"), py::arg("mode"), py::arg("kernel"),
+          py::arg("stride") = Pair{1, 1}, py::arg("pads") = Quad{0, 0, 0, 0},
+          py::arg("ceil_mode") = false, py::arg("count_include_pad") = false)
+      .def(
+          "global_avg_pool",
+          [](py::object self, const std::string& name, const TensorRef& x) {
+            auto& layer = sessionOf(self).add<pz::GlobalAvgPoolLayer>(name, *x.tensor);
+            return makeRef(layer, "global_avg_pool", {}, self);
+          },
+          py::arg("name"), py::arg("x"))
+      .def(
+          "lrn",
+          [](py::object self, const std::string& name, const TensorRef& x, int size, double alpha,
+             double beta, double bias) {
+            auto& layer = sessionOf(self).add<pz::LrnLayer>(
+                name, *x.tensor, pz::Lrn(size).alphaBetaBias(alpha, beta, bias));
+            return makeRef(layer, "lrn", {}, self);
+          },
+          py::arg("name"), py::arg("x"), py::arg("size"), py::arg("alpha") = 1e-4,
+          py::arg("beta") = 0.75, py::arg("bias") = 1.0)
+      .def(
+          "batch_norm",
+          [](py::object self, const std::string& name, const TensorRef& x) {
+            auto& layer = sessionOf(self).add<pz::BatchNormLayer>(name, *x.tensor);
+            const auto c = static_cast<std::size_t>(x.tensor->shape().at(1));
+            return makeRef(layer, "batch_norm", {c, c}, self);
+          },
+          py::arg("name"), py::arg("x"))
+      .def(
+          "scale",
+          [](py::object self, const std::string& name, const TensorRef& x) {
+            auto& layer = sessionOf(self).add<pz::ScaleLayer>(name, *x.tensor);
+            const auto c = static_cast<std::size_t>(x.tensor->shape().at(1));
+            return makeRef(layer, "scale", {c, c}, self);
+          },
+          py::arg("name"), py::arg("x"))
+      .def(
+          "active",
+          [](py::object self, const std::string& name, const TensorRef& x, const std::string& fn) {
+            auto& layer = sessionOf(self).add<pz::ActiveLayer>(name, *x.tensor, activeByName(fn));
+            return makeRef(layer, "active", {}, self);
+          },
+          py::arg("name"), py::arg("x"), py::arg("fn"))
+      .def(
+          "add",
+          [](py::object self, const std::string& name, const TensorRef& a, const TensorRef& b) {
+            auto& layer = sessionOf(self).add<pz::AddLayer>(name, *a.tensor, *b.tensor);
+            return makeRef(layer, "add", {}, self);
+          },
+          py::arg("name"), py::arg("a"), py::arg("b"))
+      .def(
+          "fully_connected",
+          [](py::object self, const std::string& name, const TensorRef& x, int out_features) {
+            auto& layer =
+                sessionOf(self).add<pz::FullyConnectedLayer>(name, *x.tensor, out_features);
+            const auto out = static_cast<std::size_t>(out_features);
+            const std::size_t k =
+                x.tensor->elements() / static_cast<std::size_t>(x.tensor->shape()[0]);
+            return makeRef(layer, "fully_connected", {out * k, out}, self);
+          },
+          py::arg("name"), py::arg("x"), py::arg("out_features"))
+      .def(
+          "softmax",
+          [](py::object self, const std::string& name, const TensorRef& x, int axis) {
+            auto& layer = sessionOf(self).add<pz::SoftmaxLayer>(name, *x.tensor, axis);
+            return makeRef(layer, "softmax", {}, self);
+          },
+          py::arg("name"), py::arg("x"), py::arg("axis"))
+      .def(
+          "concat",
+          [](py::object self, const std::string& name, const std::vector<TensorRef>& xs, int axis) {
+            std::vector<pz::Tensor*> inputs;
+            for (const auto& x : xs) inputs.push_back(x.tensor);
+            auto& layer = sessionOf(self).add<pz::ConcatLayer>(name, inputs, axis);
+            return makeRef(layer, "concat", {}, self);
+          },
+          py::arg("name"), py::arg("xs"), py::arg("axis"))
+      .def(
+          "reshape",
+          [](py::object self, const std::string& name, const TensorRef& x,
+             const std::vector<int>& shape) {
+            auto& layer = sessionOf(self).add<pz::ReshapeLayer>(name, *x.tensor, toShape(shape));
+            return makeRef(layer, "reshape", {}, self);
+          },
+          py::arg("name"), py::arg("x"), py::arg("shape"))
+      .def(
+          "transpose",
+          [](py::object self, const std::string& name, const TensorRef& x,
+             const std::vector<int>& perm) {
+            auto& layer = sessionOf(self).add<pz::TransposeLayer>(name, *x.tensor, perm);
+            return makeRef(layer, "transpose", {}, self);
+          },
+          py::arg("name"), py::arg("x"), py::arg("perm"))
+      .def(
+          "mark_output", [](Session&, const TensorRef& t) { t.tensor->markGraphOutput(); },
+          py::arg("t"))
+      .def(
+          "compile_block",
+          [](py::object self, const std::string& name, bool fuse, int mp,
+             const std::vector<LayerRef>& layers) {
+            std::vector<pz::Layer*> ptrs;
+            for (const auto& l : layers) ptrs.push_back(l.layer);
+            return BlockRef{&sessionOf(self).compileBlock(name, fuse, mp, ptrs), self};
+          },
+          py::arg("name"), py::arg("fuse"), py::arg("mp"), py::arg("layers"))
+      .def(
+          "make_block",
+          [](py::object self, const std::string& name, bool fuse, int mp,
+             const std::vector<LayerRef>& layers) {
+            std::vector<pz::Layer*> ptrs;
+            for (const auto& l : layers) ptrs.push_back(l.layer);
+            return BlockRef{&sessionOf(self).addBlock(name, fuse, mp, ptrs), self};
+          },
+          py::arg("name"), py::arg("fuse"), py::arg("mp"), py::arg("layers"),
+          "Adds a block to the run list without compiling it; call Block.compile().")
+      .def(
+          "set_input",
+          [](Session&, const TensorRef& t, const FloatArray& data) {
+            t.tensor->copyFromHost(data.data(), static_cast<std::size_t>(data.size()));
+          },
+          py::arg("t"), py::arg("data"))
+      .def("run", &Session::run, "Runs every compiled block in order.")
+      .def(
+          "get",
+          [](Session&, const TensorRef& t) {
+            std::vector<py::ssize_t> shape(t.tensor->shape().begin(), t.tensor->shape().end());
+            py::array_t<float> out(shape);
+            t.tensor->copyToHost(out.mutable_data(), t.tensor->elements());
+            return out;
+          },
+          py::arg("t"))
+      .def("block_micros", &Session::blockMicros,
+           "Device microseconds of each block's last run, in compile order.");
+}
+
+void bindFiles(py::module_& m) {
+  py::class_<pz::WeightFile>(m, "WeightFile", "A checked Paleozoic weights file.")
+      .def(py::init<const std::string&, const std::string&>(), py::arg("path"),
+           py::arg("model_id_hex"))
+      .def(
+          "get",
+          [](const pz::WeightFile& wf, const std::string& name, const std::vector<int>& shape) {
+            const pz::Shape s = toShape(shape);
+            const float* data = wf.get(name, s);
+            std::vector<py::ssize_t> dims(s.begin(), s.end());
+            py::array_t<float> out(dims);
+            std::copy(data, data + pz::elementCount(s), out.mutable_data());
+            return out;
+          },
+          py::arg("name"), py::arg("shape"))
+      .def_property_readonly("tensor_count", &pz::WeightFile::tensorCount);
+
+  m.def(
+      "read_float_file",
+      [](const std::string& path, std::size_t count) {
+        std::vector<float> v = pz::readFloatFile(path, count);
+        py::array_t<float> out(static_cast<py::ssize_t>(v.size()));
+        std::copy(v.begin(), v.end(), out.mutable_data());
+        return out;
+      },
+      py::arg("path"), py::arg("count"));
+  m.def(
+      "write_float_file",
+      [](const std::string& path, const FloatArray& data) {
+        pz::writeFloatFile(path, std::vector<float>(data.data(), data.data() + data.size()));
+      },
+      py::arg("path"), py::arg("data"));
+}
+
+void bindShapes(py::module_& m) {
+  m.def(
+      "conv_output_shape",
+      [](const std::vector<int>& in, int out_channels, Pair kernel, Pair stride, Quad pads,
+         Pair dilation, int groups) {
+        pz::Conv p(out_channels, {kernel.first, kernel.second});
+        p.stride(stride.first, stride.second)
+            .pads(std::get<0>(pads), std::get<1>(pads), std::get<2>(pads), std::get<3>(pads))
+            .dilation(dilation.first, dilation.second)
+            .groups(groups);
+        return shapeTuple(pz::convOutputShape(toShape(in), p));
+      },
+      py::arg("shape"), py::arg("out_channels"), py::arg("kernel"), py::arg("stride") = Pair{1, 1},
+      py::arg("pads") = Quad{0, 0, 0, 0}, py::arg("dilation") = Pair{1, 1}, py::arg("groups") = 1);
+  m.def(
+      "pool_output_shape",
+      [](const std::vector<int>& in, Pair kernel, Pair stride, Quad pads, bool ceil_mode) {
+        return shapeTuple(
+            pz::poolOutputShape(toShape(in), poolParams("max", kernel, stride, pads, ceil_mode, false)));
+      },
+      py::arg("shape"), py::arg("kernel"), py::arg("stride") = Pair{1, 1},
+      py::arg("pads") = Quad{0, 0, 0, 0}, py::arg("ceil_mode") = false);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_runtime, m) {
+  m.doc() = "Paleozoic runtime wrapper over the mock CNML/CNRT SDK";
+  registerExceptions(m);
+  bindHandles(m);
+  bindSession(m);
+  bindFiles(m);
+  bindShapes(m);
+}

@@ -1,0 +1,108 @@
+// Error types, SDK status checks and shape helpers.
+#include <sstream>
+
+#include "detail.h"
+
+namespace pz {
+namespace {
+
+const char* cnmlStatusName(int status) {
+  switch (status) {
+    case CNML_STATUS_NODEVICE: return "CNML_STATUS_NODEVICE";
+    case CNML_STATUS_SUCCESS: return "CNML_STATUS_SUCCESS";
+    case CNML_STATUS_DOMAINERR: return "CNML_STATUS_DOMAINERR";
+    case CNML_STATUS_INVALIDARG: return "CNML_STATUS_INVALIDARG";
+    case CNML_STATUS_LENGTHERR: return "CNML_STATUS_LENGTHERR";
+    case CNML_STATUS_OUTOFRANGE: return "CNML_STATUS_OUTOFRANGE";
+    case CNML_STATUS_RANGEERR: return "CNML_STATUS_RANGEERR";
+    case CNML_STATUS_OVERFLOWERR: return "CNML_STATUS_OVERFLOWERR";
+    case CNML_STATUS_UNDERFLOWERR: return "CNML_STATUS_UNDERFLOWERR";
+    case CNML_STATUS_INVALIDPARAM: return "CNML_STATUS_INVALIDPARAM";
+    case CNML_STATUS_BADALLOC: return "CNML_STATUS_BADALLOC";
+    case CNML_STATUS_BADTYPEID: return "CNML_STATUS_BADTYPEID";
+    case CNML_STATUS_BADCAST: return "CNML_STATUS_BADCAST";
+    case CNML_STATUS_UNSUPPORT: return "CNML_STATUS_UNSUPPORT";
+    default: return "CNML_STATUS_<unknown>";
+  }
+}
+
+const char* cnrtRetName(int ret) {
+  switch (ret) {
+    case CNRT_RET_SUCCESS: return "CNRT_RET_SUCCESS";
+    case CNRT_RET_WARNING_FAKE_DEVICE: return "CNRT_RET_WARNING_FAKE_DEVICE";
+    case CNRT_RET_ERR_NOT_READY: return "CNRT_RET_ERR_NOT_READY";
+    case CNRT_RET_ERR_INVALID: return "CNRT_RET_ERR_INVALID";
+    case CNRT_RET_ERR_NOMEM: return "CNRT_RET_ERR_NOMEM";
+    case CNRT_RET_ERR_NODEV: return "CNRT_RET_ERR_NODEV";
+    case CNRT_RET_ERR_BUSY: return "CNRT_RET_ERR_BUSY";
+    case CNRT_RET_ERR_TIMEOUT: return "CNRT_RET_ERR_TIMEOUT";
+    case CNRT_RET_ERR_UNSUPPORTED: return "CNRT_RET_ERR_UNSUPPORTED";
+    case CNRT_RET_ERR_INVALID_POINTER: return "CNRT_RET_ERR_INVALID_POINTER";
+    case CNRT_RET_ERR_INIT: return "CNRT_RET_ERR_INIT";
+    case CNRT_RET_ERR_QUEUE: return "CNRT_RET_ERR_QUEUE";
+    case CNRT_RET_ERR_OUT_RANGE: return "CNRT_RET_ERR_OUT_RANGE";
+    case CNRT_RET_ERR_INVALID_OP: return "CNRT_RET_ERR_INVALID_OP";
+    case CNRT_RET_ERR_MLU: return "CNRT_RET_ERR_MLU";
+    case CNRT_RET_ERR_NOTIFIER: return "CNRT_RET_ERR_NOTIFIER";
+    case CNRT_RET_ERR_MEMCPY: return "CNRT_RET_ERR_MEMCPY";
+    case CNRT_RET_ERR_UNKNOWN: return "CNRT_RET_ERR_UNKNOWN";
+    default: return "CNRT_RET_<unknown>";
+  }
+}
+
+std::string sdkMessage(const std::string& layer, const std::string& call, int status,
+                       const std::string& status_name) {
+  std::ostringstream out;
+  out << layer << ": " << call << " failed with " << status_name << " (" << status << ")";
+  return out.str();
+}
+
+}  // namespace
+
+std::string shapeToString(const Shape& shape) {
+  std::ostringstream out;
+  out << "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
+  out << "]";
+  return out.str();
+}
+
+std::size_t elementCount(const Shape& shape) {
+  std::size_t n = 1;
+  for (int d : shape) n *= static_cast<std::size_t>(d > 0 ? d : 0);
+  return n;
+}
+
+SdkError::SdkError(const std::string& layer, const std::string& call, int status,
+                   const std::string& status_name)
+    : std::runtime_error(sdkMessage(layer, call, status, status_name)),
+      layer_(layer),
+      status_(status) {}
+
+void check(cnmlStatus_t status, const std::string& layer, const char* call) {
+  if (status != CNML_STATUS_SUCCESS) throw SdkError(layer, call, status, cnmlStatusName(status));
+}
+
+void check(cnrtRet_t status, const std::string& layer, const char* call) {
+  if (status != CNRT_RET_SUCCESS) throw SdkError(layer, call, status, cnrtRetName(status));
+}
+
+namespace detail {
+
+cnmlStatus_t checkForward(cnmlStatus_t status, const std::string& layer, const char* call) {
+  check(status, layer, call);
+  return status;
+}
+
+int normaliseAxis(const std::string& layer, int axis, int rank) {
+  const int normalised = axis < 0 ? axis + rank : axis;
+  if (normalised < 0 || normalised >= rank) {
+    throw Error(layer + ": axis " + std::to_string(axis) + " is out of range for a " +
+                std::to_string(rank) + "-D tensor; use an axis in [" + std::to_string(-rank) +
+                ", " + std::to_string(rank - 1) + "]");
+  }
+  return normalised;
+}
+
+}  // namespace detail
+}  // namespace pz

@@ -1,0 +1,85 @@
+// FusionLayer: several base ops compiled into one SDK fusion op, I/O derived from the graph.
+#include <algorithm>
+
+#include "detail.h"
+
+namespace pz {
+namespace {
+
+bool contains(const std::vector<Tensor*>& list, const Tensor* t) {
+  return std::find(list.begin(), list.end(), t) != list.end();
+}
+
+}  // namespace
+
+FusionLayer::FusionLayer(std::string name) : name_(std::move(name)) {
+  check(cnmlCreateFusionOp(&op_), name_, "cnmlCreateFusionOp");
+}
+
+FusionLayer::~FusionLayer() {
+  if (op_ != nullptr) cnmlDestroyFusionOp(&op_);
+}
+
+void FusionLayer::fuseLayer(Layer& layer) {
+  if (compiled_) {
+    throw Error(name_ + ": cannot fuse " + layer.name() +
+                " into a block that is already compiled; fuse every layer before compiling");
+  }
+  layer.markFused(name_);
+  check(cnmlFuseOp(layer.op(), op_), layer.name(), "cnmlFuseOp");
+  layers_.push_back(&layer);
+}
+
+void FusionLayer::compileFusionOp(int mp) {
+  if (compiled_) throw Error(name_ + ": compileFusionOp called twice; the block is compiled");
+  if (layers_.empty()) throw Error(name_ + ": no layers fused; call fuseLayer before compiling");
+  std::vector<Tensor*> produced;
+  for (Layer* layer : layers_) produced.push_back(&layer->output());
+  inputs_.clear();
+  outputs_.clear();
+  for (Layer* layer : layers_) {
+    for (Tensor* in : layer->inputs()) {
+      if (!contains(produced, in) && !contains(inputs_, in)) inputs_.push_back(in);
+    }
+  }
+  for (Tensor* out : produced) {
+    int reads_inside = 0;
+    for (Layer* layer : layers_) {
+      reads_inside += static_cast<int>(
+          std::count(layer->inputs().begin(), layer->inputs().end(), out));
+    }
+    // A tensor nobody reads is kept as an output too: it is the end of a branch.
+    if (out->consumers() > reads_inside || out->consumers() == 0 || out->isGraphOutput()) {
+      outputs_.push_back(out);
+    }
+  }
+  std::vector<cnmlTensor_t> in_descs, out_descs;
+  for (Tensor* t : inputs_) in_descs.push_back(t->desc());
+  for (Tensor* t : outputs_) out_descs.push_back(t->desc());
+  check(cnmlSetFusionIO(op_, in_descs.data(), static_cast<int>(in_descs.size()), out_descs.data(),
+                        static_cast<int>(out_descs.size())),
+        name_, "cnmlSetFusionIO");
+  check(cnmlCompileFusionOp(op_, CNML_MLU100, mp), name_, "cnmlCompileFusionOp");
+  compiled_ = true;
+}
+
+void FusionLayer::run(cnrtQueue_t queue) {
+  if (!compiled_) throw Error(name_ + ": run before compile; call compileFusionOp(mp) first");
+  std::vector<cnmlTensor_t> in_descs, out_descs;
+  std::vector<void*> in_data, out_data;
+  for (Tensor* t : inputs_) {
+    in_descs.push_back(t->desc());
+    in_data.push_back(t->deviceData());
+  }
+  for (Tensor* t : outputs_) {
+    out_descs.push_back(t->desc());
+    out_data.push_back(t->deviceData());
+  }
+  check(cnmlComputeFusionOpForward_V4(op_, in_descs.data(), in_data.data(),
+                                      static_cast<int>(in_descs.size()), out_descs.data(),
+                                      out_data.data(), static_cast<int>(out_descs.size()), queue,
+                                      nullptr),
+        name_, "cnmlComputeFusionOpForward_V4");
+}
+
+}  // namespace pz

@@ -1,0 +1,153 @@
+// Spatial layers: convolution (plain and grouped), pooling, global average pooling, LRN.
+#include "detail.h"
+
+namespace pz {
+
+// ---- ConvLayer ----------------------------------------------------------------------
+
+ConvLayer::ConvLayer(std::string name, Tensor& input, const Conv& params)
+    : Layer(name, {&input},
+            detail::layerShape(name, [&] { return convOutputShape(input.shape(), params); })),
+      params_(params) {
+  const Shape filter{params.out_channels, input.shape()[1] / params.groups_, params.kernel.h,
+                     params.kernel.w};
+  filter_ = std::make_unique<ConstTensor>(name_, CNML_FILTER, filter);
+  bias_ = std::make_unique<ConstTensor>(name_, CNML_CONST, Shape{params.out_channels});
+  check(cnmlCreateConvOpParam_V2(&param_, params.stride_.h, params.stride_.w, params.dilation_.h,
+                                 params.dilation_.w, params.pads_.top, params.pads_.bottom,
+                                 params.pads_.left, params.pads_.right),
+        name_, "cnmlCreateConvOpParam_V2");
+  const cnmlStatus_t status =
+      params.groups_ > 1
+          ? cnmlCreateConvGroupOp(&op_, param_, input.desc(), output_.desc(), filter_->desc(),
+                                  bias_->desc(), params.groups_)
+          : cnmlCreateConvOp(&op_, param_, input.desc(), output_.desc(), filter_->desc(),
+                             bias_->desc());
+  if (status != CNML_STATUS_SUCCESS) {
+    cnmlDestroyConvOpParam(&param_);
+    check(status, name_, params.groups_ > 1 ? "cnmlCreateConvGroupOp" : "cnmlCreateConvOp");
+  }
+}
+
+ConvLayer::~ConvLayer() {
+  if (param_ != nullptr) cnmlDestroyConvOpParam(&param_);
+}
+
+void ConvLayer::configLayer(const float* weight, const float* bias) {
+  if (weight == nullptr) throw Error(name_ + ": configLayer needs the weight data (got null)");
+  filter_->bind(weight);
+  if (bias != nullptr) {
+    bias_->bind(bias);
+  } else {
+    const std::vector<float> zeros(static_cast<std::size_t>(params_.out_channels), 0.0f);
+    bias_->bind(zeros.data());
+  }
+  configured_ = true;
+}
+
+cnmlStatus_t ConvLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  if (params_.groups_ > 1) {
+    return detail::checkForward(
+        cnmlComputeConvGroupOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                         output_.deviceData(), queue, nullptr),
+        name_, "cnmlComputeConvGroupOpForward_V4");
+  }
+  return detail::checkForward(cnmlComputeConvOpForward_V4(op_, in.desc(), in.deviceData(),
+                                                          output_.desc(), output_.deviceData(),
+                                                          queue, nullptr),
+                              name_, "cnmlComputeConvOpForward_V4");
+}
+
+// ---- pooling --------------------------------------------------------------------------
+
+namespace {
+
+// Creates the pool op; destroys the param again when op creation fails.
+void createPoolOp(const std::string& name, cnmlPoolOpParam_t* param, cnmlBaseOp_t* op,
+                  const Pool& p, Tensor& input, Tensor& output) {
+  check(cnmlCreatePoolOpParam_V3(param, p.kernel.h, p.kernel.w, p.stride_.h, p.stride_.w,
+                                 p.pads_.top, p.pads_.bottom, p.pads_.left, p.pads_.right, 1, 1,
+                                 p.mode, p.ceil_mode_ ? CNML_POOL_KFULL : CNML_POOL_KVALID,
+                                 !p.count_include_pad_, 0.0f),
+        name, "cnmlCreatePoolOpParam_V3");
+  const cnmlStatus_t status = cnmlCreatePoolOp(op, *param, input.desc(), output.desc());
+  if (status != CNML_STATUS_SUCCESS) {
+    cnmlDestroyPoolOpParam(param);
+    check(status, name, "cnmlCreatePoolOp");
+  }
+}
+
+Pool globalPool(const Shape& in) {
+  if (in.size() != 4) {
+    throw Error("global average pooling needs a 4-D NCHW input, got " + shapeToString(in));
+  }
+  return Pool::avg({in[2], in[3]});
+}
+
+cnmlStatus_t poolForward(cnmlBaseOp_t op, Tensor& in, Tensor& out, cnrtQueue_t queue,
+                         const std::string& name) {
+  return detail::checkForward(cnmlComputePoolOpForward_V4(op, in.desc(), in.deviceData(),
+                                                          out.desc(), out.deviceData(), queue,
+                                                          nullptr),
+                              name, "cnmlComputePoolOpForward_V4");
+}
+
+}  // namespace
+
+PoolLayer::PoolLayer(std::string name, Tensor& input, const Pool& params)
+    : Layer(name, {&input},
+            detail::layerShape(name, [&] { return poolOutputShape(input.shape(), params); })) {
+  createPoolOp(name_, &param_, &op_, params, input, output_);
+}
+
+PoolLayer::~PoolLayer() {
+  if (param_ != nullptr) cnmlDestroyPoolOpParam(&param_);
+}
+
+cnmlStatus_t PoolLayer::forward(cnrtQueue_t queue) {
+  return poolForward(op_, *inputs_[0], output_, queue, name_);
+}
+
+GlobalAvgPoolLayer::GlobalAvgPoolLayer(std::string name, Tensor& input)
+    : Layer(name, {&input}, detail::layerShape(name, [&] {
+              return poolOutputShape(input.shape(), globalPool(input.shape()));
+            })) {
+  createPoolOp(name_, &param_, &op_, globalPool(input.shape()), input, output_);
+}
+
+GlobalAvgPoolLayer::~GlobalAvgPoolLayer() {
+  if (param_ != nullptr) cnmlDestroyPoolOpParam(&param_);
+}
+
+cnmlStatus_t GlobalAvgPoolLayer::forward(cnrtQueue_t queue) {
+  return poolForward(op_, *inputs_[0], output_, queue, name_);
+}
+
+// ---- LrnLayer -------------------------------------------------------------------------
+
+LrnLayer::LrnLayer(std::string name, Tensor& input, const Lrn& params)
+    : Layer(name, {&input}, input.shape()) {
+  check(cnmlCreateLrnOpParam(&param_, CNML_LRN_V3, params.size, params.alpha, params.beta,
+                             params.bias),
+        name_, "cnmlCreateLrnOpParam");
+  const cnmlStatus_t status = cnmlCreateLrnOp(&op_, param_, input.desc(), output_.desc());
+  if (status != CNML_STATUS_SUCCESS) {
+    cnmlDestroyLrnOpParam(&param_);
+    check(status, name_, "cnmlCreateLrnOp");
+  }
+}
+
+LrnLayer::~LrnLayer() {
+  if (param_ != nullptr) cnmlDestroyLrnOpParam(&param_);
+}
+
+cnmlStatus_t LrnLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  return detail::checkForward(cnmlComputeLrnOpForward_V4(op_, in.desc(), in.deviceData(),
+                                                         output_.desc(), output_.deviceData(),
+                                                         queue, nullptr),
+                              name_, "cnmlComputeLrnOpForward_V4");
+}
+
+}  // namespace pz

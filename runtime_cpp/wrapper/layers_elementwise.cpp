@@ -1,0 +1,118 @@
+// Per-element and per-channel layers: batch norm, scale, activation, add.
+#include "detail.h"
+
+namespace pz {
+namespace {
+
+int channels(const std::string& layer, const Shape& in) {
+  if (in.size() < 2) {
+    throw Error(layer + ": needs an input with a channel axis (axis 1), got " + shapeToString(in));
+  }
+  return in[1];
+}
+
+cnmlActiveFunction_t activeFunction(Active fn) {
+  switch (fn) {
+    case Active::kRelu: return CNML_ACTIVE_RELU;
+    case Active::kSigmoid: return CNML_ACTIVE_SIGMOID;
+    case Active::kTanh: return CNML_ACTIVE_TANH;
+    case Active::kRelu6: return CNML_ACTIVE_RELU6;
+  }
+  return CNML_ACTIVE_NONE;
+}
+
+void requireData(const std::string& layer, const float* a, const float* b, const char* names) {
+  if (a == nullptr || b == nullptr) {
+    throw Error(layer + ": configLayer needs both " + names + " (got null)");
+  }
+}
+
+}  // namespace
+
+// ---- BatchNormLayer ---------------------------------------------------------------------
+
+BatchNormLayer::BatchNormLayer(std::string name, Tensor& input)
+    : Layer(name, {&input}, input.shape()) {
+  const Shape per_channel{channels(name_, input.shape())};
+  mean_ = std::make_unique<ConstTensor>(name_, CNML_CONST, per_channel);
+  var_ = std::make_unique<ConstTensor>(name_, CNML_CONST, per_channel);
+  check(cnmlCreateBatchNormOp(&op_, input.desc(), output_.desc(), mean_->desc(), var_->desc()),
+        name_, "cnmlCreateBatchNormOp");
+}
+
+void BatchNormLayer::configLayer(const float* mean, const float* var) {
+  requireData(name_, mean, var, "mean and var");
+  mean_->bind(mean);
+  var_->bind(var);
+  configured_ = true;
+}
+
+cnmlStatus_t BatchNormLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  return detail::checkForward(
+      cnmlComputeBatchNormOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                       output_.deviceData(), queue, nullptr),
+      name_, "cnmlComputeBatchNormOpForward_V4");
+}
+
+// ---- ScaleLayer -----------------------------------------------------------------------
+
+ScaleLayer::ScaleLayer(std::string name, Tensor& input) : Layer(name, {&input}, input.shape()) {
+  const Shape per_channel{channels(name_, input.shape())};
+  alpha_ = std::make_unique<ConstTensor>(name_, CNML_CONST, per_channel);
+  beta_ = std::make_unique<ConstTensor>(name_, CNML_CONST, per_channel);
+  check(cnmlCreateScaleOp(&op_, input.desc(), output_.desc(), alpha_->desc(), beta_->desc()),
+        name_, "cnmlCreateScaleOp");
+}
+
+void ScaleLayer::configLayer(const float* alpha, const float* beta) {
+  requireData(name_, alpha, beta, "alpha and beta");
+  alpha_->bind(alpha);
+  beta_->bind(beta);
+  configured_ = true;
+}
+
+cnmlStatus_t ScaleLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  return detail::checkForward(cnmlComputeScaleOpForward_V4(op_, in.desc(), in.deviceData(),
+                                                           output_.desc(), output_.deviceData(),
+                                                           queue, nullptr),
+                              name_, "cnmlComputeScaleOpForward_V4");
+}
+
+// ---- ActiveLayer ----------------------------------------------------------------------
+
+ActiveLayer::ActiveLayer(std::string name, Tensor& input, Active fn)
+    : Layer(name, {&input}, input.shape()) {
+  check(cnmlCreateActiveOp(&op_, activeFunction(fn), input.desc(), output_.desc()), name_,
+        "cnmlCreateActiveOp");
+}
+
+cnmlStatus_t ActiveLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  return detail::checkForward(cnmlComputeActiveOpForward_V4(op_, in.desc(), in.deviceData(),
+                                                            output_.desc(), output_.deviceData(),
+                                                            queue, nullptr),
+                              name_, "cnmlComputeActiveOpForward_V4");
+}
+
+// ---- AddLayer -------------------------------------------------------------------------
+
+AddLayer::AddLayer(std::string name, Tensor& a, Tensor& b) : Layer(name, {&a, &b}, a.shape()) {
+  if (a.shape() != b.shape()) {
+    throw Error(name_ + ": add needs equal shapes, got " + a.name() + " " +
+                shapeToString(a.shape()) + " and " + b.name() + " " + shapeToString(b.shape()));
+  }
+  check(cnmlCreateAddOp(&op_, a.desc(), b.desc(), output_.desc()), name_, "cnmlCreateAddOp");
+}
+
+cnmlStatus_t AddLayer::forward(cnrtQueue_t queue) {
+  Tensor& a = *inputs_[0];
+  Tensor& b = *inputs_[1];
+  return detail::checkForward(
+      cnmlComputeAddOpForward_V4(op_, a.desc(), a.deviceData(), b.desc(), b.deviceData(),
+                                 output_.desc(), output_.deviceData(), queue, nullptr),
+      name_, "cnmlComputeAddOpForward_V4");
+}
+
+}  // namespace pz

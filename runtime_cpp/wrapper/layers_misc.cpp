@@ -1,0 +1,185 @@
+// Layout and classifier layers: fully connected, softmax, concat, reshape, transpose.
+#include <algorithm>
+
+#include "detail.h"
+
+namespace pz {
+namespace {
+
+Shape concatShape(const std::string& layer, const std::vector<Tensor*>& inputs, int axis) {
+  if (inputs.empty() || inputs[0] == nullptr) throw Error(layer + ": concat needs inputs");
+  Shape out = inputs[0]->shape();
+  const int a = detail::normaliseAxis(layer, axis, static_cast<int>(out.size()));
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    if (inputs[i] == nullptr) throw Error(layer + ": null concat input");
+    const Shape& s = inputs[i]->shape();
+    bool ok = s.size() == out.size();
+    for (std::size_t d = 0; ok && d < s.size(); ++d) {
+      ok = static_cast<int>(d) == a || s[d] == out[d];
+    }
+    if (!ok) {
+      throw Error(layer + ": concat along axis " + std::to_string(a) + " needs equal other " +
+                  "dimensions, got " + shapeToString(inputs[0]->shape()) + " and " +
+                  shapeToString(s) + " (" + inputs[i]->name() + ")");
+    }
+    out[a] += s[a];
+  }
+  return out;
+}
+
+Shape reshapeShape(const std::string& layer, const Shape& in, const Shape& to) {
+  if (elementCount(in) != elementCount(to) ||
+      std::any_of(to.begin(), to.end(), [](int d) { return d <= 0; })) {
+    throw Error(layer + ": cannot reshape " + shapeToString(in) + " to " + shapeToString(to) +
+                "; give concrete positive dimensions with the same element count");
+  }
+  return to;
+}
+
+Shape transposeShape(const std::string& layer, const Shape& in, const std::vector<int>& perm) {
+  std::vector<int> sorted(perm);
+  std::sort(sorted.begin(), sorted.end());
+  bool ok = perm.size() == in.size();
+  for (std::size_t i = 0; ok && i < sorted.size(); ++i) ok = sorted[i] == static_cast<int>(i);
+  if (!ok) {
+    throw Error(layer + ": perm " + shapeToString(perm) + " is not a permutation of the " +
+                std::to_string(in.size()) + " axes of " + shapeToString(in));
+  }
+  Shape out(in.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) out[i] = in[static_cast<std::size_t>(perm[i])];
+  return out;
+}
+
+}  // namespace
+
+// ---- FullyConnectedLayer ----------------------------------------------------------------
+
+FullyConnectedLayer::FullyConnectedLayer(std::string name, Tensor& input, int out_features)
+    : Layer(name, {&input}, Shape{input.shape()[0], out_features}) {
+  const int batch = input.shape()[0];
+  const int k = static_cast<int>(input.elements() / static_cast<std::size_t>(batch));
+  filter_ = std::make_unique<ConstTensor>(name_, CNML_FILTER, Shape{out_features, k});
+  bias_ = std::make_unique<ConstTensor>(name_, CNML_CONST, Shape{out_features});
+  check(cnmlCreateMlpOp(&op_, input.desc(), output_.desc(), filter_->desc(), bias_->desc()), name_,
+        "cnmlCreateMlpOp");
+}
+
+void FullyConnectedLayer::configLayer(const float* weight, const float* bias) {
+  if (weight == nullptr) throw Error(name_ + ": configLayer needs the weight data (got null)");
+  filter_->bind(weight);
+  if (bias != nullptr) {
+    bias_->bind(bias);
+  } else {
+    const std::vector<float> zeros(elementCount(bias_->shape()), 0.0f);
+    bias_->bind(zeros.data());
+  }
+  configured_ = true;
+}
+
+cnmlStatus_t FullyConnectedLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  return detail::checkForward(cnmlComputeMlpOpForward_V4(op_, in.desc(), in.deviceData(),
+                                                         output_.desc(), output_.deviceData(),
+                                                         queue, nullptr),
+                              name_, "cnmlComputeMlpOpForward_V4");
+}
+
+// ---- SoftmaxLayer ---------------------------------------------------------------------
+
+SoftmaxLayer::SoftmaxLayer(std::string name, Tensor& input, int axis)
+    : Layer(name, {&input}, input.shape()) {
+  const int a = detail::normaliseAxis(name_, axis, static_cast<int>(input.shape().size()));
+  check(cnmlCreateSoftmaxOp(&op_, static_cast<cnmlDimension_t>(a), input.desc(), output_.desc()),
+        name_, "cnmlCreateSoftmaxOp");
+}
+
+cnmlStatus_t SoftmaxLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  return detail::checkForward(
+      cnmlComputeSoftmaxOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                     output_.deviceData(), queue, nullptr),
+      name_, "cnmlComputeSoftmaxOpForward_V4");
+}
+
+// ---- ConcatLayer ----------------------------------------------------------------------
+
+ConcatLayer::ConcatLayer(std::string name, std::vector<Tensor*> inputs, int axis)
+    : Layer(name, inputs, concatShape(name, inputs, axis)) {
+  const int a = detail::normaliseAxis(name_, axis, static_cast<int>(output_.shape().size()));
+  std::vector<cnmlTensor_t> in_descs;
+  for (Tensor* t : inputs_) in_descs.push_back(t->desc());
+  cnmlTensor_t out_desc = output_.desc();
+  check(cnmlCreateNdConcatOp(&op_, a, in_descs.data(), static_cast<int>(in_descs.size()),
+                             &out_desc, 1),
+        name_, "cnmlCreateNdConcatOp");
+}
+
+cnmlStatus_t ConcatLayer::forward(cnrtQueue_t queue) {
+  std::vector<cnmlTensor_t> in_descs;
+  std::vector<void*> in_data;
+  for (Tensor* t : inputs_) {
+    in_descs.push_back(t->desc());
+    in_data.push_back(t->deviceData());
+  }
+  cnmlTensor_t out_desc = output_.desc();
+  void* out_data = output_.deviceData();
+  return detail::checkForward(
+      cnmlComputeConcatOpForward_V4(op_, in_descs.data(), in_data.data(),
+                                    static_cast<int>(in_descs.size()), &out_desc, &out_data, 1,
+                                    queue, nullptr),
+      name_, "cnmlComputeConcatOpForward_V4");
+}
+
+// ---- ReshapeLayer ---------------------------------------------------------------------
+
+ReshapeLayer::ReshapeLayer(std::string name, Tensor& input, Shape shape)
+    : Layer(name, {&input}, reshapeShape(name, input.shape(), shape)) {
+  std::vector<int> dims(output_.shape());
+  check(cnmlCreateNdReshapeOpParam(&param_, dims.data(), static_cast<int>(dims.size())), name_,
+        "cnmlCreateNdReshapeOpParam");
+  const cnmlStatus_t status = cnmlCreateReshapeOp(&op_, param_, input.desc(), output_.desc());
+  if (status != CNML_STATUS_SUCCESS) {
+    cnmlDestroyReshapeOpParam(&param_);
+    check(status, name_, "cnmlCreateReshapeOp");
+  }
+}
+
+ReshapeLayer::~ReshapeLayer() {
+  if (param_ != nullptr) cnmlDestroyReshapeOpParam(&param_);
+}
+
+cnmlStatus_t ReshapeLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  return detail::checkForward(
+      cnmlComputeReshapeOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                     output_.deviceData(), queue, nullptr),
+      name_, "cnmlComputeReshapeOpForward_V4");
+}
+
+// ---- TransposeLayer -------------------------------------------------------------------
+
+TransposeLayer::TransposeLayer(std::string name, Tensor& input, std::vector<int> perm)
+    : Layer(name, {&input}, transposeShape(name, input.shape(), perm)) {
+  check(cnmlCreateNdTransposeOpParam(&param_, perm.data(), static_cast<int>(perm.size())), name_,
+        "cnmlCreateNdTransposeOpParam");
+  const cnmlStatus_t status =
+      cnmlCreateNdTransposeProOp(&op_, input.desc(), output_.desc(), param_);
+  if (status != CNML_STATUS_SUCCESS) {
+    cnmlDestroyTransposeOpParam(&param_);
+    check(status, name_, "cnmlCreateNdTransposeProOp");
+  }
+}
+
+TransposeLayer::~TransposeLayer() {
+  if (param_ != nullptr) cnmlDestroyTransposeOpParam(&param_);
+}
+
+cnmlStatus_t TransposeLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  return detail::checkForward(
+      cnmlComputeTransposeProOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                          output_.deviceData(), queue, nullptr),
+      name_, "cnmlComputeTransposeProOpForward_V4");
+}
+
+}  // namespace pz

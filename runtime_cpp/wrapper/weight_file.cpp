@@ -1,0 +1,216 @@
+// WeightFile: reader of the checked binary weights file written by paleozoic/codegen/weights.py.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "detail.h"
+
+namespace pz {
+namespace {
+
+constexpr char kMagic[8] = {'P', 'Z', 'W', 'E', 'I', 'G', 'H', 'T'};
+constexpr std::uint32_t kVersion = 1;
+constexpr std::uint8_t kFloat32 = 1;
+constexpr std::size_t kModelIdBytes = 16;
+constexpr std::uint64_t kDataAlignment = 64;
+
+// CRC-32 with the zlib (IEEE 802.3, reflected 0xEDB88320) polynomial, table driven.
+std::uint32_t crc32(const unsigned char* data, std::size_t size) {
+  static const std::array<std::uint32_t, 256> table = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1U) ? 0xEDB88320U ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  std::uint32_t crc = 0xFFFFFFFFU;
+  for (std::size_t i = 0; i < size; ++i) crc = table[(crc ^ data[i]) & 0xFFU] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFU;
+}
+
+std::string hex(const unsigned char* data, std::size_t size) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < size; ++i) {
+    out += digits[data[i] >> 4];
+    out += digits[data[i] & 0xF];
+  }
+  return out;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
+std::string crcHex(std::uint32_t v) {
+  std::ostringstream out;
+  out << "0x" << std::hex << v;
+  return out.str();
+}
+
+// Little-endian reader over the file bytes; running past the end is a truncation error.
+class Reader {
+ public:
+  Reader(const std::string& path, const std::vector<unsigned char>& bytes)
+      : path_(path), bytes_(bytes) {}
+
+  std::size_t pos() const { return pos_; }
+
+  const unsigned char* take(std::size_t n, const std::string& what) {
+    if (bytes_.size() - pos_ < n) {
+      throw Error("weights file '" + path_ + "' is truncated: expected " + std::to_string(n) +
+                  " bytes of " + what + " at offset " + std::to_string(pos_) + ", found " +
+                  std::to_string(bytes_.size() - pos_) + " (file has " +
+                  std::to_string(bytes_.size()) + " bytes) -- re-run paleozoic compile");
+    }
+    const unsigned char* p = bytes_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+
+  std::uint64_t uint(std::size_t n, const std::string& what) {
+    const unsigned char* p = take(n, what);
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
+    return v;
+  }
+
+ private:
+  const std::string& path_;
+  const std::vector<unsigned char>& bytes_;
+  std::size_t pos_ = 0;
+};
+
+std::vector<unsigned char> readAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw Error("weights file '" + path +
+                "' cannot be opened (missing or unreadable); expected the .weights file written "
+                "next to the session by paleozoic compile");
+  }
+  return std::vector<unsigned char>(std::istreambuf_iterator<char>(in),
+                                    std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex) : path_(path) {
+  const std::vector<unsigned char> bytes = readAll(path);
+  const std::string where = "weights file '" + path + "'";
+  const std::size_t magic_len = std::min(bytes.size(), sizeof(kMagic));
+  if (magic_len < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    throw Error(where + " is not a Paleozoic weights file: expected magic \"PZWEIGHT\", found \"" +
+                std::string(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(magic_len)) +
+                "\"");
+  }
+  Reader r(path, bytes);
+  r.take(sizeof(kMagic), "magic");
+  const std::uint64_t version = r.uint(4, "version");
+  if (version != kVersion) {
+    throw Error(where + " has format version " + std::to_string(version) + ", expected " +
+                std::to_string(kVersion) + " -- re-run paleozoic compile with this runtime");
+  }
+  const std::uint64_t count = r.uint(4, "tensor count");
+  const unsigned char* model_id = r.take(kModelIdBytes, "model id");
+  const std::uint64_t data_offset = r.uint(8, "data offset");
+
+  std::vector<std::uint32_t> crcs;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::string what = "tensor table entry " + std::to_string(i);
+    const std::size_t name_len = static_cast<std::size_t>(r.uint(2, what));
+    const unsigned char* name_ptr = r.take(name_len, what + " (name)");
+    std::string name(reinterpret_cast<const char*>(name_ptr), name_len);
+    const std::uint64_t dtype = r.uint(1, what);
+    const std::uint64_t ndim = r.uint(1, what);
+    Entry entry{};
+    for (std::uint64_t d = 0; d < ndim; ++d) {
+      entry.shape.push_back(static_cast<int>(r.uint(4, what + " (dims)")));
+    }
+    entry.offset = r.uint(8, what);
+    entry.nbytes = r.uint(8, what);
+    crcs.push_back(static_cast<std::uint32_t>(r.uint(4, what)));
+    if (dtype != kFloat32) {
+      throw Error(where + ": tensor '" + name + "' has dtype code " + std::to_string(dtype) +
+                  ", expected 1 (float32)");
+    }
+    if (entry.nbytes != elementCount(entry.shape) * sizeof(float) || entry.offset % 4 != 0) {
+      throw Error(where + ": tensor '" + name + "' of shape " + shapeToString(entry.shape) +
+                  " is stored as " + std::to_string(entry.nbytes) + " bytes at offset " +
+                  std::to_string(entry.offset) + "; expected " +
+                  std::to_string(elementCount(entry.shape) * sizeof(float)) +
+                  " bytes at a multiple of 4");
+    }
+    entries_.emplace_back(std::move(name), std::move(entry));
+  }
+  const std::size_t header_end = r.pos();
+  const std::uint32_t header_crc = static_cast<std::uint32_t>(r.uint(4, "header checksum"));
+  const std::uint32_t actual_header_crc = crc32(bytes.data(), header_end);
+  if (header_crc != actual_header_crc) {
+    throw Error(where + ": header checksum mismatch: expected " + crcHex(header_crc) +
+                " (stored), computed " + crcHex(actual_header_crc) +
+                " -- the file is corrupt; re-run paleozoic compile");
+  }
+  const std::string file_id = hex(model_id, kModelIdBytes);
+  if (lower(model_id_hex) != file_id) {
+    throw Error(where + ": weights are for another model: expected id " + model_id_hex +
+                ", file has " + file_id + " -- re-run paleozoic compile");
+  }
+  if (data_offset % kDataAlignment != 0 || data_offset < r.pos()) {
+    throw Error(where + ": data offset " + std::to_string(data_offset) +
+                " is invalid; expected a multiple of 64 after the header (" +
+                std::to_string(r.pos()) + " bytes)");
+  }
+  if (data_offset > bytes.size()) {
+    throw Error(where + " is truncated: the data section starts at byte " +
+                std::to_string(data_offset) + " but the file has " +
+                std::to_string(bytes.size()) + " bytes -- re-run paleozoic compile");
+  }
+  const std::uint64_t data_bytes = bytes.size() - data_offset;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const std::string& name = entries_[i].first;
+    const Entry& e = entries_[i].second;
+    if (e.offset > data_bytes || data_bytes - e.offset < e.nbytes) {
+      throw Error(where + " is truncated: tensor '" + name + "' needs data bytes " +
+                  std::to_string(e.offset) + ".." + std::to_string(e.offset + e.nbytes) +
+                  " but the data section has " + std::to_string(data_bytes) +
+                  " bytes -- re-run paleozoic compile");
+    }
+    const std::uint32_t actual = crc32(bytes.data() + data_offset + e.offset, e.nbytes);
+    if (actual != crcs[i]) {
+      throw Error(where + ": checksum mismatch in tensor '" + name + "': expected " +
+                  crcHex(crcs[i]) + " (stored), computed " + crcHex(actual) +
+                  " -- the file is corrupt; re-run paleozoic compile");
+    }
+  }
+  data_.resize(static_cast<std::size_t>(data_bytes / sizeof(float)));
+  if (!data_.empty()) {
+    std::memcpy(data_.data(), bytes.data() + data_offset, data_.size() * sizeof(float));
+  }
+}
+
+const float* WeightFile::get(const std::string& name, const Shape& shape) const {
+  for (const auto& [entry_name, entry] : entries_) {
+    if (entry_name != name) continue;
+    if (entry.shape != shape) {
+      throw Error("weights file '" + path_ + "': tensor '" + name + "' has shape " +
+                  shapeToString(entry.shape) + ", expected " + shapeToString(shape) +
+                  " -- the file does not match this session; re-run paleozoic compile");
+    }
+    return data_.data() + entry.offset / sizeof(float);
+  }
+  throw Error("weights file '" + path_ + "' has no tensor '" + name + "' (it holds " +
+              std::to_string(entries_.size()) +
+              " tensors) -- the file does not match this session; re-run paleozoic compile");
+}
+
+std::size_t WeightFile::tensorCount() const { return entries_.size(); }
+
+}  // namespace pz
