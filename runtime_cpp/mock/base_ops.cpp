@@ -25,7 +25,8 @@ cnmlStatus_t run(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds,
   s = checkOperands(op->desc.outputs, out_tensors, outputs, output_num);
   if (s != CNML_STATUS_SUCCESS) return s;
   return guarded(CNML_STATUS_BADALLOC, [&] {
-    std::vector<const float*> in(inputs, inputs + input_num);
+    std::vector<const float*> in(input_num);
+    for (int i = 0; i < input_num; ++i) in[i] = static_cast<const float*>(inputs[i]);
     std::vector<float*> out(output_num);
     for (int i = 0; i < output_num; ++i) out[i] = static_cast<float*>(outputs[i]);
     execute(*op->prepared, in.data(), out.data());

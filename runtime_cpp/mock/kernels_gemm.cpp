@@ -13,7 +13,6 @@ namespace {
 
 typedef float vfloat __attribute__((vector_size(kVec * sizeof(float))));
 
-constexpr int kKC = 256;        // K block: a B micro-panel (kKC x kNR) stays near L1
 constexpr int kMB = kMR * 12;   // rows per task
 constexpr int kNB = kNR * 8;    // columns per task
 
@@ -115,6 +114,19 @@ void packBTransposed(const float* Bt, int ldbt, int K, int N, float* out, int th
     for (int k = 0; k < K; ++k) {
       for (int j = 0; j < cols; ++j) panel[k * kNR + j] = Bt[static_cast<std::size_t>(n0 + j) * ldbt + k];
       for (int j = cols; j < kNR; ++j) panel[k * kNR + j] = 0.0f;
+    }
+  }
+}
+
+void gemmBlock(int M, int nb, int kc, int pc, int K, const float* Ap, const float* Bblock,
+               float* C, int ldc, bool first, const float* bias_row) {
+  for (int j0 = 0; j0 < nb; j0 += kNR) {
+    const float* bpanel = Bblock + static_cast<std::size_t>(j0) * kc;
+    int nr = std::min(kNR, nb - j0);
+    for (int m0 = 0; m0 < M; m0 += kMR) {
+      const float* apanel = Ap + static_cast<std::size_t>(m0) * K + static_cast<std::size_t>(pc) * kMR;
+      microKernel(kc, apanel, bpanel, C + static_cast<std::size_t>(m0) * ldc + j0, ldc,
+                  std::min(kMR, M - m0), nr, first, bias_row ? bias_row + m0 : nullptr, nullptr);
     }
   }
 }

@@ -107,19 +107,26 @@ void transposeForward(const OpDesc& d, const float* in, float* out, int threads)
       src_stride[i] = in_stride[d.perm[i - lead]];
     }
   }
-  const long long outer = static_cast<long long>(od[0]) * od[1] * od[2];
-  const std::size_t inner_count = static_cast<std::size_t>(od[3]) * od[4] * od[5];
+  // Parallel over the first four (padded) output dims so low-rank and batch-1 transposes
+  // still split across threads; the last two dims form contiguous output runs.
+  const long long outer = static_cast<long long>(od[0]) * od[1] * od[2] * od[3];
+  const std::size_t inner_count = static_cast<std::size_t>(od[4]) * od[5];
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (long long t = 0; t < outer; ++t) {
-    int i0 = static_cast<int>(t / (od[1] * od[2])), i1 = static_cast<int>(t / od[2] % od[1]),
-        i2 = static_cast<int>(t % od[2]);
-    const float* base = in + i0 * src_stride[0] + i1 * src_stride[1] + i2 * src_stride[2];
+    long long r = t;
+    const int i3 = static_cast<int>(r % od[3]);
+    r /= od[3];
+    const int i2 = static_cast<int>(r % od[2]);
+    r /= od[2];
+    const int i1 = static_cast<int>(r % od[1]);
+    const int i0 = static_cast<int>(r / od[1]);
+    const float* base = in + i0 * src_stride[0] + i1 * src_stride[1] + i2 * src_stride[2] +
+                        i3 * src_stride[3];
     float* dst = out + t * inner_count;
-    for (int i3 = 0; i3 < od[3]; ++i3)
-      for (int i4 = 0; i4 < od[4]; ++i4) {
-        const float* src = base + i3 * src_stride[3] + i4 * src_stride[4];
-        for (int i5 = 0; i5 < od[5]; ++i5) *dst++ = src[i5 * src_stride[5]];
-      }
+    for (int i4 = 0; i4 < od[4]; ++i4) {
+      const float* src = base + i4 * src_stride[4];
+      for (int i5 = 0; i5 < od[5]; ++i5) *dst++ = src[i5 * src_stride[5]];
+    }
   }
 }
 

@@ -50,4 +50,5 @@ int threadsFor(int core_limit) { return std::max(1, std::min(core_limit, omp_get
 
 }  // namespace pz_mock
 
+cnmlBaseOp::cnmlBaseOp() = default;
 cnmlBaseOp::~cnmlBaseOp() = default;

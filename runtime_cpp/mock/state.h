@@ -127,6 +127,7 @@ struct cnmlBaseOp {
   bool fused = false;  // then it only runs through its fusion op
   std::unique_ptr<pz_mock::PreparedOp> prepared;
   double time_us = 0.0;  // simulated device time of one forward
+  cnmlBaseOp();  // out of line: PreparedOp is incomplete here
   ~cnmlBaseOp();
 };
 

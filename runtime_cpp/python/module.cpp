@@ -6,10 +6,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -208,7 +210,8 @@ void registerExceptions(py::module_& m) {
 void bindHandles(py::module_& m) {
   py::class_<TensorRef>(m, "Tensor", "An activation tensor owned by a Session.")
       .def_property_readonly("name", [](const TensorRef& t) { return t.tensor->name(); })
-      .def_property_readonly("shape", [](const TensorRef& t) { return shapeTuple(t.tensor->shape()); })
+      .def_property_readonly("shape",
+                             [](const TensorRef& t) { return shapeTuple(t.tensor->shape()); })
       .def_property_readonly("consumers", [](const TensorRef& t) { return t.tensor->consumers(); })
       .def("__repr__", [](const TensorRef& t) {
         return "<Tensor " + t.tensor->name() + " " + pz::shapeToString(t.tensor->shape()) + ">";
@@ -218,7 +221,9 @@ void bindHandles(py::module_& m) {
       .def_property_readonly("name", [](const LayerRef& l) { return l.layer->name(); })
       .def_property_readonly("kind", [](const LayerRef& l) { return l.kind; })
       .def_property_readonly("output",
-                             [](const LayerRef& l) { return TensorRef{&l.layer->output(), l.session}; })
+                             [](const LayerRef& l) {
+                               return TensorRef{&l.layer->output(), l.session};
+                             })
       .def_property_readonly("compiled", [](const LayerRef& l) { return l.layer->compiled(); })
       .def_property_readonly("fused", [](const LayerRef& l) { return l.layer->fused(); })
       .def(
@@ -227,8 +232,9 @@ void bindHandles(py::module_& m) {
       .def(
           "run",
           [](LayerRef& l) {
-            l.layer->run(sessionOf(l.session).queue());
-            pz::check(cnrtSyncQueue(sessionOf(l.session).queue()), l.layer->name(), "cnrtSyncQueue");
+            cnrtQueue_t queue = sessionOf(l.session).queue();
+            l.layer->run(queue);
+            pz::check(cnrtSyncQueue(queue), l.layer->name(), "cnrtSyncQueue");
           },
           "Runs the layer alone (Layer::run) and waits for it.")
       .def("config", &configLayer, py::arg("a"), py::arg("b") = py::none(),
@@ -279,8 +285,8 @@ void bindSession(py::module_& m) {
           "pool",
           [](py::object self, const std::string& name, const TensorRef& x, const std::string& mode,
              Pair kernel, Pair stride, Quad pads, bool ceil_mode, bool count_include_pad) {
-            auto& layer = sessionOf(self).add<pz::PoolLayer>(
-                name, *x.tensor, poolParams(mode, kernel, stride, pads, ceil_mode, count_include_pad));
+            const pz::Pool p = poolParams(mode, kernel, stride, pads, ceil_mode, count_include_pad);
+            auto& layer = sessionOf(self).add<pz::PoolLayer>(name, *x.tensor, p);
             return makeRef(layer, "pool", {}, self);
           },
           py::arg("name"), py::arg("x"), py::arg("mode"), py::arg("kernel"),
@@ -469,8 +475,8 @@ void bindShapes(py::module_& m) {
   m.def(
       "pool_output_shape",
       [](const std::vector<int>& in, Pair kernel, Pair stride, Quad pads, bool ceil_mode) {
-        return shapeTuple(
-            pz::poolOutputShape(toShape(in), poolParams("max", kernel, stride, pads, ceil_mode, false)));
+        const pz::Pool p = poolParams("max", kernel, stride, pads, ceil_mode, false);
+        return shapeTuple(pz::poolOutputShape(toShape(in), p));
       },
       py::arg("shape"), py::arg("kernel"), py::arg("stride") = Pair{1, 1},
       py::arg("pads") = Quad{0, 0, 0, 0}, py::arg("ceil_mode") = false);

@@ -30,7 +30,8 @@ int slidingOutput(int in, int pad_begin, int pad_end, int effective_window, int 
 Shape convOutputShape(const Shape& in, const Conv& p) {
   requireNchw(in, "conv");
   if (p.groups_ < 1 || in[1] % p.groups_ != 0 || p.out_channels % p.groups_ != 0) {
-    throw Error("conv: groups = " + std::to_string(p.groups_) + " must divide the input channels (" +
+    throw Error("conv: groups = " + std::to_string(p.groups_) +
+                " must divide the input channels (" +
                 std::to_string(in[1]) + ") and the output channels (" +
                 std::to_string(p.out_channels) + ")");
   }

@@ -123,6 +123,7 @@ WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex)
   const std::uint64_t data_offset = r.uint(8, "data offset");
 
   std::vector<std::uint32_t> crcs;
+  std::vector<std::uint64_t> dtypes;
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::string what = "tensor table entry " + std::to_string(i);
     const std::size_t name_len = static_cast<std::size_t>(r.uint(2, what));
@@ -137,17 +138,7 @@ WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex)
     entry.offset = r.uint(8, what);
     entry.nbytes = r.uint(8, what);
     crcs.push_back(static_cast<std::uint32_t>(r.uint(4, what)));
-    if (dtype != kFloat32) {
-      throw Error(where + ": tensor '" + name + "' has dtype code " + std::to_string(dtype) +
-                  ", expected 1 (float32)");
-    }
-    if (entry.nbytes != elementCount(entry.shape) * sizeof(float) || entry.offset % 4 != 0) {
-      throw Error(where + ": tensor '" + name + "' of shape " + shapeToString(entry.shape) +
-                  " is stored as " + std::to_string(entry.nbytes) + " bytes at offset " +
-                  std::to_string(entry.offset) + "; expected " +
-                  std::to_string(elementCount(entry.shape) * sizeof(float)) +
-                  " bytes at a multiple of 4");
-    }
+    dtypes.push_back(dtype);
     entries_.emplace_back(std::move(name), std::move(entry));
   }
   const std::size_t header_end = r.pos();
@@ -157,6 +148,21 @@ WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex)
     throw Error(where + ": header checksum mismatch: expected " + crcHex(header_crc) +
                 " (stored), computed " + crcHex(actual_header_crc) +
                 " -- the file is corrupt; re-run paleozoic compile");
+  }
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const std::string& name = entries_[i].first;
+    const Entry& e = entries_[i].second;
+    if (dtypes[i] != kFloat32) {
+      throw Error(where + ": tensor '" + name + "' has dtype code " + std::to_string(dtypes[i]) +
+                  ", expected 1 (float32)");
+    }
+    if (e.nbytes != elementCount(e.shape) * sizeof(float) || e.offset % 4 != 0) {
+      throw Error(where + ": tensor '" + name + "' of shape " + shapeToString(e.shape) +
+                  " is stored as " + std::to_string(e.nbytes) + " bytes at offset " +
+                  std::to_string(e.offset) + "; expected " +
+                  std::to_string(elementCount(e.shape) * sizeof(float)) +
+                  " bytes at a multiple of 4");
+    }
   }
   const std::string file_id = hex(model_id, kModelIdBytes);
   if (lower(model_id_hex) != file_id) {

@@ -16,8 +16,7 @@ def build_graph(s, rng):
     c1 = s.conv("c1", x, out_channels=8, kernel=(3, 3), pads=(1, 1, 1, 1))
     c1.config(w1, b1)
     r1 = s.active("r1", c1.output, "relu")
-    p1 = s.pool("p1", r1.output, mode="max", kernel=(3, 3), stride=(2, 2), pads=(1, 1, 1, 1),
-                ceil_mode=True)
+    p1 = s.pool("p1", r1.output, mode="max", kernel=(3, 3), stride=(2, 2), pads=(1, 1, 1, 1))
     c2 = s.conv("c2", p1.output, out_channels=8, kernel=(3, 3), pads=(1, 1, 1, 1))
     c2.config(w2, None)
     r2 = s.active("r2", c2.output, "relu")

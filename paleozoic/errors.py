@@ -1,0 +1,43 @@
+"""Errors with documented exit codes; each message names the file, node or layer and the fix."""
+
+from __future__ import annotations
+
+
+class PaleozoicError(Exception):
+    exit_code = 2
+
+
+class ModelLoadError(PaleozoicError):
+    """The file is missing, not ONNX, truncated, or fails the ONNX checker."""
+
+    exit_code = 2
+
+
+class UnsupportedModelError(PaleozoicError):
+    """Operators, attributes or patterns Paleozoic cannot map to the SDK."""
+
+    exit_code = 3
+
+
+class PlanMismatchError(PaleozoicError):
+    """A plan that does not fit the model."""
+
+    exit_code = 4
+
+
+class BuildError(PaleozoicError):
+    """cmake or g++ failed on an emitted session."""
+
+    exit_code = 5
+
+
+class OutputExistsError(PaleozoicError):
+    """Refusing to overwrite a non-empty output folder without --force."""
+
+    exit_code = 6
+
+
+class VerifyError(PaleozoicError):
+    """The session ran but its outputs differ from onnxruntime's."""
+
+    exit_code = 1

@@ -1,0 +1,472 @@
+"""Walks the dataflow bindings of TVM's Relax module into Paleozoic layers.
+
+TVM's ONNX frontend is the parser; this module maps its lowered forms back to layer kinds,
+one converter per Relax operator (the shape of TVM's own converter table). Weights stay
+function parameters (keep_params_in_input=True) so they keep their ONNX names, which give
+the layers readable names; the few shape operations TVM applies to weights (bias
+reshape, Gemm's weight transpose, Unsqueeze) are evaluated here with numpy.
+
+Multi-binding patterns (TVM's decomposition of LRN, and Sum as broadcast/stack/sum) are
+tracked as Pending values until the binding that completes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from paleozoic.errors import UnsupportedModelError
+from paleozoic.ir import Layer, Operator, TensorInfo
+from paleozoic.ops import KINDS
+
+logger = logging.getLogger(__name__)
+
+
+# ---- values bound to Relax variables --------------------------------------------------
+@dataclass(frozen=True)
+class Act:
+    """An activation tensor of the layer queue."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: np.ndarray
+    origin: str = ""  # ONNX name of the weight it came from, for naming layers
+
+
+@dataclass(frozen=True)
+class Tup:
+    items: tuple[Any, ...]
+
+
+@dataclass
+class Pending:
+    """A partly matched multi-binding pattern."""
+
+    pattern: str
+    source: Act | None = None
+    items: list[Act] = field(default_factory=list)
+    attrs: dict[str, float] = field(default_factory=dict)
+
+
+Value = Act | Const | Tup | Pending
+
+
+class ConversionError(UnsupportedModelError):
+    pass
+
+
+def _ints(values: Any) -> list[int]:
+    return [int(v) for v in values]
+
+
+def clean_identifier(name: str) -> str:
+    """A readable C++ identifier from an ONNX name ("gpu_0/res2_0_branch2a_w_0" ->
+    "res2_0_branch2a_w")."""
+    name = re.sub(r"^gpu_\d+/", "", name)
+    name = re.sub(r"_0$", "", name)
+    ident = re.sub(r"\W+", "_", name).strip("_") or "t"
+    if ident[0].isdigit():
+        ident = "t" + ident
+    return ident
+
+
+_WEIGHT_SUFFIX = re.compile(r"(_w|_weight|_W|_kernel|_s|_scale|_gamma)$")
+
+
+def stem_from_weight(origin: str) -> str:
+    return _WEIGHT_SUFFIX.sub("", clean_identifier(origin)) if origin else ""
+
+
+class Walker:
+    """Holds the state of one walk; converters call its emit/lookup helpers."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.layers: list[Layer] = []
+        self.tensors: dict[str, TensorInfo] = {}
+        self.weights: dict[str, np.ndarray] = {}
+        self.env: dict[Any, Value] = {}
+        self.stems: dict[str, str] = {}  # tensor -> stem of the layer that made it
+        self.used_names: set[str] = set()
+        self.current_shape: tuple[int, ...] = ()
+        self.current_var = ""
+
+    # -- naming ----------------------------------------------------------------------
+    def unique(self, base: str) -> str:
+        name, n = base, 2
+        while name in self.used_names:
+            name, n = f"{base}_{n}", n + 1
+        self.used_names.add(name)
+        return name
+
+    def stem_of(self, act: Act) -> str:
+        return self.stems.get(act.name, act.name)
+
+    # -- emission --------------------------------------------------------------------
+    def emit(self, kind: str, inputs: list[Act], attrs: dict[str, Any] | None = None,
+             weights: dict[str, np.ndarray] | None = None, stem: str = "",
+             suffix: str = "") -> Act:
+        """Appends a layer, checks our shape function against TVM's, returns its output."""
+        attrs = attrs or {}
+        stem = stem or (self.stem_of(inputs[0]) if inputs else "layer")
+        name = self.unique(f"{stem}_{suffix}" if suffix else stem)
+        spec = KINDS[kind]
+        in_shapes = [self.tensors[a.name].shape for a in inputs]
+        shape = spec.output_shape(attrs, in_shapes)
+        layer = Layer(name=name, op=Operator(kind, attrs), inputs=[a.name for a in inputs],
+                      output=name)
+        for role, value in (weights or {}).items():
+            key = f"{name}.{role}"
+            self.weights[key] = np.ascontiguousarray(value, dtype=np.float32)
+            layer.weights[role] = key
+        self.layers.append(layer)
+        self.tensors[name] = TensorInfo(name, shape)
+        self.stems[name] = stem
+        return Act(name)
+
+    def check_final_shape(self, act: Act) -> None:
+        ours = self.tensors[act.name].shape
+        if self.current_shape and ours != self.current_shape:
+            raise ConversionError(
+                f"{self.source}: shape inference disagrees with TVM at {self.current_var} "
+                f"(layer {act.name!r}): ours {ours}, TVM {self.current_shape}")
+
+    def fail(self, message: str) -> ConversionError:
+        return ConversionError(f"{self.source}: {self.current_var}: {message}")
+
+
+# ---- constant evaluation (shape operations TVM applies to weights) ----------------------
+def _const_reshape(call: Any, args: list[Const]) -> np.ndarray:
+    return args[0].value.reshape(_ints(call.args[1].values))
+
+
+def _const_permute(call: Any, args: list[Const]) -> np.ndarray:
+    axes = call.attrs.axes
+    return np.transpose(args[0].value, None if axes is None else _ints(axes))
+
+
+def _const_expand_dims(call: Any, args: list[Const]) -> np.ndarray:
+    value = args[0].value
+    for axis in sorted(_ints(call.attrs.axis)):
+        value = np.expand_dims(value, axis)
+    return value
+
+
+def _const_squeeze(call: Any, args: list[Const]) -> np.ndarray:
+    axis = call.attrs.axis
+    return np.squeeze(args[0].value, axis=None if axis is None else tuple(_ints(axis)))
+
+
+def _const_broadcast_to(call: Any, args: list[Const]) -> np.ndarray:
+    return np.broadcast_to(args[0].value, _ints(call.args[1].values)).copy()
+
+
+def _const_binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable:
+    return lambda call, args: fn(args[0].value, args[1].value)
+
+
+CONST_EVAL: dict[str, Callable[[Any, list[Const]], np.ndarray]] = {
+    "relax.reshape": _const_reshape,
+    "relax.permute_dims": _const_permute,
+    "relax.expand_dims": _const_expand_dims,
+    "relax.squeeze": _const_squeeze,
+    "relax.broadcast_to": _const_broadcast_to,
+    "relax.add": _const_binary(np.add),
+    "relax.subtract": _const_binary(np.subtract),
+    "relax.multiply": _const_binary(np.multiply),
+    "relax.divide": _const_binary(np.divide),
+    "relax.sqrt": lambda call, args: np.sqrt(args[0].value),
+}
+
+
+# ---- converters ---------------------------------------------------------------------
+def _channel_vector(w: Walker, act: Act, const: Const) -> np.ndarray | None:
+    """The constant as one value per channel (axis 1) of `act`, or None if it is not."""
+    shape = w.tensors[act.name].shape
+    value = const.value
+    if value.size == 1:
+        return np.full(shape[1], float(value.reshape(())), dtype=np.float32)
+    channels = shape[1] if len(shape) > 1 else 0
+    squeezed = value.reshape(-1)
+    if squeezed.size != channels:
+        return None
+    # Accept (C,), (C,1,1), (1,C,1,1) and the like: C must sit on the channel axis.
+    dims = list(value.shape)
+    trailing = len(shape) - 1 - (len(dims) - 1 - dims.index(channels)) if dims else 0
+    if trailing != 1 and not (len(dims) == 1 and len(shape) == 2):
+        return None
+    return squeezed.astype(np.float32)
+
+
+def conv_conv2d(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, weight = args
+    if not isinstance(x, Act) or not isinstance(weight, Const):
+        raise w.fail("conv2d needs an activation input and a constant weight")
+    a = call.attrs
+    if a.data_layout != "NCHW" or a.kernel_layout != "OIHW":
+        raise w.fail(f"conv2d layout {a.data_layout}/{a.kernel_layout} is not NCHW/OIHW")
+    top, left, bottom, right = _ints(a.padding)
+    co, _, kh, kw = weight.value.shape
+    attrs = {"out_channels": int(co), "kernel": [int(kh), int(kw)],
+             "stride": _ints(a.strides), "pads": [top, bottom, left, right],
+             "dilation": _ints(a.dilation), "groups": int(a.groups)}
+    return w.emit("Conv", [x], attrs, {"weight": weight.value},
+                  stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "conv")
+
+
+def _pool(w: Walker, call: Any, args: list[Value], mode: str) -> Value:
+    (x,) = args
+    if not isinstance(x, Act):
+        raise w.fail("pooling of a constant is not supported")
+    a = call.attrs
+    if a.layout != "NCHW":
+        raise w.fail(f"pool layout {a.layout} is not NCHW")
+    if any(d != 1 for d in _ints(a.dilation)):
+        raise w.fail("dilated pooling is not supported by the SDK's pool op")
+    top, left, bottom, right = _ints(a.padding)
+    attrs = {"mode": mode, "kernel": _ints(a.pool_size), "stride": _ints(a.strides),
+             "pads": [top, bottom, left, right], "ceil_mode": bool(a.ceil_mode),
+             "count_include_pad": bool(a.count_include_pad) if mode == "avg" else False}
+    return w.emit("Pool", [x], attrs, suffix=f"{mode}pool")
+
+
+def conv_max_pool2d(w: Walker, call: Any, args: list[Value]) -> Value:
+    return _pool(w, call, args, "max")
+
+
+def conv_avg_pool2d(w: Walker, call: Any, args: list[Value]) -> Value:
+    return _pool(w, call, args, "avg")
+
+
+def conv_mean(w: Walker, call: Any, args: list[Value]) -> Value:
+    (x,) = args
+    shape = w.tensors[x.name].shape if isinstance(x, Act) else ()
+    axes = sorted(a % len(shape) for a in _ints(call.attrs.axis)) if shape else []
+    if not isinstance(x, Act) or len(shape) != 4 or axes != [2, 3]:
+        raise w.fail("mean is supported over the H and W axes of an NCHW tensor only")
+    out = w.emit("GlobalAvgPool", [x], suffix="gap")
+    if not call.attrs.keepdims:
+        out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, suffix="flatten")
+    return out
+
+
+def conv_relu(w: Walker, call: Any, args: list[Value]) -> Value:
+    return w.emit("Active", [_act(w, args[0])], {"function": "relu"}, suffix="relu")
+
+
+def conv_softmax(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = _act(w, args[0])
+    rank = len(w.tensors[x.name].shape)
+    return w.emit("Softmax", [x], {"axis": int(call.attrs.axis) % rank}, suffix="softmax")
+
+
+def conv_batch_norm(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = _act(w, args[0])
+    gamma, beta, mean, var = args[1:]
+    if not all(isinstance(c, Const) for c in (gamma, beta, mean, var)):
+        raise w.fail("batch_norm parameters must be constants")
+    if int(call.attrs.axis) != 1:
+        raise w.fail("batch_norm is supported on the channel axis (1) only")
+    eps = float(call.attrs.epsilon)
+    stem = stem_from_weight(gamma.origin) or w.stem_of(x)
+    # The SDK's BatchNorm is (x - mean) * var without affine terms: the paper's
+    # weighted-BN substitution adds a Scale layer for gamma and beta.
+    inv_std = 1.0 / np.sqrt(var.value.astype(np.float64) + eps)
+    bn = w.emit("BatchNorm", [x], {"epsilon": eps},
+                {"mean": mean.value, "var": inv_std.astype(np.float32)}, stem=stem)
+    scale = w.emit("Scale", [bn], {}, {"alpha": gamma.value, "beta": beta.value},
+                   stem=stem, suffix="scale")
+    return Tup((scale, mean, var))
+
+
+def conv_dropout(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = _act(w, args[0])
+    return Tup((x, x))  # inference: dropout is the identity
+
+
+def conv_matmul(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, weight = args
+    if not isinstance(x, Act) or not isinstance(weight, Const) or weight.value.ndim != 2:
+        raise w.fail("matmul is supported with an activation and a constant 2-D weight")
+    if len(w.tensors[x.name].shape) != 2:
+        raise w.fail("matmul is supported on 2-D activations only (flatten first)")
+    # The paper's GEMM substitution: y = x W becomes a fully-connected layer whose
+    # filter is W transposed ([out, in], the SDK's MLP layout).
+    return w.emit("FullyConnected", [x], {"out_features": int(weight.value.shape[1])},
+                  {"weight": np.ascontiguousarray(weight.value.T)},
+                  stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "fc")
+
+
+def conv_concat(w: Walker, call: Any, args: list[Value]) -> Value:
+    (items,) = args
+    if not isinstance(items, Tup) or not all(isinstance(i, Act) for i in items.items):
+        raise w.fail("concat of constants is not supported")
+    rank = len(w.tensors[items.items[0].name].shape)
+    return w.emit("Concat", list(items.items), {"axis": int(call.attrs.axis) % rank},
+                  suffix="concat")
+
+
+def conv_reshape_like(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = _act(w, args[0])
+    if isinstance(x, Pending):
+        return _lrn_step(w, call, x)
+    return w.emit("Reshape", [x], {"shape": list(w.current_shape)}, suffix="reshape")
+
+
+def conv_permute_dims(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = _act(w, args[0])
+    rank = len(w.tensors[x.name].shape)
+    axes = call.attrs.axes
+    perm = list(reversed(range(rank))) if axes is None else [a % rank for a in _ints(axes)]
+    return w.emit("Transpose", [x], {"perm": perm}, suffix="transpose")
+
+
+def conv_broadcast_to(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = _act(w, args[0])
+    if w.tensors[x.name].shape != w.current_shape:
+        raise w.fail("broadcast_to that changes an activation's shape is not supported")
+    return x
+
+
+def conv_stack(w: Walker, call: Any, args: list[Value]) -> Value:
+    (items,) = args
+    if not isinstance(items, Tup) or not all(isinstance(i, Act) for i in items.items):
+        raise w.fail("stack is supported as part of Sum over activations only")
+    if int(call.attrs.axis) != 0:
+        raise w.fail("stack is supported on axis 0 (ONNX Sum) only")
+    return Pending("sum", items=list(items.items))
+
+
+def conv_sum(w: Walker, call: Any, args: list[Value]) -> Value:
+    (stacked,) = args
+    axis = call.attrs.axis
+    if not isinstance(stacked, Pending) or stacked.pattern != "sum" or (
+            axis is not None and _ints(axis) != [0]) or call.attrs.keepdims:
+        raise w.fail("sum is supported as ONNX Sum (stack then sum over axis 0) only")
+    out = stacked.items[0]
+    for item in stacked.items[1:]:
+        out = w.emit("Add", [out, item], suffix="add")
+    return out
+
+
+def conv_add(w: Walker, call: Any, args: list[Value]) -> Value:
+    a, b = args
+    if isinstance(a, Pending) or isinstance(b, Pending):
+        return _lrn_step(w, call, a if isinstance(a, Pending) else b, b if isinstance(a, Pending) else a)
+    if isinstance(a, Const):
+        a, b = b, a
+    if isinstance(a, Act) and isinstance(b, Act):
+        return w.emit("Add", [a, b], suffix="add")
+    if isinstance(a, Act) and isinstance(b, Const):
+        beta = _channel_vector(w, a, b)
+        if beta is None:
+            raise w.fail(f"add of a constant of shape {b.value.shape} to "
+                         f"{w.tensors[a.name].shape} is not per-channel")
+        return w.emit("Scale", [a], {}, {"alpha": np.ones_like(beta), "beta": beta},
+                      suffix="bias")
+    raise w.fail("add of these operands is not supported")
+
+
+def conv_multiply(w: Walker, call: Any, args: list[Value]) -> Value:
+    a, b = args
+    if isinstance(a, Act) and isinstance(b, Act) and a == b:
+        return Pending("lrn", source=a)  # x * x opens TVM's LRN decomposition
+    if isinstance(a, Pending) or isinstance(b, Pending):
+        return _lrn_step(w, call, a if isinstance(a, Pending) else b, b if isinstance(a, Pending) else a)
+    if isinstance(a, Const):
+        a, b = b, a
+    if isinstance(a, Act) and isinstance(b, Const):
+        alpha = _channel_vector(w, a, b)
+        if alpha is None:
+            raise w.fail(f"multiply by a constant of shape {b.value.shape} is not "
+                         f"per-channel")
+        return w.emit("Scale", [a], {}, {"alpha": alpha, "beta": np.zeros_like(alpha)},
+                      suffix="scale")
+    raise w.fail("multiply of two different activations is not supported")
+
+
+def conv_power(w: Walker, call: Any, args: list[Value]) -> Value:
+    return _lrn_step(w, call, args[0], args[1])
+
+
+def conv_divide(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, denom = args
+    if isinstance(x, Act) and isinstance(denom, Pending) and denom.pattern == "lrn" \
+            and denom.source == x and {"size", "alpha", "bias", "beta"} <= denom.attrs.keys():
+        attrs = {"size": int(denom.attrs["size"]), "alpha": denom.attrs["alpha"],
+                 "beta": denom.attrs["beta"], "bias": denom.attrs["bias"]}
+        return w.emit("LRN", [x], attrs, suffix="lrn")
+    raise w.fail("divide is supported as the last step of LRN only")
+
+
+def conv_avg_pool3d(w: Walker, call: Any, args: list[Value]) -> Value:
+    return _lrn_step(w, call, args[0])
+
+
+def _lrn_step(w: Walker, call: Any, pending: Value, const: Value | None = None) -> Value:
+    """One binding of TVM's LRN decomposition:
+    x*x, expand_dims, avg_pool3d(size,1,1), squeeze, *alpha, +bias, **beta, x / (.)."""
+    if not isinstance(pending, Pending) or pending.pattern != "lrn":
+        raise w.fail(f"{call.op.name} is supported inside LRN only")
+    op = call.op.name
+    scalar = (float(const.value.reshape(())) if isinstance(const, Const)
+              and const.value.size == 1 else None)
+    if op in ("relax.expand_dims", "relax.squeeze"):
+        return pending
+    if op == "relax.nn.avg_pool3d":
+        size = _ints(call.attrs.pool_size)
+        if size[1:] != [1, 1] or not call.attrs.count_include_pad:
+            raise w.fail("avg_pool3d is supported as LRN's channel window only")
+        pending.attrs["size"] = size[0]
+        return pending
+    if op == "relax.multiply" and scalar is not None:
+        # avg_pool divided by size; alpha * S / size is ONNX's LRN form.
+        pending.attrs["alpha"] = scalar
+        return pending
+    if op == "relax.add" and scalar is not None:
+        pending.attrs["bias"] = scalar
+        return pending
+    if op == "relax.power" and scalar is not None:
+        pending.attrs["beta"] = scalar
+        return pending
+    raise w.fail(f"{op} does not fit the LRN pattern")
+
+
+def _act(w: Walker, value: Value) -> Any:
+    if isinstance(value, (Act, Pending)):
+        return value
+    raise w.fail("this operation on a constant is not supported")
+
+
+CONVERTERS: dict[str, Callable[[Walker, Any, list[Value]], Value]] = {
+    "relax.nn.conv2d": conv_conv2d,
+    "relax.nn.max_pool2d": conv_max_pool2d,
+    "relax.nn.avg_pool2d": conv_avg_pool2d,
+    "relax.nn.avg_pool3d": conv_avg_pool3d,
+    "relax.mean": conv_mean,
+    "relax.nn.relu": conv_relu,
+    "relax.nn.softmax": conv_softmax,
+    "relax.nn.batch_norm": conv_batch_norm,
+    "relax.nn.dropout": conv_dropout,
+    "relax.matmul": conv_matmul,
+    "relax.concat": conv_concat,
+    "relax.reshape": conv_reshape_like,
+    "relax.flatten": conv_reshape_like,
+    "relax.squeeze": conv_reshape_like,
+    "relax.expand_dims": conv_reshape_like,
+    "relax.permute_dims": conv_permute_dims,
+    "relax.broadcast_to": conv_broadcast_to,
+    "relax.stack": conv_stack,
+    "relax.sum": conv_sum,
+    "relax.add": conv_add,
+    "relax.multiply": conv_multiply,
+    "relax.power": conv_power,
+    "relax.divide": conv_divide,
+}

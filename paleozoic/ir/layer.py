@@ -1,0 +1,87 @@
+"""Layers and the LayerQueue: what the frontend produces and the passes rewrite."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    name: str
+    shape: Shape
+    dtype: str = "float32"
+
+
+@dataclass
+class Operator:
+    """An operator kind and its attributes (kernel, stride, pads, axis, ...)."""
+
+    op_type: str
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Layer:
+    """One layer of the queue: an operator bound to tensors and weights.
+
+    `weights` maps a role of the layer kind ("weight", "bias", "mean", ...) to the name of
+    a tensor in LayerQueue.weights. MP, precision and sparsity are the per-layer knobs of
+    the paper's IR; MP is normally set per F-Block by the plan.
+    """
+
+    name: str
+    op: Operator
+    inputs: list[str]
+    output: str
+    weights: dict[str, str] = field(default_factory=dict)
+    mp: int = 1
+    precision: str = "fp32"
+    sparsity: float = 0.0
+
+    @property
+    def kind(self) -> str:
+        return self.op.op_type
+
+
+@dataclass
+class LayerQueue:
+    """Layers in topological order with every tensor's shape and the weight values."""
+
+    layers: list[Layer]
+    inputs: list[TensorInfo]
+    outputs: list[str]
+    tensors: dict[str, TensorInfo]
+    weights: dict[str, np.ndarray]
+    source: str = "<model>"
+    opset: int = 0
+    ir_version: int = 0
+
+    def layer(self, name: str) -> Layer:
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise KeyError(f"no layer named {name!r}")
+
+    def shape(self, tensor: str) -> Shape:
+        return self.tensors[tensor].shape
+
+    def producers(self) -> dict[str, Layer]:
+        return {layer.output: layer for layer in self.layers}
+
+    def consumers(self) -> dict[str, list[Layer]]:
+        users: dict[str, list[Layer]] = {}
+        for layer in self.layers:
+            for name in layer.inputs:
+                users.setdefault(name, []).append(layer)
+        return users
+
+    def prune_unused_weights(self) -> None:
+        used = {w for layer in self.layers for w in layer.weights.values()}
+        self.weights = {k: v for k, v in self.weights.items() if k in used}
+        live = {t.name for t in self.inputs} | {layer.output for layer in self.layers}
+        self.tensors = {k: v for k, v in self.tensors.items() if k in live}

@@ -1,0 +1,71 @@
+"""The Model of paper Table 3: the queue's layers grouped into F-Blocks by a plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from paleozoic.ir.layer import Layer, LayerQueue, TensorInfo
+from paleozoic.ir.plan import Plan
+
+
+@dataclass(frozen=True)
+class OpSet:
+    opset_version: int
+    ops: tuple[str, ...]
+
+
+@dataclass
+class FBlock:
+    """A contiguous run of layers compiled together (fused or not) on `mp` cores."""
+
+    name: str
+    layers: list[Layer]
+    mp: int
+    fuse: bool
+    inputs: list[str]
+    outputs: list[str]
+
+
+@dataclass
+class Model:
+    ir_version: int
+    opset: OpSet
+    inputs: list[TensorInfo]
+    outputs: list[TensorInfo]
+    blocks: list[FBlock]
+    queue: LayerQueue
+    plan: Plan
+
+    @classmethod
+    def build(cls, queue: LayerQueue, plan: Plan) -> Model:
+        plan.validate(queue)
+        by_name = {layer.name: layer for layer in queue.layers}
+        users = queue.consumers()
+        graph_outputs = set(queue.outputs)
+        blocks = []
+        for planned in plan.blocks:
+            layers = [by_name[name] for name in planned.layers]
+            produced = {layer.output for layer in layers}
+            inside = {id(layer) for layer in layers}
+            inputs: list[str] = []
+            for layer in layers:
+                for name in layer.inputs:
+                    if name not in produced and name not in inputs:
+                        inputs.append(name)
+            outputs = [
+                layer.output for layer in layers
+                if layer.output in graph_outputs
+                or any(id(user) not in inside for user in users.get(layer.output, []))
+            ]
+            blocks.append(FBlock(planned.name, layers, planned.mp, planned.fuse,
+                                 inputs, outputs))
+        ops = tuple(sorted({layer.kind for layer in queue.layers}))
+        return cls(
+            ir_version=queue.ir_version,
+            opset=OpSet(queue.opset, ops),
+            inputs=list(queue.inputs),
+            outputs=[queue.tensors[name] for name in queue.outputs],
+            blocks=blocks,
+            queue=queue,
+            plan=plan,
+        )

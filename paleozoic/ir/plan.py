@@ -1,0 +1,140 @@
+"""A Plan cuts the LayerQueue into F-Blocks, each with an MP and a fuse switch.
+
+Plans are plain data: they serialise to plan.json and back without loss, so people and
+scripts can edit them, and the framework validates them against the queue.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from paleozoic.ir.layer import LayerQueue
+
+PLAN_FORMAT = "paleozoic-plan"
+PLAN_VERSION = 1
+MP_MIN, MP_MAX = 1, 32
+
+
+class PlanError(ValueError):
+    """A plan that does not fit its model; the message names the block and the fix."""
+
+
+@dataclass
+class PlannedBlock:
+    name: str
+    layers: list[str]
+    mp: int
+    fuse: bool = True
+
+
+@dataclass
+class Plan:
+    blocks: list[PlannedBlock]
+    strategy: str = "custom"
+    model: str = ""
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    # ---- serialisation -----------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": PLAN_FORMAT,
+            "version": PLAN_VERSION,
+            "model": self.model,
+            "strategy": self.strategy,
+            "notes": self.notes,
+            "blocks": [
+                {"name": b.name, "mp": b.mp, "fuse": b.fuse, "layers": list(b.layers)}
+                for b in self.blocks
+            ],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "plan") -> Plan:
+        if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
+            raise PlanError(f"{source}: not a Paleozoic plan (expected \"format\": "
+                            f"\"{PLAN_FORMAT}\")")
+        if data.get("version") != PLAN_VERSION:
+            raise PlanError(f"{source}: plan version {data.get('version')!r} is not "
+                            f"supported (this Paleozoic reads version {PLAN_VERSION})")
+        blocks = []
+        for i, raw in enumerate(data.get("blocks", [])):
+            where = f"{source}: block {i} ({raw.get('name', '?')})"
+            try:
+                blocks.append(PlannedBlock(
+                    name=str(raw["name"]), layers=[str(x) for x in raw["layers"]],
+                    mp=raw["mp"], fuse=raw.get("fuse", True)))
+            except KeyError as missing:
+                raise PlanError(f"{where}: missing field {missing}") from None
+            if not isinstance(blocks[-1].mp, int) or isinstance(blocks[-1].mp, bool):
+                raise PlanError(f"{where}: mp must be an integer in {MP_MIN}..{MP_MAX}")
+            if not isinstance(blocks[-1].fuse, bool):
+                raise PlanError(f"{where}: fuse must be true or false")
+        return cls(blocks=blocks, strategy=str(data.get("strategy", "custom")),
+                   model=str(data.get("model", "")), notes=dict(data.get("notes", {})))
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "plan") -> Plan:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise PlanError(f"{source}: not valid JSON ({err})") from None
+        return cls.from_dict(data, source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Plan:
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as err:
+            raise PlanError(f"{path}: cannot read plan ({err.strerror})") from None
+        return cls.from_json(text, str(path))
+
+    # ---- validation --------------------------------------------------------------
+    def validate(self, queue: LayerQueue, fusible: dict[str, bool] | None = None) -> None:
+        """Checks blocks are contiguous, cover every layer once, fusible, MP in range."""
+        order = [layer.name for layer in queue.layers]
+        position = {name: i for i, name in enumerate(order)}
+        kinds = {layer.name: layer.kind for layer in queue.layers}
+        seen: dict[str, str] = {}
+        names: set[str] = set()
+        expected = 0
+        if not self.blocks:
+            raise PlanError("plan has no blocks; every layer must belong to one block")
+        for block in self.blocks:
+            where = f"block {block.name!r}"
+            if block.name in names:
+                raise PlanError(f"{where}: block name used twice; names must be unique")
+            names.add(block.name)
+            if not block.name.isidentifier():
+                raise PlanError(f"{where}: name must be a C++ identifier")
+            if not MP_MIN <= block.mp <= MP_MAX:
+                raise PlanError(f"{where}: mp {block.mp} is outside {MP_MIN}..{MP_MAX}")
+            if not block.layers:
+                raise PlanError(f"{where}: has no layers")
+            for name in block.layers:
+                if name not in position:
+                    raise PlanError(f"{where}: layer {name!r} is not in the model "
+                                    f"(see `paleozoic inspect` for the layer names)")
+                if name in seen:
+                    raise PlanError(f"{where}: layer {name!r} is already in block "
+                                    f"{seen[name]!r}; each layer belongs to one block")
+                seen[name] = block.name
+                if position[name] != expected:
+                    raise PlanError(
+                        f"{where}: layer {name!r} is out of order; blocks must be "
+                        f"contiguous runs of the queue (expected {order[expected]!r})")
+                expected += 1
+            if block.fuse and fusible is not None and len(block.layers) > 1:
+                for name in block.layers:
+                    if not fusible.get(kinds[name], True):
+                        raise PlanError(f"{where}: layer {name!r} ({kinds[name]}) cannot "
+                                        f"join a fusion op; put it in a block of its own")
+        if expected != len(order):
+            raise PlanError(f"plan covers {expected} of {len(order)} layers; missing from "
+                            f"{order[expected]!r} on")

@@ -1,0 +1,55 @@
+"""Max and average pooling (window, stride, pads, ceil mode) and global average pooling."""
+
+from __future__ import annotations
+
+from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+
+
+def pooled_size(size: int, kernel: int, stride: int, before: int, after: int,
+                ceil_mode: bool) -> int:
+    span = size + before + after - kernel
+    if span < 0:
+        raise ShapeError(f"pool window {kernel} is larger than the padded input {size}")
+    if not ceil_mode:
+        return span // stride + 1
+    out = -(-span // stride) + 1
+    if (out - 1) * stride >= size + before:  # the last window must start inside
+        out -= 1
+    return out
+
+
+def pool_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    (x,) = inputs
+    if len(x) != 4:
+        raise ShapeError(f"Pool needs an NCHW input, got shape {x}")
+    n, c, h, w = x
+    kh, kw = attrs["kernel"]
+    sh, sw = attrs["stride"]
+    top, bottom, left, right = attrs["pads"]
+    ceil_mode = attrs.get("ceil_mode", False)
+    return (n, c, pooled_size(h, kh, sh, top, bottom, ceil_mode),
+            pooled_size(w, kw, sw, left, right, ceil_mode))
+
+
+def pool_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
+    kh, kw = attrs["kernel"]
+    return out[0] * out[1] * out[2] * out[3] * kh * kw
+
+
+def global_pool_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    (x,) = inputs
+    if len(x) != 4:
+        raise ShapeError(f"GlobalAvgPool needs an NCHW input, got shape {x}")
+    return (x[0], x[1], 1, 1)
+
+
+def global_pool_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
+    n, c, h, w = inputs[0]
+    return n * c * h * w
+
+
+POOL = LayerKind(name="Pool", cpp_class="pz::PoolLayer", template="pool", binding="pool",
+                 shape=pool_shape, macs=pool_ops, spatial=True)
+GLOBAL_AVG_POOL = LayerKind(
+    name="GlobalAvgPool", cpp_class="pz::GlobalAvgPoolLayer", template="global_avg_pool",
+    binding="global_avg_pool", shape=global_pool_shape, macs=global_pool_ops)

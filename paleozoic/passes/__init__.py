@@ -1,0 +1,38 @@
+"""Inference-only rewrites on the LayerQueue, run in a fixed order.
+
+Dropout and Identity vanish in the frontend (TVM maps them to the identity); the paper's
+substitutions of Gemm (fully-connected) and weighted BatchNorm (BatchNorm + Scale) happen
+there too, because they decide which layers exist at all. What is left for passes is
+clean-up: collapse reshapes, merge per-channel affine layers, fold biases.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from paleozoic.ir import LayerQueue
+from paleozoic.passes.affine import fold_bias_into_producer, merge_scale_chains
+from paleozoic.passes.reshape import collapse_reshapes, drop_flatten_before_fc
+
+logger = logging.getLogger(__name__)
+
+Pass = Callable[[LayerQueue], int]
+
+DEFAULT_PASSES: tuple[Pass, ...] = (
+    collapse_reshapes,
+    drop_flatten_before_fc,
+    merge_scale_chains,
+    fold_bias_into_producer,
+)
+
+
+def run_passes(queue: LayerQueue, passes: tuple[Pass, ...] = DEFAULT_PASSES) -> LayerQueue:
+    for rewrite in passes:
+        changed = rewrite(queue)
+        logger.info("pass %s: %d change(s)", rewrite.__name__, changed)
+    queue.prune_unused_weights()
+    return queue
+
+
+__all__ = ["DEFAULT_PASSES", "run_passes"]

@@ -1,0 +1,60 @@
+"""Per-channel affine layers: merge chains of Scales, fold pure biases into Conv / FC."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from paleozoic.ir import LayerQueue
+from paleozoic.passes.rewrite import remove_forwarding, sole_consumer
+
+
+def merge_scale_chains(queue: LayerQueue) -> int:
+    """Scale(a2, b2) after Scale(a1, b1) is Scale(a1*a2, b1*a2 + b2): one pass over memory.
+
+    Exporters that spell BatchNorm as Mul + Add (DenseNet, Inception-v2) leave such chains.
+    """
+    changed = 0
+    progress = True
+    while progress:
+        progress = False
+        producers = queue.producers()
+        for layer in queue.layers:
+            if layer.kind != "Scale":
+                continue
+            first = producers.get(layer.inputs[0])
+            if first is None or first.kind != "Scale" or \
+                    sole_consumer(queue, first.output) is not layer:
+                continue
+            a1, b1 = (queue.weights[first.weights[r]] for r in ("alpha", "beta"))
+            a2, b2 = (queue.weights[layer.weights[r]] for r in ("alpha", "beta"))
+            queue.weights[first.weights["alpha"]] = (a1 * a2).astype(np.float32)
+            queue.weights[first.weights["beta"]] = (b1 * a2 + b2).astype(np.float32)
+            remove_forwarding(queue, layer, first.output)
+            changed += 1
+            progress = True
+            break
+    return changed
+
+
+def fold_bias_into_producer(queue: LayerQueue) -> int:
+    """A Scale with alpha == 1 right after a Conv or FullyConnected becomes its bias."""
+    changed = 0
+    for layer in list(queue.layers):
+        if layer.kind != "Scale":
+            continue
+        producer = queue.producers().get(layer.inputs[0])
+        if producer is None or producer.kind not in ("Conv", "FullyConnected"):
+            continue
+        if sole_consumer(queue, producer.output) is not layer:
+            continue
+        alpha = queue.weights[layer.weights["alpha"]]
+        if not np.all(alpha == 1.0):
+            continue
+        beta = queue.weights[layer.weights["beta"]]
+        key = f"{producer.name}.bias"
+        old = queue.weights.get(producer.weights.get("bias", ""), 0.0)
+        queue.weights[key] = (old + beta).astype(np.float32)
+        producer.weights["bias"] = key
+        remove_forwarding(queue, layer, producer.output)
+        changed += 1
+    return changed

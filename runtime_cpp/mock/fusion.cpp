@@ -1,0 +1,214 @@
+// Fusion ops: base ops deep-copied at cnmlFuseOp (the caller may destroy them right after),
+// validated as a dataflow graph at compile, and run op by op at forward with intermediates
+// in scratch buffers the fusion owns. One launch, so one device-model time for the whole.
+#include <map>
+#include <memory>
+#include <set>
+
+#include "aligned_buffer.h"
+#include "compile_check.h"
+#include "executor.h"
+#include "op_cost.h"
+
+using namespace pz_mock;
+
+namespace {
+
+// Where an operand's data lives at forward time.
+struct Slot {
+  enum Kind { kInput, kOutput, kScratch } kind;
+  int index;  // into the forward's inputs / outputs, or the fusion's scratch buffers
+};
+
+}  // namespace
+
+struct cnmlFusionOp {
+  std::vector<OpDesc> ops;
+  bool io_set = false;
+  std::vector<Operand> inputs, outputs;
+  bool compiled = false;
+  std::vector<std::unique_ptr<PreparedOp>> prepared;
+  std::vector<std::vector<Slot>> in_slots, out_slots;  // per op
+  std::vector<AlignedBuffer> scratch;
+  double time_us = 0.0;
+};
+
+namespace {
+
+int indexOf(const std::vector<Operand>& v, std::uint64_t id) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (v[i].id == id) return static_cast<int>(i);
+  return -1;
+}
+
+bool validIoList(cnmlTensor_t* tensors, int num) {
+  if (!tensors || num < 1) return false;
+  std::set<std::uint64_t> seen;
+  for (int i = 0; i < num; ++i) {
+    if (!tensors[i] || !tensors[i]->impl->shape_set || tensors[i]->impl->type != CNML_TENSOR)
+      return false;
+    if (!seen.insert(tensors[i]->impl->id).second) return false;
+  }
+  return true;
+}
+
+// Graph checks of cnmlCompileFusionOp (all INVALIDPARAM) and the buffer plan.
+cnmlStatus_t plan(cnmlFusionOp& f) {
+  std::map<std::uint64_t, const Operand*> produced;
+  std::set<std::uint64_t> read;
+  for (const OpDesc& op : f.ops) {
+    for (const Operand& o : op.inputs) read.insert(o.id);
+    for (const Operand& o : op.outputs) produced[o.id] = &o;
+  }
+  for (const Operand& in : f.inputs)
+    if (!read.count(in.id) || produced.count(in.id)) return CNML_STATUS_INVALIDPARAM;
+  for (const Operand& out : f.outputs) {
+    auto it = produced.find(out.id);
+    if (it == produced.end() || it->second->dims != out.dims) return CNML_STATUS_INVALIDPARAM;
+  }
+  std::map<std::uint64_t, int> scratch_of;
+  std::vector<std::size_t> scratch_sizes;
+  f.in_slots.assign(f.ops.size(), {});
+  f.out_slots.assign(f.ops.size(), {});
+  for (std::size_t i = 0; i < f.ops.size(); ++i) {
+    for (const Operand& o : f.ops[i].inputs) {
+      int k = indexOf(f.inputs, o.id);
+      if (k >= 0) {
+        if (f.inputs[k].dims != o.dims) return CNML_STATUS_INVALIDPARAM;
+        f.in_slots[i].push_back({Slot::kInput, k});
+      } else if ((k = indexOf(f.outputs, o.id)) >= 0) {
+        f.in_slots[i].push_back({Slot::kOutput, k});
+      } else if (scratch_of.count(o.id)) {
+        f.in_slots[i].push_back({Slot::kScratch, scratch_of[o.id]});
+      } else {
+        return CNML_STATUS_INVALIDPARAM;  // neither a fusion input nor produced inside
+      }
+    }
+    for (const Operand& o : f.ops[i].outputs) {
+      int k = indexOf(f.outputs, o.id);
+      if (k >= 0) {
+        f.out_slots[i].push_back({Slot::kOutput, k});
+      } else {
+        scratch_of[o.id] = static_cast<int>(scratch_sizes.size());
+        f.out_slots[i].push_back({Slot::kScratch, static_cast<int>(scratch_sizes.size())});
+        scratch_sizes.push_back(o.elements());
+      }
+    }
+  }
+  f.scratch.clear();
+  for (std::size_t n : scratch_sizes) f.scratch.emplace_back(n);
+  return CNML_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+cnmlStatus_t cnmlCreateFusionOp(cnmlFusionOp_t* fusion_op) {
+  if (!fusion_op) return CNML_STATUS_INVALIDPARAM;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    *fusion_op = new cnmlFusionOp();
+    return CNML_STATUS_SUCCESS;
+  });
+}
+
+cnmlStatus_t cnmlFuseOp(cnmlBaseOp_t op, cnmlFusionOp_t fusion_op) {
+  if (!op || !fusion_op) return CNML_STATUS_INVALIDPARAM;
+  if (fusion_op->compiled || op->compiled || op->fused) return CNML_STATUS_INVALIDARG;
+  // Topological order: no op fused earlier may read (or also write) what this op writes.
+  for (const Operand& out : op->desc.outputs)
+    for (const OpDesc& earlier : fusion_op->ops) {
+      if (indexOf(earlier.inputs, out.id) >= 0 || indexOf(earlier.outputs, out.id) >= 0)
+        return CNML_STATUS_INVALIDARG;
+    }
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    fusion_op->ops.push_back(deepCopy(op->desc));
+    op->fused = true;
+    return CNML_STATUS_SUCCESS;
+  });
+}
+
+cnmlStatus_t cnmlSetFusionIO(cnmlFusionOp_t fusion_op, cnmlTensor_t* inputs, int input_num,
+                             cnmlTensor_t* outputs, int output_num) {
+  if (!fusion_op) return CNML_STATUS_INVALIDPARAM;
+  if (fusion_op->compiled) return CNML_STATUS_INVALIDARG;
+  if (!validIoList(inputs, input_num) || !validIoList(outputs, output_num))
+    return CNML_STATUS_INVALIDPARAM;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    fusion_op->inputs.clear();
+    fusion_op->outputs.clear();
+    for (int i = 0; i < input_num; ++i)
+      fusion_op->inputs.push_back({inputs[i]->impl->id, inputs[i]->impl->dims});
+    for (int i = 0; i < output_num; ++i)
+      fusion_op->outputs.push_back({outputs[i]->impl->id, outputs[i]->impl->dims});
+    fusion_op->io_set = true;
+    return CNML_STATUS_SUCCESS;
+  });
+}
+
+cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t version,
+                                 int core_limit) {
+  if (!fusion_op) return CNML_STATUS_INVALIDPARAM;
+  cnmlStatus_t s = checkTarget(version, core_limit);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  cnmlFusionOp& f = *fusion_op;
+  if (f.compiled || !f.io_set || f.ops.empty()) return CNML_STATUS_INVALIDARG;
+  for (const OpDesc& op : f.ops)
+    if (!constsBound(op)) return CNML_STATUS_INVALIDARG;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    cnmlStatus_t st = plan(f);
+    if (st != CNML_STATUS_SUCCESS) return st;
+    int threads = threadsFor(core_limit);
+    f.prepared.clear();
+    for (const OpDesc& op : f.ops) f.prepared.push_back(prepare(op, threads));
+    std::vector<Operand> io = f.inputs;
+    io.insert(io.end(), f.outputs.begin(), f.outputs.end());
+    f.time_us = fusionOpTimeUs(fusionWorkOf(f.ops, io), core_limit, mockProfile());
+    f.compiled = true;
+    return CNML_STATUS_SUCCESS;
+  });
+}
+
+cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_t input_tensors[],
+                                           void* inputs[], int input_num,
+                                           cnmlTensor_t output_tensors[], void* outputs[],
+                                           int output_num, cnrtQueue_t queue, void*) {
+  if (!fusion_op) return CNML_STATUS_INVALIDPARAM;
+  cnmlFusionOp& f = *fusion_op;
+  if (!f.compiled) return CNML_STATUS_INVALIDARG;
+  if (!queueAlive(queue)) return CNML_STATUS_INVALIDPARAM;
+  cnmlStatus_t s = checkOperands(f.inputs, input_tensors, inputs, input_num);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  s = checkOperands(f.outputs, output_tensors, outputs, output_num);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    auto resolve = [&](const Slot& slot) -> float* {
+      switch (slot.kind) {
+        case Slot::kInput: return static_cast<float*>(inputs[slot.index]);
+        case Slot::kOutput: return static_cast<float*>(outputs[slot.index]);
+        case Slot::kScratch: break;
+      }
+      return f.scratch[slot.index].data();
+    };
+    std::vector<const float*> in;
+    std::vector<float*> out;
+    for (std::size_t i = 0; i < f.ops.size(); ++i) {
+      in.clear();
+      out.clear();
+      for (const Slot& slot : f.in_slots[i]) in.push_back(resolve(slot));
+      for (const Slot& slot : f.out_slots[i]) out.push_back(resolve(slot));
+      execute(*f.prepared[i], in.data(), out.data());
+    }
+    advanceQueue(queue, f.time_us);
+    return CNML_STATUS_SUCCESS;
+  });
+}
+
+cnmlStatus_t cnmlDestroyFusionOp(cnmlFusionOp_t* fusion_op) {
+  if (!fusion_op || !*fusion_op) return CNML_STATUS_INVALIDPARAM;
+  delete *fusion_op;
+  *fusion_op = nullptr;
+  return CNML_STATUS_SUCCESS;
+}
+
+}  // extern "C"
