@@ -60,6 +60,8 @@ class LayerQueue:
     source: str = "<model>"
     opset: int = 0
     ir_version: int = 0
+    onnx_input_names: list[str] = field(default_factory=list)
+    onnx_output_names: list[str] = field(default_factory=list)
 
     def layer(self, name: str) -> Layer:
         for layer in self.layers:

@@ -1,0 +1,209 @@
+"""Model (queue + plan) -> the files of an inference session: session.cpp, weights.bin,
+CMakeLists.txt and plan.json. Output is deterministic: same model and plan, same bytes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import jinja2
+
+from paleozoic import __version__
+from paleozoic.codegen.environment import make_environment
+from paleozoic.codegen.weights import write_weights
+from paleozoic.ir import FBlock, Layer, Model
+from paleozoic.ops import KINDS
+
+logger = logging.getLogger(__name__)
+
+# Names the session's main() uses itself; layers with these names get a trailing "_".
+_RESERVED = {
+    "main", "argc", "argv", "options", "device", "weights", "blocks", "block", "start",
+    "wall", "run", "error", "pz", "std", "kWeightsId",
+    "alignas", "alignof", "and", "auto", "bool", "break", "case", "catch", "char", "class",
+    "const", "continue", "default", "delete", "do", "double", "else", "enum", "explicit",
+    "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int",
+    "long", "mutable", "namespace", "new", "not", "operator", "or", "private", "protected",
+    "public", "register", "return", "short", "signed", "sizeof", "static", "struct",
+    "switch", "template", "this", "throw", "true", "try", "typedef", "typename", "union",
+    "unsigned", "using", "virtual", "void", "volatile", "while",
+}
+POINTERS_PER_LINE = 6
+
+
+def cpp_ident(name: str) -> str:
+    ident = re.sub(r"\W", "_", name)
+    if not ident or ident[0].isdigit():
+        ident = "t_" + ident
+    return ident + "_" if ident in _RESERVED else ident
+
+
+@dataclass
+class LayerView:
+    """What a layer template sees: names, C++ input expressions, attributes, weights."""
+
+    layer: Layer
+    ident: str
+    inputs: list[str]
+    input_pointers: list[str]
+    weight_shapes: dict[str, tuple[int, ...]]
+    macros: Any
+
+    @property
+    def name(self) -> str:
+        return self.layer.name
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self.layer.op.attrs
+
+    @property
+    def cpp_class(self) -> str:
+        return KINDS[self.layer.kind].cpp_class
+
+    @property
+    def has_configure(self) -> bool:
+        return hasattr(self.macros, "configure")
+
+    def weight(self, role: str) -> str:
+        key = self.layer.weights.get(role)
+        if key is None:
+            if role in KINDS[self.layer.kind].optional_roles:
+                return "nullptr"
+            raise KeyError(f"layer {self.layer.name!r} has no {role!r} weight")
+        shape = ", ".join(str(d) for d in self.weight_shapes[key])
+        return f'weights.get("{key}", {{{shape}}})'
+
+    def construct(self) -> str:
+        return str(self.macros.construct(self)).strip()
+
+    def configure(self) -> str:
+        return str(self.macros.configure(self)).strip()
+
+
+@dataclass
+class BlockView:
+    name: str
+    const: str
+    fuse: bool
+    mp: int
+    summary: str
+    pointer_lines: list[str]
+
+
+@dataclass
+class TensorView:
+    name: str
+    ident: str
+    shape: tuple[int, ...]
+    expr: str
+    pointer: str
+
+
+def session_files(model: Model, title: str) -> tuple[dict[str, str], list[tuple[str, Any]]]:
+    """The text files of the session and the (name, array) list for weights.bin."""
+    env = make_environment()
+    queue = model.queue
+    idents: dict[str, str] = {}
+    used: set[str] = set()
+
+    def unique_ident(name: str) -> str:
+        base = ident = cpp_ident(name)
+        n = 2
+        while ident in used:
+            ident, n = f"{base}_{n}", n + 1
+        used.add(ident)
+        return ident
+
+    expr: dict[str, str] = {}
+    inputs = []
+    for tensor in model.inputs:
+        ident = unique_ident(tensor.name)
+        expr[tensor.name] = ident
+        inputs.append(TensorView(tensor.name, ident, tensor.shape, ident, f"&{ident}"))
+    macros: dict[str, Any] = {}
+    views: list[LayerView] = []
+    for layer in queue.layers:
+        ident = unique_ident(layer.name)
+        idents[layer.name] = ident
+        kind = KINDS[layer.kind]
+        if kind.template not in macros:
+            macros[kind.template] = env.get_template(f"layers/{kind.template}.cpp.j2").module
+        ins = [expr[name] for name in layer.inputs]
+        views.append(LayerView(
+            layer=layer, ident=ident, inputs=ins, input_pointers=[f"&{e}" for e in ins],
+            weight_shapes={key: tuple(queue.weights[key].shape)
+                           for key in layer.weights.values()},
+            macros=macros[kind.template]))
+        expr[layer.output] = f"{ident}.output()"
+    outputs = [TensorView(t.name, expr[t.name], t.shape, expr[t.name], f"&{expr[t.name]}")
+               for t in model.outputs]
+    blocks = [_block_view(block, idents) for block in model.blocks]
+
+    weight_order = [key for layer in queue.layers for key in layer.weights.values()]
+    context = dict(
+        title=title, version=__version__, source=Path(queue.source).name,
+        ir_version=model.ir_version, opset=model.opset.opset_version,
+        strategy=model.plan.strategy, num_layers=len(queue.layers),
+        num_weights=len(weight_order), weights_id="{{WEIGHTS_ID}}", inputs=inputs,
+        outputs=outputs, layers=views, blocks=blocks,
+    )
+    files = {
+        "session.cpp": env.get_template("session.cpp.j2").render(context),
+        "CMakeLists.txt": env.get_template("CMakeLists.txt.j2").render(
+            title=title, version=__version__, project=_project_name(title),
+            runtime_version=".".join(__version__.split(".")[:2])),
+        "plan.json": model.plan.to_json(),
+        "session.json": _manifest(model),
+    }
+    return files, [(key, queue.weights[key]) for key in weight_order]
+
+
+def _manifest(model: Model) -> str:
+    """Inputs and outputs of the session, for tools that feed it and read its results."""
+    onnx_outputs = getattr(model.queue, "onnx_output_names", [])
+    onnx_inputs = getattr(model.queue, "onnx_input_names", [])
+    data = {
+        "source": Path(model.queue.source).name,
+        "inputs": [{"name": t.name, "onnx_name": onnx_inputs[i] if i < len(onnx_inputs)
+                    else t.name, "shape": list(t.shape)} for i, t in enumerate(model.inputs)],
+        "outputs": [{"name": t.name, "onnx_name": onnx_outputs[i] if i < len(onnx_outputs)
+                     else t.name, "shape": list(t.shape)}
+                    for i, t in enumerate(model.outputs)],
+    }
+    return json.dumps(data, indent=2) + "\n"
+
+
+def _block_view(block: FBlock, idents: dict[str, str]) -> BlockView:
+    pointers = [f"&{idents[layer.name]}" for layer in block.layers]
+    lines = [", ".join(pointers[i:i + POINTERS_PER_LINE])
+             for i in range(0, len(pointers), POINTERS_PER_LINE)]
+    lines = [line + ("," if i < len(lines) - 1 else "") for i, line in enumerate(lines)]
+    first, last = block.layers[0].name, block.layers[-1].name
+    span = first if first == last else f"{first} .. {last}"
+    summary = f"{span} ({len(block.layers)} layer{'s' if len(block.layers) > 1 else ''})"
+    const = "".join(part.capitalize() for part in re.split(r"[_\W]+", block.name) if part)
+    return BlockView(block.name, const or "Block", block.fuse, block.mp, summary, lines)
+
+
+def _project_name(title: str) -> str:
+    return re.sub(r"\W", "_", title) or "paleozoic_session"
+
+
+def write_session(model: Model, folder: Path, title: str) -> dict[str, Path]:
+    """Writes the session into `folder` (which must exist) and returns the paths."""
+    files, weights = session_files(model, title)
+    paths = {"weights.bin": folder / "weights.bin"}
+    weights_id = write_weights(paths["weights.bin"], weights)
+    files["session.cpp"] = files["session.cpp"].replace("{{WEIGHTS_ID}}", weights_id)
+    for name, text in files.items():
+        path = folder / name
+        path.write_text(text)
+        paths[name] = path
+    logger.info("wrote %s (%d lines)", paths["session.cpp"],
+                files["session.cpp"].count("\n"))
+    return paths

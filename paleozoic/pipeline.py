@@ -1,0 +1,143 @@
+"""The main job end to end: ONNX -> LayerQueue -> passes -> plan -> emitted session,
+plus building it with cmake/g++ and verifying it against onnxruntime."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from paleozoic.codegen import write_session
+from paleozoic.errors import BuildError, OutputExistsError, PlanMismatchError
+from paleozoic.frontend import import_onnx
+from paleozoic.ir import LayerQueue, Model, Plan, PlanError
+from paleozoic.optimize import BUILTIN_PLANS, fusible_kinds
+from paleozoic.passes import run_passes
+
+logger = logging.getLogger(__name__)
+
+
+def load_queue(model: str | Path | onnx.ModelProto) -> LayerQueue:
+    return run_passes(import_onnx(model))
+
+
+def resolve_plan(queue: LayerQueue, plan: str | Path | Plan) -> Plan:
+    if isinstance(plan, Plan):
+        result = plan
+    elif str(plan) in BUILTIN_PLANS:
+        result = BUILTIN_PLANS[str(plan)](queue)
+    else:
+        path = Path(plan)
+        if not path.is_file():
+            raise PlanMismatchError(
+                f"{plan}: neither a built-in plan ({', '.join(BUILTIN_PLANS)}) nor a plan "
+                f"file")
+        try:
+            result = Plan.load(path)
+        except PlanError as err:
+            raise PlanMismatchError(str(err)) from None
+    try:
+        result.validate(queue, fusible_kinds())
+    except PlanError as err:
+        raise PlanMismatchError(f"plan does not fit {queue.source}: {err}") from None
+    return result
+
+
+def _session_title(queue: LayerQueue) -> str:
+    stem = Path(queue.source).stem or "model"
+    return f"{stem} inference session"
+
+
+def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
+                  plan: str | Path | Plan = "per-layer", force: bool = False) -> Path:
+    """Emits the session into `out`. Nothing is left behind if anything fails: files are
+    written into a temporary folder next to `out` and renamed into place at the end."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
+        raise OutputExistsError(f"{out}: exists and is not empty; choose another folder or "
+                                f"pass --force to replace it")
+    queue = load_queue(model)
+    chosen = resolve_plan(queue, plan)
+    ir_model = Model.build(queue, chosen)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        write_session(ir_model, staging, _session_title(queue))
+        if out.exists():
+            retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+            out.rename(retired / "old")
+            staging.rename(out)
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out
+
+
+def runtime_prefix() -> Path:
+    """Install prefix of the C++ runtime (for CMAKE_PREFIX_PATH)."""
+    from paleozoic import _runtime
+
+    prefix = Path(_runtime.__file__).resolve().parent / "runtime"
+    if not (prefix / "lib" / "cmake" / "PaleozoicRuntime").is_dir():
+        raise BuildError(f"the C++ runtime is not installed at {prefix}; reinstall "
+                         f"paleozoic with `pip install .`")
+    return prefix
+
+
+def build_session(out: str | Path, jobs: int | None = None) -> Path:
+    """Configures and builds OUT/build with cmake and g++; returns the executable."""
+    out = Path(out)
+    if not (out / "CMakeLists.txt").is_file():
+        raise BuildError(f"{out}: no CMakeLists.txt; run `paleozoic compile` first")
+    build = out / "build"
+    configure = ["cmake", "-S", str(out), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DCMAKE_PREFIX_PATH={runtime_prefix()}"]
+    if shutil.which("ninja"):
+        configure += ["-G", "Ninja"] if not (build / "CMakeCache.txt").exists() else []
+    compile_ = ["cmake", "--build", str(build), "--parallel", str(jobs or os.cpu_count() or 1)]
+    for command in (configure, compile_):
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise BuildError(f"{out}: `{' '.join(command)}` failed:\n"
+                             f"{result.stdout[-4000:]}{result.stderr[-4000:]}")
+    return build / "session"
+
+
+@dataclass
+class RunResult:
+    outputs: list[np.ndarray]
+    report: str
+
+
+def run_session(out: str | Path, feeds: list[np.ndarray], repeat: int = 1) -> RunResult:
+    """Runs the built session on `feeds` (in input order); returns outputs and its report."""
+    out = Path(out).resolve()
+    exe = out / "build" / "session"
+    if not exe.is_file():
+        exe = build_session(out)
+    with tempfile.TemporaryDirectory(prefix="pz-run-") as tmp:
+        tmpdir = Path(tmp)
+        command = [str(exe), "-w", str(out / "weights.bin"), "-o", str(tmpdir), "-r",
+                   str(repeat)]
+        for i, value in enumerate(feeds):
+            path = tmpdir / f"input{i}.bin"
+            np.ascontiguousarray(value, dtype="<f4").tofile(path)
+            command += ["-i", str(path)]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise BuildError(f"{exe} failed (exit {result.returncode}):\n{result.stderr}")
+        manifest = json.loads((out / "session.json").read_text())
+        outputs = [np.fromfile(tmpdir / f"{o['name']}.bin", dtype="<f4").reshape(o["shape"])
+                   for o in manifest["outputs"]]
+    return RunResult(outputs, result.stdout)

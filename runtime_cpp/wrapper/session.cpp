@@ -1,0 +1,82 @@
+// Session helpers used by emitted main() functions.
+#include "paleozoic/session.h"
+
+#include <cstdio>
+#include <iomanip>
+#include <ostream>
+#include <string>
+
+namespace pz {
+
+SessionOptions parseSessionOptions(int argc, char** argv, std::size_t num_inputs) {
+  SessionOptions options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) throw Error("option " + flag + " needs a value; usage: " +
+                                   std::string(argv[0]) +
+                                   " [-w WEIGHTS] [-i INPUT.bin]... [-o OUTPUT_DIR] [-r REPEAT]");
+    const std::string value = argv[++i];
+    if (flag == "-w") {
+      options.weights = value;
+    } else if (flag == "-i") {
+      options.inputs.push_back(value);
+    } else if (flag == "-o") {
+      options.output_dir = value;
+    } else if (flag == "-r") {
+      try {
+        options.repeat = std::stoi(value);
+      } catch (const std::exception&) {
+        throw Error("option -r needs a positive integer, got '" + value + "'");
+      }
+      if (options.repeat < 1) throw Error("option -r needs a positive integer, got " + value);
+    } else {
+      throw Error("unknown option " + flag +
+                  "; usage: session [-w WEIGHTS] [-i INPUT.bin]... [-o OUTPUT_DIR] [-r REPEAT]");
+    }
+  }
+  if (!options.inputs.empty() && options.inputs.size() != num_inputs) {
+    throw Error("the model has " + std::to_string(num_inputs) + " input(s) but " +
+                std::to_string(options.inputs.size()) + " -i file(s) were given");
+  }
+  return options;
+}
+
+void loadInputs(const SessionOptions& options, const std::vector<Tensor*>& inputs) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    Tensor& tensor = *inputs[i];
+    std::vector<float> values = options.inputs.empty()
+                                    ? std::vector<float>(tensor.elements(), 0.0f)
+                                    : readFloatFile(options.inputs[i], tensor.elements());
+    tensor.copyFromHost(values.data(), values.size());
+  }
+}
+
+void saveOutputs(const SessionOptions& options, const std::vector<Tensor*>& outputs) {
+  for (Tensor* tensor : outputs) {
+    std::vector<float> values(tensor->elements());
+    tensor->copyToHost(values.data(), values.size());
+    writeFloatFile(options.output_dir + "/" + tensor->name() + ".bin", values);
+  }
+}
+
+void runBlocks(std::vector<Block>& blocks, cnrtQueue_t queue) {
+  for (Block& block : blocks) block.run(queue);
+}
+
+void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream& out) {
+  double total_us = 0.0;
+  out << std::left << std::setw(16) << "block" << std::setw(6) << "fuse" << std::setw(5)
+      << "mp" << std::right << std::setw(14) << "device us" << "\n";
+  for (const Block& block : blocks) {
+    out << std::left << std::setw(16) << block.name() << std::setw(6)
+        << (block.fuse() ? "yes" : "no") << std::setw(5) << block.mp() << std::right
+        << std::setw(14) << std::fixed << std::setprecision(1) << block.lastDeviceMicros()
+        << "\n";
+    total_us += block.lastDeviceMicros();
+  }
+  out << "total device time: " << std::fixed << std::setprecision(1) << total_us
+      << " us (simulated on the mock SDK); wall time: " << std::setprecision(2) << wall_ms
+      << " ms\n";
+}
+
+}  // namespace pz
