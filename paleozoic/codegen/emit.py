@@ -169,6 +169,7 @@ def _manifest(model: Model) -> str:
     onnx_inputs = getattr(model.queue, "onnx_input_names", [])
     data = {
         "source": Path(model.queue.source).name,
+        "source_path": model.queue.source_path,
         "inputs": [{"name": t.name, "onnx_name": onnx_inputs[i] if i < len(onnx_inputs)
                     else t.name, "shape": list(t.shape)} for i, t in enumerate(model.inputs)],
         "outputs": [{"name": t.name, "onnx_name": onnx_outputs[i] if i < len(onnx_outputs)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import jinja2
+import numpy as np
 
 _ACTIVE_ENUM = {"relu": "kRelu", "sigmoid": "kSigmoid", "tanh": "kTanh", "relu6": "kRelu6"}
 
@@ -28,7 +29,8 @@ def cpp_list(values: Iterable[Any]) -> str:
 def cpp_float(value: float) -> str:
     if not math.isfinite(value):
         raise ValueError(f"cannot emit non-finite constant {value}")
-    text = repr(float(value))
+    # Shortest text that reads back as the same float32 (attributes are float32 in ONNX).
+    text = str(np.float32(value))
     return text if ("." in text or "e" in text) else text + ".0"
 
 

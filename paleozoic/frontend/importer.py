@@ -96,6 +96,8 @@ def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
                        opset=max((o.version for o in proto.opset_import
                                   if o.domain in ("", "ai.onnx")), default=0),
                        ir_version=int(proto.ir_version))
+    if not isinstance(model, onnx.ModelProto):
+        queue.source_path = str(Path(model).resolve())
     queue.onnx_output_names = [o.name for o in proto.graph.output]
     queue.onnx_input_names = [v.name for v in data_inputs]
     logger.info("%s: %d layers, %d weights", source, len(queue.layers), len(queue.weights))

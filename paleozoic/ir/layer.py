@@ -60,6 +60,7 @@ class LayerQueue:
     source: str = "<model>"
     opset: int = 0
     ir_version: int = 0
+    source_path: str = ""  # absolute path of the ONNX file, when loaded from one
     onnx_input_names: list[str] = field(default_factory=list)
     onnx_output_names: list[str] = field(default_factory=list)
 

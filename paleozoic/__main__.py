@@ -1,0 +1,5 @@
+import sys
+
+from paleozoic.cli import main
+
+sys.exit(main())

@@ -1,0 +1,131 @@
+"""The `paleozoic` command line: compile, build, verify, inspect, prefix."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from paleozoic import __version__
+from paleozoic.errors import PaleozoicError
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from paleozoic.pipeline import compile_model
+
+    out = compile_model(args.model, args.output, plan=args.plan, force=args.force)
+    print(f"wrote {out}/ (session.cpp, weights.bin, CMakeLists.txt, plan.json, session.json)")
+    return 0
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from paleozoic.pipeline import build_session
+
+    exe = build_session(args.output)
+    print(f"built {exe}")
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from paleozoic.pipeline import build_session
+    from paleozoic.verify import ATOL, RTOL, model_for, verify_session
+
+    out = Path(args.output)
+    if not (out / "build" / "session").is_file():
+        build_session(out)
+    checks = verify_session(out, model_for(out, args.model), args.seed)
+    print(f"{'output':<28} {'shape':<20} {'max abs err':>12} {'max rel err':>12}  result")
+    for c in checks:
+        print(f"{c.name:<28} {str(list(c.shape)):<20} {c.max_abs:>12.3e} {c.max_rel:>12.3e}  "
+              f"{'pass' if c.passed else 'FAIL'}")
+    ok = all(c.passed for c in checks)
+    print(f"{'PASS' if ok else 'FAIL'}: session vs onnxruntime, seed {args.seed}, "
+          f"rtol {RTOL}, atol {ATOL}")
+    return 0 if ok else 1
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from paleozoic.ops import KINDS
+    from paleozoic.pipeline import load_queue
+
+    queue = load_queue(args.model)
+    rows = []
+    total_macs = total_params = 0
+    for layer in queue.layers:
+        kind = KINDS[layer.kind]
+        ins = [queue.shape(name) for name in layer.inputs]
+        out = queue.shape(layer.output)
+        macs = kind.macs(layer.op.attrs, ins, out)
+        params = sum(int(queue.weights[w].size) for w in layer.weights.values())
+        total_macs += macs
+        total_params += params
+        rows.append((layer.name, layer.kind, " ".join(str(list(s)) for s in ins),
+                     str(list(out)), f"{macs:,}", f"{params:,}"))
+    headers = ("layer", "kind", "inputs", "output", "MACs", "params")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
+    print(f"{len(queue.layers)} layers, {total_macs:,} MACs, {total_params:,} parameters")
+    return 0
+
+
+def _cmd_prefix(args: argparse.Namespace) -> int:
+    from paleozoic.pipeline import runtime_prefix
+
+    print(runtime_prefix())
+    return 0
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="paleozoic", description="ONNX -> hand-editable C++ inference sessions over a "
+        "CNML-style accelerator SDK (built and run here on the CPU mock SDK).")
+    parser.add_argument("--version", action="version", version=f"paleozoic {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("compile", help="emit a C++ session from an ONNX model")
+    p.add_argument("model", help="the .onnx file")
+    p.add_argument("-o", "--output", required=True, help="output folder")
+    p.add_argument("--plan", default="per-layer",
+                   help="per-layer, fuse-all, or a plan.json (default: per-layer)")
+    p.add_argument("--force", action="store_true", help="replace a non-empty output folder")
+    p.set_defaults(func=_cmd_compile)
+
+    p = sub.add_parser("build", help="build an emitted session with cmake and g++")
+    p.add_argument("output", help="folder written by `paleozoic compile`")
+    p.set_defaults(func=_cmd_build)
+
+    p = sub.add_parser("verify", help="run a session on a seeded input, compare with "
+                       "onnxruntime (builds it if needed)")
+    p.add_argument("output", help="folder written by `paleozoic compile`")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--model", help="the ONNX model (default: the one it was compiled from)")
+    p.set_defaults(func=_cmd_verify)
+
+    p = sub.add_parser("inspect", help="print the layer queue of a model")
+    p.add_argument("model", help="the .onnx file")
+    p.set_defaults(func=_cmd_inspect)
+
+    p = sub.add_parser("prefix", help="print the runtime's CMake prefix (CMAKE_PREFIX_PATH)")
+    p.set_defaults(func=_cmd_prefix)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except PaleozoicError as err:
+        print(f"paleozoic {args.command}: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

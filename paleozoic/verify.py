@@ -1,0 +1,77 @@
+"""Checking an emitted session against onnxruntime on the same seeded input."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from paleozoic.errors import ModelLoadError
+from paleozoic.pipeline import run_session
+
+RTOL = 1e-3
+ATOL = 1e-5
+
+
+@dataclass
+class OutputCheck:
+    name: str
+    shape: tuple[int, ...]
+    max_abs: float
+    max_rel: float
+    passed: bool
+
+
+def seeded_inputs(model: onnx.ModelProto, seed: int) -> dict[str, np.ndarray]:
+    from paleozoic.testing.zoo import random_inputs
+
+    return random_inputs(model, seed)
+
+
+def reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
+                      threads: int = 2) -> list[np.ndarray]:
+    import onnxruntime as ort  # optional dependency, needed by verify only
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(model.SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def compare(name: str, ours: np.ndarray, ref: np.ndarray) -> OutputCheck:
+    ref = ref.reshape(ours.shape)
+    diff = np.abs(ours.astype(np.float64) - ref.astype(np.float64))
+    rel = diff / np.maximum(np.abs(ref.astype(np.float64)), 1e-12)
+    passed = bool(np.all(np.isfinite(ours)) and np.allclose(ours, ref, rtol=RTOL, atol=ATOL))
+    return OutputCheck(name, tuple(ours.shape), float(diff.max(initial=0.0)),
+                       float(rel.max(initial=0.0)), passed)
+
+
+def model_for(out: Path, model_path: str | Path | None) -> onnx.ModelProto:
+    if model_path is None:
+        manifest = json.loads((out / "session.json").read_text())
+        model_path = manifest.get("source_path")
+        if not model_path:
+            raise ModelLoadError(f"{out}: the session was compiled from an in-memory model; "
+                                 f"pass --model MODEL.onnx")
+    path = Path(model_path)
+    if not path.is_file():
+        raise ModelLoadError(f"{path}: model not found; pass --model MODEL.onnx")
+    return onnx.load(str(path))
+
+
+def verify_session(out: str | Path, model: onnx.ModelProto, seed: int = 0
+                   ) -> list[OutputCheck]:
+    out = Path(out)
+    feeds = seeded_inputs(model, seed)
+    result = run_session(out, list(feeds.values()))
+    refs = reference_outputs(model, feeds)
+    manifest = json.loads((out / "session.json").read_text())
+    return [compare(o["onnx_name"], ours, ref)
+            for o, ours, ref in zip(manifest["outputs"], result.outputs, refs)]

@@ -1,0 +1,103 @@
+"""Frontend: ONNX -> LayerQueue mapping, shapes, and the errors for bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from paleozoic.errors import ModelLoadError, UnsupportedModelError
+from paleozoic.frontend import import_onnx
+from paleozoic.ops import KINDS
+
+
+def test_small_cnn_layers_and_shapes(small_cnn: onnx.ModelProto) -> None:
+    queue = import_onnx(small_cnn)
+    kinds = [layer.kind for layer in queue.layers]
+    # Conv bias arrives as an add (a Scale until the passes fold it); BN -> BN + Scale;
+    # Gemm -> FullyConnected (+ bias Scale); flatten -> Reshape.
+    assert kinds == ["Conv", "Scale", "BatchNorm", "Scale", "Active", "Pool", "Conv", "Add",
+                     "GlobalAvgPool", "Reshape", "FullyConnected", "Scale", "Softmax"]
+    assert queue.shape(queue.outputs[0]) == (1, 10)
+    assert queue.inputs[0].shape == (1, 3, 16, 16)
+    for layer in queue.layers:
+        spec = KINDS[layer.kind]
+        ins = [queue.shape(name) for name in layer.inputs]
+        assert spec.output_shape(layer.op.attrs, ins) == queue.shape(layer.output)
+
+
+def test_batchnorm_substitution_values(small_cnn: onnx.ModelProto) -> None:
+    queue = import_onnx(small_cnn)
+    bn = next(layer for layer in queue.layers if layer.kind == "BatchNorm")
+    inits = {t.name: onnx.numpy_helper.to_array(t) for t in small_cnn.graph.initializer}
+    np.testing.assert_allclose(queue.weights[bn.weights["var"]],
+                               1 / np.sqrt(inits["var"] + 1e-5), rtol=1e-6)
+    np.testing.assert_array_equal(queue.weights[bn.weights["mean"]], inits["mean"])
+
+
+def _model_with(nodes: list, inits: list | None = None, shape: list | None = None
+                ) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                   shape or [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape or [1, 3, 8, 8])],
+        inits or [])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+def test_unsupported_operators_are_listed_together() -> None:
+    model = _model_with([
+        helper.make_node("Relu", ["x"], ["a"], name="ok"),
+        helper.make_node("Elu", ["a"], ["b"], name="weird_elu"),
+        helper.make_node("Selu", ["b"], ["y"], name="weird_selu"),
+    ])
+    with pytest.raises(UnsupportedModelError) as err:
+        import_onnx(model)
+    text = str(err.value)
+    assert "'weird_elu': Elu" in text and "'weird_selu': Selu" in text
+    assert "supported:" in text and "Conv" in text
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match="no such file"):
+        import_onnx(tmp_path / "nope.onnx")
+
+
+def test_not_onnx_and_truncated(tmp_path: Path, small_cnn: onnx.ModelProto) -> None:
+    text = tmp_path / "notes.onnx"
+    text.write_text("this is not a protobuf at all\n" * 20)
+    with pytest.raises(ModelLoadError, match="notes.onnx"):
+        import_onnx(text)
+    data = small_cnn.SerializeToString()
+    cut = tmp_path / "cut.onnx"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelLoadError, match="cut.onnx"):
+        import_onnx(cut)
+
+
+def test_checker_failure_names_the_problem() -> None:
+    model = _model_with([helper.make_node("Relu", ["missing_input"], ["y"], name="r")])
+    with pytest.raises(ModelLoadError, match="ONNX checker"):
+        import_onnx(model)
+
+
+def test_symbolic_input_dimension_is_refused() -> None:
+    model = _model_with([helper.make_node("Relu", ["x"], ["y"], name="r")],
+                        shape=["batch", 3, 8, 8])
+    with pytest.raises(UnsupportedModelError, match="'x' has symbolic dimensions"):
+        import_onnx(model)
+
+
+def test_unsupported_pattern_names_the_binding() -> None:
+    # Mul of two different activations is not a per-channel Scale.
+    model = _model_with([
+        helper.make_node("Relu", ["x"], ["a"], name="r"),
+        helper.make_node("Mul", ["x", "a"], ["y"], name="m"),
+    ])
+    with pytest.raises(UnsupportedModelError, match="multiply of two different activations"):
+        import_onnx(model)

@@ -1,0 +1,98 @@
+"""The command line: compile / build / verify / inspect, exit codes and no half-written
+output on failure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import onnx
+import pytest
+
+from paleozoic.cli import main
+
+
+def test_compile_build_verify(tmp_path: Path, small_cnn_path: Path,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "session"
+    assert main(["compile", str(small_cnn_path), "-o", str(out), "--plan", "fuse-all"]) == 0
+    assert main(["build", str(out)]) == 0
+    assert (out / "build" / "session").is_file()
+    assert main(["verify", str(out), "--seed", "3"]) == 0
+    text = capsys.readouterr().out
+    assert "PASS" in text and "max abs err" in text
+
+
+def test_verify_fails_on_tampered_weights(tmp_path: Path, small_cnn: onnx.ModelProto,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A session whose numbers are wrong must fail verify with exit code 1."""
+    model_path = tmp_path / "m.onnx"
+    onnx.save(small_cnn, str(model_path))
+    out = tmp_path / "session"
+    assert main(["compile", str(model_path), "-o", str(out)]) == 0
+    # Verify against a model whose first weight differs: same graph, other numbers.
+    other = onnx.ModelProto()
+    other.CopyFrom(small_cnn)
+    w = onnx.numpy_helper.to_array(other.graph.initializer[0]) * 1.5
+    other.graph.initializer[0].CopyFrom(onnx.numpy_helper.from_array(w, "w1"))
+    other_path = tmp_path / "other.onnx"
+    onnx.save(other, str(other_path))
+    assert main(["verify", str(out), "--model", str(other_path)]) == 1
+    assert "FAIL" in capsys.readouterr().out
+
+
+def test_refuses_to_overwrite_without_force(tmp_path: Path, small_cnn_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "session"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    assert main(["compile", str(small_cnn_path), "-o", str(out)]) == 6
+    assert "--force" in capsys.readouterr().err
+    assert (out / "mine.txt").read_text() == "keep me"
+    assert main(["compile", str(small_cnn_path), "-o", str(out), "--force"]) == 0
+    assert not (out / "mine.txt").exists()
+
+
+def test_failure_leaves_nothing_behind(tmp_path: Path, small_cnn_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"format": "paleozoic-plan", "version": 1, "blocks": [
+        {"name": "b0", "layers": ["conv1"], "mp": 40, "fuse": True}]}))
+    out = tmp_path / "session"
+    assert main(["compile", str(small_cnn_path), "-o", str(out), "--plan", str(plan)]) == 4
+    assert "mp 40 is outside 1..32" in capsys.readouterr().err
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_bad_model_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compile", str(tmp_path / "missing.onnx"), "-o", str(tmp_path / "o")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_edited_plan_round_trip(tmp_path: Path, small_cnn_path: Path) -> None:
+    """compile -> edit plan.json by hand -> compile --plan plan.json."""
+    first = tmp_path / "first"
+    assert main(["compile", str(small_cnn_path), "-o", str(first), "--plan", "fuse-all"]) == 0
+    plan = json.loads((first / "plan.json").read_text())
+    layers = plan["blocks"][0]["layers"]
+    plan["blocks"] = [
+        {"name": "head", "layers": layers[:4], "mp": 4, "fuse": True},
+        {"name": "tail", "layers": layers[4:], "mp": 2, "fuse": False},
+    ]
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(plan))
+    second = tmp_path / "second"
+    assert main(["compile", str(small_cnn_path), "-o", str(second), "--plan", str(edited)]) == 0
+    text = (second / "session.cpp").read_text()
+    assert "constexpr pz::BlockKnobs kHead{true, 4};" in text
+    assert "constexpr pz::BlockKnobs kTail{false, 2};" in text
+    assert main(["verify", str(second)]) == 0
+
+
+def test_inspect_table(small_cnn_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(small_cnn_path)]) == 0
+    text = capsys.readouterr().out
+    assert "MACs" in text and "FullyConnected" in text
+    assert "10 layers" in text
