@@ -1,0 +1,107 @@
+"""Vertical-slice figures for the nine classic CNNs, measured side by side in one run.
+
+For each model: codegen seconds (after imports), cmake-configure and g++ seconds of the
+emitted session (runtime prebuilt), emitted lines of code, the session's run time on the
+mock SDK beside onnxruntime's on the same thread count, and their ratio. Not a test.
+
+    python benchmarks/vertical_slice.py [--models resnet50 vgg19 ...] [--plan fuse-all]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+from paleozoic.pipeline import compile_model, runtime_prefix
+from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model, random_inputs
+
+THREADS = 2  # the machine's cores; the mock uses min(MP, cores) OpenMP threads
+
+
+def _ort_ms(model: onnx.ModelProto, feeds: dict, repeats: int) -> float:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = THREADS
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(model.SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])
+    session.run(None, feeds)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        session.run(None, feeds)
+        times.append((time.perf_counter() - start) * 1e3)
+    return float(np.median(times))
+
+
+def _session_ms(out: Path, feeds: dict, repeats: int) -> float:
+    inputs = []
+    for i, value in enumerate(feeds.values()):
+        path = out / f"input{i}.bin"
+        value.astype("<f4").tofile(path)
+        inputs += ["-i", str(path)]
+    walls = []
+    for _ in range(repeats):
+        result = subprocess.run([str(out / "build" / "session"), "-w", str(out / "weights.bin"),
+                                 "-o", str(out), "-r", "1", *inputs],
+                                capture_output=True, text=True, check=True)
+        walls.append(float(re.search(r"wall time: ([0-9.]+) ms", result.stdout).group(1)))
+    return float(np.median(walls))
+
+
+def bench(name: str, plan: str, repeats: int, work: Path) -> dict:
+    model = load_zoo_model(name)
+    model_path = work / f"{name}.onnx"
+    onnx.save(model, str(model_path))
+    out = work / f"{name}_{plan}"
+    start = time.perf_counter()
+    compile_model(model_path, out, plan=plan, force=True)
+    codegen_s = time.perf_counter() - start
+    build = out / "build"
+    start = time.perf_counter()
+    subprocess.run(["cmake", "-S", str(out), "-B", str(build), "-G", "Ninja",
+                    "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_PREFIX_PATH={runtime_prefix()}"],
+                   capture_output=True, check=True)
+    configure_s = time.perf_counter() - start
+    start = time.perf_counter()
+    subprocess.run(["cmake", "--build", str(build)], capture_output=True, check=True)
+    gxx_s = time.perf_counter() - start
+    loc = (out / "session.cpp").read_text().count("\n")
+    feeds = random_inputs(model)
+    session_ms = _session_ms(out, feeds, repeats)
+    ort_ms = _ort_ms(model, feeds, repeats)
+    return dict(model=name, codegen_s=codegen_s, configure_s=configure_s, gxx_s=gxx_s,
+                loc=loc, session_ms=session_ms, ort_ms=ort_ms, ratio=session_ms / ort_ms)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="*", default=list(ZOO_MODELS))
+    parser.add_argument("--plan", default="fuse-all")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    import tvm.relax.frontend.onnx  # noqa: F401  (codegen is timed after imports)
+
+    print(f"plan {args.plan}; session and onnxruntime on {THREADS} threads; "
+          f"median of {args.repeats} runs")
+    header = (f"{'model':<14}{'codegen s':>10}{'cmake s':>9}{'g++ s':>8}{'LOC':>7}"
+              f"{'session ms':>12}{'ort ms':>9}{'ratio':>7}")
+    print(header)
+    with tempfile.TemporaryDirectory(prefix="pz-bench-") as tmp:
+        for name in args.models:
+            r = bench(name, args.plan, args.repeats, Path(tmp))
+            print(f"{r['model']:<14}{r['codegen_s']:>10.2f}{r['configure_s']:>9.2f}"
+                  f"{r['gxx_s']:>8.2f}{r['loc']:>7}{r['session_ms']:>12.1f}"
+                  f"{r['ort_ms']:>9.1f}{r['ratio']:>7.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
