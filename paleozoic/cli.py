@@ -1,4 +1,4 @@
-"""The `paleozoic` command line: compile, build, verify, inspect, prefix."""
+"""The `paleozoic` command line: compile, build, verify, inspect, space, tune, prefix."""
 
 from __future__ import annotations
 
@@ -7,8 +7,14 @@ import logging
 import sys
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from paleozoic import __version__
 from paleozoic.errors import PaleozoicError
+
+if TYPE_CHECKING:
+    from paleozoic.ir import LayerQueue
+    from paleozoic.optimize import CostOracle
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
@@ -71,6 +77,86 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_space(args: argparse.Namespace) -> int:
+    from paleozoic.optimize import SearchSpace
+    from paleozoic.optimize.report import space_lines
+    from paleozoic.pipeline import load_queue
+
+    queue = load_queue(args.model)
+    print("\n".join(space_lines(queue, SearchSpace.from_queue(queue))))
+    return 0
+
+
+def _parse_options(pairs: list[str]) -> dict[str, object]:
+    import ast
+
+    from paleozoic.errors import OptimizerError
+
+    options: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise OptimizerError(f"--option {pair!r}: expected KEY=VALUE, e.g. iterations=1000")
+        try:
+            options[key] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            options[key] = text
+    return options
+
+
+def _make_oracle(args: argparse.Namespace, queue: LayerQueue) -> CostOracle:
+    from paleozoic.errors import OptimizerError
+
+    if args.cost == "measured":
+        if args.profile:
+            raise OptimizerError("--profile describes the device model; it has no effect "
+                                 "with --cost measured")
+        from paleozoic.optimize.measured import MeasuredOracle
+
+        return MeasuredOracle(queue)
+    try:
+        from paleozoic.optimize.device_cost import DeviceModelOracle
+    except ImportError as err:
+        raise OptimizerError(f"the device model is not available ({err}); use --cost "
+                             f"measured") from err
+    return DeviceModelOracle(queue, profile=args.profile)
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from paleozoic.errors import OutputExistsError
+    from paleozoic.optimize import SearchSpace, load_optimizer, run_optimizer
+    from paleozoic.optimize.report import plan_table
+    from paleozoic.pipeline import load_queue
+
+    out = Path(args.output)
+    if out.exists() and not args.force:
+        raise OutputExistsError(f"{out}: exists; choose another file or pass --force to "
+                                f"replace it")
+    optimizer = load_optimizer(args.optimizer, seed=args.seed, budget_s=args.budget,
+                               **_parse_options(args.option))
+    queue = load_queue(args.model)
+    cost = _make_oracle(args, queue)
+    steps = 1000
+    with tqdm(total=steps, desc=optimizer.name, unit="step", leave=False,
+              bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} "
+              "{postfix}") as bar:
+        def report(fraction: float, best_cost: float) -> None:
+            done = min(steps, max(0, int(fraction * steps)))
+            if best_cost == best_cost:  # not NaN
+                bar.set_postfix_str(f"best {best_cost:,.1f} us", refresh=False)
+            if done > bar.n:
+                bar.update(done - bar.n)
+
+        space = SearchSpace.from_queue(queue, report=report)
+        plan = run_optimizer(optimizer, queue, cost, space)
+    out.write_text(plan.to_json())
+    print("\n".join(plan_table(plan, queue, cost)))
+    print(f"wrote {out} (re-emit with `paleozoic compile {args.model} --plan {out} -o DIR`)")
+    return 0
+
+
 def _cmd_prefix(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import runtime_prefix
 
@@ -108,6 +194,29 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("inspect", help="print the layer queue of a model")
     p.add_argument("model", help="the .onnx file")
     p.set_defaults(func=_cmd_inspect)
+
+    p = sub.add_parser("space", help="size of the plan search space (paper Eq. 3) for a model")
+    p.add_argument("model", help="the .onnx file")
+    p.set_defaults(func=_cmd_space)
+
+    p = sub.add_parser("tune", help="search for a plan with an optimizer; write plan.json")
+    p.add_argument("model", help="the .onnx file")
+    p.add_argument("--optimizer", default="dp",
+                   help="a built-in (per-layer, fuse-all, greedy, dp, annealing), "
+                   "module:Class, path/to/file.py:Class, or an installed entry point in "
+                   "group paleozoic.optimizers (default: dp)")
+    p.add_argument("--seed", type=int, default=0, help="seed for randomised optimizers")
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help="wall-time budget for optimizers that search")
+    p.add_argument("--cost", choices=("model", "measured"), default="model",
+                   help="cost oracle: the analytic device model (default) or measurement "
+                   "through the runtime (device time reported by the SDK timers)")
+    p.add_argument("--profile", help="device profile file for --cost model")
+    p.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option of the optimizer, e.g. -O iterations=20000 (repeatable)")
+    p.add_argument("-o", "--output", required=True, help="plan file to write (plan.json)")
+    p.add_argument("--force", action="store_true", help="replace an existing plan file")
+    p.set_defaults(func=_cmd_tune)
 
     p = sub.add_parser("prefix", help="print the runtime's CMake prefix (CMAKE_PREFIX_PATH)")
     p.set_defaults(func=_cmd_prefix)

@@ -41,3 +41,10 @@ class VerifyError(PaleozoicError):
     """The session ran but its outputs differ from onnxruntime's."""
 
     exit_code = 1
+
+
+class OptimizerError(PaleozoicError):
+    """An optimizer that cannot be loaded, fails, modifies the model, or returns a plan
+    that does not fit."""
+
+    exit_code = 7

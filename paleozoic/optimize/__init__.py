@@ -1,49 +1,26 @@
-"""Plans: the queue cut into F-Blocks with an MP each.
+"""The optimizer hook: plans (the queue cut into F-Blocks with an MP each), search spaces,
+cost oracles, the Optimizer interface, the built-in optimizers and their registry.
 
-Built-in strategies for now: `per-layer` (every layer its own block on one core) and
-`fuse-all` (the paper's simple strategy: as few blocks as the SDK's fusion rules allow,
-each on every core).
+    from paleozoic.optimize import load_optimizer, run_optimizer
+    plan = run_optimizer(load_optimizer("dp"), queue, DeviceModelOracle(queue))
+
+Fixed plans for the pipeline: `per-layer` and `fuse-all` (see plans.py).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from paleozoic.optimize.plans import BUILTIN_PLANS, fuse_all, fusible_kinds, per_layer
+from paleozoic.optimize.base import CostLookup, Optimizer, spans_to_plan
+from paleozoic.optimize.oracle import CostOracle, TableOracle, block_costs, plan_cost, plan_spans
+from paleozoic.optimize.space import SearchSpace, eq3_space
+from paleozoic.optimize.registry import (
+    BUILTIN_OPTIMIZERS, ENTRY_POINT_GROUP, known_names, load_optimizer, optimizer_class,
+)
+from paleozoic.optimize.run import queue_fingerprint, run_optimizer
 
-from paleozoic.ir import LayerQueue, Plan, PlannedBlock
-from paleozoic.ir.plan import MP_MAX
-from paleozoic.ops import KINDS
-
-
-def per_layer(queue: LayerQueue) -> Plan:
-    blocks = [PlannedBlock(f"block{i}", [layer.name], mp=1, fuse=False)
-              for i, layer in enumerate(queue.layers)]
-    return Plan(blocks, strategy="per-layer", model=queue.source)
-
-
-def fuse_all(queue: LayerQueue, mp: int = MP_MAX) -> Plan:
-    runs: list[list[str]] = [[]]
-    for layer in queue.layers:
-        if not KINDS[layer.kind].fusible:
-            # The SDK cannot put this layer in a fusion op: it gets a block of its own.
-            if runs[-1]:
-                runs.append([])
-            runs[-1].append(layer.name)
-            runs.append([])
-        else:
-            runs[-1].append(layer.name)
-    runs = [run for run in runs if run]
-    blocks = [PlannedBlock(f"block{i}", run, mp=mp, fuse=True) for i, run in enumerate(runs)]
-    return Plan(blocks, strategy="fuse-all", model=queue.source)
-
-
-BUILTIN_PLANS: dict[str, Callable[[LayerQueue], Plan]] = {
-    "per-layer": per_layer,
-    "fuse-all": fuse_all,
-}
-
-
-def fusible_kinds() -> dict[str, bool]:
-    return {name: kind.fusible for name, kind in KINDS.items()}
-
-
-__all__ = ["BUILTIN_PLANS", "fuse_all", "fusible_kinds", "per_layer"]
+__all__ = [
+    "BUILTIN_OPTIMIZERS", "BUILTIN_PLANS", "ENTRY_POINT_GROUP", "CostLookup", "CostOracle",
+    "Optimizer", "SearchSpace", "TableOracle", "block_costs", "eq3_space", "fuse_all",
+    "fusible_kinds", "known_names", "load_optimizer", "optimizer_class", "per_layer",
+    "plan_cost", "plan_spans", "queue_fingerprint", "run_optimizer", "spans_to_plan",
+]

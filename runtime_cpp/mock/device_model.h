@@ -1,60 +1,105 @@
 // Analytic timing model of an MLU-100 class device: the simulated time the mock reports
 // through CNRT notifiers, and the cost the Paleozoic optimizer plans with (exposed to Python
-// later), so both agree by construction. Pure C++; no CNML types.
+// through cnml_mock.h and pybind11), so both agree by construction. Pure C++; no CNML types.
+// Parameters come from a DeviceProfile (device_profile.h, runtime_cpp/profiles/*.profile).
 //
-// time = launch + sync(mp) + max(compute, dram_bytes / bandwidth)
-//   compute = sum over layers of flops / (mp * per_core_flops * efficiency)
-//   efficiency = work / (mp * ceil(work / mp)) over the layer's parallel dimension
-// Fusion: DRAM traffic is the fusion I/O plus weights; intermediates stay on chip while they
-// fit in mp * onchip_bytes_per_core, and the excess is written and read back. Spatial layers
-// (kernel height > 1) tiled over mp cores recompute halo rows:
-//   extra flops = flops * (kernel_h - 1) * (mp - 1) / out_height.
+// Notation: F = core_flops = peak_fp16 * fp32_rate * compute_efficiency / cores (FLOP/us
+// after scaling), B = dram_gbps * dram_efficiency, sync(mp) = sync_us_per_log2_core *
+// log2(mp), cap(mp) = mp * onchip_bytes_per_core. Flops count a multiply-add as 2.
+//
+// A layer compiled alone (base op) on mp cores splits its output channels (or N*C planes)
+// among the cores:
+//   t = launch + sync(mp) + max(flops / (mp * F * eff), (in + out + weights) / B)
+//   eff = extent / (mp * ceil(extent / mp))           (cores idle when work divides poorly)
+//
+// A fusion op (a block of layers fused, one launch) tiles the block spatially: each core
+// owns ceil(H / mp) output rows of every row-local layer (conv, pool, element-wise, LRN,
+// channel concat on NCHW) and runs the chain on its tile, keeping its rows on chip. Layers
+// in a block run one after another; each overlaps its compute with its own DRAM traffic:
+//   t = launch + sync(mp) * (1 + exchanges) + sum over layers l of max(c_l, d_l / B)
+// Compute c_l. Row-local layer with H rows out:
+//   c_l = flops_l * min(H, ceil(H / mp) + g_l) / H / F          (the slowest core's rows)
+// where g_l is the halo: rows of l's output a tile needs beyond its own because its
+// in-block consumers have windows that overlap neighbouring tiles. Receptive fields grow
+// through the chain, from the block's end backwards:
+//   g_l = max over in-block row-local consumers c of  g_c * stride_c + max(0, win_c - stride_c)
+//   (win = dilated kernel height; element-wise consumers pass g_c through).
+// Recomputing halos is what lets tiles run without talking to each other. When g_l would
+// exceed halo_exchange_ratio * ceil(H / mp) (the tile's own rows; ratio 4 in the MLU-100
+// profile) the tiles instead exchange l's boundary rows at a barrier: g_l = 0 and the block
+// pays one more sync(mp). So a layer costs at most (1 + ratio) times its share, and small
+// tiles (high mp, small H) on long large-kernel chains lose most. mp = 1: no halo.
+// A layer that is not row-local (fully connected, softmax, global pooling, reshape,
+// transpose) needs whole inputs: its producers exchange (a barrier each) and it splits its
+// output channels as a base op does: c_l = flops_l / (mp * F * eff).
+// DRAM d_l: block inputs l reads (each reading layer fetches them), l's output when it
+// leaves the block, l's weights (fetched once and multicast to the cores working in lock
+// step), and spill: intermediates (produced and consumed inside the block) stay on chip
+// while the block's peak live intermediate set P (each intermediate live from its producer
+// to its last consumer) fits in cap(mp); otherwise the fraction s = (P - cap) / P of every
+// intermediate is written out and read back: d_l += 2 * s * out_l.
 #ifndef PZ_MOCK_DEVICE_MODEL_H_
 #define PZ_MOCK_DEVICE_MODEL_H_
 
 #include <vector>
 
+#include "device_profile.h"
+
 namespace pz_mock {
 
-struct DeviceProfile {
-  int cores = 32;                        // MLU-100: 4 channels x 8 cores
-  double clock_ghz = 1.0;                // balanced mode
-  double peak_fp16_tflops = 64.0;        // whole chip at clock_ghz
-  double fp32_rate = 0.5;                // fp32 throughput relative to fp16
-  double dram_gbps = 102.4;              // DDR4-3200 x 4 channels, shared by all cores
-  double launch_us = 10.0;               // ASSUMPTION: fixed cost per kernel launch
-  double sync_us_per_log2_core = 0.5;    // ASSUMPTION: barrier cost grows with log2(mp)
-  double onchip_bytes_per_core = 512.0 * 1024.0;  // ASSUMPTION: no public NRAM/SRAM figure
-
-  // fp32 FLOP/s of one core.
-  double coreFlops() const { return peak_fp16_tflops * 1e12 * fp32_rate / cores; }
-};
-
-// Work of one layer, as the model sees it. flops counts a multiply-add as 2.
+// Work of one layer, as the model sees it.
 struct LayerWork {
   double flops = 0.0;
-  double input_bytes = 0.0;     // activations read
+  double input_bytes = 0.0;     // activations read (all inputs)
   double output_bytes = 0.0;    // activations written
   double weight_bytes = 0.0;    // filter, bias and other constants
-  long long parallel_extent = 1;  // size of the dimension split across cores
-  int kernel_h = 1;             // > 1: spatial layer, fused tiles need halo rows
-  int out_height = 1;           // rows of the output tiled across cores
+  long long parallel_extent = 1;  // split across cores when not row-tiled
+  bool row_local = false;       // output rows depend on a window of input rows (NCHW, H > 1)
+  int out_height = 1;           // H of the output
+  int window_h = 1;             // input rows per output row (dilated kernel height)
+  int stride_h = 1;
 };
 
-struct FusionWork {
-  std::vector<LayerWork> layers;  // in execution order
-  double io_bytes = 0.0;          // fusion inputs + outputs
-  double intermediate_bytes = 0.0;  // tensors produced and consumed inside the fusion
+// A layer in a list of layers (a block, or the run of layers a cost table covers).
+struct GraphLayer {
+  LayerWork work;
+  // Activation inputs: index of the producing layer in the list (-1: produced outside the
+  // list) and bytes. A tensor read twice by the layer appears twice.
+  std::vector<std::pair<int, double>> inputs;
+  // Index of the last layer in the list reading this layer's output; >= list size when the
+  // output is needed after the list (graph output, read outside, or kept as a block output).
+  // A block [i, j) of the list writes the output to DRAM iff last_use >= j.
+  int last_use = 0;
+};
+
+// Where a fused block's time goes (for reports and tests).
+struct BlockBreakdown {
+  double total_us = 0.0;
+  double launch_sync_us = 0.0;   // launch + barriers
+  double layers_us = 0.0;        // sum of per-layer max(compute, dram)
+  double compute_us = 0.0;       // sum of c_l
+  double halo_us = 0.0;          // part of compute_us spent on recomputed halo rows
+  double dram_us = 0.0;          // sum of d_l / B
+  double spill_bytes = 0.0;      // intermediate bytes written out and read back (each way)
+  double peak_live_bytes = 0.0;
+  int exchanges = 0;
 };
 
 // Fraction of mp cores doing useful work when `extent` items are dealt out evenly.
 double parallelEfficiency(long long extent, int mp);
 
 // Simulated device microseconds of one layer compiled alone for mp cores.
-double baseOpTimeUs(const LayerWork& layer, int mp, const DeviceProfile& profile = {});
+double baseOpTimeUs(const LayerWork& layer, int mp, const DeviceProfile& profile);
 
-// Simulated device microseconds of a fusion op compiled for mp cores (one launch).
-double fusionOpTimeUs(const FusionWork& fusion, int mp, const DeviceProfile& profile = {});
+// Simulated device microseconds of layers[first, last) fused into one op on mp cores.
+double fusedBlockTimeUs(const std::vector<GraphLayer>& layers, int first, int last, int mp,
+                        const DeviceProfile& profile, BlockBreakdown* breakdown = nullptr);
+
+// table[(i * (n + 1) + j) * mps.size() + k] = time of layers[i, j) on mps[k] cores: fused
+// when j > i + 1, the base op time when j == i + 1, +inf when j <= i. Computed incrementally;
+// equals fusedBlockTimeUs / baseOpTimeUs entry by entry.
+std::vector<double> costTable(const std::vector<GraphLayer>& layers, const std::vector<int>& mps,
+                              const DeviceProfile& profile);
 
 }  // namespace pz_mock
 

@@ -161,9 +161,11 @@ cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t ver
     int threads = threadsFor(core_limit);
     f.prepared.clear();
     for (const OpDesc& op : f.ops) f.prepared.push_back(prepare(op, threads));
-    std::vector<Operand> io = f.inputs;
-    io.insert(io.end(), f.outputs.begin(), f.outputs.end());
-    f.time_us = fusionOpTimeUs(fusionWorkOf(f.ops, io), core_limit, mockProfile());
+    std::vector<const OpDesc*> ops;
+    for (const OpDesc& op : f.ops) ops.push_back(&op);
+    std::vector<std::uint64_t> out_ids;
+    for (const Operand& o : f.outputs) out_ids.push_back(o.id);
+    f.time_us = fusionOpTimeUs(ops, out_ids, core_limit);
     f.compiled = true;
     return CNML_STATUS_SUCCESS;
   });

@@ -1,6 +1,7 @@
 #include "op_cost.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace pz_mock {
@@ -17,12 +18,39 @@ long long planeCount(const Dims& d) {
   return d.size() >= 2 ? static_cast<long long>(d[0]) * d[1] : d[0];
 }
 
+// Element-wise on NCHW: each output row reads the same input row.
+void rowLocal(LayerWork& w, const Dims& out) {
+  if (out.size() != 4) return;
+  w.row_local = true;
+  w.out_height = out[2];
+}
+
+// The op list's producers: tensor id -> index of the op writing it.
+std::map<std::uint64_t, int> producers(const std::vector<const OpDesc*>& ops) {
+  std::map<std::uint64_t, int> by_id;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    for (const Operand& o : ops[i]->outputs) by_id[o.id] = static_cast<int>(i);
+  return by_id;
+}
+
+std::vector<GraphLayer> baseGraph(const std::vector<const OpDesc*>& ops) {
+  const auto by_id = producers(ops);
+  std::vector<GraphLayer> graph(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    graph[i].work = layerWorkOf(*ops[i]);
+    graph[i].last_use = static_cast<int>(i);
+    for (const Operand& o : ops[i]->inputs) {
+      auto it = by_id.find(o.id);
+      int p = it != by_id.end() && it->second < static_cast<int>(i) ? it->second : -1;
+      graph[i].inputs.emplace_back(p, static_cast<double>(o.bytes()));
+    }
+  }
+  return graph;
+}
+
 }  // namespace
 
-const DeviceProfile& mockProfile() {
-  static const DeviceProfile profile;
-  return profile;
-}
+const DeviceProfile& mockProfile() { return currentProfile(); }
 
 LayerWork layerWorkOf(const OpDesc& op) {
   LayerWork w;
@@ -40,8 +68,9 @@ LayerWork layerWorkOf(const OpDesc& op) {
       const Dims& f = op.consts[0]->dims;
       w.flops = 2.0 * out_elems * f[1] * f[2] * f[3];
       w.parallel_extent = out[1];
-      w.kernel_h = f[2];
-      w.out_height = out[2];
+      rowLocal(w, out);
+      w.window_h = op.conv.dh * (f[2] - 1) + 1;
+      w.stride_h = op.conv.sh;
       break;
     }
     case OpKind::kMlp: {
@@ -52,35 +81,58 @@ LayerWork layerWorkOf(const OpDesc& op) {
     }
     case OpKind::kPool:
       w.flops = out_elems * op.pool.kh * op.pool.kw;
-      w.kernel_h = op.pool.kh;
-      w.out_height = out[2];
+      rowLocal(w, out);
+      w.window_h = op.pool.dh * (op.pool.kh - 1) + 1;
+      w.stride_h = op.pool.sh;
       break;
-    case OpKind::kLrn: w.flops = out_elems * (2.0 * op.lrn.size + 4.0); break;
+    case OpKind::kLrn:
+      w.flops = out_elems * (2.0 * op.lrn.size + 4.0);
+      rowLocal(w, out);
+      break;
     case OpKind::kSoftmax: w.flops = 4.0 * out_elems; break;
     case OpKind::kActive:
     case OpKind::kBatchNorm:
     case OpKind::kScale:
-    case OpKind::kAdd: w.flops = 2.0 * out_elems; break;
+    case OpKind::kAdd:
+      w.flops = 2.0 * out_elems;
+      rowLocal(w, out);
+      break;
     case OpKind::kConcat:
+      if (op.axis != 2) rowLocal(w, out);  // channel (or batch / width) concat keeps rows
+      break;
     case OpKind::kReshape:
-    case OpKind::kTranspose: w.flops = 0.0; break;  // pure data movement
+    case OpKind::kTranspose: break;  // pure data movement, whole tensors
   }
   return w;
 }
 
-FusionWork fusionWorkOf(const std::vector<OpDesc>& ops, const std::vector<Operand>& io) {
-  FusionWork f;
-  std::set<std::uint64_t> io_ids;
-  for (const Operand& o : io) {
-    io_ids.insert(o.id);
-    f.io_bytes += static_cast<double>(o.bytes());
+std::vector<GraphLayer> fusionGraphOf(const std::vector<const OpDesc*>& ops,
+                                      const std::vector<std::uint64_t>& outputs) {
+  std::vector<GraphLayer> graph = baseGraph(ops);
+  const int n = static_cast<int>(ops.size());
+  const std::set<std::uint64_t> out_ids(outputs.begin(), outputs.end());
+  for (int i = 0; i < n; ++i) {
+    for (const Operand& o : ops[i]->outputs)
+      if (out_ids.count(o.id)) graph[i].last_use = n;
+    for (const auto& in : graph[i].inputs)
+      if (in.first >= 0 && graph[in.first].last_use < n)
+        graph[in.first].last_use = std::max(graph[in.first].last_use, i);
   }
-  for (const OpDesc& op : ops) {
-    f.layers.push_back(layerWorkOf(op));
-    for (const Operand& o : op.outputs)
-      if (!io_ids.count(o.id)) f.intermediate_bytes += static_cast<double>(o.bytes());
-  }
-  return f;
+  return graph;
+}
+
+std::vector<GraphLayer> listGraphOf(const std::vector<const OpDesc*>& ops,
+                                    const std::vector<int>& last_use) {
+  std::vector<GraphLayer> graph = baseGraph(ops);
+  for (std::size_t i = 0; i < graph.size(); ++i)
+    graph[i].last_use = std::max(static_cast<int>(i), last_use[i]);
+  return graph;
+}
+
+double fusionOpTimeUs(const std::vector<const OpDesc*>& ops,
+                      const std::vector<std::uint64_t>& outputs, int mp) {
+  const std::vector<GraphLayer> graph = fusionGraphOf(ops, outputs);
+  return fusedBlockTimeUs(graph, 0, static_cast<int>(graph.size()), mp, mockProfile());
 }
 
 }  // namespace pz_mock

@@ -15,6 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include <cnml_mock.h>
+
+#include <cmath>
+#include <limits>
+
 #include "paleozoic/runtime.h"
 
 namespace py = pybind11;
@@ -82,6 +87,102 @@ class Session {
     for (auto& block : blocks_) block->run(device_->queue());
   }
 
+  // ---- device model (mock SDK extension, cnml_mock.h) -------------------------------
+  // Default fusion outputs of `layers`, as FusionLayer derives them at compile time.
+  static std::vector<pz::Tensor*> defaultOutputs(const std::vector<pz::Layer*>& layers) {
+    std::vector<pz::Tensor*> outputs;
+    for (pz::Layer* layer : layers) {
+      pz::Tensor* out = &layer->output();
+      int reads_inside = 0;
+      for (pz::Layer* other : layers)
+        reads_inside += static_cast<int>(
+            std::count(other->inputs().begin(), other->inputs().end(), out));
+      if (out->consumers() > reads_inside || out->consumers() == 0 || out->isGraphOutput())
+        outputs.push_back(out);
+    }
+    return outputs;
+  }
+
+  static std::vector<double> explain(const std::vector<pz::Layer*>& layers, int mp,
+                                     const std::vector<pz::Tensor*>& outputs) {
+    std::vector<cnmlBaseOp_t> ops;
+    for (pz::Layer* layer : layers) ops.push_back(layer->op());
+    std::vector<cnmlTensor_t> outs;
+    for (pz::Tensor* t : outputs) outs.push_back(t->desc());
+    std::vector<double> values(9, 0.0);
+    mockCheck(cnmlMockExplainFusion(ops.data(), static_cast<int>(ops.size()), outs.data(),
+                                    static_cast<int>(outs.size()), mp, values.data(),
+                                    static_cast<int>(values.size())),
+              "cnmlMockExplainFusion");
+    return values;
+  }
+
+  static double estimate(const std::vector<pz::Layer*>& layers, int mp, bool fuse,
+                         const std::vector<pz::Tensor*>& outputs) {
+    if (layers.empty()) throw pz::Error("estimate_block: no layers given");
+    if (!fuse) {
+      double total = 0.0;
+      for (pz::Layer* layer : layers) {
+        float us = 0.0f;
+        mockCheck(cnmlMockEstimateBaseOpUs(layer->op(), mp, &us), "cnmlMockEstimateBaseOpUs");
+        total += us;
+      }
+      return total;
+    }
+    std::vector<cnmlBaseOp_t> ops;
+    for (pz::Layer* layer : layers) ops.push_back(layer->op());
+    std::vector<cnmlTensor_t> outs;
+    for (pz::Tensor* t : outputs) outs.push_back(t->desc());
+    float us = 0.0f;
+    mockCheck(cnmlMockEstimateFusionUs(ops.data(), static_cast<int>(ops.size()), outs.data(),
+                                       static_cast<int>(outs.size()), mp, &us),
+              "cnmlMockEstimateFusionUs");
+    return us;
+  }
+
+  // [n, n + 1, len(mps)] table of block times over `layers` (see cnmlMockCostTable).
+  static py::array_t<double> costTable(const std::vector<pz::Layer*>& layers,
+                                       const std::vector<int>& mps) {
+    const int n = static_cast<int>(layers.size());
+    if (n == 0) throw pz::Error("cost_table: no layers given");
+    if (mps.empty()) throw pz::Error("cost_table: no MP choices given");
+    std::map<const pz::Tensor*, int> index_of;
+    for (int i = 0; i < n; ++i) index_of[&layers[i]->output()] = i;
+    std::vector<int> last_use(n, -1), reads(n, 0);
+    for (int c = 0; c < n; ++c) {
+      for (pz::Tensor* in : layers[c]->inputs()) {
+        auto it = index_of.find(in);
+        if (it == index_of.end()) continue;
+        last_use[it->second] = std::max(last_use[it->second], c);
+        ++reads[it->second];
+      }
+    }
+    for (int i = 0; i < n; ++i) {
+      const pz::Tensor& out = layers[i]->output();
+      if (out.consumers() > reads[i] || out.consumers() == 0 || out.isGraphOutput())
+        last_use[i] = n;  // needed after the list
+      else
+        last_use[i] = std::max(last_use[i], i);
+    }
+    std::vector<cnmlBaseOp_t> ops;
+    for (pz::Layer* layer : layers) ops.push_back(layer->op());
+    py::array_t<double> table({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n + 1),
+                               static_cast<py::ssize_t>(mps.size())});
+    cnmlStatus_t status;
+    {
+      py::gil_scoped_release release;
+      status = cnmlMockCostTable(ops.data(), n, last_use.data(), mps.data(),
+                                 static_cast<int>(mps.size()), table.mutable_data());
+    }
+    mockCheck(status, "cnmlMockCostTable");
+    return table;
+  }
+
+  static void mockCheck(cnmlStatus_t status, const char* call) {
+    if (status != CNML_STATUS_SUCCESS)
+      throw pz::Error(std::string(call) + ": " + cnmlMockLastError());
+  }
+
   std::vector<float> blockMicros() const {
     std::vector<float> out;
     for (const auto& block : blocks_) out.push_back(block->lastDeviceMicros());
@@ -114,6 +215,20 @@ struct BlockRef {
 };
 
 Session& sessionOf(const py::object& self) { return self.cast<Session&>(); }
+
+std::vector<pz::Layer*> layerPtrs(const std::vector<LayerRef>& layers) {
+  std::vector<pz::Layer*> ptrs;
+  for (const auto& l : layers) ptrs.push_back(l.layer);
+  return ptrs;
+}
+
+std::vector<pz::Tensor*> blockOutputs(const std::vector<pz::Layer*>& layers,
+                                      const std::optional<std::vector<TensorRef>>& outputs) {
+  if (!outputs) return Session::defaultOutputs(layers);
+  std::vector<pz::Tensor*> out;
+  for (const auto& t : *outputs) out.push_back(t.tensor);
+  return out;
+}
 
 pz::Shape toShape(const std::vector<int>& v) { return pz::Shape(v.begin(), v.end()); }
 
@@ -421,7 +536,47 @@ void bindSession(py::module_& m) {
           },
           py::arg("t"))
       .def("block_micros", &Session::blockMicros,
-           "Device microseconds of each block's last run, in compile order.");
+           "Device microseconds of each block's last run, in compile order.")
+      .def(
+          "estimate_block",
+          [](Session&, const std::vector<LayerRef>& layers, int mp, bool fuse,
+             const std::optional<std::vector<TensorRef>>& outputs) {
+            std::vector<pz::Layer*> ptrs = layerPtrs(layers);
+            return Session::estimate(ptrs, mp, fuse, blockOutputs(ptrs, outputs));
+          },
+          py::arg("layers"), py::arg("mp"), py::arg("fuse") = true,
+          py::arg("outputs") = py::none(),
+          "Simulated device us of `layers` as one block on mp cores (the device model; what "
+          "the block reports when compiled and run). fuse=False: the sum of the layers' "
+          "base-op times. outputs default to the tensors read outside the layers, graph "
+          "outputs and tensors read by nobody, as a fused block derives them.")
+      .def(
+          "explain_block",
+          [](Session&, const std::vector<LayerRef>& layers, int mp,
+             const std::optional<std::vector<TensorRef>>& outputs) {
+            std::vector<pz::Layer*> ptrs = layerPtrs(layers);
+            if (ptrs.empty()) throw pz::Error("explain_block: no layers given");
+            const std::vector<double> v = Session::explain(ptrs, mp, blockOutputs(ptrs, outputs));
+            py::dict d;
+            const char* keys[] = {"total_us", "launch_sync_us", "layers_us",
+                                  "compute_us", "halo_us", "dram_us",
+                                  "spill_bytes", "peak_live_bytes", "exchanges"};
+            for (std::size_t i = 0; i < v.size(); ++i) d[keys[i]] = v[i];
+            return d;
+          },
+          py::arg("layers"), py::arg("mp"), py::arg("outputs") = py::none(),
+          "Where the fused time of estimate_block goes: launch and barriers, per-layer "
+          "max(compute, dram) sum, compute (of which recomputed halo rows), DRAM, spill.")
+      .def(
+          "cost_table",
+          [](Session&, const std::vector<LayerRef>& layers, const std::vector<int>& mps) {
+            return Session::costTable(layerPtrs(layers), mps);
+          },
+          py::arg("layers"), py::arg("mps"),
+          "float64 [n, n+1, len(mps)]: [i, j, k] = us of layers[i:j] on mps[k] cores, fused "
+          "when j > i + 1, the single layer unfused when j == i + 1, inf elsewhere. Block "
+          "outputs are relative to the whole list (plus graph outputs); equals "
+          "estimate_block entry by entry.");
 }
 
 void bindFiles(py::module_& m) {
@@ -458,6 +613,42 @@ void bindFiles(py::module_& m) {
       py::arg("path"), py::arg("data"));
 }
 
+void bindDeviceModel(py::module_& m) {
+  m.def(
+      "set_device_profile",
+      [](const std::string& path) { Session::mockCheck(cnmlMockSetDeviceProfile(path.c_str()),
+                                                       "set_device_profile"); },
+      py::arg("path"),
+      "Loads a device profile file into the mock SDK's device model (process-wide; used by "
+      "later compiles and estimates). Raises Error naming the file, line and problem.");
+  m.def(
+      "reset_device_profile", [] { cnmlMockResetDeviceProfile(); },
+      "Restores the compiled-in profile (equal to the bundled mlu100.profile).");
+  m.def(
+      "device_profile",
+      [] {
+        py::dict d;
+        const int n = cnmlMockDeviceProfileSize();
+        for (int i = 0; i < n; ++i) {
+          const char* key = nullptr;
+          double value = 0.0;
+          Session::mockCheck(cnmlMockGetDeviceProfileItem(i, &key, &value), "device_profile");
+          d[key] = value;
+        }
+        return d;
+      },
+      "The current device profile as {key: value}.");
+  m.def(
+      "default_profile_path",
+      [m]() {
+        py::object path = py::module_::import("pathlib").attr("Path");
+        py::object here = path(m.attr("__file__")).attr("resolve")().attr("parent");
+        return py::str(here / py::str("runtime") / py::str("share") / py::str("profiles") /
+                       py::str("mlu100.profile"));
+      },
+      "Path of the installed MLU-100 profile (paleozoic/runtime/share/profiles).");
+}
+
 void bindShapes(py::module_& m) {
   m.def(
       "conv_output_shape",
@@ -491,4 +682,5 @@ PYBIND11_MODULE(_runtime, m) {
   bindSession(m);
   bindFiles(m);
   bindShapes(m);
+  bindDeviceModel(m);
 }

@@ -1,6 +1,8 @@
 // Session helpers used by emitted main() functions.
 #include "paleozoic/session.h"
 
+#include <cnml_mock.h>
+
 #include <cstdio>
 #include <iomanip>
 #include <ostream>
@@ -14,7 +16,8 @@ SessionOptions parseSessionOptions(int argc, char** argv, std::size_t num_inputs
     const std::string flag = argv[i];
     if (i + 1 >= argc) throw Error("option " + flag + " needs a value; usage: " +
                                    std::string(argv[0]) +
-                                   " [-w WEIGHTS] [-i INPUT.bin]... [-o OUTPUT_DIR] [-r REPEAT]");
+                                   " [-w WEIGHTS] [-i INPUT.bin]... [-o OUTPUT_DIR] [-r REPEAT]"
+                                   " [-p PROFILE]");
     const std::string value = argv[++i];
     if (flag == "-w") {
       options.weights = value;
@@ -22,6 +25,8 @@ SessionOptions parseSessionOptions(int argc, char** argv, std::size_t num_inputs
       options.inputs.push_back(value);
     } else if (flag == "-o") {
       options.output_dir = value;
+    } else if (flag == "-p") {
+      options.profile = value;
     } else if (flag == "-r") {
       try {
         options.repeat = std::stoi(value);
@@ -31,14 +36,22 @@ SessionOptions parseSessionOptions(int argc, char** argv, std::size_t num_inputs
       if (options.repeat < 1) throw Error("option -r needs a positive integer, got " + value);
     } else {
       throw Error("unknown option " + flag +
-                  "; usage: session [-w WEIGHTS] [-i INPUT.bin]... [-o OUTPUT_DIR] [-r REPEAT]");
+                  "; usage: session [-w WEIGHTS] [-i INPUT.bin]... [-o OUTPUT_DIR] [-r REPEAT] "
+                  "[-p PROFILE]");
     }
   }
   if (!options.inputs.empty() && options.inputs.size() != num_inputs) {
     throw Error("the model has " + std::to_string(num_inputs) + " input(s) but " +
                 std::to_string(options.inputs.size()) + " -i file(s) were given");
   }
+  if (!options.profile.empty()) applyDeviceProfile(options.profile);
   return options;
+}
+
+void applyDeviceProfile(const std::string& path) {
+  if (cnmlMockSetDeviceProfile(path.c_str()) != CNML_STATUS_SUCCESS) {
+    throw Error(std::string("device profile: ") + cnmlMockLastError());
+  }
 }
 
 void loadInputs(const SessionOptions& options, const std::vector<Tensor*>& inputs) {

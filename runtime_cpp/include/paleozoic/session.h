@@ -22,11 +22,18 @@ struct SessionOptions {
   std::vector<std::string> inputs;   // raw little-endian float32, one file per graph input
   std::string output_dir = ".";      // outputs are written as <output_dir>/<name>.bin
   int repeat = 1;                    // runs of the whole session (the last one is reported)
+  std::string profile;               // device profile for the mock SDK's timing model ("" = built in)
 };
 
-// Usage: session [-w WEIGHTS] [-i INPUT.bin]... [-o OUTPUT_DIR] [-r REPEAT]
-// Without -i the inputs are zero-filled. Throws pz::Error on a bad command line.
+// Usage: session [-w WEIGHTS] [-i INPUT.bin]... [-o OUTPUT_DIR] [-r REPEAT] [-p PROFILE]
+// Without -i the inputs are zero-filled. -p loads a device profile into the mock SDK's
+// device model (applyDeviceProfile) before anything is compiled; the real SDK ignores it.
+// Throws pz::Error on a bad command line or profile.
 SessionOptions parseSessionOptions(int argc, char** argv, std::size_t num_inputs);
+
+// Makes `path` the mock SDK's device profile (cnmlMockSetDeviceProfile); pz::Error naming
+// the file, line and problem when it cannot be used. Called by parseSessionOptions for -p.
+void applyDeviceProfile(const std::string& path);
 
 void loadInputs(const SessionOptions& options, const std::vector<Tensor*>& inputs);
 void saveOutputs(const SessionOptions& options, const std::vector<Tensor*>& outputs);

@@ -1,0 +1,190 @@
+"""The analytic DeviceModel as a cost oracle: the mock SDK's device model (C++, through
+paleozoic._runtime), so plans are costed with exactly the time an emitted session reports.
+
+`build_runtime_graph` constructs a LayerQueue's layers in a runtime Session (also used by
+the measurement oracle, which binds weights and runs blocks); `DeviceModelOracle` answers
+block and plan costs from the model, with a cached cost table for dynamic programming.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from paleozoic.ir import LayerQueue, Plan
+
+__all__ = ["DeviceModelOracle", "build_runtime_graph"]
+
+
+def _construct(session: Any, layer: Any, inputs: list[Any]) -> Any:
+    """One queue layer as a runtime layer, by kind (the Session binding of its LayerKind)."""
+    a = layer.op.attrs
+    kind = layer.kind
+    name = layer.name
+    if kind == "Conv":
+        return session.conv(name, inputs[0], out_channels=a["out_channels"],
+                            kernel=tuple(a["kernel"]), stride=tuple(a["stride"]),
+                            pads=tuple(a["pads"]), dilation=tuple(a["dilation"]),
+                            groups=a["groups"])
+    if kind == "Pool":
+        return session.pool(name, inputs[0], mode=a["mode"], kernel=tuple(a["kernel"]),
+                            stride=tuple(a["stride"]), pads=tuple(a["pads"]),
+                            ceil_mode=bool(a.get("ceil_mode", False)),
+                            count_include_pad=bool(a.get("count_include_pad", False)))
+    if kind == "GlobalAvgPool":
+        return session.global_avg_pool(name, inputs[0])
+    if kind == "LRN":
+        return session.lrn(name, inputs[0], size=a["size"], alpha=a["alpha"], beta=a["beta"],
+                           bias=a["bias"])
+    if kind == "BatchNorm":
+        return session.batch_norm(name, inputs[0])
+    if kind == "Scale":
+        return session.scale(name, inputs[0])
+    if kind == "Active":
+        return session.active(name, inputs[0], a["function"])
+    if kind == "Add":
+        return session.add(name, inputs[0], inputs[1])
+    if kind == "FullyConnected":
+        return session.fully_connected(name, inputs[0], a["out_features"])
+    if kind == "Softmax":
+        return session.softmax(name, inputs[0], a["axis"])
+    if kind == "Concat":
+        return session.concat(name, inputs, a["axis"])
+    if kind == "Reshape":
+        return session.reshape(name, inputs[0], list(a["shape"]))
+    if kind == "Transpose":
+        return session.transpose(name, inputs[0], list(a["perm"]))
+    raise ValueError(f"layer {name!r}: kind {kind!r} has no runtime construction")
+
+
+# Weight roles passed to Layer.config(a, b), per kind.
+_CONFIG_ROLES = {
+    "Conv": ("weight", "bias"),
+    "FullyConnected": ("weight", "bias"),
+    "BatchNorm": ("mean", "var"),
+    "Scale": ("alpha", "beta"),
+}
+
+
+def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool) -> list[Any]:
+    """Adds the queue's inputs and layers to `session` (a paleozoic._runtime.Session), in
+    queue order, marks the graph outputs, and returns the runtime layers (one per queue
+    layer). With bind_weights, each layer with weights is configured from queue.weights
+    (needed to compile and run; the device model only needs shapes)."""
+    tensors: dict[str, Any] = {}
+    for info in queue.inputs:
+        tensors[info.name] = session.input(info.name, list(info.shape))
+    layers = []
+    for layer in queue.layers:
+        try:
+            inputs = [tensors[name] for name in layer.inputs]
+        except KeyError as missing:
+            raise ValueError(f"layer {layer.name!r} reads {missing} before it is produced; "
+                             f"the queue is not in topological order") from None
+        built = _construct(session, layer, inputs)
+        if tuple(built.output.shape) != tuple(queue.shape(layer.output)):
+            raise ValueError(f"layer {layer.name!r}: runtime output shape "
+                             f"{built.output.shape} differs from the queue's "
+                             f"{queue.shape(layer.output)}")
+        tensors[layer.output] = built.output
+        if bind_weights and layer.kind in _CONFIG_ROLES:
+            first, second = _CONFIG_ROLES[layer.kind]
+            values = [queue.weights[layer.weights[role]] if role in layer.weights else None
+                      for role in (first, second)]
+            built.config(*values)
+        layers.append(built)
+    for name in queue.outputs:
+        session.mark_output(tensors[name])
+    return layers
+
+
+class DeviceModelOracle:
+    """Block costs (simulated device us) from the mock SDK's device model.
+
+    block_cost(start, stop, mp): queue.layers[start:stop] as one block on mp cores, fused
+    when it holds more than one layer. cost_table(mps): [n, n+1, len(mps)] array of every
+    block's cost (inf where stop <= start), computed once per MP list and cached.
+    """
+
+    name = "model"
+
+    def __init__(self, queue: LayerQueue, profile: str | None = None) -> None:
+        from paleozoic import _runtime as rt
+
+        self.queue = queue
+        self.profile = profile
+        self._rt = rt
+        self._apply_profile()
+        self._session = rt.Session()
+        self._layers = build_runtime_graph(queue, self._session, bind_weights=False)
+        self._index = {layer.name: i for i, layer in enumerate(queue.layers)}
+        self._tables: dict[tuple[int, ...], np.ndarray] = {}
+
+    def _apply_profile(self) -> None:
+        # The mock's profile is process-wide: set it before every query so two oracles with
+        # different profiles do not see each other's.
+        if self.profile is None:
+            self._rt.reset_device_profile()
+        else:
+            self._rt.set_device_profile(str(self.profile))
+
+    def _outputs(self, start: int, stop: int) -> list[Any]:
+        """Outputs of a block relative to the whole queue (as in the cost table)."""
+        inside = set(range(start, stop))
+        users = self.queue.consumers()
+        graph_outputs = set(self.queue.outputs)
+        outs = []
+        for i in range(start, stop):
+            layer = self.queue.layers[i]
+            readers = users.get(layer.output, [])
+            if (layer.output in graph_outputs or not readers
+                    or any(self._index[r.name] not in inside for r in readers)):
+                outs.append(self._layers[i].output)
+        return outs
+
+    def block_cost(self, start: int, stop: int, mp: int) -> float:
+        if not 0 <= start < stop <= len(self._layers):
+            raise ValueError(f"block [{start}, {stop}) is outside the queue's "
+                             f"{len(self._layers)} layers")
+        self._apply_profile()
+        layers = self._layers[start:stop]
+        if stop - start == 1:
+            return float(self._session.estimate_block(layers, mp, fuse=False))
+        return float(self._session.estimate_block(layers, mp, fuse=True,
+                                                  outputs=self._outputs(start, stop)))
+
+    def explain_block(self, start: int, stop: int, mp: int) -> dict[str, float]:
+        """Where a fused block's time goes (launch/barriers, compute, halo, DRAM, spill)."""
+        self._apply_profile()
+        return dict(self._session.explain_block(self._layers[start:stop], mp,
+                                                outputs=self._outputs(start, stop)))
+
+    def cost_table(self, mps: Sequence[int]) -> np.ndarray:
+        key = tuple(int(m) for m in mps)
+        if key not in self._tables:
+            self._apply_profile()
+            table = self._session.cost_table(self._layers, list(key))
+            table.setflags(write=False)
+            self._tables[key] = table
+        return self._tables[key]
+
+    def plan_cost(self, plan: Plan) -> float:
+        """Sum of the plan's block costs (a block of one layer is never fused; a block with
+        fuse=False costs the sum of its layers alone at the block's MP)."""
+        total = 0.0
+        for block in plan.blocks:
+            try:
+                idx = [self._index[name] for name in block.layers]
+            except KeyError as missing:
+                raise ValueError(f"block {block.name!r}: layer {missing} is not in the "
+                                 f"queue") from None
+            start, stop = min(idx), max(idx) + 1
+            if idx != list(range(start, stop)):
+                raise ValueError(f"block {block.name!r}: layers are not a contiguous run of "
+                                 f"the queue")
+            if block.fuse or stop - start == 1:
+                total += self.block_cost(start, stop, block.mp)
+            else:
+                total += sum(self.block_cost(i, i + 1, block.mp) for i in range(start, stop))
+        return total

@@ -1,0 +1,77 @@
+"""Text the CLI prints: search-space sizes and the closing table of `paleozoic tune`."""
+
+from __future__ import annotations
+
+from paleozoic.ir import LayerQueue, Plan
+from paleozoic.optimize.oracle import CostOracle, block_costs, plan_cost
+from paleozoic.optimize.plans import fuse_all, per_layer
+from paleozoic.optimize.space import SearchSpace, eq3_space
+
+
+def sci(value: int, digits: int = 4) -> str:
+    """A Python int of any size in scientific notation (floats overflow past 1e308)."""
+    if value == 0:
+        return "0"
+    text = str(abs(value))
+    exponent = len(text) - 1
+    mantissa = round(int(text[:digits + 1]) / 10 ** digits, digits - 1)
+    if mantissa >= 10:
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return f"{'-' if value < 0 else ''}{mantissa:.{digits - 1}f}e{exponent}"
+
+
+def space_lines(queue: LayerQueue, space: SearchSpace) -> list[str]:
+    n = space.n
+    eq3 = eq3_space(n, len(space.mps))
+    actual = space.size()
+    blocked = sorted({layer.kind for layer, ok in zip(queue.layers, space.fusible) if not ok})
+    kinds = sorted({layer.kind for layer in queue.layers})
+    lines = [
+        f"model: {queue.source}",
+        f"layers: n = {n} ({len(kinds)} kinds: {', '.join(kinds)})",
+        f"Eq. 3 with {len(space.mps)} MP choices: Space({n}) = sum_(i=1..{n - 1}) "
+        f"{len(space.mps)}^(i+1) * C({n - 1}, i) = {sci(eq3)}",
+    ]
+    if not blocked:
+        lines.append(f"fusion constraints in force: none (every kind in this model is "
+                     f"fusible), so any cut set is allowed")
+    else:
+        lines.append(f"fusion constraints in force: {', '.join(blocked)} cannot join a "
+                     f"fusion op ({len(space.forced_cuts())} forced cuts)")
+    lines.append(f"size under those constraints, MP 1..{space.max_mp} per block: "
+                 f"{sci(actual)} (exact: {actual})" if actual < 10 ** 60 else
+                 f"size under those constraints, MP 1..{space.max_mp} per block: "
+                 f"{sci(actual)}")
+    lines.append("  (counts the single-block plan too, which Eq. 3's sum starts after; "
+                 f"difference {actual - eq3})")
+    return lines
+
+
+def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]],
+           right: set[int]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return [line(headers)] + [line(r) for r in rows]
+
+
+def plan_table(plan: Plan, queue: LayerQueue, cost: CostOracle) -> list[str]:
+    """Per block: first..last layer, #layers, MP, fuse, cost; then total vs baselines."""
+    costs = block_costs(plan, queue, cost)
+    rows = [(b.name, f"{b.layers[0]} .. {b.layers[-1]}" if len(b.layers) > 1 else b.layers[0],
+             str(len(b.layers)), str(b.mp), "yes" if b.fuse else "no", f"{c:,.1f}")
+            for b, c in zip(plan.blocks, costs)]
+    lines = _table(("block", "layers", "#", "MP", "fuse", "cost us"), rows, {2, 3, 5})
+    total = sum(costs)
+    lines.append("")
+    for label, baseline in (("per-layer (MP 1)", per_layer(queue)),
+                            (f"fuse-all (MP {fuse_all(queue).blocks[0].mp})",
+                             fuse_all(queue))):
+        other = plan_cost(baseline, queue, cost)
+        lines.append(f"{label:<20} {other:>14,.1f} us  ({other / total:.2f}x this plan)")
+    lines.append(f"{plan.strategy + ' (this plan)':<20} {total:>14,.1f} us  "
+                 f"[{len(plan.blocks)} blocks, oracle {cost.name}]")
+    return lines

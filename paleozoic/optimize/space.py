@@ -1,0 +1,108 @@
+"""The search space an optimizer explores: where the queue may be cut and which MPs a block
+may take, plus the progress channel the framework hands to the optimizer.
+
+Also the space's size: the paper's Eq. 3 and the exact count under the fusion constraints
+actually in force (Python integers, no overflow).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import comb
+from typing import Callable, Sequence
+
+from paleozoic.ir import LayerQueue
+from paleozoic.ir.plan import MP_MAX, MP_MIN
+from paleozoic.ops import KINDS
+
+Report = Callable[[float, float], None]
+"""report(fraction_done in [0, 1], best_cost_so_far_us); the CLI draws a progress bar."""
+
+ALL_MPS: tuple[int, ...] = tuple(range(MP_MIN, MP_MAX + 1))
+
+
+def _no_report(fraction: float, best_cost: float) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """n layers; the MP choices per block; which layers may join a multi-layer block.
+
+    A block [start, stop) is allowed when it has one layer, or when every layer in it is
+    of a fusible kind (KINDS[kind].fusible). Multi-layer blocks are fused; one-layer blocks
+    are not.
+    """
+
+    n: int
+    fusible: tuple[bool, ...]
+    mps: tuple[int, ...] = ALL_MPS
+    report: Report = field(default=_no_report, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.fusible) != self.n:
+            raise ValueError(f"fusible mask has {len(self.fusible)} entries for {self.n} layers")
+        if not self.mps or any(not MP_MIN <= mp <= MP_MAX for mp in self.mps):
+            raise ValueError(f"mps {self.mps} must be non-empty and within {MP_MIN}..{MP_MAX}")
+        if list(self.mps) != sorted(set(self.mps)):
+            raise ValueError(f"mps {self.mps} must be strictly increasing")
+
+    @classmethod
+    def from_queue(cls, queue: LayerQueue, mps: Sequence[int] = ALL_MPS,
+                   report: Report = _no_report) -> SearchSpace:
+        fusible = tuple(KINDS[layer.kind].fusible for layer in queue.layers)
+        return cls(n=len(queue.layers), fusible=fusible, mps=tuple(mps), report=report)
+
+    @property
+    def max_mp(self) -> int:
+        return self.mps[-1]
+
+    def allows(self, start: int, stop: int) -> bool:
+        """May queue.layers[start:stop] be one block?"""
+        if not 0 <= start < stop <= self.n:
+            return False
+        return stop - start == 1 or all(self.fusible[start:stop])
+
+    def forced_cuts(self) -> tuple[int, ...]:
+        """Cut points (1..n-1) every plan must have: both sides of a non-fusible layer."""
+        cuts = set()
+        for i, ok in enumerate(self.fusible):
+            if not ok:
+                cuts.update(c for c in (i, i + 1) if 0 < c < self.n)
+        return tuple(sorted(cuts))
+
+    def max_stop(self, start: int) -> int:
+        """The largest stop such that [start, stop) is an allowed block."""
+        if not self.fusible[start]:
+            return start + 1
+        stop = start + 1
+        while stop < self.n and self.fusible[stop]:
+            stop += 1
+        return stop
+
+    def with_report(self, report: Report) -> SearchSpace:
+        return SearchSpace(self.n, self.fusible, self.mps, report)
+
+    # ---- size ------------------------------------------------------------------------
+    def size(self) -> int:
+        """Plans in this space: cut sets with only allowed blocks, times len(mps) per block.
+
+        Counts exactly (DP over cut positions): ways[j] = sum over allowed [i, j) of
+        ways[i] * len(mps). Includes the single-block plan, which Eq. 3's sum leaves out.
+        """
+        choices = len(self.mps)
+        ways = [0] * (self.n + 1)
+        ways[0] = 1
+        for stop in range(1, self.n + 1):
+            total = 0
+            for start in range(stop - 1, -1, -1):
+                if not self.allows(start, stop):
+                    break
+                total += ways[start] * choices
+            ways[stop] = total
+        return ways[self.n]
+
+
+def eq3_space(n: int, mp_choices: int = MP_MAX) -> int:
+    """Paper Eq. 3: sum over i = 1..n-1 of 32^(i+1) * C(n-1, i) = 32 * (33^(n-1) - 1)."""
+    return sum(mp_choices ** (i + 1) * comb(n - 1, i) for i in range(1, n))

@@ -1,0 +1,49 @@
+// Device profile: the parameters of the analytic device model, read from a profile file
+// (runtime_cpp/profiles/mlu100.profile is the bundled MLU-100 profile; its values are also
+// the compiled-in defaults below, and a test keeps the two equal).
+#ifndef PZ_MOCK_DEVICE_PROFILE_H_
+#define PZ_MOCK_DEVICE_PROFILE_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pz_mock {
+
+struct DeviceProfile {
+  int cores = 32;                        // 4 channels x 8 cores
+  double clock_ghz = 1.0;                // balanced mode (documentation only)
+  double peak_fp16_tflops = 64.0;        // whole chip at clock_ghz
+  double peak_int8_tops = 128.0;         // whole chip at clock_ghz
+  double fp32_rate = 0.5;                // ASSUMPTION: fp32 throughput relative to fp16
+  double compute_efficiency = 0.8;       // ASSUMPTION: sustained fraction of peak
+  double dram_gbps = 102.4;              // DDR4-3200 x 4 channels, shared by all cores
+  double dram_efficiency = 0.8;          // ASSUMPTION: sustained fraction of DRAM peak
+  double launch_us = 10.0;               // ASSUMPTION: fixed cost per launched op
+  double sync_us_per_log2_core = 0.5;    // ASSUMPTION: barrier cost per log2(mp)
+  double onchip_bytes_per_core = 524288.0;  // ASSUMPTION: no public NRAM/SRAM figure
+  double halo_exchange_ratio = 4.0;      // ASSUMPTION: fusion exchanges when halo > ratio * tile
+
+  // Sustained fp32 FLOP/s of one core.
+  double coreFlops() const {
+    return peak_fp16_tflops * 1e12 * fp32_rate * compute_efficiency / cores;
+  }
+  // Sustained DRAM bytes per microsecond.
+  double dramBytesPerUs() const { return dram_gbps * 1e3 * dram_efficiency; }
+
+  // (key, value) pairs in file order, as numbers; used by tests and the Python binding.
+  std::vector<std::pair<std::string, double>> items() const;
+};
+
+// Parses a profile file. Throws std::runtime_error naming the file and line for a missing
+// or unreadable file, an unknown key, a bad or out-of-range number, a key given twice, or a
+// key missing from the file.
+DeviceProfile parseDeviceProfile(const std::string& path);
+
+// The process-wide profile the mock times ops with (the compiled-in defaults until set).
+const DeviceProfile& currentProfile();
+void setCurrentProfile(const DeviceProfile& profile);
+
+}  // namespace pz_mock
+
+#endif  // PZ_MOCK_DEVICE_PROFILE_H_

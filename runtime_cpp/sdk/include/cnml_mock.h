@@ -1,0 +1,65 @@
+/* Paleozoic mock SDK extensions. NOT part of CNML: these calls exist only in the CPU mock
+ * SDK (runtime_cpp/mock) and expose its device model, so the optimizer plans with exactly
+ * the simulated time the mock reports. Code that must also build against the real vendor
+ * library guards its use of this header. */
+#ifndef PALEOZOIC_CNML_MOCK_H_
+#define PALEOZOIC_CNML_MOCK_H_
+
+#include <cnml.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Loads a device profile file (`key = value` lines, see runtime_cpp/profiles/mlu100.profile)
+ * and makes it the process-wide profile used by every later compile (base and fusion ops)
+ * and estimate. Missing file, unknown key, bad number -> CNML_STATUS_INVALIDPARAM and the
+ * profile is unchanged; cnmlMockLastError() then tells why. */
+cnmlStatus_t cnmlMockSetDeviceProfile(const char* path);
+
+/* Restores the compiled-in profile (equal to the bundled mlu100.profile). */
+cnmlStatus_t cnmlMockResetDeviceProfile(void);
+
+/* The current profile as (key, value) pairs in file order: index 0..count-1. *key points to
+ * static storage. index out of range -> CNML_STATUS_INVALIDPARAM. */
+int cnmlMockDeviceProfileSize(void);
+cnmlStatus_t cnmlMockGetDeviceProfileItem(int index, const char** key, double* value);
+
+/* Message of the last failed cnmlMock* call in this thread ("" when none). */
+const char* cnmlMockLastError(void);
+
+/* Simulated device microseconds of `ops` fused into one fusion op compiled for mp cores:
+ * inputs are the tensors the ops read but do not produce, `outputs` leave the fusion, every
+ * other tensor an op writes is an intermediate. Equals what cnmlCompileFusionOp +
+ * cnmlComputeFusionOpForward_V4 report for the same ops, outputs and core_limit. The ops
+ * must be neither compiled nor fused yet, or they may be; only their descriptions are
+ * read. mp outside 1..32 or a null/empty list -> CNML_STATUS_INVALIDPARAM. */
+cnmlStatus_t cnmlMockEstimateFusionUs(cnmlBaseOp_t ops[], int op_num, cnmlTensor_t outputs[],
+                                      int output_num, int mp, float* us);
+
+/* Where the time of cnmlMockEstimateFusionUs goes. values receives up to value_num of, in
+ * order: total us, launch + barrier us, sum of per-layer max(compute, dram) us, compute us,
+ * of which recomputed halo rows us, DRAM us, spilled intermediate bytes (each way), peak live
+ * intermediate bytes, in-block exchanges (barriers). */
+cnmlStatus_t cnmlMockExplainFusion(cnmlBaseOp_t ops[], int op_num, cnmlTensor_t outputs[],
+                                   int output_num, int mp, double* values, int value_num);
+
+/* Simulated device microseconds of one base op compiled alone for mp cores (what
+ * cnmlCompileBaseOp + its forward report). */
+cnmlStatus_t cnmlMockEstimateBaseOpUs(cnmlBaseOp_t op, int mp, float* us);
+
+/* Cost table of a list of ops in topological order. last_use[i]: index of the last op in the
+ * list reading op i's output, or >= op_num when the output is needed after the list (graph
+ * output, read by an op outside the list, or read by nobody). table has op_num * (op_num + 1)
+ * * mp_num doubles: table[(i * (op_num + 1) + j) * mp_num + k] is the time of ops[i, j) on
+ * mps[k] cores, fused when j > i + 1 (block outputs: ops whose last_use >= j), the base-op
+ * time when j == i + 1, and +inf when j <= i. Computed incrementally (fast), equal to the two
+ * estimates above entry by entry. */
+cnmlStatus_t cnmlMockCostTable(cnmlBaseOp_t ops[], int op_num, const int last_use[],
+                               const int mps[], int mp_num, double* table);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PALEOZOIC_CNML_MOCK_H_ */

@@ -1,0 +1,52 @@
+"""`paleozoic space` and `paleozoic tune` (tune -> plan.json -> compile --plan)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES
+from paleozoic.cli import main
+
+pytest.importorskip("paleozoic.optimize.device_cost")
+
+
+def test_space(small_cnn_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["space", str(small_cnn_path)]) == 0
+    out = capsys.readouterr().out
+    assert "n = 10" in out and "Space(10)" in out and "fusible" in out
+
+
+@pytest.mark.parametrize("optimizer, cost", [
+    ("dp", "model"), ("greedy", "measured"),
+    (f"{EXAMPLES / 'my_annealing.py'}:MyAnnealing", "model"),
+])
+def test_tune_then_compile(small_cnn_path: Path, tmp_path: Path, optimizer: str, cost: str,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    plan = tmp_path / "plan.json"
+    assert main(["tune", str(small_cnn_path), "--optimizer", optimizer, "--cost", cost,
+                 "--seed", "1", "-o", str(plan)]) == 0
+    out = capsys.readouterr().out
+    assert "per-layer (MP 1)" in out and "fuse-all (MP 32)" in out and "block0" in out
+    data = json.loads(plan.read_text())
+    assert data["notes"]["oracle"] == cost and data["notes"]["cost_us"] > 0
+    assert main(["tune", str(small_cnn_path), "-o", str(plan)]) == 6  # exists, no --force
+    assert main(["compile", str(small_cnn_path), "--plan", str(plan), "-o",
+                 str(tmp_path / "out")]) == 0
+
+
+def test_tune_unknown_optimizer(small_cnn_path: Path, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tune", str(small_cnn_path), "--optimizer", "nope", "-o",
+                 str(tmp_path / "p.json")]) == 7
+    assert "known: per-layer, fuse-all, greedy, dp, annealing" in capsys.readouterr().err
+
+
+def test_tune_option(small_cnn_path: Path, tmp_path: Path) -> None:
+    assert main(["tune", str(small_cnn_path), "--optimizer", "annealing", "-O",
+                 "iterations=2000", "-O", "start=fuse-all", "-o",
+                 str(tmp_path / "p.json")]) == 0
+    assert main(["tune", str(small_cnn_path), "--optimizer", "dp", "-O", "bogus=1", "-o",
+                 str(tmp_path / "q.json")]) == 7

@@ -1,0 +1,36 @@
+"""Search-space sizes: paper Eq. 3 and the exact count under the fusion constraints."""
+
+from __future__ import annotations
+
+from math import comb
+
+from paleozoic.optimize import SearchSpace, eq3_space
+from paleozoic.optimize.report import sci, space_lines
+
+
+def test_eq3_closed_form() -> None:
+    for n in (2, 3, 10, 32, 228):
+        assert eq3_space(n) == 32 * (33 ** (n - 1) - 1)
+    assert sci(eq3_space(32)) == "3.794e48"
+
+
+def test_size_all_fusible_is_eq3_plus_single_block() -> None:
+    for n in (1, 2, 5, 12):
+        space = SearchSpace(n, (True,) * n)
+        assert space.size() == eq3_space(n) + 32
+
+
+def test_size_with_non_fusible_layers() -> None:
+    # Layer 2 must stand alone: cuts at 2 and 3 are forced; the other 3 cut points are free.
+    space = SearchSpace(6, (True, True, False, True, True, True), mps=(1, 2))
+    assert space.forced_cuts() == (2, 3)
+    brute = sum(2 ** (i + 3) * comb(3, i) for i in range(4))  # i free cuts + 2 forced
+    assert space.size() == brute
+
+
+def test_space_lines(queue) -> None:
+    text = "\n".join(space_lines(queue, SearchSpace.from_queue(queue)))
+    n = len(queue.layers)
+    assert f"n = {n}" in text
+    assert sci(eq3_space(n)) in text
+    assert "every kind in this model is fusible" in text
