@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
+from fakes import EXAMPLES
 from paleozoic.cli import main
 
 pytest.importorskip("paleozoic.optimize.device_cost")

@@ -9,7 +9,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from conftest import EXAMPLES
+from fakes import EXAMPLES
 from helpers import compile_build_compare
 from paleozoic.optimize import BUILTIN_OPTIMIZERS, fusible_kinds, load_optimizer, run_optimizer
 

@@ -73,11 +73,9 @@ def test_dp_respects_non_fusible_layers() -> None:
 
 
 def test_dp_with_device_model_matches_brute_force(queue) -> None:
-    from conftest import device_model_oracle
+    from paleozoic.optimize.device_cost import DeviceModelOracle
 
-    cost = device_model_oracle(queue)
-    if cost is None:
-        pytest.skip("paleozoic.optimize.device_cost has not landed yet")
+    cost = DeviceModelOracle(queue)
     space = SearchSpace.from_queue(queue, mps=MPS)
     assert space.n <= 10
     check(cost, space, every_mp=space.n <= 6)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
+from fakes import EXAMPLES
 from paleozoic.errors import OptimizerError
 from paleozoic.optimize import BUILTIN_OPTIMIZERS, Optimizer, load_optimizer
 from paleozoic.optimize.dp import DynamicProgramming
