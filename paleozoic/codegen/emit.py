@@ -8,9 +8,8 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-import jinja2
 
 from paleozoic import __version__
 from paleozoic.codegen.environment import make_environment

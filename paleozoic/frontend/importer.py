@@ -14,7 +14,7 @@ from onnx import numpy_helper
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.relax_walk import (
-    CONST_EVAL, CONVERTERS, Act, Const, ConversionError, Pending, Tup, Walker,
+    CONST_EVAL, CONVERTERS, Act, Const, Tup, Walker,
     clean_identifier,
 )
 from paleozoic.frontend.support import check_supported

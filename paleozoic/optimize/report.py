@@ -33,8 +33,8 @@ def space_lines(queue: LayerQueue, space: SearchSpace) -> list[str]:
         f"{len(space.mps)}^(i+1) * C({n - 1}, i) = {sci(eq3)}",
     ]
     if not blocked:
-        lines.append(f"fusion constraints in force: none (every kind in this model is "
-                     f"fusible), so any cut set is allowed")
+        lines.append("fusion constraints in force: none (every kind in this model is "
+                     "fusible), so any cut set is allowed")
     else:
         lines.append(f"fusion constraints in force: {', '.join(blocked)} cannot join a "
                      f"fusion op ({len(space.forced_cuts())} forced cuts)")

@@ -128,7 +128,6 @@ def materialise(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
                  if t.name not in dropped_shape_inputs or t.name in still_used]
     del graph.initializer[:]
     graph.initializer.extend(remaining + new_inits)
-    init_names = {t.name for t in graph.initializer}
     real_inputs = [i for i in graph.input
                    if i.name not in dropped_shape_inputs or i.name in still_used]
     del graph.input[:]

@@ -8,9 +8,6 @@ from typing import Sequence
 
 import numpy as np
 
-from paleozoic.ir import LayerQueue
-from paleozoic.ops import KINDS
-from paleozoic.ops.kind import elements
 
 
 def random_table(n: int, mps: Sequence[int], seed: int) -> np.ndarray:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-import pytest
 
 from paleozoic.frontend import import_onnx
 from paleozoic.passes import (
