@@ -3,6 +3,8 @@
 
 #include <cnml_mock.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iomanip>
 #include <ostream>
@@ -76,6 +78,19 @@ void runBlocks(std::vector<Block>& blocks, cnrtQueue_t queue) {
   for (Block& block : blocks) block.run(queue);
 }
 
+double runRepeated(std::vector<Block>& blocks, cnrtQueue_t queue, int repeat) {
+  std::vector<double> walls;
+  for (int run = 0; run < repeat; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    runBlocks(blocks, queue);
+    walls.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  std::sort(walls.begin(), walls.end());
+  return walls[walls.size() / 2];
+}
+
 void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream& out) {
   double total_us = 0.0;
   out << std::left << std::setw(16) << "block" << std::setw(6) << "fuse" << std::setw(5)
@@ -89,7 +104,7 @@ void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream
   }
   out << "total device time: " << std::fixed << std::setprecision(1) << total_us
       << " us (simulated on the mock SDK); wall time: " << std::setprecision(2) << wall_ms
-      << " ms\n";
+      << " ms (median run)\n";
 }
 
 }  // namespace pz

@@ -21,7 +21,7 @@ struct SessionOptions {
   std::string weights = "weights.bin";
   std::vector<std::string> inputs;   // raw little-endian float32, one file per graph input
   std::string output_dir = ".";      // outputs are written as <output_dir>/<name>.bin
-  int repeat = 1;                    // runs of the whole session (the last one is reported)
+  int repeat = 1;                    // runs of the whole session (the median is reported)
   std::string profile;               // device profile for the mock SDK's timing model ("" = built in)
 };
 
@@ -40,6 +40,11 @@ void saveOutputs(const SessionOptions& options, const std::vector<Tensor*>& outp
 
 // Runs every block once, in order (each synchronises and records its device time).
 void runBlocks(std::vector<Block>& blocks, cnrtQueue_t queue);
+
+// Runs the blocks `repeat` times and returns the median wall time of one run in ms. The
+// first run also touches every buffer for the first time, so with repeat > 1 the median
+// is the steady state.
+double runRepeated(std::vector<Block>& blocks, cnrtQueue_t queue, int repeat);
 
 // Per-block device time (simulated on the mock SDK) and the total, one line per block.
 void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream& out);
