@@ -1,4 +1,5 @@
-"""End to end on the nine classic CNNs of the onnx wheel, under both built-in plans:
+"""End to end on the nine classic CNNs of the onnx wheel, under both built-in plans and the
+DP-tuned one:
 compile, build with g++, run, compare with onnxruntime (rtol 1e-3, atol 1e-5)."""
 
 from __future__ import annotations
@@ -9,6 +10,10 @@ import onnx
 import pytest
 
 from helpers import compile_build_compare
+from paleozoic.optimize import load_optimizer, run_optimizer
+from paleozoic.optimize.device_cost import DeviceModelOracle
+from paleozoic.ir import Plan
+from paleozoic.pipeline import load_queue
 from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model
 
 _cache: dict[str, onnx.ModelProto] = {}
@@ -24,7 +29,14 @@ def zoo_model(name: str) -> onnx.ModelProto:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, plan", [(name, plan) for name in ZOO_MODELS
-                                        for plan in ("per-layer", "fuse-all")])
+                                        for plan in ("per-layer", "fuse-all", "dp")])
 def test_zoo_model_matches_onnxruntime(name: str, plan: str, tmp_path: Path) -> None:
-    report = compile_build_compare(zoo_model(name), tmp_path / "session", plan=plan)
+    """`dp` is the plan the exact DP finds under the device model: mixed fused and
+    single-layer blocks on MPs other than 1 and 32."""
+    model = zoo_model(name)
+    chosen: str | Plan = plan
+    if plan == "dp":
+        queue = load_queue(model)
+        chosen = run_optimizer(load_optimizer("dp"), queue, DeviceModelOracle(queue))
+    report = compile_build_compare(model, tmp_path / "session", plan=chosen)
     assert "total device time" in report
