@@ -48,3 +48,9 @@ class OptimizerError(PaleozoicError):
     that does not fit."""
 
     exit_code = 7
+
+
+class SessionRunError(PaleozoicError):
+    """An emitted session exited with an error (its message names the layer or file)."""
+
+    exit_code = 8

@@ -16,7 +16,9 @@ import numpy as np
 import onnx
 
 from paleozoic.codegen import write_session
-from paleozoic.errors import BuildError, OutputExistsError, PlanMismatchError
+from paleozoic.errors import (
+    BuildError, OutputExistsError, PlanMismatchError, SessionRunError,
+)
 from paleozoic.frontend import import_onnx
 from paleozoic.ir import LayerQueue, Model, Plan, PlanError
 from paleozoic.optimize import BUILTIN_PLANS, fusible_kinds
@@ -136,7 +138,7 @@ def run_session(out: str | Path, feeds: list[np.ndarray], repeat: int = 1) -> Ru
             command += ["-i", str(path)]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
-            raise BuildError(f"{exe} failed (exit {result.returncode}):\n{result.stderr}")
+            raise SessionRunError(f"{exe} failed (exit {result.returncode}):\n{result.stderr}")
         manifest = json.loads((out / "session.json").read_text())
         outputs = [np.fromfile(tmpdir / f"{o['name']}.bin", dtype="<f4").reshape(o["shape"])
                    for o in manifest["outputs"]]
