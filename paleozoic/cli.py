@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 def _cmd_compile(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import compile_model
 
-    out = compile_model(args.model, args.output, plan=args.plan, force=args.force)
+    out = compile_model(args.model, args.output, plan=args.plan, force=args.force,
+                        emit=args.emit)
     print(f"wrote {out}/ (session.cpp, weights.bin, CMakeLists.txt, plan.json, session.json)")
     return 0
 
@@ -178,6 +179,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--plan", default="per-layer",
                    help="per-layer, fuse-all, or a plan.json (default: per-layer)")
     p.add_argument("--force", action="store_true", help="replace a non-empty output folder")
+    p.add_argument("--emit", choices=("wrapper", "raw"), default="wrapper",
+                   help="wrapper: the session over the runtime wrapper (default); raw: the "
+                        "same session as direct CNML/CNRT calls, for comparison")
     p.set_defaults(func=_cmd_compile)
 
     p = sub.add_parser("build", help="build an emitted session with cmake and g++")

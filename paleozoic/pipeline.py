@@ -59,8 +59,10 @@ def _session_title(queue: LayerQueue) -> str:
 
 
 def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
-                  plan: str | Path | Plan = "per-layer", force: bool = False) -> Path:
-    """Emits the session into `out`. Nothing is left behind if anything fails: files are
+                  plan: str | Path | Plan = "per-layer", force: bool = False,
+                  emit: str = "wrapper") -> Path:
+    """Emits the session into `out`: over the runtime wrapper (emit="wrapper") or as
+    direct CNML/CNRT calls (emit="raw", same SDK calls and outputs, for comparison). Nothing is left behind if anything fails: files are
     written into a temporary folder next to `out` and renamed into place at the end."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
@@ -72,7 +74,7 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        write_session(ir_model, staging, _session_title(queue))
+        write_session(ir_model, staging, _session_title(queue), emit=emit)
         if out.exists():
             retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
             out.rename(retired / "old")
@@ -112,8 +114,19 @@ def build_session(out: str | Path, jobs: int | None = None) -> Path:
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             raise BuildError(f"{out}: `{' '.join(command)}` failed:\n"
-                             f"{result.stdout[-4000:]}{result.stderr[-4000:]}")
+                             f"{_build_log_excerpt(result.stdout + result.stderr)}")
     return build / "session"
+
+
+def _build_log_excerpt(log: str, limit: int = 6000) -> str:
+    """The compiler's first errors (where a hand edit went wrong; g++'s candidate notes
+    after them can run to pages) and the end of the log."""
+    if len(log) <= limit:
+        return log
+    lines = log.splitlines()
+    first = [i for i, line in enumerate(lines) if "error" in line.lower()][:5]
+    head = "\n".join(dict.fromkeys(line for i in first for line in lines[i:i + 3]))
+    return f"first errors:\n{head[:limit // 2]}\n...\n{log[-(limit // 2):]}"
 
 
 @dataclass

@@ -13,6 +13,7 @@ from typing import Any
 
 from paleozoic import __version__
 from paleozoic.codegen.environment import make_environment
+from paleozoic.codegen.raw import raw_context, raw_title
 from paleozoic.codegen.weights import write_weights
 from paleozoic.ir import FBlock, Layer, Model
 from paleozoic.ops import KINDS
@@ -23,6 +24,9 @@ logger = logging.getLogger(__name__)
 _RESERVED = {
     "main", "argc", "argv", "options", "device", "weights", "blocks", "block", "start",
     "wall", "run", "error", "pz", "std", "kWeightsId",
+    # and the raw form's main() (emit="raw")
+    "queue", "dev", "zeros", "walls", "wall_start", "end", "block_us", "total_us", "status",
+    "i", "CHECK",
     "alignas", "alignof", "and", "auto", "bool", "break", "case", "catch", "char", "class",
     "const", "continue", "default", "delete", "do", "double", "else", "enum", "explicit",
     "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int",
@@ -32,6 +36,7 @@ _RESERVED = {
     "unsigned", "using", "virtual", "void", "volatile", "while",
 }
 POINTERS_PER_LINE = 6
+EMIT_FORMS = ("wrapper", "raw")
 
 
 def cpp_ident(name: str) -> str:
@@ -103,8 +108,14 @@ class TensorView:
     pointer: str
 
 
-def session_files(model: Model, title: str) -> tuple[dict[str, str], list[tuple[str, Any]]]:
-    """The text files of the session and the (name, array) list for weights.bin."""
+def session_files(model: Model, title: str, emit: str = "wrapper",
+                  ) -> tuple[dict[str, str], list[tuple[str, Any]]]:
+    """The text files of the session and the (name, array) list for weights.bin.
+
+    emit="wrapper" writes the session over the runtime wrapper (pz::Layer, pz::Block);
+    emit="raw" writes the same session as direct CNML/CNRT calls (codegen/raw.py)."""
+    if emit not in EMIT_FORMS:
+        raise ValueError(f"unknown emission form {emit!r}; choose one of {', '.join(EMIT_FORMS)}")
     env = make_environment()
     queue = model.queue
     idents: dict[str, str] = {}
@@ -142,6 +153,11 @@ def session_files(model: Model, title: str) -> tuple[dict[str, str], list[tuple[
     outputs = [TensorView(t.name, expr[t.name], t.shape, expr[t.name], f"&{expr[t.name]}")
                for t in model.outputs]
     blocks = [_block_view(block, idents) for block in model.blocks]
+    if emit == "raw":
+        # The raw form names its own variables; start again from the same reserved set.
+        used.clear()
+        raw = raw_context(model, env, unique_ident, blocks)
+        title = raw_title(title)
 
     weight_order = [key for layer in queue.layers for key in layer.weights.values()]
     context = dict(
@@ -151,8 +167,11 @@ def session_files(model: Model, title: str) -> tuple[dict[str, str], list[tuple[
         num_weights=len(weight_order), weights_id="{{WEIGHTS_ID}}", inputs=inputs,
         outputs=outputs, layers=views, blocks=blocks,
     )
+    if emit == "raw":
+        context.update(raw)
+    template = "raw/session.cpp.j2" if emit == "raw" else "session.cpp.j2"
     files = {
-        "session.cpp": env.get_template("session.cpp.j2").render(context),
+        "session.cpp": env.get_template(template).render(context),
         "CMakeLists.txt": env.get_template("CMakeLists.txt.j2").render(
             title=title, version=__version__, project=_project_name(title),
             runtime_version=".".join(__version__.split(".")[:2])),
@@ -194,9 +213,10 @@ def _project_name(title: str) -> str:
     return re.sub(r"\W", "_", title) or "paleozoic_session"
 
 
-def write_session(model: Model, folder: Path, title: str) -> dict[str, Path]:
+def write_session(model: Model, folder: Path, title: str,
+                  emit: str = "wrapper") -> dict[str, Path]:
     """Writes the session into `folder` (which must exist) and returns the paths."""
-    files, weights = session_files(model, title)
+    files, weights = session_files(model, title, emit)
     paths = {"weights.bin": folder / "weights.bin"}
     weights_id = write_weights(paths["weights.bin"], weights)
     files["session.cpp"] = files["session.cpp"].replace("{{WEIGHTS_ID}}", weights_id)

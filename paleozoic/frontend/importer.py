@@ -12,6 +12,7 @@ import onnx
 from onnx import numpy_helper
 
 from paleozoic.errors import UnsupportedModelError
+from paleozoic.frontend.attribute_checks import check_attributes
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.relax_walk import (
     CONST_EVAL, CONVERTERS, Act, Const, Tup, Walker,
@@ -37,6 +38,7 @@ def _static_shape(value: onnx.ValueInfoProto, source: str) -> tuple[int, ...]:
 def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
     proto, source = load_onnx(model)
     check_supported(proto, source)
+    check_attributes(proto, source)
     init_names = {t.name for t in proto.graph.initializer}
     data_inputs = [v for v in proto.graph.input if v.name not in init_names]
     for value in data_inputs:
@@ -52,11 +54,19 @@ def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
     from tvm.relax.frontend.onnx import from_onnx
 
     try:
-        mod = from_onnx(proto, keep_params_in_input=True)
+        light, renamed = _without_large_weights(proto)
+        mod = from_onnx(light, keep_params_in_input=True)
+        del light
     except Exception as err:  # TVM raises many types; name the model and the cause
         raise UnsupportedModelError(f"{source}: TVM's ONNX frontend failed: "
                                     f"{type(err).__name__}: {err}") from None
     func = mod["main"]
+    # from_onnx keeps its own copy of every initializer in the function's "params"
+    # attribute; the walker reads the ONNX initializers, so drop TVM's copy now.
+    if func.attrs is not None and "params" in func.attrs:
+        func = func.without_attr("params")
+    del mod
+    owned = not isinstance(model, onnx.ModelProto)  # loaded here: free weights as converted
 
     # Parameters are matched by name: TVM keeps graph.input order (weights may come
     # before the data input in IR-3 models), so positions are not reliable.
@@ -64,8 +74,9 @@ def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
     inputs: list[TensorInfo] = []
     by_name = {v.name: v for v in data_inputs}
     initializers = {t.name: t for t in proto.graph.initializer}
+    converted: dict[str, np.ndarray] = {}
     for var in func.params:
-        name = str(var.name)
+        name = renamed.get(str(var.name), str(var.name))
         if name in by_name:
             ident = walker.unique(clean_identifier(name))
             info = TensorInfo(ident, shapes[name])
@@ -74,7 +85,13 @@ def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
             walker.env[var] = Act(ident)
             walker.stems[ident] = ident
         elif name in initializers:
-            walker.env[var] = Const(numpy_helper.to_array(initializers[name]), origin=name)
+            if name not in converted:  # TVM may give one initializer several parameters
+                tensor = initializers[name]
+                converted[name] = numpy_helper.to_array(tensor)
+                if owned:  # the proto's bytes are not needed again: one copy of each
+                    tensor.ClearField("raw_data")
+                    tensor.ClearField("float_data")
+            walker.env[var] = Const(converted[name], origin=name)
         else:
             raise UnsupportedModelError(f"{source}: TVM parameter {name!r} is neither an "
                                         f"input nor an initializer")
@@ -102,6 +119,51 @@ def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
     queue.onnx_input_names = [v.name for v in data_inputs]
     logger.info("%s: %d layers, %d weights", source, len(queue.layers), len(queue.weights))
     return queue
+
+
+# Float initializers at least this large reach TVM as typed graph inputs instead: TVM
+# copies every initializer's data (twice, at its peak), while the walker reads weights from
+# the ONNX initializers by name, so TVM needs only their shapes.
+_LARGE_WEIGHT = 1024
+
+
+def _without_large_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, str]]:
+    """The model for TVM with large float initializers turned into graph inputs under
+    plain identifiers (TVM rewrites input names such as "conv1.weight"); returns it and
+    the map from those identifiers back to the initializer names."""
+    graph = proto.graph
+    large = [t for t in graph.initializer
+             if t.data_type == onnx.TensorProto.FLOAT and int(np.prod(t.dims)) >= _LARGE_WEIGHT]
+    if not large:
+        return proto, {}
+    used = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    used |= {o for n in graph.node for o in n.output}
+    rename: dict[str, str] = {}
+    for i, tensor in enumerate(large):
+        new = f"pz_weight_{i}"
+        while new in used:
+            new += "_"
+        rename[tensor.name] = new
+    light = onnx.ModelProto()
+    for field_name in ("ir_version", "producer_name", "producer_version", "domain",
+                       "model_version", "doc_string"):
+        setattr(light, field_name, getattr(proto, field_name))
+    light.opset_import.extend(proto.opset_import)
+    light.graph.name = graph.name
+    for node in graph.node:
+        copy = light.graph.node.add()
+        copy.CopyFrom(node)
+        for k, name in enumerate(copy.input):
+            if name in rename:
+                copy.input[k] = rename[name]
+    light.graph.output.extend(graph.output)
+    light.graph.value_info.extend(graph.value_info)
+    light.graph.initializer.extend(t for t in graph.initializer if t.name not in rename)
+    light.graph.input.extend(v for v in graph.input if v.name not in rename)
+    light.graph.input.extend(
+        onnx.helper.make_tensor_value_info(rename[t.name], t.data_type, list(t.dims))
+        for t in large)
+    return light, {new: old for old, new in rename.items()}
 
 
 def _lookup(walker: Walker, expr: Any, relax: Any) -> Any:

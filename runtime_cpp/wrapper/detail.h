@@ -27,6 +27,14 @@ Shape layerShape(const std::string& layer, ShapeFn fn) {
   }
 }
 
+// Weights handed out by WeightFile::get, by data pointer: bind() checks their extent.
+void registerWeight(const void* owner, const float* data, const std::string& name,
+                    const Shape& shape, const std::string& path);
+void forgetWeights(const void* owner) noexcept;
+// Throws pz::Error naming the layer when `data` is a registered weight whose element count
+// differs from `shape`'s.
+void checkWeightExtent(const std::string& layer, const float* data, const Shape& shape);
+
 // Normalises a possibly negative axis into [0, rank) or throws pz::Error naming the layer.
 int normaliseAxis(const std::string& layer, int axis, int rank);
 

@@ -79,6 +79,7 @@ ConstTensor::ConstTensor(const std::string& layer, cnmlTensorType_t type, Shape 
 ConstTensor::~ConstTensor() { detail::destroyTensorDesc(&desc_); }
 
 void ConstTensor::bind(const float* data) {
+  detail::checkWeightExtent(layer_, data, shape_);
   data_.assign(data, data + elementCount(shape_));
   check(cnmlBindConstData_V2(desc_, data_.data(), false), layer_, "cnmlBindConstData_V2");
 }

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "detail.h"
@@ -210,7 +212,9 @@ const float* WeightFile::get(const std::string& name, const Shape& shape) const 
                   shapeToString(entry.shape) + ", expected " + shapeToString(shape) +
                   " -- the file does not match this session; re-run paleozoic compile");
     }
-    return data_.data() + entry.offset / sizeof(float);
+    const float* data = data_.data() + entry.offset / sizeof(float);
+    detail::registerWeight(this, data, name, entry.shape, path_);
+    return data;
   }
   throw Error("weights file '" + path_ + "' has no tensor '" + name + "' (it holds " +
               std::to_string(entries_.size()) +
@@ -218,5 +222,61 @@ const float* WeightFile::get(const std::string& name, const Shape& shape) const 
 }
 
 std::size_t WeightFile::tensorCount() const { return entries_.size(); }
+
+WeightFile::~WeightFile() { detail::forgetWeights(this); }
+
+namespace detail {
+namespace {
+
+struct RegisteredWeight {
+  const void* owner;
+  std::string name;
+  Shape shape;
+  std::string path;
+};
+
+std::mutex& registryMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::map<const float*, RegisteredWeight>& registry() {
+  static std::map<const float*, RegisteredWeight> weights;
+  return weights;
+}
+
+}  // namespace
+
+void registerWeight(const void* owner, const float* data, const std::string& name,
+                    const Shape& shape, const std::string& path) {
+  const std::lock_guard<std::mutex> lock(registryMutex());
+  registry()[data] = RegisteredWeight{owner, name, shape, path};
+}
+
+void forgetWeights(const void* owner) noexcept {
+  const std::lock_guard<std::mutex> lock(registryMutex());
+  auto& weights = registry();
+  for (auto it = weights.begin(); it != weights.end();) {
+    it = it->second.owner == owner ? weights.erase(it) : std::next(it);
+  }
+}
+
+void checkWeightExtent(const std::string& layer, const float* data, const Shape& shape) {
+  const std::lock_guard<std::mutex> lock(registryMutex());
+  const auto& weights = registry();
+  const auto it = weights.find(data);
+  if (it == weights.end()) return;
+  const RegisteredWeight& w = it->second;
+  if (elementCount(w.shape) != elementCount(shape)) {
+    throw Error(layer + ": weight '" + w.name + "' from '" + w.path + "' has shape " +
+                shapeToString(w.shape) + " (" + std::to_string(elementCount(w.shape)) +
+                " values) but the layer needs " + shapeToString(shape) + " (" +
+                std::to_string(elementCount(shape)) +
+                " values) -- the layer's configuration or input was edited without its "
+                "weights; re-run paleozoic compile");
+  }
+}
+
+}  // namespace detail
 
 }  // namespace pz

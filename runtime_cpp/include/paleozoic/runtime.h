@@ -430,7 +430,14 @@ class WeightFile {
   // Throws pz::Error naming the file when it is missing, truncated, of another version or
   // model (model_id_hex differs), or fails a checksum.
   WeightFile(const std::string& path, const std::string& model_id_hex);
-  // Throws pz::Error when the tensor is absent or its shape differs.
+  // Forgets the tensors handed out by get() (see ConstTensor::bind).
+  ~WeightFile();
+  WeightFile(const WeightFile&) = delete;
+  WeightFile& operator=(const WeightFile&) = delete;
+  // Throws pz::Error when the tensor is absent or its shape differs. The pointer is
+  // remembered with the tensor's name and shape, so a layer configured with it checks that
+  // the weight has as many values as the layer needs (a hand-edited kernel or input shape
+  // is refused instead of reading past the weight).
   const float* get(const std::string& name, const Shape& shape) const;
   std::size_t tensorCount() const;
 

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Sanitizer run (CI and local): builds the runtime and the mock SDK with AddressSanitizer
+# and UndefinedBehaviorSanitizer (PALEOZOIC_SANITIZE=ON, PALEOZOIC_NATIVE=OFF) in a plain
+# cmake build, installs it into a scratch prefix, emits the sessions of three zoo models,
+# builds them against that prefix (Paleozoic::runtime carries -fsanitize in its INTERFACE),
+# runs them on seeded inputs and compares with onnxruntime (`paleozoic verify`). A hand-
+# edited session (MP 33) must fail with the SDK's status and without a sanitizer report
+# (the exception path leaks nothing). Any ASan/UBSan/LSan report fails the run.
+#
+# Usage: scripts/sanitize.sh [WORK_DIR]     (needs the package installed: pip install .)
+# With VALGRIND=1 it also builds the runtime without sanitizers (valgrind cannot run AVX-512
+# or ASan binaries) and runs one session under valgrind memcheck.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="${1:-$(mktemp -d -t pz-sanitize.XXXXXX)}"
+mkdir -p "$work"
+jobs="${PZ_JOBS:-$(nproc)}"
+models="${PZ_SAN_MODELS:-squeezenet:fuse-all shufflenet:per-layer inception_v1:fuse-all}"
+echo "sanitize: work dir $work"
+
+configure_runtime() {  # build dir, install prefix, extra cmake args...
+  local build="$1" prefix="$2"; shift 2
+  cmake -S "$root" -B "$build" -DPALEOZOIC_NATIVE=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_INSTALL_PREFIX="$prefix" "$@" > "$build.configure.log"
+  cmake --build "$build" --parallel "$jobs" > "$build.build.log"
+  cmake --install "$build" > "$build.install.log"
+}
+
+configure_runtime "$work/runtime-san" "$work/prefix-san" -DPALEOZOIC_SANITIZE=ON
+
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+
+python - "$work" $models <<'PY'
+import sys
+from pathlib import Path
+import onnx
+from paleozoic.testing.zoo import load_zoo_model
+work = Path(sys.argv[1])
+for spec in sys.argv[2:]:
+    name = spec.split(":")[0]
+    path = work / f"{name}.onnx"
+    if not path.is_file():
+        onnx.save(load_zoo_model(name), str(path))
+PY
+
+san_check() {  # log file: fail on any sanitizer report
+  if grep -E "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:" "$1"; then
+    echo "sanitize: sanitizer report in $1" >&2
+    exit 1
+  fi
+}
+
+build_against() {  # session dir, prefix
+  cmake -S "$1" -B "$1/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$2" \
+        > "$1/configure.log"
+  cmake --build "$1/build" --parallel "$jobs" > "$1/build.log"
+}
+
+for spec in $models; do
+  name="${spec%%:*}"; plan="${spec#*:}"
+  out="$work/$name-$plan"
+  rm -rf "$out"
+  paleozoic compile "$work/$name.onnx" -o "$out" --plan "$plan"
+  build_against "$out" "$work/prefix-san"
+  paleozoic verify "$out" 2>&1 | tee "$out/verify.log"
+  san_check "$out/verify.log"
+done
+
+# A hand-edited MP out of range: refused with the SDK status, no leak on the way out.
+first="${models%% *}"; name="${first%%:*}"; plan="${first#*:}"
+edited="$work/$name-edited"
+rm -rf "$edited" && cp -r "$work/$name-$plan" "$edited" && rm -rf "$edited/build"
+sed -i -E 's/(constexpr pz::BlockKnobs kBlock0\{[a-z]+, )[0-9]+\}/\133}/' "$edited/session.cpp"
+grep -q 'kBlock0{[a-z]*, 33}' "$edited/session.cpp"
+build_against "$edited" "$work/prefix-san"
+set +e
+(cd "$edited" && ./build/session -w weights.bin -o "$edited") > "$edited/run.log" 2>&1
+status=$?
+set -e
+cat "$edited/run.log"
+san_check "$edited/run.log"
+if [ "$status" -ne 1 ] || ! grep -q "CNML_STATUS_INVALIDPARAM" "$edited/run.log"; then
+  echo "sanitize: the MP-33 session should fail with exit 1 and CNML_STATUS_INVALIDPARAM" >&2
+  exit 1
+fi
+
+if [ "${VALGRIND:-0}" = "1" ]; then
+  configure_runtime "$work/runtime-plain" "$work/prefix-plain"
+  out="$work/valgrind-$name"
+  rm -rf "$out"
+  paleozoic compile "$work/$name.onnx" -o "$out" --plan "$plan"
+  build_against "$out" "$work/prefix-plain"
+  (cd "$out" && OMP_NUM_THREADS=1 valgrind --tool=memcheck --error-exitcode=9 \
+      --leak-check=full --errors-for-leak-kinds=definite,indirect \
+      ./build/session -w weights.bin -o "$out") 2>&1 | tee "$out/valgrind.log" | tail -20
+  grep -q "ERROR SUMMARY: 0 errors" "$out/valgrind.log"
+fi
+echo "sanitize: clean ($models)"

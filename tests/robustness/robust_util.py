@@ -1,0 +1,71 @@
+"""Runs a LayerQueue under a plan through the pybind runtime (paleozoic._runtime): the same
+wrapper and mock SDK an emitted session links, without writing and compiling C++."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from paleozoic.ir import LayerQueue, Plan
+
+
+def run_queue(queue: LayerQueue, plan: Plan, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    from paleozoic import _runtime
+    from paleozoic.optimize.device_cost import build_runtime_graph
+
+    session = _runtime.Session()
+    inputs: list[object] = []
+
+    class Recorder:
+        def input(self, name: str, shape: list[int]) -> object:
+            tensor = session.input(name, shape)
+            inputs.append(tensor)
+            return tensor
+
+        def __getattr__(self, attr: str) -> object:
+            return getattr(session, attr)
+
+    layers = build_runtime_graph(queue, Recorder(), bind_weights=True)
+    by_name = {layer.name: built for layer, built in zip(queue.layers, layers)}
+    for tensor, value in zip(inputs, feeds):
+        session.set_input(tensor, np.ascontiguousarray(value, dtype=np.float32))
+    for block in plan.blocks:
+        session.compile_block(block.name, block.fuse, block.mp,
+                              [by_name[name] for name in block.layers])
+    session.run()
+    out_layers = {layer.output: built for layer, built in zip(queue.layers, layers)}
+    return [np.array(session.get(out_layers[name].output)) for name in queue.outputs]
+
+
+def ort_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(model.SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def one_node_model(op: str, x_shape: list[int], inits: list[onnx.TensorProto] = (),
+                   extra_inputs: list[str] = (), opset: int = 13, outputs: int = 1,
+                   **attrs: object) -> onnx.ModelProto:
+    """x -> op(x, *extra_inputs) -> y, named "n0"; y's shape comes from onnxruntime's shape
+    inference where it can (the ONNX checker wants graph outputs with a shape)."""
+    names = ["y"] + [f"y{i}" for i in range(1, outputs)]
+    node = helper.make_node(op, ["x", *extra_inputs], names, name="n0", **attrs)
+    graph = helper.make_graph(
+        [node], "one_node", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in names[:1]],
+        list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    inferred = onnx.shape_inference.infer_shapes(model)
+    known = {v.name: v for v in inferred.graph.output}
+    if known.get("y") is not None and known["y"].type.tensor_type.HasField("shape"):
+        model.graph.output[0].CopyFrom(known["y"])
+    else:
+        model.graph.output[0].CopyFrom(
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, ["?"]))
+    return model
