@@ -22,13 +22,14 @@ def _align(n: int) -> int:
 
 def write_weights(path: Path, tensors: Iterable[tuple[str, np.ndarray]]) -> str:
     """Writes the file and returns its model id (hex of the first 16 bytes of the sha256
-    of the data section). Tensors are streamed: one copy of each is held at a time."""
+    of the data section). Tensor bytes are hashed and written through zero-copy views, so
+    writing adds no copy of the weights (VGG-19's fc6 alone is 411 MB)."""
     items = [(name, np.ascontiguousarray(value, dtype="<f4")) for name, value in tensors]
     entries = []
     offset = 0
     digest = hashlib.sha256()
     for name, value in items:
-        data = value.tobytes()
+        data = memoryview(value).cast("B")
         padding = _align(len(data)) - len(data)
         digest.update(data)
         digest.update(b"\0" * padding)
@@ -53,7 +54,7 @@ def write_weights(path: Path, tensors: Iterable[tuple[str, np.ndarray]]) -> str:
         out.write(header)
         out.write(b"\0" * (data_offset - len(header)))
         for _, value in items:
-            data = value.tobytes()
+            data = memoryview(value).cast("B")
             out.write(data)
             out.write(b"\0" * (_align(len(data)) - len(data)))
     return model_id.hex()
