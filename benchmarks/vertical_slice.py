@@ -18,21 +18,16 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 
 from paleozoic.pipeline import compile_model, runtime_prefix
+from paleozoic.verify import onnxruntime_session
 from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model, random_inputs
 
 THREADS = 2  # the machine's cores; the mock uses min(MP, cores) OpenMP threads
 
 
 def _ort_ms(model: onnx.ModelProto, feeds: dict, repeats: int) -> float:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = THREADS
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
+    session = onnxruntime_session(model, THREADS)
     session.run(None, feeds)
     times = []
     for _ in range(repeats):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -31,17 +32,21 @@ def seeded_inputs(model: onnx.ModelProto, seed: int) -> dict[str, np.ndarray]:
     return random_inputs(model, seed)
 
 
-def reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
-                      threads: int = 2) -> list[np.ndarray]:
+def onnxruntime_session(model: onnx.ModelProto, threads: int = 2) -> Any:
+    """A quiet CPU onnxruntime session on `threads` intra-op threads (the reference)."""
     import onnxruntime as ort  # optional dependency, needed by verify only
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
+    return ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
+
+
+def reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
+                      threads: int = 2) -> list[np.ndarray]:
+    return onnxruntime_session(model, threads).run(None, feeds)
 
 
 def compare(name: str, ours: np.ndarray, ref: np.ndarray) -> OutputCheck:

@@ -6,18 +6,14 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 
 from paleozoic.pipeline import build_session, compile_model, run_session
 from paleozoic.testing.zoo import random_inputs
+from paleozoic.verify import reference_outputs
 
 
 def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list:
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
+    return reference_outputs(model, feeds)
 
 
 def compile_build_compare(model: onnx.ModelProto, out: Path, plan: str = "per-layer",
