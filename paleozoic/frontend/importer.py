@@ -19,6 +19,7 @@ from paleozoic.frontend.relax_walk import (
     clean_identifier,
 )
 from paleozoic.frontend.support import check_supported
+from paleozoic.frontend.weight_stream import STREAM_MIN_ELEMENTS
 from paleozoic.ir import LayerQueue, TensorInfo
 from paleozoic.ops import ShapeError
 
@@ -36,7 +37,8 @@ def _static_shape(value: onnx.ValueInfoProto, source: str) -> tuple[int, ...]:
 
 
 def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
-    proto, source = load_onnx(model)
+    loaded = load_onnx(model)
+    proto, source = loaded.proto, loaded.source
     check_supported(proto, source)
     check_attributes(proto, source)
     init_names = {t.name for t in proto.graph.initializer}
@@ -67,6 +69,7 @@ def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
         func = func.without_attr("params")
     del mod
     owned = not isinstance(model, onnx.ModelProto)  # loaded here: free weights as converted
+    streamed = loaded.weights
 
     # Parameters are matched by name: TVM keeps graph.input order (weights may come
     # before the data input in IR-3 models), so positions are not reliable.
@@ -85,7 +88,9 @@ def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
             walker.env[var] = Act(ident)
             walker.stems[ident] = ident
         elif name in initializers:
-            if name not in converted:  # TVM may give one initializer several parameters
+            if name in streamed:
+                converted[name] = streamed[name]
+            elif name not in converted:  # TVM may give one initializer several parameters
                 tensor = initializers[name]
                 converted[name] = numpy_helper.to_array(tensor)
                 if owned:  # the proto's bytes are not needed again: one copy of each
@@ -123,8 +128,9 @@ def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
 
 # Float initializers at least this large reach TVM as typed graph inputs instead: TVM
 # copies every initializer's data (twice, at its peak), while the walker reads weights from
-# the ONNX initializers by name, so TVM needs only their shapes.
-_LARGE_WEIGHT = 1024
+# the ONNX initializers by name, so TVM needs only their shapes. The same bound decides
+# which initializers are streamed from the file (their data is not in the proto at all).
+_LARGE_WEIGHT = STREAM_MIN_ELEMENTS
 
 
 def _without_large_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, str]]:
