@@ -74,8 +74,9 @@ std::size_t elementCount(const Shape& shape) {
 }
 
 SdkError::SdkError(const std::string& layer, const std::string& call, int status,
-                   const std::string& status_name)
-    : std::runtime_error(sdkMessage(layer, call, status, status_name)),
+                   const std::string& status_name, const std::string& hint)
+    : std::runtime_error(sdkMessage(layer, call, status, status_name) +
+                         (hint.empty() ? "" : "; " + hint)),
       layer_(layer),
       status_(status) {}
 
@@ -85,6 +86,16 @@ void check(cnmlStatus_t status, const std::string& layer, const char* call) {
 
 void check(cnrtRet_t status, const std::string& layer, const char* call) {
   if (status != CNRT_RET_SUCCESS) throw SdkError(layer, call, status, cnrtRetName(status));
+}
+
+void checkCompile(cnmlStatus_t status, const std::string& layer, const char* call, int mp) {
+  if (status == CNML_STATUS_SUCCESS) return;
+  std::string hint;
+  if (mp < 1 || mp > kMaxMp) {
+    hint = "mp " + std::to_string(mp) + " is outside 1.." + std::to_string(kMaxMp) +
+           " (the MLU100's cores); change the block's MP in its pz::BlockKnobs";
+  }
+  throw SdkError(layer, call, status, cnmlStatusName(status), hint);
 }
 
 namespace detail {

@@ -59,7 +59,7 @@ void FusionLayer::compileFusionOp(int mp) {
   check(cnmlSetFusionIO(op_, in_descs.data(), static_cast<int>(in_descs.size()), out_descs.data(),
                         static_cast<int>(out_descs.size())),
         name_, "cnmlSetFusionIO");
-  check(cnmlCompileFusionOp(op_, CNML_MLU100, mp), name_, "cnmlCompileFusionOp");
+  checkCompile(cnmlCompileFusionOp(op_, CNML_MLU100, mp), name_, "cnmlCompileFusionOp", mp);
   compiled_ = true;
 }
 

@@ -29,7 +29,7 @@ void Layer::compileOp(int mp) {
   }
   if (compiled_) throw Error(name_ + ": compileOp called twice; the layer is already compiled");
   checkConfigured(configured(), "compileOp");
-  check(cnmlCompileBaseOp(op_, CNML_MLU100, mp), name_, "cnmlCompileBaseOp");
+  checkCompile(cnmlCompileBaseOp(op_, CNML_MLU100, mp), name_, "cnmlCompileBaseOp", mp);
   compiled_ = true;
 }
 

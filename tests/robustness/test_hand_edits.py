@@ -73,7 +73,8 @@ def test_mp_out_of_range(emitted, tmp_path, plan, mp):
     result = run_edited(out)
     # fused: the block is named; per-layer: the block's (only) layer
     where = "block0: cnmlCompileFusionOp" if plan == "fuse-all" else "w1: cnmlCompileBaseOp"
-    assert_refused(result, where, "failed with CNML_STATUS_INVALIDPARAM (8)")
+    assert_refused(result, where, "failed with CNML_STATUS_INVALIDPARAM (8)",
+                   f"mp {mp} is outside 1..32")
     assert not (out / "fc_softmax.bin").exists()
 
 

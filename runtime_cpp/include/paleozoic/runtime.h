@@ -26,8 +26,9 @@ std::size_t elementCount(const Shape& shape);
 // Raised for every SDK failure; what() reads "<layer>: <call> failed with <STATUS> (<code>)".
 class SdkError : public std::runtime_error {
  public:
+  // `hint` (optional) says what to change, appended to the message.
   SdkError(const std::string& layer, const std::string& call, int status,
-           const std::string& status_name);
+           const std::string& status_name, const std::string& hint = "");
   int status() const { return status_; }
   const std::string& layer() const { return layer_; }
 
@@ -45,6 +46,12 @@ class Error : public std::runtime_error {
 // Throws SdkError when status is not CNML_STATUS_SUCCESS.
 void check(cnmlStatus_t status, const std::string& layer, const char* call);
 void check(cnrtRet_t status, const std::string& layer, const char* call);
+
+// The MLU100's core count: the range of a block's MP (model parallelism).
+constexpr int kMaxMp = 32;
+
+// check() for the compile calls: a failure with `mp` outside 1..kMaxMp names the range.
+void checkCompile(cnmlStatus_t status, const std::string& layer, const char* call, int mp);
 
 // Owns the SDK: cnmlInit/cnmlExit, the device and one queue.
 class Device {
