@@ -17,11 +17,32 @@ if TYPE_CHECKING:
     from paleozoic.optimize import CostOracle
 
 
+def _shape_arg(text: str) -> tuple[str, tuple[int, ...]]:
+    from paleozoic.frontend.prepare import parse_shape
+
+    try:
+        return parse_shape(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _add_shape_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--input-shape", action="append", type=_shape_arg, default=[],
+                   metavar="NAME=DxDxD", help="static shape for an input with symbolic "
+                   "dimensions, e.g. input=1x3x224x224 (repeatable)")
+    p.add_argument("--batch", type=int, default=None, metavar="N",
+                   help="size of a symbolic batch (first) dimension")
+
+
+def _shapes(args: argparse.Namespace) -> dict[str, object]:
+    return {"input_shapes": dict(args.input_shape), "batch": args.batch}
+
+
 def _cmd_compile(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import compile_model
 
     out = compile_model(args.model, args.output, plan=args.plan, force=args.force,
-                        emit=args.emit)
+                        emit=args.emit, **_shapes(args))
     print(f"wrote {out}/ (session.cpp, weights.bin, CMakeLists.txt, plan.json, session.json)")
     return 0
 
@@ -56,7 +77,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     from paleozoic.ops import KINDS
     from paleozoic.pipeline import load_queue
 
-    queue = load_queue(args.model)
+    queue = load_queue(args.model, **_shapes(args))
     rows = []
     total_macs = total_params = 0
     for layer in queue.layers:
@@ -83,7 +104,7 @@ def _cmd_space(args: argparse.Namespace) -> int:
     from paleozoic.optimize.report import space_lines
     from paleozoic.pipeline import load_queue
 
-    queue = load_queue(args.model)
+    queue = load_queue(args.model, **_shapes(args))
     print("\n".join(space_lines(queue, SearchSpace.from_queue(queue))))
     return 0
 
@@ -137,7 +158,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
                                 f"replace it")
     optimizer = load_optimizer(args.optimizer, seed=args.seed, budget_s=args.budget,
                                **_parse_options(args.option))
-    queue = load_queue(args.model)
+    queue = load_queue(args.model, **_shapes(args))
     cost = _make_oracle(args, queue)
     steps = 1000
     with tqdm(total=steps, desc=optimizer.name, unit="step", leave=False,
@@ -182,6 +203,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--emit", choices=("wrapper", "raw"), default="wrapper",
                    help="wrapper: the session over the runtime wrapper (default); raw: the "
                         "same session as direct CNML/CNRT calls, for comparison")
+    _add_shape_options(p)
     p.set_defaults(func=_cmd_compile)
 
     p = sub.add_parser("build", help="build an emitted session with cmake and g++")
@@ -197,10 +219,12 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("inspect", help="print the layer queue of a model")
     p.add_argument("model", help="the .onnx file")
+    _add_shape_options(p)
     p.set_defaults(func=_cmd_inspect)
 
     p = sub.add_parser("space", help="size of the plan search space (paper Eq. 3) for a model")
     p.add_argument("model", help="the .onnx file")
+    _add_shape_options(p)
     p.set_defaults(func=_cmd_space)
 
     p = sub.add_parser("tune", help="search for a plan with an optimizer; write plan.json")
@@ -220,6 +244,7 @@ def make_parser() -> argparse.ArgumentParser:
                    help="an option of the optimizer, e.g. -O iterations=20000 (repeatable)")
     p.add_argument("-o", "--output", required=True, help="plan file to write (plan.json)")
     p.add_argument("--force", action="store_true", help="replace an existing plan file")
+    _add_shape_options(p)
     p.set_defaults(func=_cmd_tune)
 
     p = sub.add_parser("prefix", help="print the runtime's CMake prefix (CMAKE_PREFIX_PATH)")

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,8 +28,10 @@ from paleozoic.passes import run_passes
 logger = logging.getLogger(__name__)
 
 
-def load_queue(model: str | Path | onnx.ModelProto) -> LayerQueue:
-    return run_passes(import_onnx(model))
+def load_queue(model: str | Path | onnx.ModelProto,
+               input_shapes: Mapping[str, tuple[int, ...]] | None = None,
+               batch: int | None = None) -> LayerQueue:
+    return run_passes(import_onnx(model, input_shapes, batch))
 
 
 def resolve_plan(queue: LayerQueue, plan: str | Path | Plan) -> Plan:
@@ -60,7 +63,9 @@ def _session_title(queue: LayerQueue) -> str:
 
 def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
                   plan: str | Path | Plan = "per-layer", force: bool = False,
-                  emit: str = "wrapper") -> Path:
+                  emit: str = "wrapper",
+                  input_shapes: Mapping[str, tuple[int, ...]] | None = None,
+                  batch: int | None = None) -> Path:
     """Emits the session into `out`: over the runtime wrapper (emit="wrapper") or as
     direct CNML/CNRT calls (emit="raw", same SDK calls and outputs, for comparison). Nothing is left behind if anything fails: files are
     written into a temporary folder next to `out` and renamed into place at the end."""
@@ -68,7 +73,7 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise OutputExistsError(f"{out}: exists and is not empty; choose another folder or "
                                 f"pass --force to replace it")
-    queue = load_queue(model)
+    queue = load_queue(model, input_shapes, batch)
     chosen = resolve_plan(queue, plan)
     ir_model = Model.build(queue, chosen)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -26,10 +26,11 @@ class OutputCheck:
     passed: bool
 
 
-def seeded_inputs(model: onnx.ModelProto, seed: int) -> dict[str, np.ndarray]:
+def seeded_inputs(model: onnx.ModelProto, seed: int,
+                  shapes: dict[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
     from paleozoic.testing.zoo import random_inputs
 
-    return random_inputs(model, seed)
+    return random_inputs(model, seed, shapes)
 
 
 def onnxruntime_session(model: onnx.ModelProto, threads: int = 2) -> Any:
@@ -74,9 +75,12 @@ def model_for(out: Path, model_path: str | Path | None) -> onnx.ModelProto:
 def verify_session(out: str | Path, model: onnx.ModelProto, seed: int = 0
                    ) -> list[OutputCheck]:
     out = Path(out)
-    feeds = seeded_inputs(model, seed)
+    manifest = json.loads((out / "session.json").read_text())
+    # The session's input shapes, which --input-shape / --batch fixed where the model's
+    # are symbolic.
+    shapes = {i["onnx_name"]: tuple(i["shape"]) for i in manifest["inputs"]}
+    feeds = seeded_inputs(model, seed, shapes)
     result = run_session(out, list(feeds.values()))
     refs = reference_outputs(model, feeds)
-    manifest = json.loads((out / "session.json").read_text())
     return [compare(o["onnx_name"], ours, ref)
             for o, ours, ref in zip(manifest["outputs"], result.outputs, refs)]

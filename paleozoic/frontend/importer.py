@@ -4,6 +4,7 @@ bindings (relax_walk), and return the queue in topological order."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,10 @@ from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend.attribute_checks import check_attributes
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.relax_walk import (
-    CONST_EVAL, CONVERTERS, Act, Const, Tup, Walker,
+    CONST_EVAL, CONVERTERS, TIR_CONVERTERS, Act, Const, Tup, Walker,
     clean_identifier,
 )
+from paleozoic.frontend.prepare import fix_input_shapes, fold_constants
 from paleozoic.frontend.support import check_supported
 from paleozoic.frontend.weight_stream import STREAM_MIN_ELEMENTS
 from paleozoic.ir import LayerQueue, TensorInfo
@@ -26,19 +28,18 @@ from paleozoic.ops import ShapeError
 logger = logging.getLogger(__name__)
 
 
-def _static_shape(value: onnx.ValueInfoProto, source: str) -> tuple[int, ...]:
-    dims = value.type.tensor_type.shape.dim
-    symbolic = [d.dim_param or "?" for d in dims if not d.HasField("dim_value")]
-    if symbolic:
-        raise UnsupportedModelError(
-            f"{source}: input {value.name!r} has symbolic dimensions {symbolic}; "
-            f"give a static shape (this version needs fixed input shapes)")
-    return tuple(int(d.dim_value) for d in dims)
-
-
-def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
+def import_onnx(model: str | Path | onnx.ModelProto,
+                input_shapes: Mapping[str, tuple[int, ...]] | None = None,
+                batch: int | None = None) -> LayerQueue:
+    """`input_shapes` (by input name) and `batch` (a symbolic first axis) fix symbolic
+    input dimensions; every other dimension must be static in the model."""
     loaded = load_onnx(model)
     proto, source = loaded.proto, loaded.source
+    if isinstance(model, onnx.ModelProto):  # the caller's proto is not ours to rewrite
+        proto = onnx.ModelProto()
+        proto.CopyFrom(model)
+    shapes = fix_input_shapes(proto, source, input_shapes, batch)
+    fold_constants(proto, source, loaded.weights)
     check_supported(proto, source)
     check_attributes(proto, source)
     init_names = {t.name for t in proto.graph.initializer}
@@ -48,7 +49,6 @@ def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
             raise UnsupportedModelError(
                 f"{source}: input {value.name!r} is not float32; only fp32 models are "
                 f"supported")
-    shapes = {v.name: _static_shape(v, source) for v in data_inputs}
 
     # Imported late: TVM takes a second to import and is needed only here.
     import tvm.ir as tvm_ir  # noqa: F401  (Constant lives in tvm.ir.expr in 0.27)
@@ -68,7 +68,6 @@ def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
     if func.attrs is not None and "params" in func.attrs:
         func = func.without_attr("params")
     del mod
-    owned = not isinstance(model, onnx.ModelProto)  # loaded here: free weights as converted
     streamed = loaded.weights
 
     # Parameters are matched by name: TVM keeps graph.input order (weights may come
@@ -93,16 +92,18 @@ def import_onnx(model: str | Path | onnx.ModelProto) -> LayerQueue:
             elif name not in converted:  # TVM may give one initializer several parameters
                 tensor = initializers[name]
                 converted[name] = numpy_helper.to_array(tensor)
-                if owned:  # the proto's bytes are not needed again: one copy of each
-                    tensor.ClearField("raw_data")
-                    tensor.ClearField("float_data")
+                # Our own proto (loaded or copied above): one copy of each weight.
+                tensor.ClearField("raw_data")
+                tensor.ClearField("float_data")
             walker.env[var] = Const(converted[name], origin=name)
         else:
             raise UnsupportedModelError(f"{source}: TVM parameter {name!r} is neither an "
                                         f"input nor an initializer")
 
+    walker.consumers = _consumers(func, relax)
     for block in func.body.blocks:
         for binding in block.bindings:
+            walker.current_binding = binding.var
             walker.env[binding.var] = _convert_binding(walker, binding, relax)
 
     result = _lookup(walker, func.body.body, relax)
@@ -181,6 +182,10 @@ def _lookup(walker: Walker, expr: Any, relax: Any) -> Any:
         return Const(data.numpy() if hasattr(data, "numpy") else np.asarray(data))
     if isinstance(expr, relax.Tuple):
         return Tup(tuple(_lookup(walker, f, relax) for f in expr.fields))
+    if type(expr).__name__ in ("IntImm", "FloatImm", "PrimValue"):
+        value = getattr(expr, "value", expr)
+        value = getattr(value, "value", value)
+        return Const(np.array(value))
     if isinstance(expr, relax.ShapeExpr):
         return Const(np.array([int(v) for v in expr.values], dtype=np.int64))
     try:
@@ -201,6 +206,46 @@ def _shape_of(var: Any) -> tuple[int, ...]:
         return ()
 
 
+def _consumers(func: Any, relax: Any) -> dict[Any, list[str]]:
+    """For each variable, the operators of the bindings that read it (call_tir as
+    "tir:<function>"); a variable in the function's result also gets "output"."""
+    readers: dict[Any, list[str]] = {}
+
+    def note(expr: Any, operator: str) -> None:
+        if isinstance(expr, relax.Tuple):
+            for field in expr.fields:
+                note(field, operator)
+        elif isinstance(expr, relax.Var):
+            readers.setdefault(expr, []).append(operator)
+
+    for block in func.body.blocks:
+        for binding in block.bindings:
+            value = binding.value
+            if isinstance(value, relax.Call) and hasattr(value.op, "name"):
+                operator = value.op.name
+                args = list(value.args)
+                if operator == "relax.call_tir":
+                    operator, args = f"tir:{value.args[0].name_hint}", [value.args[1]]
+                for arg in args:
+                    note(arg, operator)
+            elif isinstance(value, relax.TupleGetItem):
+                note(value.tuple_value, "tuple_get_item")
+            else:
+                note(value, "alias")
+    note(func.body.body, "output")
+    return readers
+
+
+def _convert_tir(walker: Walker, call: Any, relax: Any) -> Any:
+    name = str(call.args[0].name_hint)
+    converter = TIR_CONVERTERS.get(name)
+    if converter is None:
+        raise walker.fail(f"TVM lowered an operator to the TIR function {name!r}, which has "
+                          f"no Paleozoic layer")
+    args = [_lookup(walker, arg, relax) for arg in call.args[1].fields]
+    return converter(walker, call, args)
+
+
 def _convert_binding(walker: Walker, binding: Any, relax: Any) -> Any:
     var, value = binding.var, binding.value
     walker.current_var = f"binding {var.name}"
@@ -213,6 +258,8 @@ def _convert_binding(walker: Walker, binding: Any, relax: Any) -> Any:
     if not isinstance(value, relax.Call):
         return _lookup(walker, value, relax)
     op_name = value.op.name
+    if op_name == "relax.call_tir":
+        return _convert_tir(walker, value, relax)
     args = [_lookup(walker, arg, relax) for arg in value.args]
     if all(isinstance(a, Const) for a in args) and op_name in CONST_EVAL:
         origin = next((a.origin for a in args if a.origin), "")

@@ -49,7 +49,7 @@ def load_onnx(model: str | Path | onnx.ModelProto) -> LoadedModel:
     # The checker serialises whatever it is given and parses that copy again in C++, so it
     # sees the streamed weights as typed graph inputs: it checks the structure without
     # copying the data (whose size the stream already checked against the dims).
-    _check(_as_inputs(proto, streamed.weights), name)
+    _check(as_inputs(proto, streamed.weights), name)
     return LoadedModel(proto, name, streamed.weights)
 
 
@@ -61,7 +61,7 @@ def _check(proto: onnx.ModelProto, name: str) -> None:
         raise ModelLoadError(f"{name}: fails the ONNX checker: {first}") from None
 
 
-def _as_inputs(proto: onnx.ModelProto, streamed: dict[str, np.ndarray]) -> onnx.ModelProto:
+def as_inputs(proto: onnx.ModelProto, streamed: dict[str, np.ndarray]) -> onnx.ModelProto:
     """A copy of `proto` without the data-less streamed initializers, declared as graph
     inputs of their type and shape instead."""
     if not streamed:

@@ -97,6 +97,10 @@ class Walker:
         self.used_names: set[str] = set()
         self.current_shape: tuple[int, ...] = ()
         self.current_var = ""
+        # Operators that read each binding ("relax.expand_dims", "tir:minimum"), for the
+        # patterns that decide by what comes next.
+        self.consumers: dict[Any, list[str]] = {}
+        self.current_binding: Any = None
 
     # -- naming ----------------------------------------------------------------------
     def unique(self, base: str) -> str:
@@ -105,6 +109,14 @@ class Walker:
             name, n = f"{base}_{n}", n + 1
         self.used_names.add(name)
         return name
+
+    def read_only_by(self, operator: str) -> bool:
+        """True when the current binding's value is read by `operator` alone."""
+        return self.consumers.get(self.current_binding, []) == [operator]
+
+    def lrn_ahead(self, act: Act) -> bool:
+        """x * x opens TVM's LRN decomposition only when expand_dims reads it."""
+        return self.read_only_by("relax.expand_dims")
 
     def stem_of(self, act: Act) -> str:
         return self.stems.get(act.name, act.name)
@@ -183,6 +195,9 @@ CONST_EVAL: dict[str, Callable[[Any, list[Const]], np.ndarray]] = {
     "relax.multiply": _const_binary(np.multiply),
     "relax.divide": _const_binary(np.divide),
     "relax.sqrt": lambda call, args: np.sqrt(args[0].value),
+    "relax.isnan": lambda call, args: np.isnan(args[0].value),
+    "relax.where": lambda call, args: np.where(args[0].value, args[1].value, args[2].value),
+    "relax.astype": lambda call, args: args[0].value.astype(str(call.attrs.dtype)),
 }
 
 
@@ -257,8 +272,73 @@ def conv_mean(w: Walker, call: Any, args: list[Value]) -> Value:
     return out
 
 
+def conv_max(w: Walker, call: Any, args: list[Value]) -> Value:
+    (x,) = args
+    shape = w.tensors[x.name].shape if isinstance(x, Act) else ()
+    axes = sorted(a % len(shape) for a in _ints(call.attrs.axis)) if shape else []
+    if not isinstance(x, Act) or len(shape) != 4 or axes != [2, 3]:
+        raise w.fail("max is supported over the H and W axes of an NCHW tensor only "
+                     "(GlobalMaxPool)")
+    attrs = {"mode": "max", "kernel": [shape[2], shape[3]], "stride": [1, 1],
+             "pads": [0, 0, 0, 0], "ceil_mode": False, "count_include_pad": False}
+    out = w.emit("Pool", [x], attrs, suffix="gmp")
+    if not call.attrs.keepdims:
+        out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, suffix="flatten")
+    return out
+
+
 def conv_relu(w: Walker, call: Any, args: list[Value]) -> Value:
     return w.emit("Active", [_act(w, args[0])], {"function": "relu"}, suffix="relu")
+
+
+def conv_sigmoid(w: Walker, call: Any, args: list[Value]) -> Value:
+    return w.emit("Active", [_act(w, args[0])], {"function": "sigmoid"}, suffix="sigmoid")
+
+
+def conv_tanh(w: Walker, call: Any, args: list[Value]) -> Value:
+    return w.emit("Active", [_act(w, args[0])], {"function": "tanh"}, suffix="tanh")
+
+
+# The SDK's bounded activations: Clip becomes one of these or is refused.
+_CLIP_FUNCTIONS = {(0.0, float("inf")): "relu", (0.0, 1.0): "relu1", (0.0, 6.0): "relu6"}
+
+
+def clip_layer(w: Walker, x: Act, lo: float, hi: float) -> Act:
+    function = _CLIP_FUNCTIONS.get((float(lo), float(hi)))
+    if function is None:
+        supported = ", ".join(f"[{a:g}, {b:g}] ({f})" for (a, b), f in _CLIP_FUNCTIONS.items())
+        raise w.fail(f"Clip to [{lo:g}, {hi:g}] has no SDK activation; supported bounds: "
+                     f"{supported}")
+    return w.emit("Active", [x], {"function": function}, suffix=function)
+
+
+def conv_clip(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, lo, hi = args
+    if not isinstance(x, Act) or not isinstance(lo, Const) or not isinstance(hi, Const):
+        raise w.fail("clip is supported on an activation with constant bounds")
+    return clip_layer(w, x, float(lo.value), float(hi.value))
+
+
+def conv_leakyrelu(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = _act(w, args[0])
+    shape = w.tensors[x.name].shape
+    if len(shape) < 2:
+        raise w.fail("LeakyRelu needs an input with a channel axis")
+    slope = np.full(shape[1], float(call.attrs.alpha), dtype=np.float32)
+    return w.emit("PRelu", [x], {}, {"slope": slope}, suffix="leakyrelu")
+
+
+def conv_prelu(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, slope = args
+    if not isinstance(x, Act) or not isinstance(slope, Const):
+        raise w.fail("PRelu is supported with a constant slope")
+    if int(call.attrs.axis) != 1:
+        raise w.fail("PRelu is supported with its slope on the channel axis (1) only")
+    per_channel = _channel_vector(w, x, slope)
+    if per_channel is None:
+        raise w.fail(f"PRelu slope of shape {slope.value.shape} is not per-channel")
+    return w.emit("PRelu", [x], {}, {"slope": per_channel}, suffix="prelu",
+                  stem=stem_from_weight(slope.origin))
 
 
 def conv_softmax(w: Walker, call: Any, args: list[Value]) -> Value:
@@ -295,13 +375,22 @@ def conv_matmul(w: Walker, call: Any, args: list[Value]) -> Value:
     x, weight = args
     if not isinstance(x, Act) or not isinstance(weight, Const) or weight.value.ndim != 2:
         raise w.fail("matmul is supported with an activation and a constant 2-D weight")
-    if len(w.tensors[x.name].shape) != 2:
-        raise w.fail("matmul is supported on 2-D activations only (flatten first)")
+    shape = w.tensors[x.name].shape
+    if len(shape) < 2:
+        raise w.fail("matmul of a 1-D activation is not supported")
     # The paper's GEMM substitution: y = x W becomes a fully-connected layer whose
-    # filter is W transposed ([out, in], the SDK's MLP layout).
-    return w.emit("FullyConnected", [x], {"out_features": int(weight.value.shape[1])},
-                  {"weight": np.ascontiguousarray(weight.value.T)},
-                  stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "fc")
+    # filter is W transposed ([out, in], the SDK's MLP layout). Leading axes of an N-D x
+    # fold into the rows and are restored after.
+    rows = int(np.prod(shape[:-1]))
+    x2 = x if len(shape) == 2 else w.emit("Reshape", [x], {"shape": [rows, shape[-1]]},
+                                          suffix="rows")
+    out = w.emit("FullyConnected", [x2], {"out_features": int(weight.value.shape[1])},
+                 {"weight": np.ascontiguousarray(weight.value.T)},
+                 stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "fc")
+    if len(shape) != 2:
+        out = w.emit("Reshape", [out], {"shape": [*shape[:-1], int(weight.value.shape[1])]},
+                     suffix="unrows")
+    return out
 
 
 def conv_concat(w: Walker, call: Any, args: list[Value]) -> Value:
@@ -356,40 +445,70 @@ def conv_sum(w: Walker, call: Any, args: list[Value]) -> Value:
     return out
 
 
+def _broadcasts_to(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
+    if len(small) > len(big):
+        return False
+    return all(d in (1, e) for d, e in zip(reversed(small), reversed(big)))
+
+
+def _binary(w: Walker, op: str, a: Value, b: Value) -> Value:
+    """x op y for two activations (Add, or Binary with y broadcast to x) or for an
+    activation and a per-channel constant (a Scale layer)."""
+    if isinstance(a, Act) and isinstance(b, Act):
+        sa, sb = w.tensors[a.name].shape, w.tensors[b.name].shape
+        if op == "add" and sa == sb:
+            return w.emit("Add", [a, b], suffix="add")
+        if sa != sb and not _broadcasts_to(sb, sa) and op in ("add", "mul") \
+                and _broadcasts_to(sa, sb):
+            a, b, sa, sb = b, a, sb, sa  # the SDK broadcasts its second operand
+        if sa != sb and not _broadcasts_to(sb, sa):
+            raise w.fail(f"{op} of {sa} and {sb}: the SDK broadcasts the second operand to "
+                         f"the first only")
+        return w.emit("Binary", [a, b], {"op": op}, suffix=op)
+    if isinstance(a, Const) and isinstance(b, Act):
+        if op in ("add", "mul"):
+            a, b = b, a
+        elif op == "sub":  # c - x = -1 * x + c
+            vector = _channel_vector(w, b, a)
+            if vector is None:
+                raise w.fail(f"subtract from a constant of shape {a.value.shape} that is "
+                             f"not per-channel")
+            return w.emit("Scale", [b], {}, {"alpha": -np.ones_like(vector), "beta": vector},
+                          suffix="rsub")
+        else:
+            raise w.fail("dividing a constant by an activation is not supported")
+    if not (isinstance(a, Act) and isinstance(b, Const)):
+        raise w.fail(f"{op} of these operands is not supported")
+    vector = _channel_vector(w, a, b)
+    if vector is None:
+        raise w.fail(f"{op} with a constant of shape {b.value.shape} on an activation of "
+                     f"shape {w.tensors[a.name].shape}: only per-channel or scalar constants "
+                     f"are supported")
+    ones, zeros = np.ones_like(vector), np.zeros_like(vector)
+    alpha, beta, suffix = {"add": (ones, vector, "bias"), "sub": (ones, -vector, "bias"),
+                           "mul": (vector, zeros, "scale"),
+                           "div": (1.0 / vector.astype(np.float64), zeros, "scale")}[op]
+    return w.emit("Scale", [a], {}, {"alpha": alpha, "beta": beta}, suffix=suffix)
+
+
 def conv_add(w: Walker, call: Any, args: list[Value]) -> Value:
     a, b = args
     if isinstance(a, Pending) or isinstance(b, Pending):
         return _lrn_step(w, call, a if isinstance(a, Pending) else b, b if isinstance(a, Pending) else a)
-    if isinstance(a, Const):
-        a, b = b, a
-    if isinstance(a, Act) and isinstance(b, Act):
-        return w.emit("Add", [a, b], suffix="add")
-    if isinstance(a, Act) and isinstance(b, Const):
-        beta = _channel_vector(w, a, b)
-        if beta is None:
-            raise w.fail(f"add of a constant of shape {b.value.shape} to "
-                         f"{w.tensors[a.name].shape} is not per-channel")
-        return w.emit("Scale", [a], {}, {"alpha": np.ones_like(beta), "beta": beta},
-                      suffix="bias")
-    raise w.fail("add of these operands is not supported")
+    return _binary(w, "add", a, b)
+
+
+def conv_subtract(w: Walker, call: Any, args: list[Value]) -> Value:
+    return _binary(w, "sub", *args)
 
 
 def conv_multiply(w: Walker, call: Any, args: list[Value]) -> Value:
     a, b = args
-    if isinstance(a, Act) and isinstance(b, Act) and a == b:
+    if isinstance(a, Act) and isinstance(b, Act) and a == b and w.lrn_ahead(a):
         return Pending("lrn", source=a)  # x * x opens TVM's LRN decomposition
     if isinstance(a, Pending) or isinstance(b, Pending):
         return _lrn_step(w, call, a if isinstance(a, Pending) else b, b if isinstance(a, Pending) else a)
-    if isinstance(a, Const):
-        a, b = b, a
-    if isinstance(a, Act) and isinstance(b, Const):
-        alpha = _channel_vector(w, a, b)
-        if alpha is None:
-            raise w.fail(f"multiply by a constant of shape {b.value.shape} is not "
-                         f"per-channel")
-        return w.emit("Scale", [a], {}, {"alpha": alpha, "beta": np.zeros_like(alpha)},
-                      suffix="scale")
-    raise w.fail("multiply of two different activations is not supported")
+    return _binary(w, "mul", a, b)
 
 
 def conv_power(w: Walker, call: Any, args: list[Value]) -> Value:
@@ -403,7 +522,9 @@ def conv_divide(w: Walker, call: Any, args: list[Value]) -> Value:
         attrs = {"size": int(denom.attrs["size"]), "alpha": denom.attrs["alpha"],
                  "beta": denom.attrs["beta"], "bias": denom.attrs["bias"]}
         return w.emit("LRN", [x], attrs, suffix="lrn")
-    raise w.fail("divide is supported as the last step of LRN only")
+    if isinstance(denom, Pending) or isinstance(x, Pending):
+        raise w.fail("divide does not complete the LRN pattern")
+    return _binary(w, "div", x, denom)
 
 
 def conv_avg_pool3d(w: Walker, call: Any, args: list[Value]) -> Value:
@@ -445,6 +566,85 @@ def _act(w: Walker, value: Value) -> Any:
     raise w.fail("this operation on a constant is not supported")
 
 
+# ---- call_tir: operators TVM's frontend lowers straight to TIR (Clip's max/min) --------
+def tir_maximum(w: Walker, call: Any, args: list[Value]) -> Value:
+    if len(args) != 2 or not isinstance(args[0], Act) or not isinstance(args[1], Const):
+        raise w.fail("maximum is supported as Clip's lower bound (a constant operand; "
+                     "opset-6 Clip with min/max attributes is not: re-export at opset 11+)")
+    lo = float(args[1].value)
+    if w.read_only_by("tir:minimum"):
+        return Pending("clip", source=args[0], attrs={"lo": lo})
+    return clip_layer(w, args[0], lo, float("inf"))
+
+
+def tir_minimum(w: Walker, call: Any, args: list[Value]) -> Value:
+    if len(args) != 2 or not isinstance(args[1], Const):
+        raise w.fail("minimum is supported as Clip's upper bound (a constant operand; "
+                     "opset-6 Clip with min/max attributes is not: re-export at opset 11+)")
+    x, hi = args[0], float(args[1].value)
+    if isinstance(x, Pending) and x.pattern == "clip" and x.source is not None:
+        return clip_layer(w, x.source, x.attrs["lo"], hi)
+    if isinstance(x, Act):
+        return clip_layer(w, x, float("-inf"), hi)
+    raise w.fail("minimum of this operand is not supported")
+
+
+TIR_CONVERTERS: dict[str, Callable[[Walker, Any, list[Value]], Value]] = {
+    "maximum": tir_maximum,
+    "minimum": tir_minimum,
+}
+
+
+# ---- slicing and matrix products -------------------------------------------------------
+def _const_ints(value: Value) -> list[int]:
+    if isinstance(value, Tup):
+        return [int(np.asarray(item.value).reshape(())) for item in value.items]
+    return _ints(np.asarray(value.value).reshape(-1))
+
+
+def _slice(w: Walker, x: Act, axes: list[int], begin: list[int], end: list[int],
+           step: list[int]) -> Act:
+    shape = w.tensors[x.name].shape
+    full_begin, full_end, full_step = [0] * len(shape), list(shape), [1] * len(shape)
+    for axis, b, e, st in zip(axes, begin, end, step):
+        axis %= len(shape)
+        if st < 1:
+            raise w.fail("slices with a negative or zero step are not supported")
+        dim = shape[axis]
+        b = min(max(b + dim if b < 0 else b, 0), dim)
+        e = min(max(e + dim if e < 0 else e, 0), dim)
+        full_begin[axis], full_end[axis], full_step[axis] = b, max(e, b), st
+    if full_begin == [0] * len(shape) and full_end == list(shape) and full_step == [1] * len(shape):
+        return x
+    return w.emit("Slice", [x], {"begin": full_begin, "end": full_end, "step": full_step},
+                  suffix="slice")
+
+
+def conv_strided_slice(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = args[0]
+    if not isinstance(x, Act) or not all(isinstance(a, (Const, Tup)) for a in args[1:]):
+        raise w.fail("strided_slice is supported on an activation with constant bounds")
+    axes, begin, end = (_const_ints(a) for a in args[1:4])
+    step = _const_ints(args[4]) if len(args) > 4 else [1] * len(axes)
+    return _slice(w, x, axes, begin, end, step)
+
+
+def conv_split(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = _act(w, args[0])
+    shape = w.tensors[x.name].shape
+    axis = int(call.attrs.axis) % len(shape)
+    sections = call.attrs.indices_or_sections
+    if isinstance(sections, int) or hasattr(sections, "value") and not hasattr(sections, "__len__"):
+        count = int(getattr(sections, "value", sections))
+        if shape[axis] % count:
+            raise w.fail(f"split of {shape[axis]} into {count} equal sections")
+        bounds = [shape[axis] // count * i for i in range(1, count)]
+    else:
+        bounds = _ints(sections)
+    edges = [0, *bounds, shape[axis]]
+    return Tup(tuple(_slice(w, x, [axis], [lo], [hi], [1]) for lo, hi in zip(edges, edges[1:])))
+
+
 CONVERTERS: dict[str, Callable[[Walker, Any, list[Value]], Value]] = {
     "relax.nn.conv2d": conv_conv2d,
     "relax.nn.max_pool2d": conv_max_pool2d,
@@ -452,6 +652,15 @@ CONVERTERS: dict[str, Callable[[Walker, Any, list[Value]], Value]] = {
     "relax.nn.avg_pool3d": conv_avg_pool3d,
     "relax.mean": conv_mean,
     "relax.nn.relu": conv_relu,
+    "relax.sigmoid": conv_sigmoid,
+    "relax.tanh": conv_tanh,
+    "relax.clip": conv_clip,
+    "relax.nn.leakyrelu": conv_leakyrelu,
+    "relax.nn.prelu": conv_prelu,
+    "relax.max": conv_max,
+    "relax.strided_slice": conv_strided_slice,
+    "relax.split": conv_split,
+    "relax.subtract": conv_subtract,
     "relax.nn.softmax": conv_softmax,
     "relax.nn.batch_norm": conv_batch_norm,
     "relax.nn.dropout": conv_dropout,

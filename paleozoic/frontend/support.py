@@ -11,6 +11,21 @@ from paleozoic.errors import UnsupportedModelError
 SUPPORTED_ONNX_OPS: dict[str, str] = {
     "Conv": "Conv",
     "Relu": "Active",
+    "Sigmoid": "Active",
+    "Tanh": "Active",
+    "Clip": "Active (relu, relu1 or relu6 bounds)",
+    "HardSigmoid": "Scale + Active relu1",
+    "HardSwish": "Scale + Active relu6 + Binary",
+    "LeakyRelu": "PRelu",
+    "PRelu": "PRelu",
+    "Sub": "Binary or Scale",
+    "Div": "Binary or Scale",
+    "MatMul": "FullyConnected",
+    "GlobalMaxPool": "Pool",
+    "ReduceMean": "GlobalAvgPool",
+    "ReduceMax": "Pool",
+    "Split": "Slice",
+    "Slice": "Slice",
     "LRN": "LRN",
     "MaxPool": "Pool",
     "AveragePool": "Pool",
@@ -24,9 +39,9 @@ SUPPORTED_ONNX_OPS: dict[str, str] = {
     "Unsqueeze": "Reshape",
     "Transpose": "Transpose",
     "Concat": "Concat",
-    "Add": "Add or Scale",
+    "Add": "Add, Binary or Scale",
     "Sum": "Add",
-    "Mul": "Scale",
+    "Mul": "Binary or Scale",
     "Softmax": "Softmax",
     "Identity": "(removed)",
     "Constant": "(folded)",
@@ -40,5 +55,6 @@ def check_supported(model: onnx.ModelProto, source: str) -> None:
     if bad:
         listed = "\n".join(f"  node {name!r}: {op}" for name, op in bad)
         raise UnsupportedModelError(
-            f"{source}: {len(bad)} node(s) use operators Paleozoic does not support:\n"
+            f"{source}: {len(bad)} node(s) use operators Paleozoic does not support (after "
+            f"folding the subgraphs that are constant for the given input shapes):\n"
             f"{listed}\nsupported: {', '.join(sorted(SUPPORTED_ONNX_OPS))}")

@@ -222,10 +222,14 @@ def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     return [i for i in model.graph.input if i.name not in inits]
 
 
-def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
+def random_inputs(model: onnx.ModelProto, seed: int = 0,
+                  shapes: dict[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
+    """Seeded standard-normal inputs; `shapes` (by input name) overrides the model's
+    declared shapes (needed where those are symbolic)."""
     rng = np.random.default_rng(seed)
     feeds: dict[str, np.ndarray] = {}
     for value in graph_inputs(model):
-        dims = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        dims = (shapes or {}).get(value.name) or [
+            d.dim_value for d in value.type.tensor_type.shape.dim]
         feeds[value.name] = rng.standard_normal(dims).astype(np.float32)
     return feeds

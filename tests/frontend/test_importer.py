@@ -94,10 +94,10 @@ def test_symbolic_input_dimension_is_refused() -> None:
 
 
 def test_unsupported_pattern_names_the_binding() -> None:
-    # Mul of two different activations is not a per-channel Scale.
-    model = _model_with([
-        helper.make_node("Relu", ["x"], ["a"], name="r"),
-        helper.make_node("Mul", ["x", "a"], ["y"], name="m"),
-    ])
-    with pytest.raises(UnsupportedModelError, match="multiply of two different activations"):
+    # Clip bounds the SDK has no activation for (it has relu, relu1 and relu6).
+    model = _model_with([helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="c")],
+                        [helper.make_tensor("lo", TensorProto.FLOAT, [], [-1.0]),
+                         helper.make_tensor("hi", TensorProto.FLOAT, [], [6.0])])
+    with pytest.raises(UnsupportedModelError,
+                       match=r"binding lv\d+: Clip to \[-1, 6\] has no SDK activation"):
         import_onnx(model)

@@ -1,0 +1,110 @@
+"""Input shapes for symbolic dimensions, and folding what they make constant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from paleozoic.cli import main
+from paleozoic.errors import UnsupportedModelError
+from paleozoic.frontend import import_onnx
+from paleozoic.frontend.prepare import fix_input_shapes, fold_constants, parse_shape
+
+
+def _dynamic_model() -> onnx.ModelProto:
+    """Conv -> GAP -> a flatten computed from the run-time shape (as exporters write it)
+    -> Gemm, with a symbolic batch."""
+    rng = np.random.default_rng(0)
+
+    def f32(name: str, value: np.ndarray) -> onnx.TensorProto:
+        return numpy_helper.from_array(np.asarray(value, dtype=np.float32), name)
+
+    def i64(name: str, value: object) -> onnx.TensorProto:
+        return numpy_helper.from_array(np.asarray(value, dtype=np.int64), name)
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("GlobalAveragePool", ["r"], ["g"], name="gap"),
+        helper.make_node("Shape", ["g"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["n"], axis=0, name="gather"),
+        helper.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsqueeze"),
+        helper.make_node("Concat", ["n1", "minus_one"], ["target"], axis=0, name="concat"),
+        helper.make_node("Reshape", ["g", "target"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "fw", "fb"], ["y"], transB=1, name="fc"),
+    ]
+    graph = helper.make_graph(
+        nodes, "dynamic", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])],
+        [f32("w", rng.standard_normal((8, 3, 3, 3)) * 0.3), f32("b", rng.standard_normal(8)),
+         i64("zero", 0), i64("axes", [0]), i64("minus_one", [-1]),
+         f32("fw", rng.standard_normal((5, 8))), f32("fb", rng.standard_normal(5))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+def test_parse_shape() -> None:
+    assert parse_shape("input=1x3x224x224") == ("input", (1, 3, 224, 224))
+    assert parse_shape("a=b=2,3") == ("a=b", (2, 3))
+    for bad in ("1x3", "x=", "x=1xax2", "x=0x3"):
+        with pytest.raises(ValueError, match="--input-shape"):
+            parse_shape(bad)
+
+
+def test_symbolic_batch_needs_a_value() -> None:
+    with pytest.raises(UnsupportedModelError,
+                       match=r"input 'x' has symbolic dimensions \['N'\].*--input-shape "
+                             r"x=Nx3x8x8 or --batch N"):
+        import_onnx(_dynamic_model())
+
+
+def test_batch_and_input_shape_fix_the_shapes() -> None:
+    queue = import_onnx(_dynamic_model(), batch=3)
+    assert queue.inputs[0].shape == (3, 3, 8, 8)
+    assert queue.shape(queue.outputs[0]) == (3, 5)
+    assert [layer.kind for layer in queue.layers].count("Reshape") == 1
+    queue = import_onnx(_dynamic_model(), input_shapes={"x": (2, 3, 8, 8)})
+    assert queue.inputs[0].shape == (2, 3, 8, 8)
+
+
+def test_input_shape_errors_name_the_problem() -> None:
+    model = _dynamic_model()
+    with pytest.raises(UnsupportedModelError, match=r"names \['y'\].*inputs are \['x'\]"):
+        fix_input_shapes(model, "m.onnx", {"y": (1, 5)})
+    with pytest.raises(UnsupportedModelError, match="does not fit the input's declared shape"):
+        fix_input_shapes(model, "m.onnx", {"x": (1, 4, 8, 8)})
+    with pytest.raises(UnsupportedModelError, match="--batch must be at least 1"):
+        fix_input_shapes(model, "m.onnx", batch=0)
+
+
+def test_shape_chain_folds_into_an_initializer() -> None:
+    model = _dynamic_model()
+    fix_input_shapes(model, "m.onnx", batch=2)
+    assert fold_constants(model, "m.onnx") == 4  # Shape, Gather, Unsqueeze, Concat
+    assert [n.op_type for n in model.graph.node] == ["Conv", "Relu", "GlobalAveragePool",
+                                                     "Reshape", "Gemm"]
+    target = next(t for t in model.graph.initializer if t.name == "target")
+    np.testing.assert_array_equal(numpy_helper.to_array(target), [2, -1])
+
+
+def test_caller_model_is_not_modified() -> None:
+    model = _dynamic_model()
+    before = model.SerializeToString()
+    import_onnx(model, batch=2)
+    assert model.SerializeToString() == before
+
+
+def test_cli_batch_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "dynamic.onnx"
+    onnx.save(_dynamic_model(), path)
+    out = tmp_path / "out"
+    assert main(["compile", str(path), "-o", str(out)]) == 3
+    assert "--batch N" in capsys.readouterr().err and not out.exists()
+    assert main(["compile", str(path), "-o", str(out), "--batch", "2"]) == 0
+    assert main(["verify", str(out)]) == 0
+    assert "[2, 5]" in capsys.readouterr().out
