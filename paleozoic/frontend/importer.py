@@ -4,6 +4,7 @@ bindings (relax_walk), and return the queue in topological order."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -225,7 +226,7 @@ def _consumers(func: Any, relax: Any) -> dict[Any, list[str]]:
                 operator = value.op.name
                 args = list(value.args)
                 if operator == "relax.call_tir":
-                    operator, args = f"tir:{value.args[0].name_hint}", [value.args[1]]
+                    operator, args = f"tir:{_tir_name(value)}", [value.args[1]]
                 for arg in args:
                     note(arg, operator)
             elif isinstance(value, relax.TupleGetItem):
@@ -236,8 +237,13 @@ def _consumers(func: Any, relax: Any) -> dict[Any, list[str]]:
     return readers
 
 
+def _tir_name(call: Any) -> str:
+    # TVM numbers the functions of one kind per shape: maximum, maximum1, ...
+    return re.sub(r"\d+$", "", str(call.args[0].name_hint))
+
+
 def _convert_tir(walker: Walker, call: Any, relax: Any) -> Any:
-    name = str(call.args[0].name_hint)
+    name = _tir_name(call)
     converter = TIR_CONVERTERS.get(name)
     if converter is None:
         raise walker.fail(f"TVM lowered an operator to the TIR function {name!r}, which has "

@@ -4,9 +4,8 @@ paper's evaluation (Table 5) as ONNX graphs built with onnx.helper, opset 13, a 
 
 BatchNorm layers get unit statistics (mean 0, variance 1) and near-one scales, with a
 small scale (0.2) at the end of every residual branch, so activations keep a sane range
-through the deep residual networks. MobileNetV2 uses ReLU where the original uses ReLU6:
-the frontend does not import ONNX Clip yet (TVM lowers it to min/max primitives); the
-layer count, shapes and parameter count are those of MobileNetV2.
+through the deep residual networks. MobileNetV2's ReLU6 is ONNX Clip(0, 6), as PyTorch's
+exporter writes it.
 
     from paleozoic.testing.workloads import WORKLOADS, build
     model = build("resnet50", seed=0)
@@ -77,6 +76,12 @@ class _Graph:
 
     def relu(self, x: str) -> str:
         return self.op("Relu", [x])
+
+    def relu6(self, x: str) -> str:
+        if "clip.min" not in {t.name for t in self.inits}:
+            self._init("clip.min", np.array(0.0))
+            self._init("clip.max", np.array(6.0))
+        return self.op("Clip", [x, "clip.min", "clip.max"])
 
     def maxpool(self, x: str, k: int, stride: int, pad: int = 0) -> str:
         return self.op("MaxPool", [x], kernel_shape=[k, k], strides=[stride, stride],
@@ -161,7 +166,7 @@ def mobilenet_v2(seed: int = 0, batch: int = 1) -> onnx.ModelProto:
     config = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
               (6, 160, 3, 2), (6, 320, 1, 1)]
     g = _Graph("mobilenet_v2", seed, batch)
-    x = g.relu(g.bn(g.conv("data", 3, 32, 3, stride=2), 32))
+    x = g.relu6(g.bn(g.conv("data", 3, 32, 3, stride=2), 32))
     cin = 32
     for t, c, n, s in config:
         for i in range(n):
@@ -169,14 +174,14 @@ def mobilenet_v2(seed: int = 0, batch: int = 1) -> onnx.ModelProto:
             hidden = cin * t
             y = x
             if t != 1:
-                y = g.relu(g.bn(g.conv(y, cin, hidden, 1), hidden))
-            y = g.relu(g.bn(g.conv(y, hidden, hidden, 3, stride=stride, groups=hidden),
+                y = g.relu6(g.bn(g.conv(y, cin, hidden, 1), hidden))
+            y = g.relu6(g.bn(g.conv(y, hidden, hidden, 3, stride=stride, groups=hidden),
                             hidden))
             residual = stride == 1 and cin == c
             y = g.bn(g.conv(y, hidden, c, 1), c, gamma=0.2 if residual else None)
             x = g.op("Add", [x, y]) if residual else y
             cin = c
-    x = g.relu(g.bn(g.conv(x, cin, 1280, 1), 1280))
+    x = g.relu6(g.bn(g.conv(x, cin, 1280, 1), 1280))
     return g.model(g.classifier_head(x, 1280))
 
 

@@ -1,0 +1,182 @@
+"""Small test models in the style exporters write them, built with onnx.helper.
+
+Each is one or two characteristic blocks of a well-known network on a small input, with
+the operator patterns PyTorch's exporter emits: Clip(0, 6) for ReLU6, Sigmoid * x for SiLU,
+HardSwish, squeeze-and-excite as ReduceMean -> 1x1 convs -> Sigmoid -> broadcast Mul, a
+four-branch concat, channel shuffle with Split, and a flatten computed from the run-time
+shape with a symbolic batch (`dynamic_resnet_block`, which needs --batch).
+
+    from paleozoic.testing.blocks import BLOCKS
+    model = BLOCKS["efficientnet_b0_block"](seed=0)
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from paleozoic.testing.workloads import _Graph
+
+SIZE = 16  # input height and width
+
+
+def _finish(g: _Graph, output: str, channels: int, classes: int = 10,
+            batch: int | str = 1) -> onnx.ModelProto:
+    x = g.op("GlobalAveragePool", [output])
+    x = g.op("Flatten", [x], axis=1)
+    y = g.fc(x, channels, classes)
+    graph = helper.make_graph(
+        g.nodes, g.name,
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [batch, 16, SIZE, SIZE])],
+        [helper.make_tensor_value_info(y, TensorProto.FLOAT, [batch, classes])], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)],
+                              producer_name="paleozoic.testing.blocks")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def _silu(g: _Graph, x: str) -> str:
+    return g.op("Mul", [x, g.op("Sigmoid", [x])])
+
+
+def mobilenet_v2_block(seed: int = 0) -> onnx.ModelProto:
+    """Two inverted residuals (expand 6, depthwise 3x3, ReLU6 as Clip), the second one
+    with its residual Add."""
+    g = _Graph("mobilenet_v2_block", seed, 1)
+    x, cin = "data", 16
+    for stride, cout in ((2, 24), (1, 24)):
+        hidden = cin * 6
+        y = g.relu6(g.bn(g.conv(x, cin, hidden, 1), hidden))
+        y = g.relu6(g.bn(g.conv(y, hidden, hidden, 3, stride=stride, groups=hidden), hidden))
+        residual = stride == 1 and cin == cout
+        y = g.bn(g.conv(y, hidden, cout, 1), cout, gamma=0.2 if residual else None)
+        x, cin = (g.op("Add", [x, y]) if residual else y), cout
+    return _finish(g, x, cin)
+
+
+def efficientnet_b0_block(seed: int = 0) -> onnx.ModelProto:
+    """MBConv with squeeze-and-excite: SiLU (x * Sigmoid(x)), ReduceMean over H and W,
+    two 1x1 convs with bias, Sigmoid gate broadcast-multiplied onto the activation."""
+    g = _Graph("efficientnet_b0_block", seed, 1)
+    cin, hidden, squeeze = 16, 96, 4
+    y = _silu(g, g.bn(g.conv("data", cin, hidden, 1), hidden))
+    y = _silu(g, g.bn(g.conv(y, hidden, hidden, 3, groups=hidden), hidden))
+    s = g.op("ReduceMean", [y], axes=[2, 3], keepdims=1)
+    s = _silu(g, g.conv(s, hidden, squeeze, 1, bias=True))
+    s = g.op("Sigmoid", [g.conv(s, squeeze, hidden, 1, bias=True)])
+    y = g.op("Mul", [y, s])
+    y = g.bn(g.conv(y, hidden, cin, 1), cin, gamma=0.2)
+    return _finish(g, g.op("Add", ["data", y]), cin)
+
+
+def mobilenet_v3_block(seed: int = 0) -> onnx.ModelProto:
+    """HardSwish and a HardSigmoid-gated squeeze-and-excite, as in MobileNetV3."""
+    g = _Graph("mobilenet_v3_block", seed, 1)
+    cin, hidden = 16, 48
+    y = g.op("HardSwish", [g.bn(g.conv("data", cin, hidden, 1), hidden)])
+    y = g.op("HardSwish", [g.bn(g.conv(y, hidden, hidden, 3, groups=hidden), hidden)])
+    s = g.op("GlobalAveragePool", [y])
+    s = g.relu(g.conv(s, hidden, 12, 1, bias=True))
+    s = g.op("HardSigmoid", [g.conv(s, 12, hidden, 1, bias=True)], alpha=1 / 6, beta=0.5)
+    y = g.op("Mul", [y, s])
+    y = g.bn(g.conv(y, hidden, cin, 1), cin, gamma=0.2)
+    return _finish(g, g.op("Add", ["data", y]), cin)
+
+
+def googlenet_block(seed: int = 0) -> onnx.ModelProto:
+    """An inception module: 1x1, 1x1 -> 3x3, 1x1 -> 5x5 and 3x3 max pool -> 1x1 branches
+    concatenated on channels, then LeakyRelu and PRelu as some exporters emit them."""
+    g = _Graph("googlenet_block", seed, 1)
+    b1 = g.relu(g.conv("data", 16, 8, 1, bias=True))
+    b2 = g.relu(g.conv(g.relu(g.conv("data", 16, 8, 1, bias=True)), 8, 12, 3, bias=True))
+    b3 = g.relu(g.conv(g.relu(g.conv("data", 16, 4, 1, bias=True)), 4, 6, 5, bias=True))
+    b4 = g.relu(g.conv(g.op("MaxPool", ["data"], kernel_shape=[3, 3], strides=[1, 1],
+                            pads=[1, 1, 1, 1]), 16, 6, 1, bias=True))
+    x = g.op("Concat", [b1, b2, b3, b4], axis=1)  # 8 + 12 + 6 + 6 = 32 channels
+    x = g.op("LeakyRelu", [g.conv(x, 32, 32, 3, bias=True)], alpha=0.1)
+    slope = g._init("prelu.slope", g.rng.uniform(0.05, 0.3, size=(32, 1, 1)))
+    x = g.op("PRelu", [g.conv(x, 32, 32, 1, bias=True), slope])
+    return _finish(g, x, 32)
+
+
+def resnet18_block(seed: int = 0) -> onnx.ModelProto:
+    """Two basic blocks of ResNet-18, the first downsampling with a 1x1 projection."""
+    g = _Graph("resnet18_block", seed, 1)
+    x, cin = "data", 16
+    for stride, cout in ((2, 32), (1, 32)):
+        y = g.relu(g.bn(g.conv(x, cin, cout, 3, stride=stride), cout))
+        y = g.bn(g.conv(y, cout, cout, 3), cout, gamma=0.2)
+        shortcut = x if stride == 1 and cin == cout else g.bn(
+            g.conv(x, cin, cout, 1, stride=stride), cout)
+        x, cin = g.relu(g.op("Add", [y, shortcut])), cout
+    return _finish(g, x, cin)
+
+
+def shufflenet_v2_block(seed: int = 0) -> onnx.ModelProto:
+    """ShuffleNetV2's unit: channel Split in two, a branch on one half, Concat, then the
+    channel shuffle (Reshape to groups, Transpose, Reshape back)."""
+    g = _Graph("shufflenet_v2_block", seed, 1)
+    half = 8
+    g.inits.append(onnx.numpy_helper.from_array(np.array([half, half], dtype=np.int64),
+                                                "split.sizes"))
+    left, right = "split.left", "split.right"
+    g.nodes.append(helper.make_node("Split", ["data", "split.sizes"], [left, right], axis=1,
+                                    name="split"))
+    y = g.relu(g.bn(g.conv(right, half, half, 1), half))
+    y = g.bn(g.conv(y, half, half, 3, groups=half), half)
+    y = g.relu(g.bn(g.conv(y, half, half, 1), half))
+    x = g.op("Concat", [left, y], axis=1)
+    for name, value in (("shuffle.groups", [1, 2, half, SIZE, SIZE]),
+                        ("shuffle.back", [1, 2 * half, SIZE, SIZE])):
+        g.inits.append(onnx.numpy_helper.from_array(np.array(value, dtype=np.int64), name))
+    x = g.op("Reshape", [x, "shuffle.groups"])
+    x = g.op("Transpose", [x], perm=[0, 2, 1, 3, 4])
+    x = g.op("Reshape", [x, "shuffle.back"])
+    # Exporters slice rather than split, too: the top-left 12x12 window, every channel.
+    for name, value in (("slice.starts", [0, 0]), ("slice.ends", [12, 12]),
+                        ("slice.axes", [2, 3])):
+        g.inits.append(onnx.numpy_helper.from_array(np.array(value, dtype=np.int64), name))
+    x = g.op("Slice", [x, "slice.starts", "slice.ends", "slice.axes"])
+    return _finish(g, x, 2 * half)
+
+
+def dynamic_resnet_block(seed: int = 0) -> onnx.ModelProto:
+    """A basic block with a symbolic batch and the flatten PyTorch writes for
+    `x.view(x.size(0), -1)`: Shape -> Gather -> Unsqueeze -> Concat -> Reshape."""
+    g = _Graph("dynamic_resnet_block", seed, 1)
+    y = g.relu(g.bn(g.conv("data", 16, 16, 3), 16))
+    y = g.bn(g.conv(y, 16, 16, 3), 16, gamma=0.2)
+    x = g.op("GlobalAveragePool", [g.relu(g.op("Add", ["data", y]))])
+    for name, value in (("view.zero", np.array(0)), ("view.axes", np.array([0])),
+                        ("view.rest", np.array([-1]))):
+        g.inits.append(onnx.numpy_helper.from_array(value.astype(np.int64), name))
+    n = g.op("Unsqueeze", [g.op("Gather", [g.op("Shape", [x]), "view.zero"], axis=0),
+                           "view.axes"])
+    flat = g.op("Reshape", [x, g.op("Concat", [n, "view.rest"], axis=0)])
+    y = g.fc(flat, 16, 10)
+    graph = helper.make_graph(
+        g.nodes, g.name,
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, ["batch", 16, SIZE, SIZE])],
+        [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", 10])], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)],
+                              producer_name="paleozoic.testing.blocks")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+BLOCKS: dict[str, Callable[..., onnx.ModelProto]] = {
+    "mobilenet_v2_block": mobilenet_v2_block,
+    "efficientnet_b0_block": efficientnet_b0_block,
+    "mobilenet_v3_block": mobilenet_v3_block,
+    "googlenet_block": googlenet_block,
+    "resnet18_block": resnet18_block,
+    "shufflenet_v2_block": shufflenet_v2_block,
+    "dynamic_resnet_block": dynamic_resnet_block,
+}
+
+__all__ = ["BLOCKS", *BLOCKS]
