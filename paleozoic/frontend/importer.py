@@ -20,7 +20,7 @@ from paleozoic.frontend.relax_walk import (
     CONST_EVAL, CONVERTERS, TIR_CONVERTERS, Act, Const, Tup, Walker,
     clean_identifier,
 )
-from paleozoic.frontend.prepare import fix_input_shapes, fold_constants
+from paleozoic.frontend.prepare import fix_input_shapes, fold_constants, fold_pads
 from paleozoic.frontend.support import check_supported
 from paleozoic.frontend.weight_stream import STREAM_MIN_ELEMENTS
 from paleozoic.ir import LayerQueue, TensorInfo
@@ -41,6 +41,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
         proto.CopyFrom(model)
     shapes = fix_input_shapes(proto, source, input_shapes, batch)
     fold_constants(proto, source, loaded.weights)
+    fold_pads(proto, source)
     check_supported(proto, source)
     check_attributes(proto, source)
     init_names = {t.name for t in proto.graph.initializer}

@@ -212,3 +212,75 @@ def _static_shapes(proto: onnx.ModelProto,
     for tensor in graph.initializer:
         shapes[tensor.name] = tuple(int(d) for d in tensor.dims)
     return shapes
+
+
+def fold_pads(proto: onnx.ModelProto, source: str) -> int:
+    """Merges a constant zero Pad of H and W into the Conv (or the AveragePool that counts
+    padding) that alone reads it, as TensorFlow and Paddle exports write "same" padding;
+    returns how many were merged. Other Pads are left for the support check to refuse."""
+    graph = proto.graph
+    consts = {t.name: t for t in graph.initializer}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    outputs = {o.name for o in graph.output}
+    removed: set[int] = set()
+    for pad in graph.node:
+        if pad.op_type != "Pad" or pad.output[0] in outputs:
+            continue
+        after = readers.get(pad.output[0], [])
+        amounts = _zero_pad_amounts(pad, consts)
+        if amounts is None or len(after) != 1 or after[0].input[0] != pad.output[0]:
+            continue
+        target = after[0]
+        attrs = {a.name: a for a in target.attribute}
+        if target.op_type == "AveragePool" and not (
+                "count_include_pad" in attrs and attrs["count_include_pad"].i == 1):
+            continue
+        if target.op_type not in ("Conv", "AveragePool") or (
+                "auto_pad" in attrs and attrs["auto_pad"].s not in (b"", b"NOTSET")):
+            continue
+        top, left, bottom, right = amounts
+        old = list(attrs["pads"].ints) if "pads" in attrs else [0, 0, 0, 0]
+        if len(old) != 4:
+            continue
+        merged = [old[0] + top, old[1] + left, old[2] + bottom, old[3] + right]
+        kept = [a for a in target.attribute if a.name != "pads"]
+        del target.attribute[:]
+        target.attribute.extend(kept + [onnx.helper.make_attribute("pads", merged)])
+        target.input[0] = pad.input[0]
+        removed.add(id(pad))
+    if removed:
+        nodes = [n for n in graph.node if id(n) not in removed]
+        del graph.node[:]
+        graph.node.extend(nodes)
+        logger.info("%s: merged %d Pad node(s) into the following Conv/AveragePool", source,
+                    len(removed))
+    return len(removed)
+
+
+def _zero_pad_amounts(pad: onnx.NodeProto,
+                      consts: dict[str, onnx.TensorProto]) -> list[int] | None:
+    """(top, left, bottom, right) of a constant-zero Pad over H and W of a 4-D tensor."""
+    attrs = {a.name: a for a in pad.attribute}
+    mode = attrs["mode"].s.decode() if "mode" in attrs else "constant"
+    if mode != "constant":
+        return None
+    if "pads" in attrs:  # opset < 11
+        pads = list(attrs["pads"].ints)
+        value = attrs["value"].f if "value" in attrs else 0.0
+    else:
+        if len(pad.input) < 2 or pad.input[1] not in consts:
+            return None
+        pads = numpy_helper.to_array(consts[pad.input[1]]).astype(int).tolist()
+        value = 0.0
+        if len(pad.input) > 2 and pad.input[2]:
+            if pad.input[2] not in consts:
+                return None
+            value = float(numpy_helper.to_array(consts[pad.input[2]]).reshape(()))
+        if len(pad.input) > 3 and pad.input[3]:
+            return None  # explicit axes: rare; not merged
+    if value != 0.0 or len(pads) != 8 or any(pads[i] for i in (0, 1, 4, 5)) or min(pads) < 0:
+        return None
+    return [pads[2], pads[3], pads[6], pads[7]]

@@ -108,3 +108,40 @@ def test_cli_batch_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["compile", str(path), "-o", str(out), "--batch", "2"]) == 0
     assert main(["verify", str(out)]) == 0
     assert "[2, 5]" in capsys.readouterr().out
+
+
+def _pad_model(pad_value: float, consumer: str) -> onnx.ModelProto:
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Pad", ["x", "pads", "value"], ["p"], name="pad")]
+    inits = [numpy_helper.from_array(np.array([0, 0, 1, 0, 0, 0, 2, 1], dtype=np.int64), "pads"),
+             numpy_helper.from_array(np.array(pad_value, dtype=np.float32), "value")]
+    if consumer == "Conv":
+        inits.append(numpy_helper.from_array(
+            rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w"))
+        nodes.append(helper.make_node("Conv", ["p", "w"], ["y"], strides=[2, 2], name="conv"))
+    else:
+        nodes.append(helper.make_node("AveragePool", ["p"], ["y"], kernel_shape=[3, 3],
+                                      count_include_pad=1, name="pool"))
+    out_shape = [1, 4, 5, 4] if consumer == "Conv" else [1, 3, 10, 8]
+    graph = helper.make_graph(nodes, "pad", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, 3, 9, 9])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, out_shape)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("consumer", ["Conv", "AveragePool"])
+def test_zero_pad_merges_into_its_reader(consumer: str, tmp_path: Path) -> None:
+    from helpers import compile_build_compare
+
+    model = _pad_model(0.0, consumer)
+    queue = import_onnx(model)
+    first = queue.layers[0]
+    assert first.kind in ("Conv", "Pool") and first.op.attrs["pads"] == [1, 2, 0, 1]
+    compile_build_compare(model, tmp_path / "out")
+
+
+def test_nonzero_pad_is_refused_by_name() -> None:
+    with pytest.raises(UnsupportedModelError, match="'pad': Pad"):
+        import_onnx(_pad_model(1.0, "Conv"))
