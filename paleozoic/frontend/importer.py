@@ -78,6 +78,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     inputs: list[TensorInfo] = []
     by_name = {v.name: v for v in data_inputs}
     initializers = {t.name: t for t in proto.graph.initializer}
+    readable = _readable_weight_names(proto)
     converted: dict[str, np.ndarray] = {}
     for var in func.params:
         name = renamed.get(str(var.name), str(var.name))
@@ -97,7 +98,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
                 # Our own proto (loaded or copied above): one copy of each weight.
                 tensor.ClearField("raw_data")
                 tensor.ClearField("float_data")
-            walker.env[var] = Const(converted[name], origin=name)
+            walker.env[var] = Const(converted[name], origin=readable.get(name, name))
         else:
             raise UnsupportedModelError(f"{source}: TVM parameter {name!r} is neither an "
                                         f"input nor an initializer")
@@ -137,22 +138,29 @@ _LARGE_WEIGHT = STREAM_MIN_ELEMENTS
 
 
 def _without_large_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, str]]:
-    """The model for TVM with large float initializers turned into graph inputs under
-    plain identifiers (TVM rewrites input names such as "conv1.weight"); returns it and
-    the map from those identifiers back to the initializer names."""
+    """The model for TVM: large float initializers turned into graph inputs, and every
+    initializer and input under a plain identifier (TVM rewrites names such as
+    "conv1.weight" or "onnx::Conv_193" in ways that cannot be mapped back); returns it and
+    the map from those identifiers back to the ONNX names."""
     graph = proto.graph
-    large = [t for t in graph.initializer
-             if t.data_type == onnx.TensorProto.FLOAT and int(np.prod(t.dims)) >= _LARGE_WEIGHT]
-    if not large:
-        return proto, {}
+    large = {t.name for t in graph.initializer
+             if t.data_type == onnx.TensorProto.FLOAT and int(np.prod(t.dims)) >= _LARGE_WEIGHT}
     used = {v.name for v in graph.input} | {t.name for t in graph.initializer}
     used |= {o for n in graph.node for o in n.output}
     rename: dict[str, str] = {}
-    for i, tensor in enumerate(large):
-        new = f"pz_weight_{i}"
-        while new in used:
-            new += "_"
-        rename[tensor.name] = new
+
+    def fresh(base: str) -> str:
+        name = base
+        while name in used:
+            name += "_"
+        used.add(name)
+        return name
+
+    for i, tensor in enumerate(graph.initializer):
+        rename[tensor.name] = fresh(f"pz_weight_{i}")
+    for i, value in enumerate(graph.input):
+        if value.name not in rename and not value.name.isidentifier():
+            rename[value.name] = fresh(f"pz_input_{i}")
     light = onnx.ModelProto()
     for field_name in ("ir_version", "producer_name", "producer_version", "domain",
                        "model_version", "doc_string"):
@@ -167,12 +175,41 @@ def _without_large_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dic
                 copy.input[k] = rename[name]
     light.graph.output.extend(graph.output)
     light.graph.value_info.extend(graph.value_info)
-    light.graph.initializer.extend(t for t in graph.initializer if t.name not in rename)
-    light.graph.input.extend(v for v in graph.input if v.name not in rename)
+    for tensor in graph.initializer:
+        if tensor.name in large:
+            continue
+        copy = light.graph.initializer.add()
+        copy.CopyFrom(tensor)
+        copy.name = rename[tensor.name]
+    for value in graph.input:
+        if value.name in large:
+            continue
+        copy = light.graph.input.add()
+        copy.CopyFrom(value)
+        copy.name = rename.get(value.name, value.name)
     light.graph.input.extend(
         onnx.helper.make_tensor_value_info(rename[t.name], t.data_type, list(t.dims))
-        for t in large)
+        for t in graph.initializer if t.name in large)
     return light, {new: old for old, new in rename.items()}
+
+
+def _readable_weight_names(proto: onnx.ModelProto) -> dict[str, str]:
+    """Names for weights the exporter left anonymous ("onnx::Conv_193": PyTorch's
+    TorchScript exporter after folding BatchNorm), taken from the node that reads them
+    ("/layer1/layer1.0/conv1/Conv" -> "layer1.0.conv1.weight"), so layers get readable
+    names. Names that already say something are kept."""
+    names: dict[str, str] = {}
+    initializers = {t.name for t in proto.graph.initializer}
+    for node in proto.graph.node:
+        parts = [p for p in node.name.split("/") if p]
+        if len(parts) < 2:
+            continue
+        module = ".".join(parts[:-1]).split(".")
+        deduped = [part for i, part in enumerate(module) if i == 0 or part != module[i - 1]]
+        for slot, name in enumerate(node.input):
+            if name in initializers and name not in names and re.match(r"^(onnx::|\d)", name):
+                names[name] = ".".join(deduped) + (".weight" if slot == 1 else f".in{slot}")
+    return names
 
 
 def _lookup(walker: Walker, expr: Any, relax: Any) -> Any:

@@ -101,3 +101,25 @@ def test_unsupported_pattern_names_the_binding() -> None:
     with pytest.raises(UnsupportedModelError,
                        match=r"binding lv\d+: Clip to \[-1, 6\] has no SDK activation"):
         import_onnx(model)
+
+
+def test_exporter_names_reach_tvm_and_name_the_layers() -> None:
+    """PyTorch's TorchScript exporter names folded weights "onnx::Conv_193" and inputs
+    "input.1"; TVM rewrites such names. Layers take their names from the node instead."""
+    rng = np.random.default_rng(0)
+    weight = onnx.numpy_helper.from_array(
+        rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "onnx::Conv_193")
+    bias = onnx.numpy_helper.from_array(rng.standard_normal(4).astype(np.float32),
+                                        "onnx::Conv_194")
+    nodes = [helper.make_node("Conv", ["input.1", "onnx::Conv_193", "onnx::Conv_194"], ["c"],
+                              name="/layer1/layer1.0/conv1/Conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["y"], name="/layer1/layer1.0/relu/Relu")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("input.1", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], [weight, bias])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    queue = import_onnx(model)
+    assert [layer.name for layer in queue.layers][:2] == ["layer1_0_conv1",
+                                                          "layer1_0_conv1_bias"]
+    assert queue.onnx_input_names == ["input.1"]
