@@ -15,6 +15,11 @@ from paleozoic.pipeline import run_session
 
 RTOL = 1e-3
 ATOL = 1e-5
+# An output outside RTOL/ATOL still passes when it is within this factor of onnxruntime's
+# own disagreement between its optimised and unoptimised graphs on the same input: deep
+# networks with unnormalised outputs accumulate fp32 rounding that depends only on the
+# order of summation (ResNet-50 from PyTorch: 2.9e-5 between onnxruntime's two modes).
+NOISE_FACTOR = 2.0
 
 
 @dataclass
@@ -24,6 +29,7 @@ class OutputCheck:
     max_abs: float
     max_rel: float
     passed: bool
+    noise: float | None = None  # onnxruntime optimised vs unoptimised, when consulted
 
 
 def seeded_inputs(model: onnx.ModelProto, seed: int,
@@ -33,11 +39,14 @@ def seeded_inputs(model: onnx.ModelProto, seed: int,
     return random_inputs(model, seed, shapes)
 
 
-def onnxruntime_session(model: onnx.ModelProto, threads: int = 2) -> Any:
+def onnxruntime_session(model: onnx.ModelProto, threads: int = 2,
+                        optimize: bool = True) -> Any:
     """A quiet CPU onnxruntime session on `threads` intra-op threads (the reference)."""
     import onnxruntime as ort  # optional dependency, needed by verify only
 
     options = ort.SessionOptions()
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
@@ -82,5 +91,14 @@ def verify_session(out: str | Path, model: onnx.ModelProto, seed: int = 0
     feeds = seeded_inputs(model, seed, shapes)
     result = run_session(out, list(feeds.values()))
     refs = reference_outputs(model, feeds)
-    return [compare(o["onnx_name"], ours, ref)
-            for o, ours, ref in zip(manifest["outputs"], result.outputs, refs)]
+    checks = [compare(o["onnx_name"], ours, ref)
+              for o, ours, ref in zip(manifest["outputs"], result.outputs, refs)]
+    if not all(c.passed for c in checks):
+        plain = onnxruntime_session(model, optimize=False).run(None, feeds)
+        for i, (check, ours, ref, alt) in enumerate(zip(checks, result.outputs, refs, plain)):
+            if check.passed or not np.all(np.isfinite(ours)):
+                continue
+            noise = float(np.abs(ref.astype(np.float64) - alt.astype(np.float64)).max())
+            checks[i] = OutputCheck(check.name, check.shape, check.max_abs, check.max_rel,
+                                    check.max_abs <= NOISE_FACTOR * noise, noise)
+    return checks

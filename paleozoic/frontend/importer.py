@@ -104,6 +104,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
                                         f"input nor an initializer")
 
     walker.consumers = _consumers(func, relax)
+    walker.lrn_attrs = [_lrn_attrs(node) for node in proto.graph.node if node.op_type == "LRN"]
     for block in func.body.blocks:
         for binding in block.bindings:
             walker.current_binding = binding.var
@@ -173,6 +174,11 @@ def _without_large_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dic
         for k, name in enumerate(copy.input):
             if name in rename:
                 copy.input[k] = rename[name]
+        for attr in copy.attribute:
+            # TVM pads size // 2 channels on both sides, which for an even size gives one
+            # channel too many; the walker takes LRN's parameters from the ONNX node.
+            if copy.op_type == "LRN" and attr.name == "size" and attr.i % 2 == 0:
+                attr.i += 1
     light.graph.output.extend(graph.output)
     light.graph.value_info.extend(graph.value_info)
     for tensor in graph.initializer:
@@ -191,6 +197,12 @@ def _without_large_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dic
         onnx.helper.make_tensor_value_info(rename[t.name], t.data_type, list(t.dims))
         for t in graph.initializer if t.name in large)
     return light, {new: old for old, new in rename.items()}
+
+
+def _lrn_attrs(node: onnx.NodeProto) -> dict[str, Any]:
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    return {"size": int(attrs["size"]), "alpha": float(attrs.get("alpha", 1e-4)),
+            "beta": float(attrs.get("beta", 0.75)), "bias": float(attrs.get("bias", 1.0))}
 
 
 def _readable_weight_names(proto: onnx.ModelProto) -> dict[str, str]:

@@ -53,6 +53,7 @@ class Pending:
     source: Act | None = None
     items: list[Act] = field(default_factory=list)
     attrs: dict[str, float] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)  # the layer's, once known
 
 
 Value = Act | Const | Tup | Pending
@@ -100,6 +101,9 @@ class Walker:
         # Operators that read each binding ("relax.expand_dims", "tir:minimum"), for the
         # patterns that decide by what comes next.
         self.consumers: dict[Any, list[str]] = {}
+        # LRN parameters of the ONNX nodes, in graph order, and how many were matched.
+        self.lrn_attrs: list[dict[str, Any]] = []
+        self.lrn_count = 0
         self.current_binding: Any = None
 
     # -- naming ----------------------------------------------------------------------
@@ -234,6 +238,56 @@ def conv_conv2d(w: Walker, call: Any, args: list[Value]) -> Value:
              "dilation": _ints(a.dilation), "groups": int(a.groups)}
     return w.emit("Conv", [x], attrs, {"weight": weight.value},
                   stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "conv")
+
+
+def conv_conv2d_transpose(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, weight = args
+    if not isinstance(x, Act) or not isinstance(weight, Const):
+        raise w.fail("conv2d_transpose needs an activation input and a constant weight")
+    a = call.attrs
+    if a.data_layout != "NCHW" or a.kernel_layout != "IOHW":
+        raise w.fail(f"conv2d_transpose layout {a.data_layout}/{a.kernel_layout} is not "
+                     f"NCHW/IOHW")
+    top, left, bottom, right = _ints(a.padding)
+    ci, co_per_group, kh, kw = weight.value.shape
+    groups = int(a.groups)
+    attrs = {"out_channels": int(co_per_group) * groups, "kernel": [int(kh), int(kw)],
+             "stride": _ints(a.strides), "pads": [top, bottom, left, right],
+             "dilation": _ints(a.dilation), "groups": groups,
+             "output_padding": _ints(a.output_padding)}
+    return w.emit("Deconv", [x], attrs, {"weight": weight.value},
+                  stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "deconv")
+
+
+# ONNX Resize / TVM resize2d coordinate modes the SDK's interpolation takes.
+_RESIZE_COORDINATES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
+_NEAREST_ROUNDING = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+def conv_resize2d(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = _act(w, args[0])
+    a = call.attrs
+    if a.layout != "NCHW":
+        raise w.fail(f"resize layout {a.layout} is not NCHW")
+    method = {"nearest_neighbor": "nearest", "linear": "linear"}.get(str(a.method))
+    if method is None:
+        raise w.fail(f"resize method {a.method} is not supported (nearest and linear are)")
+    coordinates = str(a.coordinate_transformation_mode)
+    if coordinates not in _RESIZE_COORDINATES:
+        raise w.fail(f"resize coordinate_transformation_mode {coordinates} is not supported "
+                     f"({', '.join(_RESIZE_COORDINATES)} are)")
+    rounding = str(a.rounding_method) or "round_prefer_floor"
+    if method == "nearest" and rounding not in _NEAREST_ROUNDING:
+        raise w.fail(f"resize nearest_mode {rounding} is not supported")
+    shape = w.tensors[x.name].shape
+    size = list(w.current_shape[2:]) if len(w.current_shape) == 4 else None
+    if size is None:
+        raise w.fail("resize needs a static output size")
+    attrs = {"mode": method, "size": [int(size[0]), int(size[1])],
+             "coordinates": coordinates, "rounding": rounding if method == "nearest" else ""}
+    if len(shape) != 4:
+        raise w.fail("resize is supported on NCHW tensors only")
+    return w.emit("Interp", [x], attrs, suffix="resize")
 
 
 def _pool(w: Walker, call: Any, args: list[Value], mode: str) -> Value:
@@ -505,7 +559,14 @@ def conv_subtract(w: Walker, call: Any, args: list[Value]) -> Value:
 def conv_multiply(w: Walker, call: Any, args: list[Value]) -> Value:
     a, b = args
     if isinstance(a, Act) and isinstance(b, Act) and a == b and w.lrn_ahead(a):
-        return Pending("lrn", source=a)  # x * x opens TVM's LRN decomposition
+        # x * x opens TVM's LRN decomposition. TVM converts nodes in graph order and
+        # emits this first binding of each eagerly (the final divide may come later), so
+        # the k-th opening belongs to the k-th LRN node, whose parameters are used: TVM's
+        # own lowering is wrong for even sizes, which the importer hands it as size + 1.
+        if w.lrn_count >= len(w.lrn_attrs):
+            raise w.fail("more LRN patterns than LRN nodes in the model")
+        w.lrn_count += 1
+        return Pending("lrn", source=a, params=dict(w.lrn_attrs[w.lrn_count - 1]))
     if isinstance(a, Pending) or isinstance(b, Pending):
         return _lrn_step(w, call, a if isinstance(a, Pending) else b, b if isinstance(a, Pending) else a)
     return _binary(w, "mul", a, b)
@@ -519,8 +580,13 @@ def conv_divide(w: Walker, call: Any, args: list[Value]) -> Value:
     x, denom = args
     if isinstance(x, Act) and isinstance(denom, Pending) and denom.pattern == "lrn" \
             and denom.source == x and {"size", "alpha", "bias", "beta"} <= denom.attrs.keys():
-        attrs = {"size": int(denom.attrs["size"]), "alpha": denom.attrs["alpha"],
-                 "beta": denom.attrs["beta"], "bias": denom.attrs["bias"]}
+        attrs = denom.params
+        expected = attrs["size"] + (1 - attrs["size"] % 2)  # as handed to TVM
+        if int(denom.attrs["size"]) != expected or not np.isclose(
+                denom.attrs["beta"], attrs["beta"], rtol=1e-6):
+            raise w.fail(f"LRN pattern (size {denom.attrs['size']}, beta "
+                         f"{denom.attrs['beta']}) does not match its ONNX node (size "
+                         f"{attrs['size']}, beta {attrs['beta']})")
         return w.emit("LRN", [x], attrs, suffix="lrn")
     if isinstance(denom, Pending) or isinstance(x, Pending):
         raise w.fail("divide does not complete the LRN pattern")
@@ -647,6 +713,8 @@ def conv_split(w: Walker, call: Any, args: list[Value]) -> Value:
 
 CONVERTERS: dict[str, Callable[[Walker, Any, list[Value]], Value]] = {
     "relax.nn.conv2d": conv_conv2d,
+    "relax.nn.conv2d_transpose": conv_conv2d_transpose,
+    "relax.image.resize2d": conv_resize2d,
     "relax.nn.max_pool2d": conv_max_pool2d,
     "relax.nn.avg_pool2d": conv_avg_pool2d,
     "relax.nn.avg_pool3d": conv_avg_pool3d,

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 _COMMON = dict(deadline=None, print_blob=True,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                       HealthCheck.filter_too_much])
-settings.register_profile("ci", max_examples=15, derandomize=True, **_COMMON)
+settings.register_profile("ci", max_examples=40, derandomize=True, **_COMMON)
 settings.register_profile("long", max_examples=int(os.environ.get("PZ_FUZZ_EXAMPLES", "1000")), derandomize=False, **_COMMON)
 
 

@@ -3,6 +3,8 @@ wrapper and mock SDK an emitted session links, without writing and compiling C++
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
@@ -43,6 +45,9 @@ def ort_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np
 
     options = ort.SessionOptions()
     options.log_severity_level = 3
+    if os.environ.get("PZ_FUZZ_THREADS"):  # scripts/fuzz_long.py --cores
+        options.intra_op_num_threads = int(os.environ["PZ_FUZZ_THREADS"])
+        options.inter_op_num_threads = 1
     session = ort.InferenceSession(model.SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
     return session.run(None, feeds)

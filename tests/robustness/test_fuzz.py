@@ -1,57 +1,110 @@
-"""Property-based fuzzing: random valid CNNs (chains and DAGs with residual adds and channel
+"""Property-based fuzzing: random valid CNNs (chains and DAGs with residual adds and
 concats; random channels, kernels, strides, asymmetric pads, dilations, groups, pooling with
-ceil_mode and count_include_pad, BN, a GAP/Gemm/Softmax head) compiled under random valid
-plans (cuts and MPs) and compared with onnxruntime. Most examples run through the pybind
-runtime (same wrapper and mock SDK as a session); a few are emitted as C++, built with g++
-and run. Profiles: tests/robustness/conftest.py; failures found become @example cases."""
+ceil_mode and count_include_pad, BN, LRN, Transpose / channel shuffle / Reshape / Flatten in
+the middle of the graph, up to three graph inputs, several graph outputs, a Gemm/Softmax
+head; fuzz_graphs.py) compiled under random valid plans (cuts and MPs) and compared with
+onnxruntime. Most examples run through the pybind runtime (same wrapper and mock SDK as a
+session); a few are emitted as C++, built with g++ and run. Profiles:
+tests/robustness/conftest.py; failures found become @example cases or regression tests in
+test_fuzz_regressions.py."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzz_graphs import cnn_models, compare, plans
+from fuzz_graphs import (
+    check_outputs, cnn_models, compare, graph_inputs, plans, reference_model, seeded_feeds,
+)
+from paleozoic.optimize import fusible_kinds
 from paleozoic.optimize.base import spans_to_plan
+from paleozoic.optimize.space import SearchSpace
 from paleozoic.pipeline import build_session, compile_model, load_queue, run_session
 from robust_util import ort_outputs
 
 
-@given(model=cnn_models(), data=st.data())
+# Longer graphs for long runs (scripts/fuzz_long.py --max-steps); the CI profile keeps 7.
+MAX_STEPS = int(os.environ.get("PZ_FUZZ_MAX_STEPS", "7"))
+# Random graphs that also go through emitted C++, g++ and the session binary (a few seconds
+# each): only when asked for (scripts/fuzz_long.py --emitted N).
+EMITTED_EXAMPLES = int(os.environ.get("PZ_FUZZ_EMITTED", "0"))
+
+
+@given(model=cnn_models(max_steps=MAX_STEPS), data=st.data())
 def test_random_cnn_under_random_plan_matches_onnxruntime(model, data):
     queue = load_queue(model)
     plan = data.draw(plans(queue), label="plan")
-    plan.validate(queue)
+    plan.validate(queue, fusible_kinds())
     compare(model, queue, plan)
+
+
+@pytest.mark.skipif(EMITTED_EXAMPLES < 1, reason="set PZ_FUZZ_EMITTED (fuzz_long.py --emitted)")
+@settings(max_examples=max(EMITTED_EXAMPLES, 1))
+@given(model=cnn_models(max_steps=MAX_STEPS), data=st.data())
+def test_random_cnn_emitted_session_matches_onnxruntime(model, data):
+    queue = load_queue(model)
+    plan = data.draw(plans(queue), label="plan")
+    plan.validate(queue, fusible_kinds())
+    with tempfile.TemporaryDirectory(prefix="pz-fuzz-") as tmp:
+        out = Path(tmp) / "session"
+        compile_model(model, out, plan=plan)
+        build_session(out, jobs=1)
+        feeds = seeded_feeds(model)
+        ours = run_session(out, list(feeds.values())).outputs
+    refs = ort_outputs(reference_model(model), feeds)
+    check_outputs(model, ours, refs, [o.name for o in model.graph.output])
 
 
 def _emitted_matches(model, plan_seed: int, out: Path) -> None:
     queue = load_queue(model)
     rng = np.random.default_rng(plan_seed)
     n = len(queue.layers)
-    cuts = sorted(set(rng.integers(1, max(n, 2), size=min(3, n - 1)).tolist())) if n > 1 else []
-    bounds = [0, *cuts, n]
+    cuts = set(rng.integers(1, max(n, 2), size=min(3, n - 1)).tolist()) if n > 1 else set()
+    bounds = [0, *sorted(cuts | set(SearchSpace.from_queue(queue).forced_cuts())), n]
     plan = spans_to_plan(queue, [(a, b, int(rng.integers(1, 33)))
                                  for a, b in zip(bounds, bounds[1:])], "fuzz")
+    plan.validate(queue, fusible_kinds())
     compile_model(model, out, plan=plan)
     build_session(out, jobs=1)
-    x = np.random.default_rng(1).standard_normal(
-        [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
-    ).astype(np.float32)
-    ours = run_session(out, [x]).outputs
-    refs = ort_outputs(model, {"x": x})
-    for a, ref in zip(ours, refs):
-        np.testing.assert_allclose(a.reshape(ref.shape), ref, rtol=1e-3, atol=1e-4)
+    feeds = seeded_feeds(model, seed=1)
+    ours = run_session(out, list(feeds.values())).outputs
+    refs = ort_outputs(reference_model(model), feeds)
+    check_outputs(model, ours, refs, [o.name for o in model.graph.output])
+
+
+def _ops(model) -> set[str]:
+    return {node.op_type for node in model.graph.node}
+
+
+def _shuffles(model) -> bool:
+    return any(node.op_type == "Transpose" and len(node.attribute[0].ints) == 5
+               for node in model.graph.node)
+
+
+# What each of the three emitted graphs must contain (beyond `steps` nodes): together they
+# take several inputs and outputs, the channel shuffle and LRN through g++ and the binary.
+_EMITTED = (
+    (3, lambda m: len(graph_inputs(m)) >= 2),
+    (5, _shuffles),
+    (7, lambda m: "LRN" in _ops(m) and len(m.graph.output) >= 2),
+)
 
 
 def test_emitted_sessions_of_fuzzed_graphs(tmp_path):
-    """Three fixed fuzzed graphs go the whole way: emitted C++, g++, the session binary."""
-    from hypothesis import find, settings
+    """Three fixed fuzzed graphs go the whole way: emitted C++, g++, the session binary.
+    Each is the first (derandomized) graph with the wanted features, not shrunk: shrinking
+    costs seconds and would leave the smallest such graph, not a typical one."""
+    from hypothesis import Phase, find
 
-    for i, steps in enumerate((3, 5, 7)):
+    for i, (steps, wanted) in enumerate(_EMITTED):
         model = find(cnn_models(max_steps=steps),
-                     lambda m, s=steps: len(m.graph.node) >= s and len(m.graph.output) >= 1,
-                     settings=settings(database=None, derandomize=True, max_examples=200))
+                     lambda m, s=steps, ok=wanted: len(m.graph.node) >= s and ok(m),
+                     settings=settings(database=None, derandomize=True, max_examples=500,
+                                       phases=[Phase.generate]))
         _emitted_matches(model, i, tmp_path / f"session{i}")
