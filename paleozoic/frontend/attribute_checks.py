@@ -124,6 +124,13 @@ def check_attributes(model: onnx.ModelProto, source: str) -> None:
                                 f"is used; the SDK's pool op returns values only")
             problems.extend(_spatial_checks(where, op, attrs))
 
+        elif op == "Dropout" and len(node.input) > 2 and node.input[2]:
+            mode = constants.get(node.input[2])
+            if mode is None or bool(onnx.numpy_helper.to_array(mode).reshape(())):
+                problems.append(f"{where}: training_mode input {node.input[2]!r} is "
+                                f"{'not a constant' if mode is None else 'true'}; only "
+                                f"inference Dropout (the identity) is supported")
+
         elif op == "BatchNormalization":
             if int(attrs.get("training_mode", 0)):  # type: ignore[call-overload]
                 problems.append(f"{where}: training_mode=1 (batch statistics); only "

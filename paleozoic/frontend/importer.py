@@ -42,6 +42,12 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     shapes = fix_input_shapes(proto, source, input_shapes, batch)
     fold_constants(proto, source, loaded.weights)
     fold_pads(proto, source)
+    constant_outputs = [o.name for o in proto.graph.output
+                        if o.name in {t.name for t in proto.graph.initializer}]
+    if constant_outputs:
+        raise UnsupportedModelError(
+            f"{source}: graph output(s) {constant_outputs} are constants (they do not depend "
+            f"on the inputs); a session computes outputs from its inputs only")
     check_supported(proto, source)
     check_attributes(proto, source)
     init_names = {t.name for t in proto.graph.initializer}
@@ -117,6 +123,11 @@ def import_onnx(model: str | Path | onnx.ModelProto,
         if not isinstance(value, Act):
             raise UnsupportedModelError(f"{source}: a graph output is not computed by a "
                                         f"layer (constant outputs are not supported)")
+        if value.name in {i.name for i in inputs} or value.name in outputs:
+            # An output that is an input (Identity, inference Dropout) or another output
+            # still needs its own buffer: a copy, which the SDK does as a reshape.
+            value = walker.emit("Reshape", [value], {"shape": list(walker.tensors[
+                value.name].shape)}, suffix="copy")
         outputs.append(value.name)
     queue = LayerQueue(layers=walker.layers, inputs=inputs, outputs=outputs,
                        tensors=walker.tensors, weights=walker.weights, source=source,

@@ -22,9 +22,10 @@ from paleozoic.errors import UnsupportedModelError
 
 logger = logging.getLogger(__name__)
 
-# Results larger than this stay nodes: folding is for shape arithmetic and small constants,
-# not for materialising activations-sized tensors in the weights file.
-_FOLD_MAX_ELEMENTS = 1 << 20
+# Results larger than this stay nodes. Everything folded is a constant, so the bound is
+# only against memory: it admits weights generated in the graph (ConstantOfShape fills of
+# VGG-19's 102M-element fully-connected weight in onnx's light models).
+_FOLD_MAX_ELEMENTS = 1 << 27
 
 # Operators never folded even with constant inputs.
 _NOT_FOLDED = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",

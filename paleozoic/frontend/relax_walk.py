@@ -136,6 +136,9 @@ class Walker:
         spec = KINDS[kind]
         in_shapes = [self.tensors[a.name].shape for a in inputs]
         shape = spec.output_shape(attrs, in_shapes)
+        if 0 in shape:
+            raise self.fail(f"{kind} layer {name!r} would produce an empty tensor {shape}; "
+                            f"zero-size tensors are not supported")
         layer = Layer(name=name, op=Operator(kind, attrs), inputs=[a.name for a in inputs],
                       output=name)
         for role, value in (weights or {}).items():
@@ -209,6 +212,9 @@ CONST_EVAL: dict[str, Callable[[Any, list[Const]], np.ndarray]] = {
 def _channel_vector(w: Walker, act: Act, const: Const) -> np.ndarray | None:
     """The constant as one value per channel (axis 1) of `act`, or None if it is not."""
     shape = w.tensors[act.name].shape
+    if len(shape) < 2:
+        raise w.fail(f"per-channel operations need a channel axis (axis 1); the input "
+                     f"has shape {shape}")
     value = const.value
     if value.size == 1:
         return np.full(shape[1], float(value.reshape(())), dtype=np.float32)
@@ -317,7 +323,8 @@ def conv_avg_pool2d(w: Walker, call: Any, args: list[Value]) -> Value:
 def conv_mean(w: Walker, call: Any, args: list[Value]) -> Value:
     (x,) = args
     shape = w.tensors[x.name].shape if isinstance(x, Act) else ()
-    axes = sorted(a % len(shape) for a in _ints(call.attrs.axis)) if shape else []
+    axes = (list(range(len(shape))) if call.attrs.axis is None
+            else sorted(a % len(shape) for a in _ints(call.attrs.axis))) if shape else []
     if not isinstance(x, Act) or len(shape) != 4 or axes != [2, 3]:
         raise w.fail("mean is supported over the H and W axes of an NCHW tensor only")
     out = w.emit("GlobalAvgPool", [x], suffix="gap")
@@ -329,7 +336,8 @@ def conv_mean(w: Walker, call: Any, args: list[Value]) -> Value:
 def conv_max(w: Walker, call: Any, args: list[Value]) -> Value:
     (x,) = args
     shape = w.tensors[x.name].shape if isinstance(x, Act) else ()
-    axes = sorted(a % len(shape) for a in _ints(call.attrs.axis)) if shape else []
+    axes = (list(range(len(shape))) if call.attrs.axis is None
+            else sorted(a % len(shape) for a in _ints(call.attrs.axis))) if shape else []
     if not isinstance(x, Act) or len(shape) != 4 or axes != [2, 3]:
         raise w.fail("max is supported over the H and W axes of an NCHW tensor only "
                      "(GlobalMaxPool)")
@@ -702,9 +710,9 @@ def conv_split(w: Walker, call: Any, args: list[Value]) -> Value:
     sections = call.attrs.indices_or_sections
     if isinstance(sections, int) or hasattr(sections, "value") and not hasattr(sections, "__len__"):
         count = int(getattr(sections, "value", sections))
-        if shape[axis] % count:
-            raise w.fail(f"split of {shape[axis]} into {count} equal sections")
-        bounds = [shape[axis] // count * i for i in range(1, count)]
+        # ONNX (opset 18 num_outputs): chunks of ceil(dim / count), the last one smaller.
+        chunk = -(-shape[axis] // count)
+        bounds = [min(chunk * i, shape[axis]) for i in range(1, count)]
     else:
         bounds = _ints(sections)
     edges = [0, *bounds, shape[axis]]
