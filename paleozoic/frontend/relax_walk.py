@@ -365,6 +365,14 @@ def conv_tanh(w: Walker, call: Any, args: list[Value]) -> Value:
 _CLIP_FUNCTIONS = {(0.0, float("inf")): "relu", (0.0, 1.0): "relu1", (0.0, 6.0): "relu6"}
 
 
+def _scalar(w: Walker, const: Const, what: str) -> float:
+    """One number (exporters write scalars as shape () or (1,) tensors)."""
+    value = np.asarray(const.value)
+    if value.size != 1:
+        raise w.fail(f"{what} must be a single number, got shape {value.shape}")
+    return float(value.reshape(-1)[0])
+
+
 def clip_layer(w: Walker, x: Act, lo: float, hi: float) -> Act:
     function = _CLIP_FUNCTIONS.get((float(lo), float(hi)))
     if function is None:
@@ -378,7 +386,8 @@ def conv_clip(w: Walker, call: Any, args: list[Value]) -> Value:
     x, lo, hi = args
     if not isinstance(x, Act) or not isinstance(lo, Const) or not isinstance(hi, Const):
         raise w.fail("clip is supported on an activation with constant bounds")
-    return clip_layer(w, x, float(lo.value), float(hi.value))
+    return clip_layer(w, x, _scalar(w, lo, "clip's lower bound"),
+                      _scalar(w, hi, "clip's upper bound"))
 
 
 def conv_leakyrelu(w: Walker, call: Any, args: list[Value]) -> Value:
@@ -547,9 +556,12 @@ def _binary(w: Walker, op: str, a: Value, b: Value) -> Value:
                      f"shape {w.tensors[a.name].shape}: only per-channel or scalar constants "
                      f"are supported")
     ones, zeros = np.ones_like(vector), np.zeros_like(vector)
+    if op == "div" and not np.all(vector):
+        raise w.fail("division by a constant that has zeros")
     alpha, beta, suffix = {"add": (ones, vector, "bias"), "sub": (ones, -vector, "bias"),
                            "mul": (vector, zeros, "scale"),
-                           "div": (1.0 / vector.astype(np.float64), zeros, "scale")}[op]
+                           "div": (1.0 / vector.astype(np.float64) if op == "div" else ones,
+                                   zeros, "scale")}[op]
     return w.emit("Scale", [a], {}, {"alpha": alpha, "beta": beta}, suffix=suffix)
 
 
@@ -645,7 +657,7 @@ def tir_maximum(w: Walker, call: Any, args: list[Value]) -> Value:
     if len(args) != 2 or not isinstance(args[0], Act) or not isinstance(args[1], Const):
         raise w.fail("maximum is supported as Clip's lower bound (a constant operand; "
                      "opset-6 Clip with min/max attributes is not: re-export at opset 11+)")
-    lo = float(args[1].value)
+    lo = _scalar(w, args[1], "Clip's lower bound")
     if w.read_only_by("tir:minimum"):
         return Pending("clip", source=args[0], attrs={"lo": lo})
     return clip_layer(w, args[0], lo, float("inf"))
@@ -655,7 +667,7 @@ def tir_minimum(w: Walker, call: Any, args: list[Value]) -> Value:
     if len(args) != 2 or not isinstance(args[1], Const):
         raise w.fail("minimum is supported as Clip's upper bound (a constant operand; "
                      "opset-6 Clip with min/max attributes is not: re-export at opset 11+)")
-    x, hi = args[0], float(args[1].value)
+    x, hi = args[0], _scalar(w, args[1], "Clip's upper bound")
     if isinstance(x, Pending) and x.pattern == "clip" and x.source is not None:
         return clip_layer(w, x.source, x.attrs["lo"], hi)
     if isinstance(x, Act):

@@ -123,3 +123,15 @@ def test_exporter_names_reach_tvm_and_name_the_layers() -> None:
     assert [layer.name for layer in queue.layers][:2] == ["layer1_0_conv1",
                                                           "layer1_0_conv1_bias"]
     assert queue.onnx_input_names == ["input.1"]
+
+
+def test_clip_bounds_as_one_element_constants() -> None:
+    """PyTorch's TorchScript exporter writes ReLU6's bounds as shape-(1,) Constant nodes."""
+    nodes = [helper.make_node("Constant", [], ["lo"], value=helper.make_tensor(
+                 "lo", TensorProto.FLOAT, [1], [0.0])),
+             helper.make_node("Constant", [], ["hi"], value=helper.make_tensor(
+                 "hi", TensorProto.FLOAT, [1], [6.0])),
+             helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="relu6")]
+    queue = import_onnx(_model_with(nodes))
+    assert [(layer.kind, layer.op.attrs) for layer in queue.layers] == [
+        ("Active", {"function": "relu6"})]
