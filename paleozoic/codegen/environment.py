@@ -9,7 +9,13 @@ from typing import Any, Iterable
 import jinja2
 import numpy as np
 
-_ACTIVE_ENUM = {"relu": "kRelu", "sigmoid": "kSigmoid", "tanh": "kTanh", "relu6": "kRelu6"}
+_ACTIVE_ENUM = {"relu": "kRelu", "sigmoid": "kSigmoid", "tanh": "kTanh", "relu6": "kRelu6",
+                "relu1": "kRelu1"}
+_BINARY_ENUM = {"add": "kAdd", "sub": "kSub", "mul": "kMul", "div": "kDiv"}
+# The SDK op of a Binary layer, as pz::BinaryLayer picks it: equal shapes use the element-wise
+# ops, a broadcast b the Broadcast* ops; RealDiv has no broadcast form.
+_BINARY_SDK = {"add": ("Add", "BroadcastAdd"), "sub": ("Sub", "BroadcastSub"),
+               "mul": ("Mult", "BroadcastMult"), "div": ("RealDiv", "RealDiv")}
 
 
 def template_dir() -> Path:
@@ -42,6 +48,15 @@ def active_enum(function: str) -> str:
     return _ACTIVE_ENUM[function]
 
 
+def binary_enum(op: str) -> str:
+    return _BINARY_ENUM[op]
+
+
+def binary_sdk(op: str, broadcast: bool) -> str:
+    """The CNML op name (cnmlCreate<name>Op) of a Binary layer."""
+    return _BINARY_SDK[op][1 if broadcast else 0]
+
+
 def make_environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir())),
@@ -52,5 +67,5 @@ def make_environment() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters.update(cpp_list=cpp_list, cpp_float=cpp_float, cpp_bool=cpp_bool,
-                       active_enum=active_enum)
+                       active_enum=active_enum, binary_enum=binary_enum, binary_sdk=binary_sdk)
     return env

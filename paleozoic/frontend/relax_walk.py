@@ -403,11 +403,18 @@ def conv_prelu(w: Walker, call: Any, args: list[Value]) -> Value:
     x, slope = args
     if not isinstance(x, Act) or not isinstance(slope, Const):
         raise w.fail("PRelu is supported with a constant slope")
-    if int(call.attrs.axis) != 1:
-        raise w.fail("PRelu is supported with its slope on the channel axis (1) only")
-    per_channel = _channel_vector(w, x, slope)
-    if per_channel is None:
-        raise w.fail(f"PRelu slope of shape {slope.value.shape} is not per-channel")
+    shape = w.tensors[x.name].shape
+    if len(shape) < 2:
+        raise w.fail("PRelu needs an input with a channel axis (axis 1)")
+    # TVM hands a 1-D slope and its axis: (C,) on axis 1, or one shared value.
+    values = np.asarray(slope.value, dtype=np.float32).reshape(-1)
+    if values.size == 1:
+        per_channel = np.full(shape[1], values[0], dtype=np.float32)
+    elif int(call.attrs.axis) % len(shape) == 1 and values.size == shape[1]:
+        per_channel = values
+    else:
+        raise w.fail(f"PRelu slope of shape {slope.value.shape} on axis {call.attrs.axis} "
+                     f"is not per-channel")
     return w.emit("PRelu", [x], {}, {"slope": per_channel}, suffix="prelu",
                   stem=stem_from_weight(slope.origin))
 

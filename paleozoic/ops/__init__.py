@@ -6,18 +6,20 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping
 
-from paleozoic.ops.conv import CONV
+from paleozoic.ops.conv import CONV, DECONV
 from paleozoic.ops.dense import FULLY_CONNECTED, SOFTMAX
-from paleozoic.ops.elementwise import ACTIVE, ADD
+from paleozoic.ops.elementwise import ACTIVE, ADD, BINARY, PRELU
+from paleozoic.ops.interp import INTERP
 from paleozoic.ops.kind import LayerKind, ShapeError
-from paleozoic.ops.layout import CONCAT, RESHAPE, TRANSPOSE
+from paleozoic.ops.layout import CONCAT, RESHAPE, SLICE, TRANSPOSE
 from paleozoic.ops.normalize import BATCH_NORM, LRN, SCALE
 from paleozoic.ops.pool import GLOBAL_AVG_POOL, POOL
 
 KINDS: Mapping[str, LayerKind] = MappingProxyType({
     kind.name: kind for kind in (
         CONV, POOL, GLOBAL_AVG_POOL, LRN, BATCH_NORM, SCALE, ACTIVE, ADD,
-        FULLY_CONNECTED, SOFTMAX, CONCAT, RESHAPE, TRANSPOSE,
+        FULLY_CONNECTED, SOFTMAX, CONCAT, RESHAPE, TRANSPOSE, BINARY, SLICE, PRELU,
+        DECONV, INTERP,
     )
 })
 

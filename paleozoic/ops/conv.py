@@ -1,4 +1,5 @@
-"""Convolution: 2-D, grouped, dilated, with asymmetric pads and an optional bias."""
+"""Convolution and transposed convolution (Deconv): 2-D, grouped, dilated, with asymmetric
+pads and an optional bias."""
 
 from __future__ import annotations
 
@@ -34,5 +35,54 @@ def conv_macs(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 CONV = LayerKind(
     name="Conv", cpp_class="pz::ConvLayer", template="conv", binding="conv",
     shape=conv_shape, macs=conv_macs, weight_roles=("weight",), optional_roles=("bias",),
+    spatial=True,
+)
+
+
+def deconv_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    """ONNX ConvTranspose: H_out = (H - 1) * sh - top - bottom + dh * (kh - 1) + oh + 1."""
+    (x,) = inputs
+    if len(x) != 4:
+        raise ShapeError(f"Deconv needs an NCHW input, got shape {x}")
+    n, c, h, w = x
+    kh, kw = attrs["kernel"]
+    sh, sw = attrs["stride"]
+    top, bottom, left, right = attrs["pads"]
+    dh, dw = attrs["dilation"]
+    oh, ow = attrs.get("output_padding", [0, 0])
+    groups = attrs["groups"]
+    co = attrs["out_channels"]
+    if groups < 1 or c % groups or co % groups:
+        raise ShapeError(f"Deconv groups={groups} does not divide channels {c} -> {co}")
+    if min(kh, kw, sh, sw, dh, dw) < 1 or min(top, bottom, left, right) < 0:
+        raise ShapeError(f"Deconv needs kernel, stride and dilation >= 1 and pads >= 0, got "
+                         f"kernel {[kh, kw]}, stride {[sh, sw]}, dilation {[dh, dw]}, "
+                         f"pads {[top, bottom, left, right]}")
+    if not (0 <= oh < max(sh, dh) and 0 <= ow < max(sw, dw)):
+        raise ShapeError(f"Deconv output_padding {[oh, ow]} must be >= 0 and smaller than "
+                         f"the stride or the dilation of its axis (stride {[sh, sw]}, "
+                         f"dilation {[dh, dw]})")
+    ho = (h - 1) * sh - top - bottom + dh * (kh - 1) + oh + 1
+    wo = (w - 1) * sw - left - right + dw * (kw - 1) + ow + 1
+    if ho < 1 or wo < 1:
+        raise ShapeError(f"Deconv pads {[top, bottom, left, right]} crop away the whole "
+                         f"{(h - 1) * sh + dh * (kh - 1) + 1}x{(w - 1) * sw + dw * (kw - 1) + 1} "
+                         f"output")
+    return (n, co, ho, wo)
+
+
+def deconv_macs(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
+    """Every input pixel scatters into (out_channels / groups) * kh * kw outputs."""
+    n, c, h, w = inputs[0]
+    kh, kw = attrs["kernel"]
+    return n * c * h * w * (attrs["out_channels"] // attrs["groups"]) * kh * kw
+
+
+# attrs {"out_channels", "kernel": [kh, kw], "stride", "pads": [top, bottom, left, right],
+# "dilation", "groups", "output_padding": [oh, ow]}; weight (C_in, C_out / groups, kh, kw)
+# as ONNX's ConvTranspose; optional bias (C_out,), folded from a following Scale.
+DECONV = LayerKind(
+    name="Deconv", cpp_class="pz::DeconvLayer", template="deconv", binding="deconv",
+    shape=deconv_shape, macs=deconv_macs, weight_roles=("weight",), optional_roles=("bias",),
     spatial=True,
 )

@@ -1,10 +1,11 @@
-"""Activations and element-wise sums."""
+"""Activations, PRelu and element-wise sums and binary ops."""
 
 from __future__ import annotations
 
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
 
-ACTIVATIONS = ("relu", "sigmoid", "tanh", "relu6")
+ACTIVATIONS = ("relu", "sigmoid", "tanh", "relu6", "relu1")
+BINARY_OPS = ("add", "sub", "mul", "div")
 
 
 def active_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -20,7 +21,42 @@ def add_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     return a
 
 
+def broadcasts_to(b: Shape, a: Shape) -> bool:
+    """b broadcasts to a in one direction (numpy rules, right-aligned): b's rank is at most
+    a's and each of b's dims equals a's or is 1."""
+    if len(b) > len(a):
+        return False
+    return all(db in (1, da) for db, da in zip(b, a[len(a) - len(b):]))
+
+
+def binary_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    a, b = (tuple(s) for s in inputs)
+    op = attrs["op"]
+    if op not in BINARY_OPS:
+        raise ShapeError(f"Binary op {op!r} is not one of {BINARY_OPS}")
+    if not broadcasts_to(b, a):
+        raise ShapeError(f"Binary {op}: b {b} does not broadcast to a {a} (b's rank at most "
+                         f"a's, dims right-aligned, each equal to a's or 1)")
+    if op == "div" and a != b:
+        raise ShapeError(f"Binary div needs equal shapes (the SDK's RealDiv has no broadcast "
+                         f"form), got {a} and {b}")
+    return a
+
+
+def prelu_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    (x,) = inputs
+    if len(x) < 2:
+        raise ShapeError(f"PRelu needs a channel axis (axis 1), got shape {x}")
+    return x
+
+
 ACTIVE = LayerKind(name="Active", cpp_class="pz::ActiveLayer", template="active",
                    binding="active", shape=active_shape)
 ADD = LayerKind(name="Add", cpp_class="pz::AddLayer", template="add", binding="add",
                 shape=add_shape, arity=2)
+# attrs {"op": "add" | "sub" | "mul" | "div"}; inputs [a, b], b broadcast to a.
+BINARY = LayerKind(name="Binary", cpp_class="pz::BinaryLayer", template="binary",
+                   binding="binary", shape=binary_shape, arity=2)
+# weight "slope" of shape (C,); LeakyRelu is a PRelu with every slope equal to alpha.
+PRELU = LayerKind(name="PRelu", cpp_class="pz::PReluLayer", template="prelu", binding="prelu",
+                  shape=prelu_shape, weight_roles=("slope",))

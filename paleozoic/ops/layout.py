@@ -1,4 +1,4 @@
-"""Data-movement layers: Concat, Reshape, Transpose."""
+"""Data-movement layers: Concat, Reshape, Transpose, Slice."""
 
 from __future__ import annotations
 
@@ -33,9 +33,28 @@ def transpose_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     return tuple(x[p] for p in perm)
 
 
+def slice_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    """x[begin:end:step] along every axis; the frontend has normalised the indices."""
+    (x,) = inputs
+    begin, end, step = (tuple(int(v) for v in attrs[key]) for key in ("begin", "end", "step"))
+    if not len(begin) == len(end) == len(step) == len(x):
+        raise ShapeError(f"Slice needs one begin, end and step per axis of {x}, got begin "
+                         f"{begin}, end {end}, step {step}")
+    out = []
+    for axis, (dim, b, e, s) in enumerate(zip(x, begin, end, step)):
+        if s < 1 or not 0 <= b < e <= dim:
+            raise ShapeError(f"Slice of axis {axis} (size {dim}) from {b} to {e} step {s} is "
+                             f"out of range or empty; need 0 <= begin < end <= size, step >= 1")
+        out.append(-(-(e - b) // s))
+    return tuple(out)
+
+
 CONCAT = LayerKind(name="Concat", cpp_class="pz::ConcatLayer", template="concat",
                    binding="concat", shape=concat_shape, arity=None)
 RESHAPE = LayerKind(name="Reshape", cpp_class="pz::ReshapeLayer", template="reshape",
                     binding="reshape", shape=reshape_shape)
 TRANSPOSE = LayerKind(name="Transpose", cpp_class="pz::TransposeLayer",
                       template="transpose", binding="transpose", shape=transpose_shape)
+# attrs {"begin": [...], "end": [...], "step": [...]}: one int per input axis.
+SLICE = LayerKind(name="Slice", cpp_class="pz::SliceLayer", template="slice", binding="slice",
+                  shape=slice_shape)

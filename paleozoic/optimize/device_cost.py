@@ -55,6 +55,13 @@ def _construct(session: Any, layer: Any, inputs: list[Any]) -> Any:
         return session.reshape(name, inputs[0], list(a["shape"]))
     if kind == "Transpose":
         return session.transpose(name, inputs[0], list(a["perm"]))
+    if kind == "Binary":
+        return session.binary(name, inputs[0], inputs[1], a["op"])
+    if kind == "Slice":
+        return session.slice(name, inputs[0], list(a["begin"]), list(a["end"]),
+                             list(a["step"]))
+    if kind == "PRelu":
+        return session.prelu(name, inputs[0])
     raise ValueError(f"layer {name!r}: kind {kind!r} has no runtime construction")
 
 
@@ -64,6 +71,7 @@ _CONFIG_ROLES = {
     "FullyConnected": ("weight", "bias"),
     "BatchNorm": ("mean", "var"),
     "Scale": ("alpha", "beta"),
+    "PRelu": ("slope",),
 }
 
 
@@ -89,9 +97,8 @@ def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool) -> 
                              f"{queue.shape(layer.output)}")
         tensors[layer.output] = built.output
         if bind_weights and layer.kind in _CONFIG_ROLES:
-            first, second = _CONFIG_ROLES[layer.kind]
             values = [queue.weights[layer.weights[role]] if role in layer.weights else None
-                      for role in (first, second)]
+                      for role in _CONFIG_ROLES[layer.kind]]
             built.config(*values)
         layers.append(built)
     for name in queue.outputs:

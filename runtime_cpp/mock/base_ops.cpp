@@ -41,6 +41,26 @@ cnmlStatus_t run1(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds, cnmlTens
   return run(op, kinds, &in_t, &in, 1, &out_t, &out, 1, queue);
 }
 
+// Two inputs, one output.
+cnmlStatus_t run2(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds, cnmlTensor_t in1_t,
+                  void* in1, cnmlTensor_t in2_t, void* in2, cnmlTensor_t out_t, void* out,
+                  cnrtQueue_t queue) {
+  cnmlTensor_t in_t[2] = {in1_t, in2_t};
+  void* in[2] = {in1, in2};
+  return run(op, kinds, in_t, in, 2, &out_t, &out, 1, queue);
+}
+
+// The Sub/Mult/RealDiv/Broadcast* forwards share one op kind; each runs only ops made by
+// its own creator, as a forward of another kind is refused.
+cnmlStatus_t runBinary(cnmlBaseOp_t op, BinaryOp which, bool broadcast, cnmlTensor_t in1_t,
+                       void* in1, cnmlTensor_t in2_t, void* in2, cnmlTensor_t out_t, void* out,
+                       cnrtQueue_t queue) {
+  if (op && op->desc.kind == OpKind::kBinary &&
+      (op->desc.binary != which || op->desc.broadcast != broadcast))
+    return CNML_STATUS_INVALIDPARAM;
+  return run2(op, {OpKind::kBinary}, in1_t, in1, in2_t, in2, out_t, out, queue);
+}
+
 }  // namespace
 
 extern "C" {
@@ -82,6 +102,32 @@ cnmlStatus_t cnmlComputeConvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t inpu
               output, queue);
 }
 
+cnmlStatus_t cnmlComputeDeconvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                           void* input, cnmlTensor_t output_tensor,
+                                           void* output, cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kDeconv, OpKind::kDeconvGroup}, input_tensor, input, output_tensor,
+              output, queue);
+}
+
+cnmlStatus_t cnmlComputeDeconvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                                void* input, cnmlTensor_t output_tensor,
+                                                void* output, cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kDeconv, OpKind::kDeconvGroup}, input_tensor, input, output_tensor,
+              output, queue);
+}
+
+cnmlStatus_t cnmlComputeNearestNeighborOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                                    void* input, cnmlTensor_t output_tensor,
+                                                    void* output, cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kNearestNeighbor}, input_tensor, input, output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeInterpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                           void* input, cnmlTensor_t output_tensor,
+                                           void* output, cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kInterp}, input_tensor, input, output_tensor, output, queue);
+}
+
 cnmlStatus_t cnmlComputePoolOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                          void* input, cnmlTensor_t output_tensor, void* output,
                                          cnrtQueue_t queue, void*) {
@@ -110,9 +156,62 @@ cnmlStatus_t cnmlComputeAddOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tens
                                         void* input_1, cnmlTensor_t input_tensor_2,
                                         void* input_2, cnmlTensor_t output_tensor, void* output,
                                         cnrtQueue_t queue, void*) {
-  cnmlTensor_t in_t[2] = {input_tensor_1, input_tensor_2};
-  void* in[2] = {input_1, input_2};
-  return run(op, {OpKind::kAdd}, in_t, in, 2, &output_tensor, &output, 1, queue);
+  return run2(op, {OpKind::kAdd}, input_tensor_1, input_1, input_tensor_2, input_2,
+              output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeSubOpForward_V4(cnmlBaseOp_t op,
+                                        cnmlTensor_t input_tensor_1, void* input_1,
+                                        cnmlTensor_t input_tensor_2, void* input_2,
+                                        cnmlTensor_t output_tensor, void* output,
+                                        cnrtQueue_t queue, void*) {
+  return runBinary(op, BinaryOp::kSub, false, input_tensor_1, input_1, input_tensor_2, input_2,
+                   output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeMultOpForward_V4(cnmlBaseOp_t op,
+                                         cnmlTensor_t input_tensor_1, void* input_1,
+                                         cnmlTensor_t input_tensor_2, void* input_2,
+                                         cnmlTensor_t output_tensor, void* output,
+                                         cnrtQueue_t queue, void*) {
+  return runBinary(op, BinaryOp::kMult, false, input_tensor_1, input_1, input_tensor_2, input_2,
+                   output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeRealDivOpForward_V4(cnmlBaseOp_t op,
+                                            cnmlTensor_t input_tensor_1, void* input_1,
+                                            cnmlTensor_t input_tensor_2, void* input_2,
+                                            cnmlTensor_t output_tensor, void* output,
+                                            cnrtQueue_t queue, void*) {
+  return runBinary(op, BinaryOp::kRealDiv, false, input_tensor_1, input_1, input_tensor_2, input_2,
+                   output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeBroadcastAddOpForward_V4(cnmlBaseOp_t op,
+                                                 cnmlTensor_t input_tensor_1, void* input_1,
+                                                 cnmlTensor_t input_tensor_2, void* input_2,
+                                                 cnmlTensor_t output_tensor, void* output,
+                                                 cnrtQueue_t queue, void*) {
+  return runBinary(op, BinaryOp::kAdd, true, input_tensor_1, input_1, input_tensor_2, input_2,
+                   output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeBroadcastSubOpForward_V4(cnmlBaseOp_t op,
+                                                 cnmlTensor_t input_tensor_1, void* input_1,
+                                                 cnmlTensor_t input_tensor_2, void* input_2,
+                                                 cnmlTensor_t output_tensor, void* output,
+                                                 cnrtQueue_t queue, void*) {
+  return runBinary(op, BinaryOp::kSub, true, input_tensor_1, input_1, input_tensor_2, input_2,
+                   output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeBroadcastMultOpForward_V4(cnmlBaseOp_t op,
+                                                  cnmlTensor_t input_tensor_1, void* input_1,
+                                                  cnmlTensor_t input_tensor_2, void* input_2,
+                                                  cnmlTensor_t output_tensor, void* output,
+                                                  cnrtQueue_t queue, void*) {
+  return runBinary(op, BinaryOp::kMult, true, input_tensor_1, input_1, input_tensor_2, input_2,
+                   output_tensor, output, queue);
 }
 
 cnmlStatus_t cnmlComputeMlpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
@@ -151,6 +250,18 @@ cnmlStatus_t cnmlComputeTransposeProOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t i
                                                  void* input, cnmlTensor_t output_tensor,
                                                  void* output, cnrtQueue_t queue, void*) {
   return run1(op, {OpKind::kTranspose}, input_tensor, input, output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputePreluOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                          void* input, cnmlTensor_t output_tensor, void* output,
+                                          cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kPrelu}, input_tensor, input, output_tensor, output, queue);
+}
+
+cnmlStatus_t cnmlComputeNdStridedSliceOpForward_V2(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                                   void* input, cnmlTensor_t output_tensor,
+                                                   void* output, cnrtQueue_t queue, void*) {
+  return run1(op, {OpKind::kSlice}, input_tensor, input, output_tensor, output, queue);
 }
 
 }  // extern "C"

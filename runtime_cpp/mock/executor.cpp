@@ -10,6 +10,9 @@ std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
   op->threads = threads;
   if (op->desc.kind == OpKind::kConv || op->desc.kind == OpKind::kConvGroup) prepareConv(*op);
   if (op->desc.kind == OpKind::kMlp) prepareMlp(*op);
+  if (op->desc.kind == OpKind::kDeconv || op->desc.kind == OpKind::kDeconvGroup) prepareDeconv(*op);
+  if (op->desc.kind == OpKind::kNearestNeighbor || op->desc.kind == OpKind::kInterp)
+    prepareResize(*op);
   return op;
 }
 
@@ -30,6 +33,13 @@ void execute(PreparedOp& op, const float* const* in, float* const* out) {
     case OpKind::kConcat: concatForward(d, in, out[0], t); break;
     case OpKind::kTranspose: transposeForward(d, in[0], out[0], t); break;
     case OpKind::kReshape: copyForward(in[0], out[0], d.inputs[0].elements(), t); break;
+    case OpKind::kBinary: binaryForward(d, in[0], in[1], out[0], t); break;
+    case OpKind::kSlice: sliceForward(d, in[0], out[0], t); break;
+    case OpKind::kPrelu: preluForward(d, in[0], out[0], t); break;
+    case OpKind::kDeconv:
+    case OpKind::kDeconvGroup: deconvForward(op, in[0], out[0]); break;
+    case OpKind::kNearestNeighbor: nearestForward(op, in[0], out[0]); break;
+    case OpKind::kInterp: bilinearForward(op, in[0], out[0]); break;
   }
 }
 

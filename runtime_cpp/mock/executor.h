@@ -16,9 +16,16 @@ struct PreparedOp {
   OpDesc desc;
   int threads = 1;
   bool depthwise = false;
-  AlignedBuffer packed_weights;  // conv: packed A per group; mlp: packed B = filter^T
-  AlignedBuffer scratch;         // conv: packed im2col; mlp: packed input rows
-  std::vector<float> bias;       // conv/mlp: zeros when the op has no bias
+  AlignedBuffer packed_weights;  // conv: packed A per group; mlp: packed B = filter^T;
+                                 // deconv: packed A = filter^T per group
+  AlignedBuffer scratch;         // conv: packed im2col; mlp: packed input rows;
+                                 // deconv: packed input rows + their columns
+  std::vector<float> bias;       // conv/deconv/mlp: zeros when the op has no bias
+  int chunk_rows = 0;            // deconv: input rows per GEMM (bounds the columns buffer)
+  // Resize tables, per output row then per output column: nearest, the input index;
+  // bilinear, the two neighbours (i1, i2) and their weights (d1, d2) as onnxruntime's.
+  std::vector<int> row_index, col_index;
+  std::vector<float> row_weight, col_weight;
 };
 
 // desc must have every const bound.

@@ -10,6 +10,15 @@ namespace pz_mock {
 void prepareConv(PreparedOp& op);
 void convForward(PreparedOp& op, const float* in, float* out);
 
+// kernels_deconv.cpp
+void prepareDeconv(PreparedOp& op);
+void deconvForward(PreparedOp& op, const float* in, float* out);
+
+// kernels_interp.cpp: the output -> input index and weight tables are built at compile.
+void prepareResize(PreparedOp& op);
+void nearestForward(const PreparedOp& op, const float* in, float* out);
+void bilinearForward(const PreparedOp& op, const float* in, float* out);
+
 // kernels_mlp.cpp
 void prepareMlp(PreparedOp& op);
 void mlpForward(PreparedOp& op, const float* in, float* out);
@@ -27,11 +36,18 @@ void activeForward(cnmlActiveFunction_t fn, const float* in, float* out, std::si
 void channelAffineForward(const OpDesc& op, bool batchnorm, const float* in, float* out,
                           int threads);
 void addForward(const float* a, const float* b, float* out, std::size_t n, int threads);
+// out = a (+ - * /) b by op.binary; b has a's shape or broadcasts to it (op.broadcast: b
+// right-aligned, each dim equal to a's or 1).
+void binaryForward(const OpDesc& op, const float* a, const float* b, float* out, int threads);
+// out = x >= 0 ? x : slope[c] * x for channel c of axis 1; a slope of length 1 is shared.
+void preluForward(const OpDesc& op, const float* in, float* out, int threads);
 
 // kernels_layout.cpp
 void softmaxForward(const OpDesc& op, const float* in, float* out, int threads);
 void concatForward(const OpDesc& op, const float* const* inputs, float* out, int threads);
 void transposeForward(const OpDesc& op, const float* in, float* out, int threads);
+// out = in[begin:end:stride] along every axis (op.slice).
+void sliceForward(const OpDesc& op, const float* in, float* out, int threads);
 void copyForward(const float* in, float* out, std::size_t n, int threads);
 
 }  // namespace pz_mock

@@ -5,6 +5,111 @@
 #include "kernels.h"
 
 namespace pz_mock {
+namespace {
+
+struct AddFn {
+  float operator()(float x, float y) const { return x + y; }
+};
+struct SubFn {
+  float operator()(float x, float y) const { return x - y; }
+};
+struct MultFn {
+  float operator()(float x, float y) const { return x * y; }
+};
+struct DivFn {
+  float operator()(float x, float y) const { return x / y; }
+};
+
+// Floats per task of the broadcast row loop: large enough to amortise a row's b offset,
+// small enough that one long row (a scalar-like b) still spreads over the threads.
+constexpr long long kRowChunk = 1 << 14;
+
+// a's axes with b's right-aligned to them, merged into runs: neighbouring axes merge when b
+// is broadcast along both or along neither, and unit axes of a drop out. So [N, C, H, W]
+// against a per-channel b [1, C, 1, 1] is {N: b broadcast, C: b varies, H*W: b broadcast},
+// and [1, C, H, W] against [1, 1, H, W] is {C: b broadcast, H*W: b varies}.
+struct Runs {
+  long long size[kMaxDims] = {};
+  bool b_broadcast[kMaxDims] = {};
+  int count = 0;
+};
+
+Runs mergeRuns(const Dims& a, const Dims& b) {
+  Runs r;
+  const std::size_t lead = a.size() - b.size();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == 1) continue;
+    const bool broadcast = i < lead || b[i - lead] == 1;
+    if (r.count > 0 && r.b_broadcast[r.count - 1] == broadcast) {
+      r.size[r.count - 1] *= a[i];
+    } else {
+      r.size[r.count] = a[i];
+      r.b_broadcast[r.count] = broadcast;
+      ++r.count;
+    }
+  }
+  return r;
+}
+
+template <typename Fn>
+void binaryLoop(Fn fn, const Dims& a_dims, const Dims& b_dims, const float* a, const float* b,
+                float* out, int threads) {
+  const long long n = static_cast<long long>(elementCount(a_dims));
+  const Runs r = mergeRuns(a_dims, b_dims);
+  if (r.count == 0 || (r.count == 1 && !r.b_broadcast[0])) {
+    // Equal shapes (up to unit axes): one flat loop.
+#pragma omp parallel for simd schedule(static) num_threads(threads)
+    for (long long i = 0; i < n; ++i) out[i] = fn(a[i], b[i]);
+    return;
+  }
+  if (r.count == 1) {
+    // Scalar-like b ([1, 1, 1, 1], [1], ...): one value against every element.
+    const float bv = b[0];
+#pragma omp parallel for simd schedule(static) num_threads(threads)
+    for (long long i = 0; i < n; ++i) out[i] = fn(a[i], bv);
+    return;
+  }
+  // Rows of the innermost run, each against one b value (per-channel b: the run is H*W) or
+  // against a contiguous b row (b broadcast along outer axes only). A row's b offset comes
+  // from its index over the outer runs, with stride 0 where b is broadcast; this covers
+  // every broadcast (the general strided case) with contiguous, vectorised inner loops.
+  const int last = r.count - 1;
+  const long long inner = r.size[last];
+  const bool inner_broadcast = r.b_broadcast[last];
+  long long b_stride[kMaxDims] = {};
+  long long step = inner_broadcast ? 1 : inner;
+  for (int k = last - 1; k >= 0; --k) {
+    if (r.b_broadcast[k]) continue;
+    b_stride[k] = step;
+    step *= r.size[k];
+  }
+  const long long rows = n / inner;
+  const long long chunks = (inner + kRowChunk - 1) / kRowChunk;
+  const long long tasks = rows * chunks;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (long long t = 0; t < tasks; ++t) {
+    const long long row = t / chunks;
+    const long long j0 = (t % chunks) * kRowChunk, j1 = std::min(inner, j0 + kRowChunk);
+    long long rest = row, b_offset = 0;
+    for (int k = last - 1; k >= 0; --k) {
+      b_offset += (rest % r.size[k]) * b_stride[k];
+      rest /= r.size[k];
+    }
+    const float* x = a + row * inner;
+    float* y = out + row * inner;
+    if (inner_broadcast) {
+      const float bv = b[b_offset];
+#pragma omp simd
+      for (long long j = j0; j < j1; ++j) y[j] = fn(x[j], bv);
+    } else {
+      const float* bb = b + b_offset;
+#pragma omp simd
+      for (long long j = j0; j < j1; ++j) y[j] = fn(x[j], bb[j]);
+    }
+  }
+}
+
+}  // namespace
 
 void activeForward(cnmlActiveFunction_t fn, const float* in, float* out, std::size_t n,
                    int threads) {
@@ -70,6 +175,35 @@ void addForward(const float* a, const float* b, float* out, std::size_t n, int t
   const long long count = static_cast<long long>(n);
 #pragma omp parallel for simd schedule(static) num_threads(threads)
   for (long long i = 0; i < count; ++i) out[i] = a[i] + b[i];
+}
+
+void binaryForward(const OpDesc& d, const float* a, const float* b, float* out, int threads) {
+  const Dims& ad = d.inputs[0].dims;
+  const Dims& bd = d.inputs[1].dims;
+  switch (d.binary) {
+    case BinaryOp::kAdd: binaryLoop(AddFn{}, ad, bd, a, b, out, threads); break;
+    case BinaryOp::kSub: binaryLoop(SubFn{}, ad, bd, a, b, out, threads); break;
+    case BinaryOp::kMult: binaryLoop(MultFn{}, ad, bd, a, b, out, threads); break;
+    case BinaryOp::kRealDiv: binaryLoop(DivFn{}, ad, bd, a, b, out, threads); break;
+  }
+}
+
+void preluForward(const OpDesc& d, const float* in, float* out, int threads) {
+  const Dims& dims = d.inputs[0].dims;
+  const int n = dims[0], c = dims[1];
+  const long long spatial =
+      static_cast<long long>(d.inputs[0].elements() / (static_cast<std::size_t>(n) * c));
+  const std::vector<float>& slope = d.consts[0]->data;
+  const bool shared = slope.size() == 1;
+  const int planes = n * c;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int pl = 0; pl < planes; ++pl) {
+    const float s = slope[shared ? 0 : pl % c];
+    const float* x = in + pl * spatial;
+    float* y = out + pl * spatial;
+#pragma omp simd
+    for (long long i = 0; i < spatial; ++i) y[i] = x[i] >= 0.0f ? x[i] : s * x[i];
+  }
 }
 
 }  // namespace pz_mock

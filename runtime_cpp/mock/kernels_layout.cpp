@@ -130,4 +130,50 @@ void transposeForward(const OpDesc& d, const float* in, float* out, int threads)
   }
 }
 
+void sliceForward(const OpDesc& d, const float* in, float* out, int threads) {
+  const Dims& id = d.inputs[0].dims;
+  const Dims& od = d.outputs[0].dims;
+  const SliceParams& p = d.slice;
+  const int lead = kMaxDims - static_cast<int>(id.size());
+  // Padded to kMaxDims leading unit axes like transposeForward, so one loop nest serves
+  // every rank. step: input elements between neighbouring outputs along each axis.
+  int size[kMaxDims];
+  std::size_t step[kMaxDims];
+  std::size_t base = 0, stride = 1;
+  for (int i = kMaxDims - 1; i >= 0; --i) {
+    if (i < lead) {
+      size[i] = 1;
+      step[i] = 0;
+      continue;
+    }
+    const int a = i - lead;
+    size[i] = od[a];
+    step[i] = stride * p.stride[a];
+    base += stride * p.begin[a];
+    stride *= id[a];
+  }
+  // One task per output row (all axes but the last); the row is a memcpy when the last axis
+  // is not strided.
+  long long rows = 1;
+  for (int i = 0; i < kMaxDims - 1; ++i) rows *= size[i];
+  const int inner = size[kMaxDims - 1];
+  const std::size_t inner_step = step[kMaxDims - 1];
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (long long t = 0; t < rows; ++t) {
+    long long r = t;
+    std::size_t offset = base;
+    for (int k = kMaxDims - 2; k >= 0; --k) {
+      offset += static_cast<std::size_t>(r % size[k]) * step[k];
+      r /= size[k];
+    }
+    const float* src = in + offset;
+    float* dst = out + t * inner;
+    if (inner_step == 1) {
+      std::memcpy(dst, src, static_cast<std::size_t>(inner) * sizeof(float));
+    } else {
+      for (int j = 0; j < inner; ++j) dst[j] = src[j * inner_step];
+    }
+  }
+}
+
 }  // namespace pz_mock

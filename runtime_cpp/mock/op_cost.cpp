@@ -13,6 +13,25 @@ double bytesOf(const std::vector<Operand>& ops) {
   return b;
 }
 
+// Bytes an op reads of its input i: the whole tensor, except that a strided slice fetches
+// only what it selects: the selected rows along the outer axes, but along the innermost axis
+// the DMA moves contiguous bursts, so a stride there still costs the span from the first to
+// the last element taken.
+double readBytes(const OpDesc& op, std::size_t i) {
+  if (op.kind != OpKind::kSlice) return static_cast<double>(op.inputs[i].bytes());
+  const Dims& out = op.outputs[0].dims;
+  const std::size_t last = out.size() - 1;
+  double elements = static_cast<double>(out[last] - 1) * op.slice.stride[last] + 1.0;
+  for (std::size_t a = 0; a < last; ++a) elements *= out[a];
+  return elements * sizeof(float);
+}
+
+double readBytes(const OpDesc& op) {
+  double b = 0.0;
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) b += readBytes(op, i);
+  return b;
+}
+
 // Batch x channels: how element-wise work is dealt out to cores.
 long long planeCount(const Dims& d) {
   return d.size() >= 2 ? static_cast<long long>(d[0]) * d[1] : d[0];
@@ -39,10 +58,10 @@ std::vector<GraphLayer> baseGraph(const std::vector<const OpDesc*>& ops) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
     graph[i].work = layerWorkOf(*ops[i]);
     graph[i].last_use = static_cast<int>(i);
-    for (const Operand& o : ops[i]->inputs) {
-      auto it = by_id.find(o.id);
+    for (std::size_t k = 0; k < ops[i]->inputs.size(); ++k) {
+      auto it = by_id.find(ops[i]->inputs[k].id);
       int p = it != by_id.end() && it->second < static_cast<int>(i) ? it->second : -1;
-      graph[i].inputs.emplace_back(p, static_cast<double>(o.bytes()));
+      graph[i].inputs.emplace_back(p, readBytes(*ops[i], k));
     }
   }
   return graph;
@@ -54,7 +73,7 @@ const DeviceProfile& mockProfile() { return currentProfile(); }
 
 LayerWork layerWorkOf(const OpDesc& op) {
   LayerWork w;
-  w.input_bytes = bytesOf(op.inputs);
+  w.input_bytes = readBytes(op);
   w.output_bytes = bytesOf(op.outputs);
   for (const TensorRef& t : op.consts)
     if (t) w.weight_bytes += static_cast<double>(elementCount(t->dims)) * sizeof(float);
@@ -94,8 +113,25 @@ LayerWork layerWorkOf(const OpDesc& op) {
     case OpKind::kBatchNorm:
     case OpKind::kScale:
     case OpKind::kAdd:
+    case OpKind::kPrelu:  // compare-select and a multiply, like an activation
       w.flops = 2.0 * out_elems;
       rowLocal(w, out);
+      break;
+    case OpKind::kBinary:
+      // Element-wise like Add; RealDiv counts twice (Mock assumption: a reciprocal, then a
+      // multiply). A broadcast b keeps rows local: each output row reads its own row of a
+      // and b's row for it, or b's only row (whose producer is not tiled, so the block
+      // completes b before the tiles read it).
+      w.flops = (op.binary == BinaryOp::kRealDiv ? 4.0 : 2.0) * out_elems;
+      rowLocal(w, out);
+      break;
+    case OpKind::kSlice:
+      // Pure data movement. Rows stay local only when H is kept whole (the usual channel or
+      // width slice); a slice along H maps output rows to other input rows, so it needs its
+      // whole input like a transpose.
+      if (in.size() == 4 && op.slice.begin[2] == 0 && op.slice.end[2] == in[2] &&
+          op.slice.stride[2] == 1)
+        rowLocal(w, out);
       break;
     case OpKind::kConcat:
       if (op.axis != 2) rowLocal(w, out);  // channel (or batch / width) concat keeps rows

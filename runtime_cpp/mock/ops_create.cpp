@@ -70,6 +70,54 @@ cnmlStatus_t createConv(cnmlBaseOp_t* op, cnmlConvOpParam_t param, cnmlTensor_t 
   return finish(op, std::move(d));
 }
 
+// Deconv output extent along one axis: the full transposed convolution, cropped, plus the
+// output padding; <= 0 when the crops remove everything.
+int deconvOutput(int size, int k, int dil, int stride, int crop_lo, int crop_hi, int out_pad) {
+  return (size - 1) * stride + dil * (k - 1) + 1 - crop_lo - crop_hi + out_pad;
+}
+
+cnmlStatus_t createDeconv(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param, cnmlTensor_t input,
+                          cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias, int group,
+                          OpKind kind) {
+  if (!op || !param || !isActivation(input) || !isActivation(output) || !isWeight(filter))
+    return kBad;
+  if (bias && !isWeight(bias)) return kBad;
+  const Dims &in = dimsOf(input), &out = dimsOf(output), &f = dimsOf(filter);
+  if (in.size() != 4 || out.size() != 4 || f.size() != 4 || group < 1) return kBad;
+  const DeconvParams& p = param->p;
+  const int ci = in[1], co = out[1];
+  // Filter [ci, co / group, kh, kw].
+  if (ci % group || co % group || f[0] != ci || f[1] != co / group) return kBad;
+  if (bias && elementCount(dimsOf(bias)) != static_cast<std::size_t>(co)) return kBad;
+  const int ho = deconvOutput(in[2], f[2], p.dh, p.sh, p.hu, p.hd, p.oph);
+  const int wo = deconvOutput(in[3], f[3], p.dw, p.sw, p.wl, p.wr, p.opw);
+  if (ho <= 0 || wo <= 0 || out[0] != in[0] || out[2] != ho || out[3] != wo) return kBad;
+  OpDesc d;
+  d.kind = kind;
+  d.inputs = {operand(input)};
+  d.outputs = {operand(output)};
+  d.consts = {filter->impl, bias ? bias->impl : nullptr};
+  d.deconv = p;
+  d.group = group;
+  return finish(op, std::move(d));
+}
+
+// NearestNeighbor / Interp: NCHW in and out, same N and C, output H x W from the param.
+cnmlStatus_t createResize(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                          const InterpParams* p, OpKind kind) {
+  if (!op || !p || !isActivation(input) || !isActivation(output)) return kBad;
+  const Dims &in = dimsOf(input), &out = dimsOf(output);
+  if (in.size() != 4 || out.size() != 4) return kBad;
+  if (out[0] != in[0] || out[1] != in[1] || out[2] != p->out_h || out[3] != p->out_w)
+    return kBad;
+  OpDesc d;
+  d.kind = kind;
+  d.inputs = {operand(input)};
+  d.outputs = {operand(output)};
+  d.interp = *p;
+  return finish(op, std::move(d));
+}
+
 // Unary ops whose output has the input's shape.
 cnmlStatus_t createSameShape(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                              OpDesc& d) {
@@ -87,6 +135,34 @@ bool channelVector(cnmlTensor_t t, int channels, bool allow_scalar) {
   return n == static_cast<std::size_t>(channels) || (allow_scalar && n == 1);
 }
 
+// Mock rule for the Broadcast* creators (numpy rules in one direction): b has at most a's
+// rank, dims right-aligned, each b dim equal to a's or 1.
+bool broadcastsTo(const Dims& b, const Dims& a) {
+  if (b.size() > a.size()) return false;
+  const std::size_t lead = a.size() - b.size();
+  for (std::size_t i = 0; i < b.size(); ++i)
+    if (b[i] != 1 && b[i] != a[lead + i]) return false;
+  return true;
+}
+
+// The two-input element-wise family other than Add (which keeps its own kind): plain
+// creators need equal shapes, Broadcast* creators a b that broadcasts to a.
+cnmlStatus_t createBinary(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
+                          cnmlTensor_t output, BinaryOp which, bool broadcast) {
+  if (!op || !isActivation(input_1) || !isActivation(input_2) || !isActivation(output))
+    return kBad;
+  const Dims &a = dimsOf(input_1), &b = dimsOf(input_2);
+  if (dimsOf(output) != a) return kBad;
+  if (broadcast ? !broadcastsTo(b, a) : b != a) return kBad;
+  OpDesc d;
+  d.kind = OpKind::kBinary;
+  d.binary = which;
+  d.broadcast = broadcast;
+  d.inputs = {operand(input_1), operand(input_2)};
+  d.outputs = {operand(output)};
+  return finish(op, std::move(d));
+}
+
 }  // namespace
 
 extern "C" {
@@ -100,6 +176,28 @@ cnmlStatus_t cnmlCreateConvGroupOp(cnmlBaseOp_t* op, cnmlConvOpParam_t param,
                                    cnmlTensor_t input, cnmlTensor_t output, cnmlTensor_t filter,
                                    cnmlTensor_t bias, int group) {
   return createConv(op, param, input, output, filter, bias, group, OpKind::kConvGroup);
+}
+
+cnmlStatus_t cnmlCreateDeconvOp(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param, cnmlTensor_t input,
+                                cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias) {
+  return createDeconv(op, param, input, output, filter, bias, 1, OpKind::kDeconv);
+}
+
+cnmlStatus_t cnmlCreateDeconvGroupOp(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param,
+                                     cnmlTensor_t input, cnmlTensor_t output,
+                                     cnmlTensor_t filter, cnmlTensor_t bias, int group) {
+  return createDeconv(op, param, input, output, filter, bias, group, OpKind::kDeconvGroup);
+}
+
+cnmlStatus_t cnmlCreateNearestNeighborOp(cnmlBaseOp_t* op, cnmlTensor_t input,
+                                         cnmlTensor_t output,
+                                         cnmlNearestNeighborOpParam_t param) {
+  return createResize(op, input, output, param ? &param->p : nullptr, OpKind::kNearestNeighbor);
+}
+
+cnmlStatus_t cnmlCreateInterpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                                cnmlInterpOpParam_t param) {
+  return createResize(op, input, output, param ? &param->p : nullptr, OpKind::kInterp);
 }
 
 cnmlStatus_t cnmlCreatePoolOp(cnmlBaseOp_t* op, cnmlPoolOpParam_t param, cnmlTensor_t input,
@@ -166,6 +264,48 @@ cnmlStatus_t cnmlCreateAddOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_
   d.kind = OpKind::kAdd;
   d.inputs = {operand(input_1), operand(input_2)};
   d.outputs = {operand(output)};
+  return finish(op, std::move(d));
+}
+
+cnmlStatus_t cnmlCreateSubOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
+                             cnmlTensor_t output) {
+  return createBinary(op, input_1, input_2, output, BinaryOp::kSub, false);
+}
+
+cnmlStatus_t cnmlCreateMultOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
+                              cnmlTensor_t output) {
+  return createBinary(op, input_1, input_2, output, BinaryOp::kMult, false);
+}
+
+cnmlStatus_t cnmlCreateRealDivOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
+                                 cnmlTensor_t output) {
+  return createBinary(op, input_1, input_2, output, BinaryOp::kRealDiv, false);
+}
+
+cnmlStatus_t cnmlCreateBroadcastAddOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                      cnmlTensor_t input_2, cnmlTensor_t output) {
+  return createBinary(op, input_1, input_2, output, BinaryOp::kAdd, true);
+}
+
+cnmlStatus_t cnmlCreateBroadcastSubOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                      cnmlTensor_t input_2, cnmlTensor_t output) {
+  return createBinary(op, input_1, input_2, output, BinaryOp::kSub, true);
+}
+
+cnmlStatus_t cnmlCreateBroadcastMultOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                       cnmlTensor_t input_2, cnmlTensor_t output) {
+  return createBinary(op, input_1, input_2, output, BinaryOp::kMult, true);
+}
+
+cnmlStatus_t cnmlCreatePreluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                               cnmlTensor_t prelu_param) {
+  OpDesc d;
+  d.kind = OpKind::kPrelu;
+  cnmlStatus_t s = createSameShape(op, input, output, d);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  const Dims& in = dimsOf(input);
+  if (in.size() < 2 || !channelVector(prelu_param, in[1], true)) return kBad;
+  d.consts = {prelu_param->impl};
   return finish(op, std::move(d));
 }
 
@@ -262,6 +402,24 @@ cnmlStatus_t cnmlCreateNdTransposeProOp(cnmlBaseOp_t* op, cnmlTensor_t input,
   d.inputs = {operand(input)};
   d.outputs = {operand(output)};
   d.perm = perm;
+  return finish(op, std::move(d));
+}
+
+cnmlStatus_t cnmlCreateNdStridedSliceOp(cnmlBaseOp_t* op, cnmlNdStridedSliceOpParam_t param,
+                                        cnmlTensor_t input, cnmlTensor_t output) {
+  if (!op || !param || !isActivation(input) || !isActivation(output)) return kBad;
+  const Dims &in = dimsOf(input), &out = dimsOf(output);
+  const SliceParams& p = param->p;
+  if (p.begin.size() != in.size() || out.size() != in.size()) return kBad;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (p.end[i] > in[i]) return kBad;
+    if (out[i] != (p.end[i] - p.begin[i] + p.stride[i] - 1) / p.stride[i]) return kBad;
+  }
+  OpDesc d;
+  d.kind = OpKind::kSlice;
+  d.inputs = {operand(input)};
+  d.outputs = {operand(output)};
+  d.slice = p;
   return finish(op, std::move(d));
 }
 

@@ -1,4 +1,6 @@
 // Operator parameter objects: validated here so op creation only checks shapes.
+#include <algorithm>
+
 #include "state.h"
 
 using namespace pz_mock;
@@ -11,6 +13,10 @@ cnmlStatus_t destroy(T** p) {
   delete *p;
   *p = nullptr;
   return CNML_STATUS_SUCCESS;
+}
+
+bool validCoordinateMode(cnmlInterpCoordinateMode_t mode) {
+  return mode >= CNML_INTERP_ASYMMETRIC && mode <= CNML_INTERP_PYTORCH_HALF_PIXEL;
 }
 
 }  // namespace
@@ -111,5 +117,111 @@ cnmlStatus_t cnmlCreateNdTransposeOpParam(cnmlTransposeOpParam_t* param, int dim
   });
 }
 cnmlStatus_t cnmlDestroyTransposeOpParam(cnmlTransposeOpParam_t* param) { return destroy(param); }
+
+// Indices arrive normalised (Mock rule, cnml.h): a negative stride would reverse the axis,
+// which the mock does not implement (UNSUPPORT); everything else out of range is a bad
+// parameter. end is checked against the input dim when the op is created.
+cnmlStatus_t cnmlCreateNdStridedSliceOpParam(cnmlNdStridedSliceOpParam_t* param, int dim_num,
+                                             int begin[], int end[], int stride[]) {
+  if (!param || !begin || !end || !stride || dim_num < 1 || dim_num > kMaxDims)
+    return CNML_STATUS_INVALIDPARAM;
+  for (int i = 0; i < dim_num; ++i)
+    if (stride[i] < 0) return CNML_STATUS_UNSUPPORT;
+  for (int i = 0; i < dim_num; ++i)
+    if (stride[i] == 0 || begin[i] < 0 || end[i] <= begin[i]) return CNML_STATUS_INVALIDPARAM;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    *param = new cnmlNdStridedSliceOpParam{SliceParams{
+        Dims(begin, begin + dim_num), Dims(end, end + dim_num), Dims(stride, stride + dim_num)}};
+    return CNML_STATUS_SUCCESS;
+  });
+}
+cnmlStatus_t cnmlDestroyNdStridedSliceOpParam(cnmlNdStridedSliceOpParam_t* param) {
+  return destroy(param);
+}
+
+cnmlStatus_t cnmlCreateDeconvOpParam_V2(cnmlDeconvOpParam_t* param, int stride_height,
+                                        int stride_width, int dilation_height,
+                                        int dilation_width, int hu, int hd, int wl, int wr,
+                                        int output_pad_height, int output_pad_width) {
+  if (!param) return CNML_STATUS_INVALIDPARAM;
+  if (stride_height < 1 || stride_width < 1 || dilation_height < 1 || dilation_width < 1 ||
+      hu < 0 || hd < 0 || wl < 0 || wr < 0)
+    return CNML_STATUS_INVALIDPARAM;
+  // ONNX / PyTorch: output padding below the stride or the dilation of its axis.
+  if (output_pad_height < 0 || output_pad_width < 0 ||
+      output_pad_height >= std::max(stride_height, dilation_height) ||
+      output_pad_width >= std::max(stride_width, dilation_width))
+    return CNML_STATUS_INVALIDPARAM;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    *param = new cnmlDeconvOpParam{DeconvParams{stride_height, stride_width, dilation_height,
+                                                dilation_width, hu, hd, wl, wr,
+                                                output_pad_height, output_pad_width}};
+    return CNML_STATUS_SUCCESS;
+  });
+}
+cnmlStatus_t cnmlCreateDeconvOpParam(cnmlDeconvOpParam_t* param, int stride_height,
+                                     int stride_width, int hu, int hd, int wl, int wr) {
+  return cnmlCreateDeconvOpParam_V2(param, stride_height, stride_width, 1, 1, hu, hd, wl, wr, 0,
+                                    0);
+}
+cnmlStatus_t cnmlDestroyDeconvOpParam(cnmlDeconvOpParam_t* param) { return destroy(param); }
+
+// ---- NearestNeighbor and Interp (bilinear): output size first (width, then height). ----
+
+cnmlStatus_t cnmlCreateNearestNeighborOpParam(cnmlNearestNeighborOpParam_t* param,
+                                              int output_width, int output_height) {
+  if (!param || output_width < 1 || output_height < 1) return CNML_STATUS_INVALIDPARAM;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    InterpParams p;
+    p.out_h = output_height;
+    p.out_w = output_width;
+    *param = new cnmlNearestNeighborOpParam{p};
+    return CNML_STATUS_SUCCESS;
+  });
+}
+cnmlStatus_t cnmlSetNearestNeighborAlignCorner(cnmlNearestNeighborOpParam_t* param,
+                                               bool align_corners) {
+  if (!param || !*param) return CNML_STATUS_INVALIDPARAM;
+  InterpParams& p = (*param)->p;
+  p.coords = align_corners ? CNML_INTERP_ALIGN_CORNERS : CNML_INTERP_ASYMMETRIC;
+  p.round = align_corners ? CNML_NEAREST_ROUND_PREFER_CEIL : CNML_NEAREST_FLOOR;
+  return CNML_STATUS_SUCCESS;
+}
+cnmlStatus_t cnmlSetNearestNeighborCoordinateMode(cnmlNearestNeighborOpParam_t* param,
+                                                  cnmlInterpCoordinateMode_t mode) {
+  if (!param || !*param || !validCoordinateMode(mode)) return CNML_STATUS_INVALIDPARAM;
+  (*param)->p.coords = mode;
+  return CNML_STATUS_SUCCESS;
+}
+cnmlStatus_t cnmlSetNearestNeighborRoundMode(cnmlNearestNeighborOpParam_t* param,
+                                             cnmlNearestNeighborRoundMode_t mode) {
+  if (!param || !*param || mode < CNML_NEAREST_ROUND_PREFER_FLOOR || mode > CNML_NEAREST_CEIL)
+    return CNML_STATUS_INVALIDPARAM;
+  (*param)->p.round = mode;
+  return CNML_STATUS_SUCCESS;
+}
+cnmlStatus_t cnmlDestroyNearestNeighborOpParam(cnmlNearestNeighborOpParam_t* param) {
+  return destroy(param);
+}
+
+cnmlStatus_t cnmlCreateInterpOpParam(cnmlInterpOpParam_t* param, int output_width,
+                                     int output_height, bool align_corners) {
+  if (!param || output_width < 1 || output_height < 1) return CNML_STATUS_INVALIDPARAM;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    InterpParams p;
+    p.out_h = output_height;
+    p.out_w = output_width;
+    p.coords = align_corners ? CNML_INTERP_ALIGN_CORNERS : CNML_INTERP_ASYMMETRIC;
+    *param = new cnmlInterpOpParam{p};
+    return CNML_STATUS_SUCCESS;
+  });
+}
+cnmlStatus_t cnmlSetInterpCoordinateMode(cnmlInterpOpParam_t* param,
+                                         cnmlInterpCoordinateMode_t mode) {
+  if (!param || !*param || !validCoordinateMode(mode)) return CNML_STATUS_INVALIDPARAM;
+  (*param)->p.coords = mode;
+  return CNML_STATUS_SUCCESS;
+}
+cnmlStatus_t cnmlDestroyInterpOpParam(cnmlInterpOpParam_t* param) { return destroy(param); }
 
 }  // extern "C"

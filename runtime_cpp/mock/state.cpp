@@ -29,6 +29,13 @@ const char* opKindName(OpKind kind) {
     case OpKind::kLrn: return "Lrn";
     case OpKind::kReshape: return "Reshape";
     case OpKind::kTranspose: return "Transpose";
+    case OpKind::kBinary: return "Binary";
+    case OpKind::kSlice: return "NdStridedSlice";
+    case OpKind::kPrelu: return "Prelu";
+    case OpKind::kDeconv: return "Deconv";
+    case OpKind::kDeconvGroup: return "DeconvGroup";
+    case OpKind::kNearestNeighbor: return "NearestNeighbor";
+    case OpKind::kInterp: return "Interp";
   }
   return "?";
 }

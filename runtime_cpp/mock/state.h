@@ -54,9 +54,19 @@ enum class OpKind {
   kConcat,
   kLrn,
   kReshape,
-  kTranspose
+  kTranspose,
+  kBinary,  // Sub, Mult, RealDiv and the Broadcast{Add,Sub,Mult} ops (Add keeps kAdd)
+  kSlice,
+  kPrelu,
+  kDeconv,
+  kDeconvGroup,
+  kNearestNeighbor,
+  kInterp  // bilinear
 };
 const char* opKindName(OpKind kind);
+
+// Which two-input element-wise op a kBinary op computes.
+enum class BinaryOp { kAdd, kSub, kMult, kRealDiv };
 
 struct ConvParams {
   int sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pb = 0, pl = 0, pr = 0;
@@ -73,9 +83,24 @@ struct LrnParams {
   int size = 1;
   double alpha = 1e-4, beta = 0.75, k = 1.0;
 };
+// Crops of the full transposed convolution (hu, hd, wl, wr) and ONNX's output padding.
+struct DeconvParams {
+  int sh = 1, sw = 1, dh = 1, dw = 1, hu = 0, hd = 0, wl = 0, wr = 0, oph = 0, opw = 0;
+};
+// NearestNeighbor and Interp: output size and the output -> input coordinate mapping.
+struct InterpParams {
+  int out_h = 1, out_w = 1;
+  cnmlInterpCoordinateMode_t coords = CNML_INTERP_ASYMMETRIC;
+  cnmlNearestNeighborRoundMode_t round = CNML_NEAREST_FLOOR;  // NearestNeighbor only
+};
+// One entry per axis; validated at param creation (0 <= begin < end, stride >= 1).
+struct SliceParams {
+  Dims begin, end, stride;
+};
 
 // Everything needed to run an op: what the creator validated plus its parameters.
-// consts: conv/mlp {filter, bias or null}; batchnorm {mean, var}; scale {alpha, beta or null}.
+// consts: conv/deconv/mlp {filter, bias or null}; batchnorm {mean, var}; scale {alpha, beta
+// or null}; prelu {slope}.
 struct OpDesc {
   OpKind kind = OpKind::kActive;
   std::vector<Operand> inputs, outputs;
@@ -87,6 +112,11 @@ struct OpDesc {
   cnmlActiveFunction_t active = CNML_ACTIVE_NONE;
   int axis = 0;
   Dims perm;
+  BinaryOp binary = BinaryOp::kAdd;
+  bool broadcast = false;  // kBinary: input 2 broadcasts to input 1 (a Broadcast* creator)
+  SliceParams slice;
+  DeconvParams deconv;  // with `group`
+  InterpParams interp;
 };
 
 struct PreparedOp;  // executor.h
@@ -119,6 +149,18 @@ struct cnmlReshapeOpParam {
 };
 struct cnmlTransposeOpParam {
   pz_mock::Dims order;
+};
+struct cnmlNdStridedSliceOpParam {
+  pz_mock::SliceParams p;
+};
+struct cnmlDeconvOpParam {
+  pz_mock::DeconvParams p;
+};
+struct cnmlNearestNeighborOpParam {
+  pz_mock::InterpParams p;
+};
+struct cnmlInterpOpParam {
+  pz_mock::InterpParams p;
 };
 
 struct cnmlBaseOp {

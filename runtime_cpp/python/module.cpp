@@ -270,19 +270,34 @@ void configLayer(LayerRef& ref, const std::optional<FloatArray>& a,
   } else if (auto* scale = dynamic_cast<pz::ScaleLayer*>(layer)) {
     scale->configLayer(configData(ref, a, 0, "alpha", false),
                        configData(ref, b, 1, "beta", false));
+  } else if (auto* prelu = dynamic_cast<pz::PReluLayer*>(layer)) {
+    if (b) throw pz::Error(layer->name() + ": a prelu layer takes one array (slope), got two");
+    prelu->configLayer(configData(ref, a, 0, "slope", false));
   } else {
     throw pz::Error(layer->name() + ": a " + ref.kind + " layer has no weights to configure");
   }
 }
 
 pz::Active activeByName(const std::string& fn) {
-  static const std::map<std::string, pz::Active> table = {{"relu", pz::Active::kRelu},
-                                                          {"sigmoid", pz::Active::kSigmoid},
-                                                          {"tanh", pz::Active::kTanh},
-                                                          {"relu6", pz::Active::kRelu6}};
+  static const std::map<std::string, pz::Active> table = {
+      {"relu", pz::Active::kRelu}, {"sigmoid", pz::Active::kSigmoid},
+      {"tanh", pz::Active::kTanh}, {"relu6", pz::Active::kRelu6},
+      {"relu1", pz::Active::kRelu1}};
   auto it = table.find(fn);
   if (it == table.end()) {
-    throw pz::Error("unknown activation '" + fn + "'; use relu, sigmoid, tanh or relu6");
+    throw pz::Error("unknown activation '" + fn + "'; use relu, sigmoid, tanh, relu6 or relu1");
+  }
+  return it->second;
+}
+
+pz::Binary binaryByName(const std::string& op) {
+  static const std::map<std::string, pz::Binary> table = {{"add", pz::Binary::kAdd},
+                                                          {"sub", pz::Binary::kSub},
+                                                          {"mul", pz::Binary::kMul},
+                                                          {"div", pz::Binary::kDiv}};
+  auto it = table.find(op);
+  if (it == table.end()) {
+    throw pz::Error("unknown binary op '" + op + "'; use add, sub, mul or div");
   }
   return it->second;
 }
@@ -354,7 +369,7 @@ void bindHandles(py::module_& m) {
           "Runs the layer alone (Layer::run) and waits for it.")
       .def("config", &configLayer, py::arg("a"), py::arg("b") = py::none(),
            "Binds weights: conv/fully_connected (weight, bias or None), batch_norm (mean, var), "
-           "scale (alpha, beta).")
+           "scale (alpha, beta), prelu (slope).")
       .def("__repr__", [](const LayerRef& l) {
         return "<Layer " + l.kind + " " + l.layer->name() + ">";
       });
@@ -455,6 +470,24 @@ void bindSession(py::module_& m) {
           },
           py::arg("name"), py::arg("a"), py::arg("b"))
       .def(
+          "binary",
+          [](py::object self, const std::string& name, const TensorRef& a, const TensorRef& b,
+             const std::string& op) {
+            const pz::Binary fn = binaryByName(op);
+            auto& layer = sessionOf(self).add<pz::BinaryLayer>(name, *a.tensor, *b.tensor, fn);
+            return makeRef(layer, "binary", {}, self);
+          },
+          py::arg("name"), py::arg("a"), py::arg("b"), py::arg("op"),
+          "a (op) b for op in add, sub, mul, div; b has a's shape or broadcasts to it.")
+      .def(
+          "prelu",
+          [](py::object self, const std::string& name, const TensorRef& x) {
+            auto& layer = sessionOf(self).add<pz::PReluLayer>(name, *x.tensor);
+            const auto c = static_cast<std::size_t>(x.tensor->shape().at(1));
+            return makeRef(layer, "prelu", {c}, self);
+          },
+          py::arg("name"), py::arg("x"), "x >= 0 ? x : slope[c] * x; config(slope [C]).")
+      .def(
           "fully_connected",
           [](py::object self, const std::string& name, const TensorRef& x, int out_features) {
             auto& layer =
@@ -497,6 +530,16 @@ void bindSession(py::module_& m) {
             return makeRef(layer, "transpose", {}, self);
           },
           py::arg("name"), py::arg("x"), py::arg("perm"))
+      .def(
+          "slice",
+          [](py::object self, const std::string& name, const TensorRef& x,
+             const std::vector<int>& begin, const std::vector<int>& end,
+             const std::vector<int>& step) {
+            auto& layer = sessionOf(self).add<pz::SliceLayer>(name, *x.tensor, begin, end, step);
+            return makeRef(layer, "slice", {}, self);
+          },
+          py::arg("name"), py::arg("x"), py::arg("begin"), py::arg("end"), py::arg("step"),
+          "x[begin:end:step] per axis (one entry per axis; 0 <= begin < end <= dim, step >= 1).")
       .def(
           "mark_output", [](Session&, const TensorRef& t) { t.tensor->markGraphOutput(); },
           py::arg("t"))

@@ -84,6 +84,13 @@ void check(cnmlStatus_t status, const std::string& layer, const char* call) {
   if (status != CNML_STATUS_SUCCESS) throw SdkError(layer, call, status, cnmlStatusName(status));
 }
 
+void check(cnmlStatus_t status, const std::string& layer, const char* call,
+           const std::string& hint) {
+  if (status != CNML_STATUS_SUCCESS) {
+    throw SdkError(layer, call, status, cnmlStatusName(status), hint);
+  }
+}
+
 void check(cnrtRet_t status, const std::string& layer, const char* call) {
   if (status != CNRT_RET_SUCCESS) throw SdkError(layer, call, status, cnrtRetName(status));
 }

@@ -1,4 +1,4 @@
-// Per-element and per-channel layers: batch norm, scale, activation, add.
+// Per-element and per-channel layers: batch norm, scale, activation, add, binary, prelu.
 #include "detail.h"
 
 namespace pz {
@@ -17,6 +17,7 @@ cnmlActiveFunction_t activeFunction(Active fn) {
     case Active::kSigmoid: return CNML_ACTIVE_SIGMOID;
     case Active::kTanh: return CNML_ACTIVE_TANH;
     case Active::kRelu6: return CNML_ACTIVE_RELU6;
+    case Active::kRelu1: return CNML_ACTIVE_RELU1;
   }
   return CNML_ACTIVE_NONE;
 }
@@ -25,6 +26,44 @@ void requireData(const std::string& layer, const float* a, const float* b, const
   if (a == nullptr || b == nullptr) {
     throw Error(layer + ": configLayer needs both " + names + " (got null)");
   }
+}
+
+// The SDK creator and forward of one binary op. Equal shapes use the element-wise ops, a
+// broadcast b the Broadcast* ops; RealDiv has no broadcast form, so a div always uses it and
+// the SDK refuses unequal shapes with its status.
+struct BinaryCalls {
+  cnmlStatus_t (*create)(cnmlBaseOp_t*, cnmlTensor_t, cnmlTensor_t, cnmlTensor_t);
+  const char* create_name;
+  cnmlStatus_t (*forward)(cnmlBaseOp_t, cnmlTensor_t, void*, cnmlTensor_t, void*, cnmlTensor_t,
+                          void*, cnrtQueue_t, void*);
+  const char* forward_name;
+};
+
+#define PZ_BINARY_CALLS(sdk_op)                                                        \
+  BinaryCalls{cnmlCreate##sdk_op##Op, "cnmlCreate" #sdk_op "Op",                       \
+              cnmlCompute##sdk_op##OpForward_V4, "cnmlCompute" #sdk_op "OpForward_V4"}
+
+BinaryCalls binaryCalls(Binary fn, bool broadcast) {
+  switch (fn) {
+    case Binary::kAdd: return broadcast ? PZ_BINARY_CALLS(BroadcastAdd) : PZ_BINARY_CALLS(Add);
+    case Binary::kSub: return broadcast ? PZ_BINARY_CALLS(BroadcastSub) : PZ_BINARY_CALLS(Sub);
+    case Binary::kMul: return broadcast ? PZ_BINARY_CALLS(BroadcastMult) : PZ_BINARY_CALLS(Mult);
+    case Binary::kDiv: break;
+  }
+  return PZ_BINARY_CALLS(RealDiv);
+}
+
+#undef PZ_BINARY_CALLS
+
+// What the SDK wanted when it refused a binary op (the status alone does not say).
+std::string binaryHint(Binary fn, const Tensor& a, const Tensor& b) {
+  const std::string shapes = "a " + a.name() + " " + shapeToString(a.shape()) + ", b " +
+                             b.name() + " " + shapeToString(b.shape());
+  if (fn == Binary::kDiv) {
+    return "RealDiv has no broadcast form, so div needs equal shapes; got " + shapes;
+  }
+  return "b must broadcast to a (b's rank at most a's, dims right-aligned, each equal to a's "
+         "or 1); got " + shapes;
 }
 
 }  // namespace
@@ -113,6 +152,48 @@ cnmlStatus_t AddLayer::forward(cnrtQueue_t queue) {
       cnmlComputeAddOpForward_V4(op_, a.desc(), a.deviceData(), b.desc(), b.deviceData(),
                                  output_.desc(), output_.deviceData(), queue, nullptr),
       name_, "cnmlComputeAddOpForward_V4");
+}
+
+// ---- BinaryLayer ----------------------------------------------------------------------
+
+BinaryLayer::BinaryLayer(std::string name, Tensor& a, Tensor& b, Binary fn)
+    : Layer(name, {&a, &b}, a.shape()), fn_(fn), broadcast_(a.shape() != b.shape()) {
+  const BinaryCalls calls = binaryCalls(fn_, broadcast_);
+  const cnmlStatus_t status = calls.create(&op_, a.desc(), b.desc(), output_.desc());
+  if (status != CNML_STATUS_SUCCESS) check(status, name_, calls.create_name, binaryHint(fn_, a, b));
+}
+
+cnmlStatus_t BinaryLayer::forward(cnrtQueue_t queue) {
+  Tensor& a = *inputs_[0];
+  Tensor& b = *inputs_[1];
+  const BinaryCalls calls = binaryCalls(fn_, broadcast_);
+  return detail::checkForward(calls.forward(op_, a.desc(), a.deviceData(), b.desc(),
+                                            b.deviceData(), output_.desc(),
+                                            output_.deviceData(), queue, nullptr),
+                              name_, calls.forward_name);
+}
+
+// ---- PReluLayer -----------------------------------------------------------------------
+
+PReluLayer::PReluLayer(std::string name, Tensor& input) : Layer(name, {&input}, input.shape()) {
+  slope_ = std::make_unique<ConstTensor>(name_, CNML_CONST,
+                                         Shape{channels(name_, input.shape())});
+  check(cnmlCreatePreluOp(&op_, input.desc(), output_.desc(), slope_->desc()), name_,
+        "cnmlCreatePreluOp");
+}
+
+void PReluLayer::configLayer(const float* slope) {
+  if (slope == nullptr) throw Error(name_ + ": configLayer needs the slope (got null)");
+  slope_->bind(slope);
+  configured_ = true;
+}
+
+cnmlStatus_t PReluLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  return detail::checkForward(cnmlComputePreluOpForward_V4(op_, in.desc(), in.deviceData(),
+                                                           output_.desc(), output_.deviceData(),
+                                                           queue, nullptr),
+                              name_, "cnmlComputePreluOpForward_V4");
 }
 
 }  // namespace pz

@@ -1,4 +1,4 @@
-// Layout and classifier layers: fully connected, softmax, concat, reshape, transpose.
+// Layout and classifier layers: fully connected, softmax, concat, reshape, transpose, slice.
 #include <algorithm>
 
 #include "detail.h"
@@ -47,6 +47,27 @@ Shape transposeShape(const std::string& layer, const Shape& in, const std::vecto
   }
   Shape out(in.size());
   for (std::size_t i = 0; i < perm.size(); ++i) out[i] = in[static_cast<std::size_t>(perm[i])];
+  return out;
+}
+
+// One begin, end and step per axis, each in range; the output dims they select.
+Shape sliceShape(const std::string& layer, const Shape& in, const std::vector<int>& begin,
+                 const std::vector<int>& end, const std::vector<int>& step) {
+  if (begin.size() != in.size() || end.size() != in.size() || step.size() != in.size()) {
+    throw Error(layer + ": slice needs one begin, end and step per axis of " + shapeToString(in) +
+                ", got begin " + shapeToString(begin) + ", end " + shapeToString(end) +
+                ", step " + shapeToString(step));
+  }
+  Shape out(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (step[i] < 1 || begin[i] < 0 || begin[i] >= end[i] || end[i] > in[i]) {
+      throw Error(layer + ": slice of axis " + std::to_string(i) + " (size " +
+                  std::to_string(in[i]) + ") from " + std::to_string(begin[i]) + " to " +
+                  std::to_string(end[i]) + " step " + std::to_string(step[i]) +
+                  " is out of range; give 0 <= begin < end <= size and step >= 1");
+    }
+    out[i] = (end[i] - begin[i] + step[i] - 1) / step[i];
+  }
   return out;
 }
 
@@ -180,6 +201,34 @@ cnmlStatus_t TransposeLayer::forward(cnrtQueue_t queue) {
       cnmlComputeTransposeProOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
                                           output_.deviceData(), queue, nullptr),
       name_, "cnmlComputeTransposeProOpForward_V4");
+}
+
+// ---- SliceLayer -----------------------------------------------------------------------
+
+SliceLayer::SliceLayer(std::string name, Tensor& input, std::vector<int> begin,
+                       std::vector<int> end, std::vector<int> step)
+    : Layer(name, {&input}, sliceShape(name, input.shape(), begin, end, step)) {
+  check(cnmlCreateNdStridedSliceOpParam(&param_, static_cast<int>(begin.size()), begin.data(),
+                                        end.data(), step.data()),
+        name_, "cnmlCreateNdStridedSliceOpParam");
+  const cnmlStatus_t status =
+      cnmlCreateNdStridedSliceOp(&op_, param_, input.desc(), output_.desc());
+  if (status != CNML_STATUS_SUCCESS) {
+    cnmlDestroyNdStridedSliceOpParam(&param_);
+    check(status, name_, "cnmlCreateNdStridedSliceOp");
+  }
+}
+
+SliceLayer::~SliceLayer() {
+  if (param_ != nullptr) cnmlDestroyNdStridedSliceOpParam(&param_);
+}
+
+cnmlStatus_t SliceLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  return detail::checkForward(
+      cnmlComputeNdStridedSliceOpForward_V2(op_, in.desc(), in.deviceData(), output_.desc(),
+                                            output_.deviceData(), queue, nullptr),
+      name_, "cnmlComputeNdStridedSliceOpForward_V2");
 }
 
 }  // namespace pz

@@ -39,6 +39,7 @@ ACTIVATIONS = {
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "tanh": np.tanh,
     "relu6": lambda x: np.clip(x, 0, 6),
+    "relu1": lambda x: np.clip(x, 0, 1),
 }
 
 

@@ -45,6 +45,9 @@ class Error : public std::runtime_error {
 
 // Throws SdkError when status is not CNML_STATUS_SUCCESS.
 void check(cnmlStatus_t status, const std::string& layer, const char* call);
+// The same, with `hint` (what the SDK wants instead) appended to the message.
+void check(cnmlStatus_t status, const std::string& layer, const char* call,
+           const std::string& hint);
 void check(cnrtRet_t status, const std::string& layer, const char* call);
 
 // The MLU100's core count: the range of a block's MP (model parallelism).
@@ -205,7 +208,9 @@ struct Lrn {
   Lrn& alphaBetaBias(double a, double b, double k) { alpha = a; beta = b; bias = k; return *this; }
 };
 
-enum class Active { kRelu, kSigmoid, kTanh, kRelu6 };
+enum class Active { kRelu, kSigmoid, kTanh, kRelu6, kRelu1 };  // kRelu1: min(max(x, 0), 1)
+
+enum class Binary { kAdd, kSub, kMul, kDiv };
 
 // Output shape functions, shared by the layers and by tests.
 Shape convOutputShape(const Shape& in, const Conv& p);
@@ -314,6 +319,41 @@ class AddLayer : public Layer {
   cnmlStatus_t forward(cnrtQueue_t queue) override;
 };
 
+// y = a (+ - * /) b. b has a's shape, or broadcasts to it: b's rank at most a's, dims
+// right-aligned, each equal to a's or 1 (per-channel [1, C, 1, 1] or [C, 1, 1], scalar-like
+// [1, 1, 1, 1], [1, 1, H, W], ...); y has a's shape. Equal shapes use the SDK's Add, Sub,
+// Mult and RealDiv ops, a broadcast b its BroadcastAdd/Sub/Mult ops. RealDiv has no
+// broadcast form, so a div needs equal shapes; a b that does not broadcast, or a div with
+// unequal shapes, fails at construction with the SDK's status (pz::SdkError).
+class BinaryLayer : public Layer {
+ public:
+  BinaryLayer(std::string name, Tensor& a, Tensor& b, Binary op);
+
+ protected:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+
+ private:
+  Binary fn_;
+  bool broadcast_;  // b's shape differs from a's: the SDK's Broadcast* op
+};
+
+// y = x if x >= 0 else slope[c] * x, per channel (axis 1). LeakyRelu is a PRelu whose slope
+// holds alpha for every channel.
+class PReluLayer : public Layer {
+ public:
+  PReluLayer(std::string name, Tensor& input);
+  // slope [C].
+  void configLayer(const float* slope);
+  bool configured() const override { return configured_; }
+
+ protected:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+
+ private:
+  std::unique_ptr<ConstTensor> slope_;
+  bool configured_ = false;
+};
+
 // y[n, o] = sum_k x[n, k] * weight[o, k] + bias[o]; x is read flat per batch item.
 class FullyConnectedLayer : public Layer {
  public:
@@ -367,6 +407,21 @@ class TransposeLayer : public Layer {
 
  private:
   cnmlTransposeOpParam_t param_ = nullptr;
+};
+
+// y = x[begin:end:step] along every axis (one entry per input axis, as numpy's slices with
+// positive steps): 0 <= begin < end <= dim, step >= 1; output dim ceil((end - begin) / step).
+class SliceLayer : public Layer {
+ public:
+  SliceLayer(std::string name, Tensor& input, std::vector<int> begin, std::vector<int> end,
+             std::vector<int> step);
+  ~SliceLayer() override;
+
+ protected:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+
+ private:
+  cnmlNdStridedSliceOpParam_t param_ = nullptr;
 };
 
 // ---- fusion -------------------------------------------------------------------------

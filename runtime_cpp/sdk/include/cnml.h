@@ -103,6 +103,29 @@ typedef enum {
   CNML_LRN_V3 = 2   // x / (k + alpha * S / local_size)^beta
 } cnmlLrnType_t;
 
+// Extension beyond cnml-subset.md (mock): how Interp / NearestNeighbor map an output pixel to
+// the input, as ONNX Resize's coordinate_transformation_mode with scale = out / in:
+//   HALF_PIXEL          x_in = (x_out + 0.5) / scale - 0.5
+//   PYTORCH_HALF_PIXEL  the same, but 0 when the output length is 1
+//   ALIGN_CORNERS       x_in = x_out * (in - 1) / (out - 1), 0 when out == 1
+//   ASYMMETRIC          x_in = x_out / scale
+// CNML itself only has an align_corners flag (true: ALIGN_CORNERS, false: ASYMMETRIC).
+typedef enum {
+  CNML_INTERP_ASYMMETRIC = 0,
+  CNML_INTERP_ALIGN_CORNERS = 1,
+  CNML_INTERP_HALF_PIXEL = 2,
+  CNML_INTERP_PYTORCH_HALF_PIXEL = 3
+} cnmlInterpCoordinateMode_t;
+
+// Extension beyond cnml-subset.md (mock): how NearestNeighbor rounds x_in to an input index
+// (ONNX Resize's nearest_mode); the index is then clamped to [0, in - 1].
+typedef enum {
+  CNML_NEAREST_ROUND_PREFER_FLOOR = 0,  // round half down
+  CNML_NEAREST_ROUND_PREFER_CEIL = 1,   // round half up
+  CNML_NEAREST_FLOOR = 2,
+  CNML_NEAREST_CEIL = 3
+} cnmlNearestNeighborRoundMode_t;
+
 typedef struct cnmlTensor* cnmlTensor_t;
 typedef struct cnmlBaseOp* cnmlBaseOp_t;
 typedef struct cnmlFusionOp* cnmlFusionOp_t;
@@ -111,6 +134,10 @@ typedef struct cnmlPoolOpParam* cnmlPoolOpParam_t;
 typedef struct cnmlLrnOpParam* cnmlLrnOpParam_t;
 typedef struct cnmlReshapeOpParam* cnmlReshapeOpParam_t;
 typedef struct cnmlTransposeOpParam* cnmlTransposeOpParam_t;
+typedef struct cnmlNdStridedSliceOpParam* cnmlNdStridedSliceOpParam_t;
+typedef struct cnmlDeconvOpParam* cnmlDeconvOpParam_t;
+typedef struct cnmlNearestNeighborOpParam* cnmlNearestNeighborOpParam_t;
+typedef struct cnmlInterpOpParam* cnmlInterpOpParam_t;
 
 // ---- setup -------------------------------------------------------------------
 cnmlStatus_t cnmlInit(int flag);
@@ -157,6 +184,67 @@ cnmlStatus_t cnmlCreateNdTransposeOpParam(cnmlTransposeOpParam_t* param, int dim
                                           int dim_num);
 cnmlStatus_t cnmlDestroyTransposeOpParam(cnmlTransposeOpParam_t* param);
 
+// Extension beyond cnml-subset.md (names and parameter order from Cambricon's MLU bridges
+// of TensorFlow and Paddle-Lite): one begin, end and stride per input axis, output dim
+// ceil((end - begin) / stride). Mock rule: indices come normalised (no negative indices, no
+// masks): 0 <= begin < end, stride >= 1, else INVALIDPARAM; a negative stride (reversing)
+// -> UNSUPPORT; dim_num 1..6; end <= the input dim is checked when the op is created.
+cnmlStatus_t cnmlCreateNdStridedSliceOpParam(cnmlNdStridedSliceOpParam_t* param, int dim_num,
+                                             int begin[], int end[], int stride[]);
+cnmlStatus_t cnmlDestroyNdStridedSliceOpParam(cnmlNdStridedSliceOpParam_t* param);
+
+// Deconvolution (names and parameter order from Cambricon's Caffe and TensorFlow bridges;
+// beyond cnml-subset.md). The op computes the full transposed convolution, H_full =
+// (H_in - 1) * stride + dilation * (kh - 1) + 1, and crops hu rows from its top, hd from its
+// bottom, wl and wr columns from its left and right (ONNX ConvTranspose's pads).
+// Mock rules: stride >= 1, crops >= 0, else INVALIDPARAM; H_full as ONNX (Cambricon Caffe
+// adds stride - kh to hd when stride > kh, which suggests the device's uncropped output is
+// (H_in - 1) * stride + max(kh, stride); the mock does not model that).
+cnmlStatus_t cnmlCreateDeconvOpParam(cnmlDeconvOpParam_t* param, int stride_height,
+                                     int stride_width, int hu, int hd, int wl, int wr);
+// Extension beyond CNML (mock): the same with dilation and ONNX's output_padding, which adds
+// output_pad_height rows below (output_pad_width columns right of) the cropped output; rows
+// past the full output hold the bias only. H_out = H_full - hu - hd + output_pad_height.
+// (CNML 7.x has a `_V3` with dilations whose exact parameter list is not public.)
+// Mock rules: dilation >= 1, 0 <= output padding < max(stride, dilation) per axis (ONNX's
+// and PyTorch's rule), else INVALIDPARAM.
+cnmlStatus_t cnmlCreateDeconvOpParam_V2(cnmlDeconvOpParam_t* param, int stride_height,
+                                        int stride_width, int dilation_height,
+                                        int dilation_width, int hu, int hd, int wl, int wr,
+                                        int output_pad_height, int output_pad_width);
+cnmlStatus_t cnmlDestroyDeconvOpParam(cnmlDeconvOpParam_t* param);
+
+// Nearest-neighbour resize of H and W (Cambricon's Caffe Upsample, TensorFlow and Paddle-Lite
+// bridges; beyond cnml-subset.md). Note the order: width, then height.
+// Mock rules: output sizes >= 1, else INVALIDPARAM; the default mapping is ASYMMETRIC with
+// FLOOR (TensorFlow's resize_nearest_neighbor), and cnmlSetNearestNeighborAlignCorner(true)
+// selects ALIGN_CORNERS with ROUND_PREFER_CEIL (TensorFlow's align_corners=True rounds half
+// away from zero), false the default again.
+cnmlStatus_t cnmlCreateNearestNeighborOpParam(cnmlNearestNeighborOpParam_t* param,
+                                              int output_width, int output_height);
+cnmlStatus_t cnmlSetNearestNeighborAlignCorner(cnmlNearestNeighborOpParam_t* param,
+                                               bool align_corners);
+// Extensions beyond CNML (mock): any ONNX Resize coordinate mode and nearest rounding.
+// A value outside the enum -> INVALIDPARAM.
+cnmlStatus_t cnmlSetNearestNeighborCoordinateMode(cnmlNearestNeighborOpParam_t* param,
+                                                  cnmlInterpCoordinateMode_t mode);
+cnmlStatus_t cnmlSetNearestNeighborRoundMode(cnmlNearestNeighborOpParam_t* param,
+                                             cnmlNearestNeighborRoundMode_t mode);
+cnmlStatus_t cnmlDestroyNearestNeighborOpParam(cnmlNearestNeighborOpParam_t* param);
+
+// Bilinear resize of H and W (Cambricon's Caffe Interp layer, TensorFlow bridge; beyond
+// cnml-subset.md). align_corners true: ALIGN_CORNERS, false: ASYMMETRIC (TensorFlow's
+// resize_bilinear). Sampling as ONNX Resize linear: x_in clamped to [0, in - 1], then the
+// two neighbours floor(x_in) and floor(x_in) + 1 (clamped) weighted by distance.
+// Mock rule: output sizes >= 1, else INVALIDPARAM.
+cnmlStatus_t cnmlCreateInterpOpParam(cnmlInterpOpParam_t* param, int output_width,
+                                     int output_height, bool align_corners);
+// Extension beyond CNML (mock): any ONNX Resize coordinate mode (outside the enum ->
+// INVALIDPARAM).
+cnmlStatus_t cnmlSetInterpCoordinateMode(cnmlInterpOpParam_t* param,
+                                         cnmlInterpCoordinateMode_t mode);
+cnmlStatus_t cnmlDestroyInterpOpParam(cnmlInterpOpParam_t* param);
+
 // ---- operator creation -------------------------------------------------------
 // Filter [co, ci/group, kh, kw]; bias [co] or NULL. Mock rule: dilation > 1 with pads is
 // accepted (the real MLU100 wants an AddPad op in front; the wrapper does not rely on it).
@@ -176,8 +264,31 @@ cnmlStatus_t cnmlCreateBatchNormOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTen
 // out = alpha * in + beta, alpha/beta per channel (axis 1) or a single value.
 cnmlStatus_t cnmlCreateScaleOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                                cnmlTensor_t alpha, cnmlTensor_t beta);
+// Element-wise out = in1 (+ - * /) in2 of equal shapes (all three dims equal).
 cnmlStatus_t cnmlCreateAddOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
                              cnmlTensor_t output);
+cnmlStatus_t cnmlCreateSubOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
+                             cnmlTensor_t output);
+cnmlStatus_t cnmlCreateMultOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
+                              cnmlTensor_t output);
+// RealDiv is element-wise only: the SDK has no broadcast form of it.
+cnmlStatus_t cnmlCreateRealDivOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
+                                 cnmlTensor_t output);
+// in2 broadcast to in1; out has in1's dims. Mock rule: numpy rules in one direction: in2 has
+// at most in1's rank, dims right-aligned, each in2 dim equal to in1's or 1 (so a
+// per-channel in2 may be [1, c, 1, 1] or [c, 1, 1]); anything else -> INVALIDPARAM.
+cnmlStatus_t cnmlCreateBroadcastAddOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                      cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateBroadcastSubOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                      cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateBroadcastMultOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                       cnmlTensor_t input_2, cnmlTensor_t output);
+// out = in >= 0 ? in : prelu_param[c] * in, per channel (axis 1). Extension beyond
+// cnml-subset.md (Cambricon Caffe's PReLU layer, Paddle-Lite's leaky_relu bridge).
+// Mock rule: prelu_param is a CONST/FILTER tensor of c values, or of one value shared by
+// every channel (Paddle-Lite passes leaky_relu's alpha as [1, 1, 1, 1]).
+cnmlStatus_t cnmlCreatePreluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                               cnmlTensor_t prelu_param);
 // out[n, co] = sum_k in[n, k] * filter[co, k] + bias[co]; in is read flat per batch item.
 cnmlStatus_t cnmlCreateMlpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                              cnmlTensor_t filter, cnmlTensor_t bias);
@@ -191,6 +302,26 @@ cnmlStatus_t cnmlCreateReshapeOp(cnmlBaseOp_t* op, cnmlReshapeOpParam_t param,
                                  cnmlTensor_t input, cnmlTensor_t output);
 cnmlStatus_t cnmlCreateNdTransposeProOp(cnmlBaseOp_t* op, cnmlTensor_t input,
                                         cnmlTensor_t output, cnmlTransposeOpParam_t param);
+// Output dims must equal what the param selects from the input (same rank).
+cnmlStatus_t cnmlCreateNdStridedSliceOp(cnmlBaseOp_t* op, cnmlNdStridedSliceOpParam_t param,
+                                        cnmlTensor_t input, cnmlTensor_t output);
+// Filter [ci, co, kh, kw] (ONNX ConvTranspose's and Caffe's Deconvolution layout); bias [co]
+// or NULL. Input and output 4-D NCHW; output [n, co, H_out, W_out] as the param gives
+// (H_out >= 1), else INVALIDPARAM.
+cnmlStatus_t cnmlCreateDeconvOp(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param, cnmlTensor_t input,
+                                cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias);
+// Extension beyond CNML (mock), like cnmlCreateConvGroupOp: filter [ci, co / group, kh, kw];
+// group divides ci and co (else INVALIDPARAM).
+cnmlStatus_t cnmlCreateDeconvGroupOp(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param,
+                                     cnmlTensor_t input, cnmlTensor_t output,
+                                     cnmlTensor_t filter, cnmlTensor_t bias, int group);
+// Input and output 4-D NCHW with equal N and C; output H and W must be the param's sizes
+// (else INVALIDPARAM). The param is last, as in CNML.
+cnmlStatus_t cnmlCreateNearestNeighborOp(cnmlBaseOp_t* op, cnmlTensor_t input,
+                                         cnmlTensor_t output,
+                                         cnmlNearestNeighborOpParam_t param);
+cnmlStatus_t cnmlCreateInterpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                                cnmlInterpOpParam_t param);
 
 // ---- compile -----------------------------------------------------------------
 // core_limit: cores the op is compiled for. Mock rule: 1..32 on MLU100, else INVALIDPARAM.
@@ -220,6 +351,34 @@ cnmlStatus_t cnmlComputeAddOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tens
                                         void* input_1, cnmlTensor_t input_tensor_2,
                                         void* input_2, cnmlTensor_t output_tensor, void* output,
                                         cnrtQueue_t queue, void* extra);
+// Each two-input forward runs only ops of its own creator (else INVALIDPARAM).
+cnmlStatus_t cnmlComputeSubOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                        void* input_1, cnmlTensor_t input_tensor_2,
+                                        void* input_2, cnmlTensor_t output_tensor, void* output,
+                                        cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeMultOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                         void* input_1, cnmlTensor_t input_tensor_2,
+                                         void* input_2, cnmlTensor_t output_tensor, void* output,
+                                         cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeRealDivOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                            void* input_1, cnmlTensor_t input_tensor_2,
+                                            void* input_2, cnmlTensor_t output_tensor, void* output,
+                                            cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeBroadcastAddOpForward_V4(cnmlBaseOp_t op,
+                                                 cnmlTensor_t input_tensor_1, void* input_1,
+                                                 cnmlTensor_t input_tensor_2, void* input_2,
+                                                 cnmlTensor_t output_tensor, void* output,
+                                                 cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeBroadcastSubOpForward_V4(cnmlBaseOp_t op,
+                                                 cnmlTensor_t input_tensor_1, void* input_1,
+                                                 cnmlTensor_t input_tensor_2, void* input_2,
+                                                 cnmlTensor_t output_tensor, void* output,
+                                                 cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeBroadcastMultOpForward_V4(cnmlBaseOp_t op,
+                                                  cnmlTensor_t input_tensor_1, void* input_1,
+                                                  cnmlTensor_t input_tensor_2, void* input_2,
+                                                  cnmlTensor_t output_tensor, void* output,
+                                                  cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeMlpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
                                         cnmlTensor_t output_tensor, void* output,
                                         cnrtQueue_t queue, void* extra);
@@ -239,6 +398,30 @@ cnmlStatus_t cnmlComputeReshapeOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_
 cnmlStatus_t cnmlComputeTransposeProOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                                  void* input, cnmlTensor_t output_tensor,
                                                  void* output, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputePreluOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                          void* input, cnmlTensor_t output_tensor, void* output,
+                                          cnrtQueue_t queue, void* extra);
+// `_V2` is the SDK's name for the Nd strided slice's tensor/pointer-pair forward (the `_V4`
+// parameter list; Cambricon's TensorFlow bridge and the cnpapi callback table).
+cnmlStatus_t cnmlComputeNdStridedSliceOpForward_V2(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                                   void* input, cnmlTensor_t output_tensor,
+                                                   void* output, cnrtQueue_t queue,
+                                                   void* extra);
+
+// Deconv and DeconvGroup ops accept either deconv forward (as the conv forwards do).
+cnmlStatus_t cnmlComputeDeconvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                           void* input, cnmlTensor_t output_tensor,
+                                           void* output, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeDeconvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                                void* input, cnmlTensor_t output_tensor,
+                                                void* output, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeNearestNeighborOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                                    void* input, cnmlTensor_t output_tensor,
+                                                    void* output, cnrtQueue_t queue,
+                                                    void* extra);
+cnmlStatus_t cnmlComputeInterpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                           void* input, cnmlTensor_t output_tensor,
+                                           void* output, cnrtQueue_t queue, void* extra);
 
 // ---- fusion ------------------------------------------------------------------
 // Base ops are fused in topological order and must not have been compiled alone.

@@ -1,0 +1,42 @@
+"""Interp: ONNX Resize of the H and W axes of an NCHW tensor, nearest or bilinear."""
+
+from __future__ import annotations
+
+from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+
+INTERP_MODES = ("nearest", "linear")
+COORDINATES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
+ROUNDINGS = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+def interp_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    (x,) = inputs
+    if len(x) != 4:
+        raise ShapeError(f"Interp needs an NCHW input, got shape {x}")
+    mode = attrs["mode"]
+    if mode not in INTERP_MODES:
+        raise ShapeError(f"Interp mode {mode!r} is not one of {INTERP_MODES}")
+    coordinates = attrs["coordinates"]
+    if coordinates not in COORDINATES:
+        raise ShapeError(f"Interp coordinates {coordinates!r} is not one of {COORDINATES}")
+    rounding = attrs.get("rounding", "")
+    if mode == "nearest" and rounding not in ROUNDINGS:
+        raise ShapeError(f"Interp nearest rounding {rounding!r} is not one of {ROUNDINGS}")
+    if mode == "linear" and rounding:
+        raise ShapeError(f"Interp linear takes no rounding (give \"\"), got {rounding!r}")
+    size = [int(d) for d in attrs["size"]]
+    if len(size) != 2 or min(size) < 1:
+        raise ShapeError(f"Interp size must be [out_h, out_w] >= 1, got {attrs['size']}")
+    return (x[0], x[1], size[0], size[1])
+
+
+def interp_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
+    """One move per output for nearest, four multiply-adds for bilinear."""
+    n, c, h, w = out
+    return n * c * h * w * (4 if attrs["mode"] == "linear" else 1)
+
+
+# attrs {"mode": "nearest" | "linear", "size": [out_h, out_w], "coordinates": one of
+# COORDINATES, "rounding": one of ROUNDINGS for nearest, "" for linear}.
+INTERP = LayerKind(name="Interp", cpp_class="pz::InterpLayer", template="interp",
+                   binding="interp", shape=interp_shape, macs=interp_ops, spatial=True)
