@@ -75,6 +75,8 @@ DEFAULT_PLAN = "per-layer"
 # (Non-float inputs, such as shapes and axes, are always frozen.)
 WEIGHT_SLOTS: dict[str, tuple[int, ...]] = {
     "Conv": (1, 2),
+    "ConvTranspose": (1, 2),
+    "Resize": (1, 2, 3),
     "Gemm": (1, 2),
     "MatMul": (1,),
     "BatchNormalization": (1, 2, 3, 4),

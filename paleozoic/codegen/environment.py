@@ -16,6 +16,19 @@ _BINARY_ENUM = {"add": "kAdd", "sub": "kSub", "mul": "kMul", "div": "kDiv"}
 # ops, a broadcast b the Broadcast* ops; RealDiv has no broadcast form.
 _BINARY_SDK = {"add": ("Add", "BroadcastAdd"), "sub": ("Sub", "BroadcastSub"),
                "mul": ("Mult", "BroadcastMult"), "div": ("RealDiv", "RealDiv")}
+# Interp attributes -> (pz:: wrapper enum, SDK enum of the mock extension).
+_INTERP_COORDINATES = {
+    "half_pixel": ("kHalfPixel", "CNML_INTERP_HALF_PIXEL"),
+    "pytorch_half_pixel": ("kPytorchHalfPixel", "CNML_INTERP_PYTORCH_HALF_PIXEL"),
+    "align_corners": ("kAlignCorners", "CNML_INTERP_ALIGN_CORNERS"),
+    "asymmetric": ("kAsymmetric", "CNML_INTERP_ASYMMETRIC"),
+}
+_INTERP_ROUNDING = {
+    "round_prefer_floor": ("kRoundPreferFloor", "CNML_NEAREST_ROUND_PREFER_FLOOR"),
+    "round_prefer_ceil": ("kRoundPreferCeil", "CNML_NEAREST_ROUND_PREFER_CEIL"),
+    "floor": ("kFloor", "CNML_NEAREST_FLOOR"),
+    "ceil": ("kCeil", "CNML_NEAREST_CEIL"),
+}
 
 
 def template_dir() -> Path:
@@ -57,6 +70,23 @@ def binary_sdk(op: str, broadcast: bool) -> str:
     return _BINARY_SDK[op][1 if broadcast else 0]
 
 
+def interp_coordinates(mode: str, sdk: bool = False) -> str:
+    return _INTERP_COORDINATES[mode][1 if sdk else 0]
+
+
+def interp_rounding(mode: str, sdk: bool = False) -> str:
+    return _INTERP_ROUNDING[mode][1 if sdk else 0]
+
+
+def deconv_needs_v2(attrs: dict[str, Any]) -> bool:
+    """pz::DeconvLayer's choice of param creator: CNML's cnmlCreateDeconvOpParam (crops only)
+    unless the layer is dilated or its output padding reaches past the bottom / right pad,
+    which need the mock's cnmlCreateDeconvOpParam_V2."""
+    oh, ow = attrs.get("output_padding", [0, 0])
+    _, bottom, _, right = attrs["pads"]
+    return list(attrs["dilation"]) != [1, 1] or oh > bottom or ow > right
+
+
 def make_environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir())),
@@ -67,5 +97,7 @@ def make_environment() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters.update(cpp_list=cpp_list, cpp_float=cpp_float, cpp_bool=cpp_bool,
-                       active_enum=active_enum, binary_enum=binary_enum, binary_sdk=binary_sdk)
+                       active_enum=active_enum, binary_enum=binary_enum, binary_sdk=binary_sdk,
+                       interp_coordinates=interp_coordinates, interp_rounding=interp_rounding,
+                       deconv_needs_v2=deconv_needs_v2)
     return env

@@ -204,10 +204,10 @@ def raw_context(model: Model, env: Any, unique_ident: Any, block_views: list[Any
 
 
 def _zero_bias_size(view: RawLayerView) -> int:
-    """Floats of the zero bias the wrapper binds when a conv / FC layer has none."""
+    """Floats of the zero bias the wrapper binds when a conv / deconv / FC layer has none."""
     if "bias" not in KINDS[view.layer.kind].optional_roles or "bias" in view.layer.weights:
         return 0
-    if view.layer.kind == "Conv":
+    if view.layer.kind in ("Conv", "Deconv"):
         return int(view.attrs["out_channels"])
     return int(view.attrs["out_features"])
 

@@ -124,6 +124,14 @@ def check_attributes(model: onnx.ModelProto, source: str) -> None:
                                 f"is used; the SDK's pool op returns values only")
             problems.extend(_spatial_checks(where, op, attrs))
 
+        elif op == "ConvTranspose" and "output_shape" in attrs:
+            problems.append(f"{where}: output_shape={_text(attrs['output_shape'])}; give the "
+                            f"output size with pads and output_padding instead")
+
+        elif op == "Resize" and int(attrs.get("antialias", 0)):  # type: ignore[call-overload]
+            problems.append(f"{where}: antialias=1; the SDK's interpolation has no "
+                            f"antialiasing filter")
+
         elif op == "Dropout" and len(node.input) > 2 and node.input[2]:
             mode = constants.get(node.input[2])
             if mode is None or bool(onnx.numpy_helper.to_array(mode).reshape(())):

@@ -20,7 +20,9 @@ from paleozoic.frontend.relax_walk import (
     CONST_EVAL, CONVERTERS, TIR_CONVERTERS, Act, Const, Tup, Walker,
     clean_identifier,
 )
-from paleozoic.frontend.prepare import fix_input_shapes, fold_constants, fold_pads
+from paleozoic.frontend.prepare import (
+    check_resize_scales, fix_input_shapes, fold_constants, fold_pads,
+)
 from paleozoic.frontend.support import check_supported
 from paleozoic.frontend.weight_stream import STREAM_MIN_ELEMENTS
 from paleozoic.ir import LayerQueue, TensorInfo
@@ -42,6 +44,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     shapes = fix_input_shapes(proto, source, input_shapes, batch)
     fold_constants(proto, source, loaded.weights)
     fold_pads(proto, source)
+    check_resize_scales(proto, source, loaded.weights)
     constant_outputs = [o.name for o in proto.graph.output
                         if o.name in {t.name for t in proto.graph.initializer}]
     if constant_outputs:

@@ -285,3 +285,33 @@ def _zero_pad_amounts(pad: onnx.NodeProto,
     if value != 0.0 or len(pads) != 8 or any(pads[i] for i in (0, 1, 4, 5)) or min(pads) < 0:
         return None
     return [pads[2], pads[3], pads[6], pads[7]]
+
+
+def check_resize_scales(proto: onnx.ModelProto, source: str,
+                        streamed: Mapping[str, np.ndarray] | None = None) -> None:
+    """Resize given `scales` maps coordinates with the scale itself, while the SDK's
+    interpolation (and TVM's resize2d) maps them with output / input size: the two agree
+    only when input * scale is a whole number, so anything else is refused by name."""
+    resizes = [n for n in proto.graph.node if n.op_type == "Resize" and len(n.input) > 2
+               and n.input[2]]
+    if not resizes:
+        return
+    consts = {t.name: t for t in proto.graph.initializer}
+    shapes = _static_shapes(proto, streamed or {})
+    problems = []
+    for node in resizes:
+        if node.input[2] not in consts or node.input[0] not in shapes:
+            continue
+        scales = numpy_helper.to_array(consts[node.input[2]]).astype(np.float64)
+        if scales.size == 0:
+            continue
+        dims = np.array(shapes[node.input[0]], dtype=np.float64)
+        if scales.shape != dims.shape:
+            continue
+        product = dims * scales
+        if not np.allclose(product, np.round(product), rtol=0, atol=1e-6):
+            problems.append(f"node {node.name!r} (Resize): scales {scales.tolist()} on input "
+                            f"shape {shapes[node.input[0]]} give non-integer sizes "
+                            f"{product.tolist()}; give `sizes` instead of `scales`")
+    if problems:
+        raise UnsupportedModelError(f"{source}: " + "; ".join(problems))

@@ -10,6 +10,8 @@ from paleozoic.errors import UnsupportedModelError
 # ONNX op type -> the layer kinds it becomes (for the error message and the docs).
 SUPPORTED_ONNX_OPS: dict[str, str] = {
     "Conv": "Conv",
+    "ConvTranspose": "Deconv",
+    "Resize": "Interp",
     "Relu": "Active",
     "Sigmoid": "Active",
     "Tanh": "Active",

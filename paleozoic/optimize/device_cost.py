@@ -62,12 +62,22 @@ def _construct(session: Any, layer: Any, inputs: list[Any]) -> Any:
                              list(a["step"]))
     if kind == "PRelu":
         return session.prelu(name, inputs[0])
+    if kind == "Deconv":
+        return session.deconv(name, inputs[0], out_channels=a["out_channels"],
+                              kernel=tuple(a["kernel"]), stride=tuple(a["stride"]),
+                              pads=tuple(a["pads"]), dilation=tuple(a["dilation"]),
+                              groups=a["groups"],
+                              output_padding=tuple(a.get("output_padding", (0, 0))))
+    if kind == "Interp":
+        return session.interp(name, inputs[0], a["mode"], tuple(a["size"]),
+                              a["coordinates"], a.get("rounding", ""))
     raise ValueError(f"layer {name!r}: kind {kind!r} has no runtime construction")
 
 
 # Weight roles passed to Layer.config(a, b), per kind.
 _CONFIG_ROLES = {
     "Conv": ("weight", "bias"),
+    "Deconv": ("weight", "bias"),
     "FullyConnected": ("weight", "bias"),
     "BatchNorm": ("mean", "var"),
     "Scale": ("alpha", "beta"),

@@ -1,4 +1,4 @@
-"""Per-channel affine layers: merge chains of Scales, fold pure biases into Conv / FC."""
+"""Per-channel affine layers: merge chains of Scales, fold pure biases into Conv / Deconv / FC."""
 
 from __future__ import annotations
 
@@ -37,13 +37,13 @@ def merge_scale_chains(queue: LayerQueue) -> int:
 
 
 def fold_bias_into_producer(queue: LayerQueue) -> int:
-    """A Scale with alpha == 1 right after a Conv or FullyConnected becomes its bias."""
+    """A Scale with alpha == 1 right after a Conv, Deconv or FullyConnected becomes its bias."""
     changed = 0
     for layer in list(queue.layers):
         if layer.kind != "Scale":
             continue
         producer = queue.producers().get(layer.inputs[0])
-        if producer is None or producer.kind not in ("Conv", "FullyConnected"):
+        if producer is None or producer.kind not in ("Conv", "Deconv", "FullyConnected"):
             continue
         if sole_consumer(queue, producer.output) is not layer:
             continue

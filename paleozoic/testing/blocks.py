@@ -169,6 +169,38 @@ def dynamic_resnet_block(seed: int = 0) -> onnx.ModelProto:
     return model
 
 
+def detection_head(seed: int = 0) -> onnx.ModelProto:
+    """A feature-pyramid style head: a strided backbone conv, a ConvTranspose that doubles
+    the resolution, a nearest Resize (as nn.Upsample exports it) and a bilinear one (as
+    F.interpolate(align_corners=False) exports it), a skip concat and a per-pixel sigmoid
+    score map."""
+    g = _Graph("detection_head", seed, 1)
+    c1 = g.relu(g.conv("data", 16, 24, 3, stride=2, bias=True))       # 8x8
+    c2 = g.relu(g.conv(c1, 24, 32, 3, stride=2, bias=True))           # 4x4
+    w = g._init("up.weight", g.rng.normal(0.0, np.sqrt(2.0 / (32 * 9)), size=(32, 24, 3, 3)))
+    b = g._init("up.bias", g.rng.uniform(-0.05, 0.05, size=24))
+    up = g.op("ConvTranspose", [c2, w, b], strides=[2, 2], pads=[1, 1, 1, 1],
+              output_padding=[1, 1])                                   # 8x8
+    x = g.relu(g.op("Add", [up, c1]))
+    scales = g._init("resize.scales", np.array([1.0, 1.0, 2.0, 2.0]))
+    near = g.op("Resize", [x, "", scales], mode="nearest",
+                coordinate_transformation_mode="asymmetric", nearest_mode="floor")  # 16x16
+    lin = g.op("Resize", [x, "", scales], mode="linear",
+               coordinate_transformation_mode="pytorch_half_pixel")
+    x = g.op("Concat", [near, lin, "data"], axis=1)                    # 24+24+16 = 64
+    score = g.op("Sigmoid", [g.conv(x, 64, 4, 1, bias=True)])
+    graph = helper.make_graph(
+        g.nodes, g.name,
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, 16, SIZE, SIZE])],
+        [helper.make_tensor_value_info(score, TensorProto.FLOAT, [1, 4, SIZE, SIZE])],
+        g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)],
+                              producer_name="paleozoic.testing.blocks")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
 BLOCKS: dict[str, Callable[..., onnx.ModelProto]] = {
     "mobilenet_v2_block": mobilenet_v2_block,
     "efficientnet_b0_block": efficientnet_b0_block,
@@ -177,6 +209,7 @@ BLOCKS: dict[str, Callable[..., onnx.ModelProto]] = {
     "resnet18_block": resnet18_block,
     "shufflenet_v2_block": shufflenet_v2_block,
     "dynamic_resnet_block": dynamic_resnet_block,
+    "detection_head": detection_head,
 }
 
 __all__ = ["BLOCKS", *BLOCKS]

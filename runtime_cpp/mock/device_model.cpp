@@ -60,7 +60,9 @@ void haloPass(const std::vector<GraphLayer>& layers, const std::vector<std::vect
       inside = true;
       const LayerWork& cw = layers[c].work;
       if (tiled(w) && tiled(cw)) {
-        demand = std::max(demand, g[c] * cw.stride_h + std::max(0, cw.window_h - cw.stride_h));
+        const int up = std::max(1, cw.upsample_h);
+        demand = std::max(demand, (g[c] + up - 1) / up * cw.stride_h +
+                                      std::max(0, cw.window_h - cw.stride_h));
       } else {
         whole = true;
       }

@@ -22,8 +22,11 @@
 // where g_l is the halo: rows of l's output a tile needs beyond its own because its
 // in-block consumers have windows that overlap neighbouring tiles. Receptive fields grow
 // through the chain, from the block's end backwards:
-//   g_l = max over in-block row-local consumers c of  g_c * stride_c + max(0, win_c - stride_c)
-//   (win = dilated kernel height; element-wise consumers pass g_c through).
+//   g_l = max over in-block row-local consumers c of
+//         ceil(g_c / up_c) * stride_c + max(0, win_c - stride_c)
+//   (win = dilated kernel height; element-wise consumers pass g_c through; up = output rows
+//   per input row of an upsampling layer, deconv or resize, which reads win input rows per
+//   output row with stride 1, so its halo shrinks by up on the way to its producer).
 // Recomputing halos is what lets tiles run without talking to each other. When g_l would
 // exceed halo_exchange_ratio * ceil(H / mp) (the tile's own rows; ratio 4 in the MLU-100
 // profile) the tiles instead exchange l's boundary rows at a barrier: g_l = 0 and the block
@@ -58,6 +61,7 @@ struct LayerWork {
   int out_height = 1;           // H of the output
   int window_h = 1;             // input rows per output row (dilated kernel height)
   int stride_h = 1;
+  int upsample_h = 1;           // output rows per input row (deconv, resize up)
 };
 
 // A layer in a list of layers (a block, or the run of layers a cost table covers).

@@ -7,7 +7,8 @@
 // The scatter-add is written as a gather, one task per output row: the row sums the columns
 // of the taps (ky, kx) and input rows iy with iy * sh - pad_top + ky * dh == oy, in a fixed
 // order, so the result does not depend on the thread count and no two threads write the
-// same row.
+// same row. Groups of one input channel (depthwise deconvs) skip the GEMM and gather
+// weight * input directly.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -90,6 +91,42 @@ void col2im(const DeconvShape& s, const DeconvParams& p, const float* cols, int 
   }
 }
 
+// One input channel per group (depthwise-like): too little reuse for a GEMM, so each output
+// row gathers weight * input directly, in the same (ky, kx) order as col2im.
+void singleInputChannel(const DeconvShape& s, const DeconvParams& p, const float* filter,
+                        const float* in, float* out, int threads) {
+  const long long tasks = static_cast<long long>(s.n) * s.co * s.ho;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (long long t = 0; t < tasks; ++t) {
+    const int oy = static_cast<int>(t % s.ho);
+    const long long nc = t / s.ho;
+    const int co = static_cast<int>(nc % s.co), n = static_cast<int>(nc / s.co);
+    const int g = co / s.cog;  // == the input channel
+    const float* plane = in + (static_cast<std::size_t>(n) * s.ci + g) * s.h * s.w;
+    const float* wk = filter + static_cast<std::size_t>(co) * s.kh * s.kw;  // [ci][cog] == co
+    float* orow = out + static_cast<std::size_t>(t) * s.wo;
+    for (int ky = 0; ky < s.kh; ++ky) {
+      const int shifted = oy + p.hu - ky * p.dh;
+      if (shifted < 0 || shifted % p.sh != 0 || shifted / p.sh >= s.h) continue;
+      const float* xrow = plane + static_cast<std::size_t>(shifted / p.sh) * s.w;
+      for (int kx = 0; kx < s.kw; ++kx) {
+        const float wv = wk[ky * s.kw + kx];
+        const int tap = kx * p.dw - p.wl;
+        int lo, hi;
+        tapRange(s.w, s.wo, p.sw, tap, &lo, &hi);
+        if (p.sw == 1) {
+          float* o = orow + (lo + tap);
+          const float* x = xrow + lo;
+#pragma omp simd
+          for (int i = 0; i < hi - lo; ++i) o[i] += wv * x[i];
+        } else {
+          for (int ix = lo; ix < hi; ++ix) orow[ix * p.sw + tap] += wv * xrow[ix];
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void prepareDeconv(PreparedOp& op) {
@@ -98,6 +135,7 @@ void prepareDeconv(PreparedOp& op) {
   op.bias.assign(s.co, 0.0f);
   if (d.consts.size() > 1 && d.consts[1])
     std::copy(d.consts[1]->data.begin(), d.consts[1]->data.end(), op.bias.begin());
+  if (s.cig == 1) return;  // singleInputChannel reads the filter as it is
   // A = W_g^T [m][cig] for each group, where W_g [cig][m] is the group's slice of the filter.
   const float* filter = d.consts[0]->data.data();
   const std::size_t per_group = gemm::packedASize(s.m, s.cig);
@@ -123,13 +161,17 @@ void deconvForward(PreparedOp& op, const float* in, float* out) {
   const DeconvShape s = shapeOf(d);
   const std::size_t per_group = gemm::packedASize(s.m, s.cig);
   const std::size_t plane = static_cast<std::size_t>(s.ho) * s.wo;
-  float* packed_b = op.scratch.data();
-  float* cols = packed_b + gemm::packedBSize(s.cig, op.chunk_rows * s.w);
   // Every output pixel starts at its channel's bias.
   const int planes = s.n * s.co;
 #pragma omp parallel for schedule(static) num_threads(op.threads)
   for (int nc = 0; nc < planes; ++nc)
     std::fill(out + nc * plane, out + (nc + 1) * plane, op.bias[nc % s.co]);
+  if (s.cig == 1) {
+    singleInputChannel(s, d.deconv, d.consts[0]->data.data(), in, out, op.threads);
+    return;
+  }
+  float* packed_b = op.scratch.data();
+  float* cols = packed_b + gemm::packedBSize(s.cig, op.chunk_rows * s.w);
   for (int n = 0; n < s.n; ++n) {
     for (int g = 0; g < s.group; ++g) {
       const float* src = in + (static_cast<std::size_t>(n) * s.ci + g * s.cig) * s.h * s.w;

@@ -92,6 +92,39 @@ LayerWork layerWorkOf(const OpDesc& op) {
       w.stride_h = op.conv.sh;
       break;
     }
+    case OpKind::kDeconv:
+    case OpKind::kDeconvGroup: {
+      // Every input pixel scatters into co / group * kh * kw outputs (filter [ci, co/g, kh, kw]).
+      const Dims& f = op.consts[0]->dims;
+      w.flops = 2.0 * static_cast<double>(op.inputs[0].elements()) * f[1] * f[2] * f[3];
+      w.parallel_extent = out[1];
+      rowLocal(w, out);
+      // Upsampling by the stride: a tile of R output rows reads about R / sh input rows plus
+      // ceil(dh * (kh - 1) / sh) rows of halo.
+      const int sh = op.deconv.sh, reach = op.deconv.dh * (f[2] - 1);
+      w.upsample_h = sh;
+      w.stride_h = 1;
+      w.window_h = (reach + sh - 1) / sh + 1;
+      break;
+    }
+    case OpKind::kNearestNeighbor:
+    case OpKind::kInterp: {
+      // A gather: one move per output (nearest) or four multiply-adds (bilinear). An output
+      // row reads one input row (nearest) or two neighbouring ones (bilinear).
+      const bool linear = op.kind == OpKind::kInterp;
+      w.flops = (linear ? 8.0 : 1.0) * out_elems;
+      rowLocal(w, out);
+      const int taps = linear ? 2 : 1;
+      if (out[2] >= in[2]) {
+        w.upsample_h = out[2] / in[2];
+        w.stride_h = 1;
+        w.window_h = taps;
+      } else {
+        w.stride_h = (in[2] + out[2] - 1) / out[2];
+        w.window_h = w.stride_h + taps - 1;
+      }
+      break;
+    }
     case OpKind::kMlp: {
       double k = static_cast<double>(op.inputs[0].elements()) / in[0];
       w.flops = 2.0 * out_elems * k;

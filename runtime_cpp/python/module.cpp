@@ -263,6 +263,9 @@ void configLayer(LayerRef& ref, const std::optional<FloatArray>& a,
   pz::Layer* layer = ref.layer;
   if (auto* conv = dynamic_cast<pz::ConvLayer*>(layer)) {
     conv->configLayer(configData(ref, a, 0, "weight", false), configData(ref, b, 1, "bias", true));
+  } else if (auto* deconv = dynamic_cast<pz::DeconvLayer*>(layer)) {
+    deconv->configLayer(configData(ref, a, 0, "weight", false),
+                        configData(ref, b, 1, "bias", true));
   } else if (auto* fc = dynamic_cast<pz::FullyConnectedLayer*>(layer)) {
     fc->configLayer(configData(ref, a, 0, "weight", false), configData(ref, b, 1, "bias", true));
   } else if (auto* bn = dynamic_cast<pz::BatchNormLayer*>(layer)) {
@@ -300,6 +303,53 @@ pz::Binary binaryByName(const std::string& op) {
     throw pz::Error("unknown binary op '" + op + "'; use add, sub, mul or div");
   }
   return it->second;
+}
+
+pz::Deconv deconvParams(int out_channels, Pair kernel, Pair stride, Quad pads, Pair dilation,
+                        int groups, Pair output_padding) {
+  pz::Deconv p(out_channels, {kernel.first, kernel.second});
+  p.stride(stride.first, stride.second)
+      .pads(std::get<0>(pads), std::get<1>(pads), std::get<2>(pads), std::get<3>(pads))
+      .dilation(dilation.first, dilation.second)
+      .groups(groups)
+      .outputPadding(output_padding.first, output_padding.second);
+  return p;
+}
+
+pz::Interp interpParams(const std::string& mode, Pair size, const std::string& coordinates,
+                        const std::string& rounding) {
+  static const std::map<std::string, pz::InterpCoordinates> coords = {
+      {"half_pixel", pz::InterpCoordinates::kHalfPixel},
+      {"pytorch_half_pixel", pz::InterpCoordinates::kPytorchHalfPixel},
+      {"align_corners", pz::InterpCoordinates::kAlignCorners},
+      {"asymmetric", pz::InterpCoordinates::kAsymmetric}};
+  static const std::map<std::string, pz::InterpRounding> rounds = {
+      {"round_prefer_floor", pz::InterpRounding::kRoundPreferFloor},
+      {"round_prefer_ceil", pz::InterpRounding::kRoundPreferCeil},
+      {"floor", pz::InterpRounding::kFloor},
+      {"ceil", pz::InterpRounding::kCeil}};
+  if (mode != "nearest" && mode != "linear") {
+    throw pz::Error("unknown interp mode '" + mode + "'; use nearest or linear");
+  }
+  auto c = coords.find(coordinates);
+  if (c == coords.end()) {
+    throw pz::Error("unknown interp coordinates '" + coordinates +
+                    "'; use half_pixel, pytorch_half_pixel, align_corners or asymmetric");
+  }
+  const pz::Window out{size.first, size.second};
+  pz::Interp p = mode == "nearest" ? pz::Interp::nearest(out) : pz::Interp::linear(out);
+  p.coordinates(c->second);
+  if (mode == "nearest") {
+    auto r = rounds.find(rounding);
+    if (r == rounds.end()) {
+      throw pz::Error("unknown nearest rounding '" + rounding +
+                      "'; use round_prefer_floor, round_prefer_ceil, floor or ceil");
+    }
+    p.rounding(r->second);
+  } else if (!rounding.empty()) {
+    throw pz::Error("linear interp takes no rounding (give \"\"), got '" + rounding + "'");
+  }
+  return p;
 }
 
 pz::Pool poolParams(const std::string& mode, Pair kernel, Pair stride, Quad pads, bool ceil_mode,
@@ -368,7 +418,8 @@ void bindHandles(py::module_& m) {
           },
           "Runs the layer alone (Layer::run) and waits for it.")
       .def("config", &configLayer, py::arg("a"), py::arg("b") = py::none(),
-           "Binds weights: conv/fully_connected (weight, bias or None), batch_norm (mean, var), "
+           "Binds weights: conv/deconv/fully_connected (weight, bias or None), batch_norm "
+           "(mean, var), "
            "scale (alpha, beta), prelu (slope).")
       .def("__repr__", [](const LayerRef& l) {
         return "<Layer " + l.kind + " " + l.layer->name() + ">";
@@ -411,6 +462,38 @@ void bindSession(py::module_& m) {
           py::arg("name"), py::arg("x"), py::arg("out_channels"), py::arg("kernel"),
           py::arg("stride") = Pair{1, 1}, py::arg("pads") = Quad{0, 0, 0, 0},
           py::arg("dilation") = Pair{1, 1}, py::arg("groups") = 1)
+      .def(
+          "deconv",
+          [](py::object self, const std::string& name, const TensorRef& x, int out_channels,
+             Pair kernel, Pair stride, Quad pads, Pair dilation, int groups, Pair output_padding) {
+            const pz::Deconv p =
+                deconvParams(out_channels, kernel, stride, pads, dilation, groups, output_padding);
+            auto& layer = sessionOf(self).add<pz::DeconvLayer>(name, *x.tensor, p);
+            const auto ci = static_cast<std::size_t>(x.tensor->shape().at(1));
+            const auto co = static_cast<std::size_t>(out_channels);
+            const std::size_t per_in = static_cast<std::size_t>(out_channels / groups) *
+                                       static_cast<std::size_t>(kernel.first * kernel.second);
+            return makeRef(layer, "deconv", {ci * per_in, co}, self);
+          },
+          py::arg("name"), py::arg("x"), py::arg("out_channels"), py::arg("kernel"),
+          py::arg("stride") = Pair{1, 1}, py::arg("pads") = Quad{0, 0, 0, 0},
+          py::arg("dilation") = Pair{1, 1}, py::arg("groups") = 1,
+          py::arg("output_padding") = Pair{0, 0},
+          "ONNX ConvTranspose; pads (top, bottom, left, right); config(weight [ci, co/groups, "
+          "kh, kw], bias [co] or None).")
+      .def(
+          "interp",
+          [](py::object self, const std::string& name, const TensorRef& x, const std::string& mode,
+             Pair size, const std::string& coordinates, const std::string& rounding) {
+            const pz::Interp p = interpParams(mode, size, coordinates, rounding);
+            auto& layer = sessionOf(self).add<pz::InterpLayer>(name, *x.tensor, p);
+            return makeRef(layer, "interp", {}, self);
+          },
+          py::arg("name"), py::arg("x"), py::arg("mode"), py::arg("size"),
+          py::arg("coordinates") = "half_pixel", py::arg("rounding") = "round_prefer_floor",
+          "ONNX Resize of H and W to size (out_h, out_w): mode nearest or linear, coordinates "
+          "half_pixel, pytorch_half_pixel, align_corners or asymmetric, rounding (nearest) "
+          "round_prefer_floor, round_prefer_ceil, floor or ceil (\"\" for linear).")
       .def(
           "pool",
           [](py::object self, const std::string& name, const TensorRef& x, const std::string& mode,
@@ -706,6 +789,17 @@ void bindShapes(py::module_& m) {
       },
       py::arg("shape"), py::arg("out_channels"), py::arg("kernel"), py::arg("stride") = Pair{1, 1},
       py::arg("pads") = Quad{0, 0, 0, 0}, py::arg("dilation") = Pair{1, 1}, py::arg("groups") = 1);
+  m.def(
+      "deconv_output_shape",
+      [](const std::vector<int>& in, int out_channels, Pair kernel, Pair stride, Quad pads,
+         Pair dilation, int groups, Pair output_padding) {
+        return shapeTuple(pz::deconvOutputShape(
+            toShape(in),
+            deconvParams(out_channels, kernel, stride, pads, dilation, groups, output_padding)));
+      },
+      py::arg("shape"), py::arg("out_channels"), py::arg("kernel"), py::arg("stride") = Pair{1, 1},
+      py::arg("pads") = Quad{0, 0, 0, 0}, py::arg("dilation") = Pair{1, 1}, py::arg("groups") = 1,
+      py::arg("output_padding") = Pair{0, 0});
   m.def(
       "pool_output_shape",
       [](const std::vector<int>& in, Pair kernel, Pair stride, Quad pads, bool ceil_mode) {

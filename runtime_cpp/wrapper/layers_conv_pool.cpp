@@ -1,4 +1,5 @@
-// Spatial layers: convolution (plain and grouped), pooling, global average pooling, LRN.
+// Spatial layers: convolution (plain and grouped), deconvolution, resize (nearest and
+// bilinear), pooling, global average pooling, LRN.
 #include "detail.h"
 
 namespace pz {
@@ -57,6 +58,169 @@ cnmlStatus_t ConvLayer::forward(cnrtQueue_t queue) {
                                                           output_.desc(), output_.deviceData(),
                                                           queue, nullptr),
                               name_, "cnmlComputeConvOpForward_V4");
+}
+
+// ---- DeconvLayer --------------------------------------------------------------------
+
+namespace {
+
+// CNML's param crops the full output; ONNX's output padding below the bottom pad is a
+// smaller bottom crop. Dilation, or output padding past the pad, needs the mock's _V2.
+bool deconvNeedsV2(const Deconv& p) {
+  return p.dilation_.h != 1 || p.dilation_.w != 1 || p.output_padding_.h > p.pads_.bottom ||
+         p.output_padding_.w > p.pads_.right;
+}
+
+}  // namespace
+
+DeconvLayer::DeconvLayer(std::string name, Tensor& input, const Deconv& params)
+    : Layer(name, {&input},
+            detail::layerShape(name, [&] { return deconvOutputShape(input.shape(), params); })),
+      params_(params) {
+  const Shape filter{input.shape()[1], params.out_channels / params.groups_, params.kernel.h,
+                     params.kernel.w};
+  filter_ = std::make_unique<ConstTensor>(name_, CNML_FILTER, filter);
+  bias_ = std::make_unique<ConstTensor>(name_, CNML_CONST, Shape{params.out_channels});
+  const Pads& pad = params.pads_;
+  if (deconvNeedsV2(params)) {
+    check(cnmlCreateDeconvOpParam_V2(&param_, params.stride_.h, params.stride_.w,
+                                     params.dilation_.h, params.dilation_.w, pad.top, pad.bottom,
+                                     pad.left, pad.right, params.output_padding_.h,
+                                     params.output_padding_.w),
+          name_, "cnmlCreateDeconvOpParam_V2");
+  } else {
+    check(cnmlCreateDeconvOpParam(&param_, params.stride_.h, params.stride_.w, pad.top,
+                                  pad.bottom - params.output_padding_.h, pad.left,
+                                  pad.right - params.output_padding_.w),
+          name_, "cnmlCreateDeconvOpParam");
+  }
+  const cnmlStatus_t status =
+      params.groups_ > 1
+          ? cnmlCreateDeconvGroupOp(&op_, param_, input.desc(), output_.desc(), filter_->desc(),
+                                    bias_->desc(), params.groups_)
+          : cnmlCreateDeconvOp(&op_, param_, input.desc(), output_.desc(), filter_->desc(),
+                               bias_->desc());
+  if (status != CNML_STATUS_SUCCESS) {
+    cnmlDestroyDeconvOpParam(&param_);
+    check(status, name_, params.groups_ > 1 ? "cnmlCreateDeconvGroupOp" : "cnmlCreateDeconvOp");
+  }
+}
+
+DeconvLayer::~DeconvLayer() {
+  if (param_ != nullptr) cnmlDestroyDeconvOpParam(&param_);
+}
+
+void DeconvLayer::configLayer(const float* weight, const float* bias) {
+  if (weight == nullptr) throw Error(name_ + ": configLayer needs the weight data (got null)");
+  filter_->bind(weight);
+  if (bias != nullptr) {
+    bias_->bind(bias);
+  } else {
+    const std::vector<float> zeros(static_cast<std::size_t>(params_.out_channels), 0.0f);
+    bias_->bind(zeros.data());
+  }
+  configured_ = true;
+}
+
+cnmlStatus_t DeconvLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  if (params_.groups_ > 1) {
+    return detail::checkForward(
+        cnmlComputeDeconvGroupOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                           output_.deviceData(), queue, nullptr),
+        name_, "cnmlComputeDeconvGroupOpForward_V4");
+  }
+  return detail::checkForward(cnmlComputeDeconvOpForward_V4(op_, in.desc(), in.deviceData(),
+                                                            output_.desc(),
+                                                            output_.deviceData(), queue, nullptr),
+                              name_, "cnmlComputeDeconvOpForward_V4");
+}
+
+// ---- InterpLayer --------------------------------------------------------------------
+
+namespace {
+
+cnmlInterpCoordinateMode_t coordinateMode(InterpCoordinates c) {
+  switch (c) {
+    case InterpCoordinates::kHalfPixel: return CNML_INTERP_HALF_PIXEL;
+    case InterpCoordinates::kPytorchHalfPixel: return CNML_INTERP_PYTORCH_HALF_PIXEL;
+    case InterpCoordinates::kAlignCorners: return CNML_INTERP_ALIGN_CORNERS;
+    case InterpCoordinates::kAsymmetric: break;
+  }
+  return CNML_INTERP_ASYMMETRIC;
+}
+
+cnmlNearestNeighborRoundMode_t roundMode(InterpRounding r) {
+  switch (r) {
+    case InterpRounding::kRoundPreferFloor: return CNML_NEAREST_ROUND_PREFER_FLOOR;
+    case InterpRounding::kRoundPreferCeil: return CNML_NEAREST_ROUND_PREFER_CEIL;
+    case InterpRounding::kFloor: return CNML_NEAREST_FLOOR;
+    case InterpRounding::kCeil: break;
+  }
+  return CNML_NEAREST_CEIL;
+}
+
+}  // namespace
+
+InterpLayer::InterpLayer(std::string name, Tensor& input, const Interp& params)
+    : Layer(name, {&input},
+            detail::layerShape(name, [&] { return interpOutputShape(input.shape(), params); })),
+      params_(params) {
+  const InterpCoordinates c = params.coordinates_;
+  cnmlStatus_t status;
+  const char* call;
+  if (!params.linear_) {
+    check(cnmlCreateNearestNeighborOpParam(&nearest_param_, params.size.w, params.size.h), name_,
+          "cnmlCreateNearestNeighborOpParam");
+    // CNML's default is asymmetric with floor; align_corners rounds half up (TensorFlow's).
+    if (c == InterpCoordinates::kAlignCorners &&
+        params.rounding_ == InterpRounding::kRoundPreferCeil) {
+      check(cnmlSetNearestNeighborAlignCorner(&nearest_param_, true), name_,
+            "cnmlSetNearestNeighborAlignCorner");
+    } else if (c != InterpCoordinates::kAsymmetric ||
+               params.rounding_ != InterpRounding::kFloor) {
+      check(cnmlSetNearestNeighborCoordinateMode(&nearest_param_, coordinateMode(c)), name_,
+            "cnmlSetNearestNeighborCoordinateMode");
+      check(cnmlSetNearestNeighborRoundMode(&nearest_param_, roundMode(params.rounding_)), name_,
+            "cnmlSetNearestNeighborRoundMode");
+    }
+    status = cnmlCreateNearestNeighborOp(&op_, input.desc(), output_.desc(), nearest_param_);
+    call = "cnmlCreateNearestNeighborOp";
+  } else {
+    check(cnmlCreateInterpOpParam(&linear_param_, params.size.w, params.size.h,
+                                  c == InterpCoordinates::kAlignCorners),
+          name_, "cnmlCreateInterpOpParam");
+    if (c != InterpCoordinates::kAlignCorners && c != InterpCoordinates::kAsymmetric) {
+      check(cnmlSetInterpCoordinateMode(&linear_param_, coordinateMode(c)), name_,
+            "cnmlSetInterpCoordinateMode");
+    }
+    status = cnmlCreateInterpOp(&op_, input.desc(), output_.desc(), linear_param_);
+    call = "cnmlCreateInterpOp";
+  }
+  if (status != CNML_STATUS_SUCCESS) {
+    if (nearest_param_ != nullptr) cnmlDestroyNearestNeighborOpParam(&nearest_param_);
+    if (linear_param_ != nullptr) cnmlDestroyInterpOpParam(&linear_param_);
+    check(status, name_, call);
+  }
+}
+
+InterpLayer::~InterpLayer() {
+  if (nearest_param_ != nullptr) cnmlDestroyNearestNeighborOpParam(&nearest_param_);
+  if (linear_param_ != nullptr) cnmlDestroyInterpOpParam(&linear_param_);
+}
+
+cnmlStatus_t InterpLayer::forward(cnrtQueue_t queue) {
+  Tensor& in = *inputs_[0];
+  if (!params_.linear_) {
+    return detail::checkForward(
+        cnmlComputeNearestNeighborOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                               output_.deviceData(), queue, nullptr),
+        name_, "cnmlComputeNearestNeighborOpForward_V4");
+  }
+  return detail::checkForward(cnmlComputeInterpOpForward_V4(op_, in.desc(), in.deviceData(),
+                                                            output_.desc(),
+                                                            output_.deviceData(), queue, nullptr),
+                              name_, "cnmlComputeInterpOpForward_V4");
 }
 
 // ---- pooling --------------------------------------------------------------------------

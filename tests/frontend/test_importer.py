@@ -135,3 +135,38 @@ def test_clip_bounds_as_one_element_constants() -> None:
     queue = import_onnx(_model_with(nodes))
     assert [(layer.kind, layer.op.attrs) for layer in queue.layers] == [
         ("Active", {"function": "relu6"})]
+
+
+def _resize_model(scale: float, size: int = 5, **attrs: object) -> onnx.ModelProto:
+    out = int(size * scale)
+    graph = helper.make_graph(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up", mode="linear",
+                          **attrs)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, out, out])],
+        [helper.make_tensor("scales", TensorProto.FLOAT, [4], [1.0, 1.0, scale, scale])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    return model
+
+
+def test_resize_scales_must_give_whole_sizes() -> None:
+    assert [layer.kind for layer in import_onnx(_resize_model(2.0)).layers] == ["Interp"]
+    with pytest.raises(UnsupportedModelError,
+                       match=r"'up' \(Resize\): scales .* give non-integer sizes.*sizes"):
+        import_onnx(_resize_model(1.5))
+
+
+def test_resize_antialias_and_deconv_output_shape_are_refused() -> None:
+    with pytest.raises(UnsupportedModelError, match=r"'up' \(Resize\): antialias=1"):
+        import_onnx(_resize_model(0.5, size=8, antialias=1))
+    w = onnx.numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="deconv", strides=[2, 2],
+                          output_shape=[9, 9])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 9, 9])], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    with pytest.raises(UnsupportedModelError, match=r"'deconv' \(ConvTranspose\): output_shape"):
+        import_onnx(model)

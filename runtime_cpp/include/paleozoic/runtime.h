@@ -186,6 +186,42 @@ struct Conv {
   Conv& groups(int g) { groups_ = g; return *this; }
 };
 
+// Transposed convolution (ONNX ConvTranspose): pads crop the full output, outputPadding adds
+// rows below and columns to the right; H_out = (H - 1) * sh - top - bottom + dh * (kh - 1) +
+// oh + 1.
+struct Deconv {
+  int out_channels;
+  Window kernel;
+  Window stride_{1, 1};
+  Pads pads_{};
+  Window dilation_{1, 1};
+  int groups_ = 1;
+  Window output_padding_{0, 0};
+  Deconv(int out, Window k) : out_channels(out), kernel(k) {}
+  Deconv& stride(int h, int w) { stride_ = {h, w}; return *this; }
+  Deconv& pads(int t, int b, int l, int r) { pads_ = {t, b, l, r}; return *this; }
+  Deconv& dilation(int h, int w) { dilation_ = {h, w}; return *this; }
+  Deconv& groups(int g) { groups_ = g; return *this; }
+  Deconv& outputPadding(int h, int w) { output_padding_ = {h, w}; return *this; }
+};
+
+// ONNX Resize of H and W: how an output pixel maps to the input (coordinate_transformation_mode,
+// scale = out / in) and how nearest rounds (nearest_mode).
+enum class InterpCoordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
+enum class InterpRounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+
+// Defaults are ONNX's: half_pixel, round_prefer_floor.
+struct Interp {
+  bool linear_;  // false: nearest
+  Window size;  // output H x W
+  InterpCoordinates coordinates_ = InterpCoordinates::kHalfPixel;
+  InterpRounding rounding_ = InterpRounding::kRoundPreferFloor;  // nearest only
+  static Interp nearest(Window out) { return Interp{false, out}; }
+  static Interp linear(Window out) { return Interp{true, out}; }
+  Interp& coordinates(InterpCoordinates c) { coordinates_ = c; return *this; }
+  Interp& rounding(InterpRounding r) { rounding_ = r; return *this; }
+};
+
 struct Pool {
   cnmlPoolMode_t mode;
   Window kernel;
@@ -215,6 +251,8 @@ enum class Binary { kAdd, kSub, kMul, kDiv };
 // Output shape functions, shared by the layers and by tests.
 Shape convOutputShape(const Shape& in, const Conv& p);
 Shape poolOutputShape(const Shape& in, const Pool& p);
+Shape deconvOutputShape(const Shape& in, const Deconv& p);
+Shape interpOutputShape(const Shape& in, const Interp& p);
 
 class ConvLayer : public Layer {
  public:
@@ -232,6 +270,44 @@ class ConvLayer : public Layer {
   cnmlConvOpParam_t param_ = nullptr;
   std::unique_ptr<ConstTensor> filter_, bias_;
   bool configured_ = false;
+};
+
+// The SDK's Deconv op (DeconvGroup when groups > 1). Its param is CNML's
+// cnmlCreateDeconvOpParam when the layer needs neither dilation nor output padding beyond
+// the bottom / right pad, else the mock extension cnmlCreateDeconvOpParam_V2.
+class DeconvLayer : public Layer {
+ public:
+  DeconvLayer(std::string name, Tensor& input, const Deconv& params);
+  ~DeconvLayer() override;
+  // weight [ci, co/groups, kh, kw] (ONNX ConvTranspose's layout); bias [co] or nullptr.
+  void configLayer(const float* weight, const float* bias);
+  bool configured() const override { return configured_; }
+
+ protected:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+
+ private:
+  Deconv params_;
+  cnmlDeconvOpParam_t param_ = nullptr;
+  std::unique_ptr<ConstTensor> filter_, bias_;
+  bool configured_ = false;
+};
+
+// Nearest: the SDK's NearestNeighbor op; linear: its Interp op (bilinear). A mapping CNML's
+// align_corners flag does not give is set with the mock extensions
+// cnmlSetNearestNeighborCoordinateMode / RoundMode and cnmlSetInterpCoordinateMode.
+class InterpLayer : public Layer {
+ public:
+  InterpLayer(std::string name, Tensor& input, const Interp& params);
+  ~InterpLayer() override;
+
+ protected:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+
+ private:
+  Interp params_;
+  cnmlNearestNeighborOpParam_t nearest_param_ = nullptr;
+  cnmlInterpOpParam_t linear_param_ = nullptr;
 };
 
 class PoolLayer : public Layer {
