@@ -31,3 +31,54 @@ def compile_build_compare(model: onnx.ModelProto, out: Path, plan: str = "per-la
         err = float(np.abs(ours - ref).max())
         assert np.allclose(ours, ref, rtol=rtol, atol=atol), f"max abs error {err}"
     return result.report
+
+
+# The start of a C++ program against the mock SDK alone (no wrapper): tensors and a line
+# "<case> <status>" per SDK call, for tests of the SDK's own rules.
+SDK_PROGRAM_PRELUDE = r"""
+#include <cnml.h>
+#include <cnrt.h>
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+static cnmlTensor_t tensor(cnmlTensorType_t type, std::vector<int> dims) {
+  cnmlTensor_t t = nullptr;
+  cnmlCreateTensor_V2(&t, type);
+  cnmlSetTensorShape_V2(t, static_cast<int>(dims.size()), dims.data(), nullptr);
+  cnmlSetTensorDataType(t, CNML_DATA_FLOAT32);
+  return t;
+}
+
+static void report(const char* name, int status) { std::printf("%s %d\n", name, status); }
+"""
+
+_SDK_PROGRAM_CMAKE = """cmake_minimum_required(VERSION 3.18)
+project(sdk_rules LANGUAGES CXX)
+set(CMAKE_CXX_STANDARD 17)
+find_package(PaleozoicRuntime CONFIG REQUIRED)
+add_executable(rules rules.cpp)
+target_compile_options(rules PRIVATE -Wall -Wextra -Werror)
+target_link_libraries(rules PRIVATE Paleozoic::mock_sdk)
+"""
+
+
+def sdk_program_statuses(source: str, folder: Path) -> dict[str, int]:
+    """Builds `source` (a whole program printing "<case> <status>" lines) against the
+    installed mock SDK in `folder`, runs it, and returns the statuses by case."""
+    import subprocess
+
+    from paleozoic.pipeline import runtime_prefix
+
+    (folder / "CMakeLists.txt").write_text(_SDK_PROGRAM_CMAKE)
+    (folder / "rules.cpp").write_text(source)
+    build = folder / "build"
+    for command in (["cmake", "-S", str(folder), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+                     f"-DCMAKE_PREFIX_PATH={runtime_prefix()}"],
+                    ["cmake", "--build", str(build)]):
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        assert result.returncode == 0, result.stdout + result.stderr
+    run = subprocess.run([str(build / "rules")], capture_output=True, text=True, check=True)
+    return {name: int(status) for name, status in
+            (line.split() for line in run.stdout.splitlines())}

@@ -4,38 +4,12 @@ SDK: the raw form, or any hand-written CNML code, meets them."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from paleozoic.pipeline import runtime_prefix
-
-CMAKE = """cmake_minimum_required(VERSION 3.18)
-project(sdk_rules LANGUAGES CXX)
-set(CMAKE_CXX_STANDARD 17)
-find_package(PaleozoicRuntime CONFIG REQUIRED)
-add_executable(rules rules.cpp)
-target_compile_options(rules PRIVATE -Wall -Wextra -Werror)
-target_link_libraries(rules PRIVATE Paleozoic::mock_sdk)
-"""
+from helpers import SDK_PROGRAM_PRELUDE, sdk_program_statuses
 
 # Prints "<case> <status>" per line; the test compares with the statuses the rules give.
-PROGRAM = r"""
-#include <cnml.h>
-#include <cnrt.h>
-
-#include <cstdio>
-#include <vector>
-
-static cnmlTensor_t tensor(cnmlTensorType_t type, std::vector<int> dims) {
-  cnmlTensor_t t = nullptr;
-  cnmlCreateTensor_V2(&t, type);
-  cnmlSetTensorShape_V2(t, static_cast<int>(dims.size()), dims.data(), nullptr);
-  cnmlSetTensorDataType(t, CNML_DATA_FLOAT32);
-  return t;
-}
-
-static void report(const char* name, int status) { std::printf("%s %d\n", name, status); }
-
+PROGRAM = SDK_PROGRAM_PRELUDE + r"""
 int main() {
   cnmlInit(0);
   cnrtQueue_t queue = nullptr;
@@ -155,15 +129,4 @@ EXPECTED = {
 
 
 def test_sdk_rules_of_the_new_ops(tmp_path: Path) -> None:
-    (tmp_path / "CMakeLists.txt").write_text(CMAKE)
-    (tmp_path / "rules.cpp").write_text(PROGRAM)
-    build = tmp_path / "build"
-    for command in (["cmake", "-S", str(tmp_path), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-                     f"-DCMAKE_PREFIX_PATH={runtime_prefix()}"],
-                    ["cmake", "--build", str(build)]):
-        result = subprocess.run(command, capture_output=True, text=True)
-        assert result.returncode == 0, result.stdout + result.stderr
-    run = subprocess.run([str(build / "rules")], capture_output=True, text=True, check=True)
-    got = {name: int(status) for name, status in
-           (line.split() for line in run.stdout.splitlines())}
-    assert got == EXPECTED
+    assert sdk_program_statuses(PROGRAM, tmp_path) == EXPECTED
