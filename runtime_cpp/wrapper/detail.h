@@ -35,6 +35,11 @@ void forgetWeights(const void* owner) noexcept;
 // differs from `shape`'s.
 void checkWeightExtent(const std::string& layer, const float* data, const Shape& shape);
 
+// configLayer of the layers with a filter and an optional bias (Conv, Deconv, MLP): binds
+// both, a missing bias as zeros; a missing weight is an error naming the layer.
+void bindFilterAndBias(const std::string& layer, ConstTensor& filter, ConstTensor& bias,
+                       const float* weight, const float* bias_data);
+
 // Normalises a possibly negative axis into [0, rank) or throws pz::Error naming the layer.
 int normaliseAxis(const std::string& layer, int axis, int rank);
 

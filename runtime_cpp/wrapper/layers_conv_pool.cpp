@@ -35,14 +35,7 @@ ConvLayer::~ConvLayer() {
 }
 
 void ConvLayer::configLayer(const float* weight, const float* bias) {
-  if (weight == nullptr) throw Error(name_ + ": configLayer needs the weight data (got null)");
-  filter_->bind(weight);
-  if (bias != nullptr) {
-    bias_->bind(bias);
-  } else {
-    const std::vector<float> zeros(static_cast<std::size_t>(params_.out_channels), 0.0f);
-    bias_->bind(zeros.data());
-  }
+  detail::bindFilterAndBias(name_, *filter_, *bias_, weight, bias);
   configured_ = true;
 }
 
@@ -111,14 +104,7 @@ DeconvLayer::~DeconvLayer() {
 }
 
 void DeconvLayer::configLayer(const float* weight, const float* bias) {
-  if (weight == nullptr) throw Error(name_ + ": configLayer needs the weight data (got null)");
-  filter_->bind(weight);
-  if (bias != nullptr) {
-    bias_->bind(bias);
-  } else {
-    const std::vector<float> zeros(static_cast<std::size_t>(params_.out_channels), 0.0f);
-    bias_->bind(zeros.data());
-  }
+  detail::bindFilterAndBias(name_, *filter_, *bias_, weight, bias);
   configured_ = true;
 }
 

@@ -86,14 +86,7 @@ FullyConnectedLayer::FullyConnectedLayer(std::string name, Tensor& input, int ou
 }
 
 void FullyConnectedLayer::configLayer(const float* weight, const float* bias) {
-  if (weight == nullptr) throw Error(name_ + ": configLayer needs the weight data (got null)");
-  filter_->bind(weight);
-  if (bias != nullptr) {
-    bias_->bind(bias);
-  } else {
-    const std::vector<float> zeros(elementCount(bias_->shape()), 0.0f);
-    bias_->bind(zeros.data());
-  }
+  detail::bindFilterAndBias(name_, *filter_, *bias_, weight, bias);
   configured_ = true;
 }
 

@@ -1,4 +1,6 @@
 // Tensor (activations with a lazily allocated device buffer) and ConstTensor (weights).
+#include <vector>
+
 #include "detail.h"
 
 namespace pz {
@@ -83,5 +85,21 @@ void ConstTensor::bind(const float* data) {
   data_.assign(data, data + elementCount(shape_));
   check(cnmlBindConstData_V2(desc_, data_.data(), false), layer_, "cnmlBindConstData_V2");
 }
+
+namespace detail {
+
+void bindFilterAndBias(const std::string& layer, ConstTensor& filter, ConstTensor& bias,
+                       const float* weight, const float* bias_data) {
+  if (weight == nullptr) throw Error(layer + ": configLayer needs the weight data (got null)");
+  filter.bind(weight);
+  if (bias_data != nullptr) {
+    bias.bind(bias_data);
+  } else {
+    const std::vector<float> zeros(elementCount(bias.shape()), 0.0f);
+    bias.bind(zeros.data());
+  }
+}
+
+}  // namespace detail
 
 }  // namespace pz
