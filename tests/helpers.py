@@ -82,3 +82,28 @@ def sdk_program_statuses(source: str, folder: Path) -> dict[str, int]:
     run = subprocess.run([str(build / "rules")], capture_output=True, text=True, check=True)
     return {name: int(status) for name, status in
             (line.split() for line in run.stdout.splitlines())}
+
+
+def hand_built_queue(layers: list, input_shape: tuple[int, ...], outputs: list[str]):
+    """A LayerQueue from (name, kind, inputs, attrs, {role: weight}) rows over one input
+    "x", with shapes from the kinds' own shape functions: for emitting kinds the frontend
+    is not needed for."""
+    from paleozoic.ir import Layer, LayerQueue, TensorInfo
+    from paleozoic.ir.layer import Operator
+    from paleozoic.ops import KINDS
+
+    tensors = {"x": TensorInfo("x", tuple(input_shape))}
+    weights: dict[str, np.ndarray] = {}
+    queue_layers = []
+    for name, kind, inputs, attrs, roles in layers:
+        shape = KINDS[kind].output_shape(attrs, [tensors[i].shape for i in inputs])
+        tensors[name] = TensorInfo(name, shape)
+        layer = Layer(name=name, op=Operator(kind, dict(attrs)), inputs=list(inputs),
+                      output=name)
+        for role, value in roles.items():
+            weights[f"{name}.{role}"] = value
+            layer.weights[role] = f"{name}.{role}"
+        queue_layers.append(layer)
+    return LayerQueue(layers=queue_layers, inputs=[tensors["x"]], outputs=list(outputs),
+                      tensors=tensors, weights=weights, source="hand.onnx", opset=13,
+                      ir_version=8)

@@ -13,11 +13,10 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from helpers import hand_built_queue
 from paleozoic.codegen.emit import session_files, write_session
-from paleozoic.ir import Layer, LayerQueue, Model, Plan, TensorInfo
-from paleozoic.ir.layer import Operator
+from paleozoic.ir import LayerQueue, Model, Plan
 from paleozoic.ir.plan import PlannedBlock
-from paleozoic.ops import KINDS
 from paleozoic.optimize import fuse_all, per_layer
 from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.pipeline import build_session, run_session
@@ -64,21 +63,7 @@ OUTPUTS = ["dil", "dw", "sum3"]
 
 
 def hand_queue() -> LayerQueue:
-    tensors = {"x": TensorInfo("x", X_SHAPE)}
-    weights: dict[str, np.ndarray] = {}
-    layers = []
-    for name, kind, inputs, attrs, roles in LAYERS:
-        shape = KINDS[kind].output_shape(attrs, [tensors[i].shape for i in inputs])
-        tensors[name] = TensorInfo(name, shape)
-        layer = Layer(name=name, op=Operator(kind, dict(attrs)), inputs=list(inputs),
-                      output=name)
-        for role, value in roles.items():
-            weights[f"{name}.{role}"] = value
-            layer.weights[role] = f"{name}.{role}"
-        layers.append(layer)
-    return LayerQueue(layers=layers, inputs=[tensors["x"]], outputs=list(OUTPUTS),
-                      tensors=tensors, weights=weights, source="hand.onnx", opset=13,
-                      ir_version=8)
+    return hand_built_queue(LAYERS, X_SHAPE, OUTPUTS)
 
 
 def reference(x: np.ndarray) -> list[np.ndarray]:

@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import hand_built_queue
 from paleozoic.codegen.emit import session_files, write_session
-from paleozoic.ir import Layer, LayerQueue, Model, Plan, TensorInfo
-from paleozoic.ir.layer import Operator
+from paleozoic.ir import LayerQueue, Model, Plan
 from paleozoic.ir.plan import PlannedBlock
-from paleozoic.ops import KINDS
 from paleozoic.optimize import fuse_all, per_layer
 from paleozoic.pipeline import build_session, run_session
 
@@ -51,20 +50,7 @@ LAYERS = [
 
 
 def hand_queue() -> LayerQueue:
-    tensors = {"x": TensorInfo("x", X_SHAPE)}
-    weights: dict[str, np.ndarray] = {}
-    layers = []
-    for name, kind, inputs, attrs, roles in LAYERS:
-        shape = KINDS[kind].output_shape(attrs, [tensors[i].shape for i in inputs])
-        tensors[name] = TensorInfo(name, shape)
-        layer = Layer(name=name, op=Operator(kind, dict(attrs)), inputs=list(inputs),
-                      output=name)
-        for role, value in roles.items():
-            weights[f"{name}.{role}"] = value
-            layer.weights[role] = f"{name}.{role}"
-        layers.append(layer)
-    return LayerQueue(layers=layers, inputs=[tensors["x"]], outputs=["sq"], tensors=tensors,
-                      weights=weights, source="hand.onnx", opset=13, ir_version=8)
+    return hand_built_queue(LAYERS, X_SHAPE, ["sq"])
 
 
 def reference(x: np.ndarray) -> np.ndarray:
