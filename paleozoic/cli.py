@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paleozoic import __version__
-from paleozoic.errors import PaleozoicError
+from paleozoic.errors import ModelLoadError, PaleozoicError
 
 if TYPE_CHECKING:
     from paleozoic.ir import LayerQueue
@@ -57,25 +58,45 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import build_session
-    from paleozoic.verify import ATOL, NOISE_FACTOR, RTOL, model_for, verify_session
+    from paleozoic.verify import (
+        ATOL, RTOL, TRUTH_FACTOR, load_input_files, model_for, verify_session,
+    )
 
     out = Path(args.output)
+    if not (out / "session.json").is_file():
+        raise ModelLoadError(f"{out}: no session.json; run `paleozoic compile` first")
+    model = model_for(out, args.model)
+    inputs = None
+    if args.input:
+        manifest = json.loads((out / "session.json").read_text())
+        inputs = load_input_files(args.input, {i["onnx_name"]: tuple(i["shape"])
+                                               for i in manifest["inputs"]})
     if not (out / "build" / "session").is_file():
         build_session(out)
-    checks = verify_session(out, model_for(out, args.model), args.seed)
-    print(f"{'output':<28} {'shape':<20} {'max abs err':>12} {'max rel err':>12}  result")
-    for c in checks:
+    report = verify_session(out, model, args.seed, inputs, args.distribution, args.float64)
+    print(f"inputs: {report.inputs}")
+    print(f"{'output':<28} {'shape':<20} {'max abs err':>12} {'max rel err':>12} "
+          f"{'cosine':>10} {'SQNR dB':>8} {'top-1':>6}  result")
+    for c in report.checks:
         result = "pass" if c.passed else "FAIL"
-        if c.noise is not None:
-            result += (f" (outside rtol/atol; onnxruntime's optimised and unoptimised graphs "
-                       f"differ by {c.noise:.3e}, limit {NOISE_FACTOR:g}x that)")
-        print(f"{c.name:<28} {str(list(c.shape)):<20} {c.max_abs:>12.3e} {c.max_rel:>12.3e}  "
-              f"{result}")
-    ok = all(c.passed for c in checks)
-    print(f"{'PASS' if ok else 'FAIL'}: session vs onnxruntime, seed {args.seed}, "
-          f"rtol {RTOL}, atol {ATOL}, or within {NOISE_FACTOR:g}x onnxruntime's own "
-          f"optimised/unoptimised difference")
-    return 0 if ok else 1
+        if c.note:
+            result += f" ({c.note})"
+        top1 = "" if c.top1 is None else f"{c.top1:.0%}"
+        print(f"{c.name:<28} {str(list(c.shape)):<20} {c.max_abs:>12.3e} {c.max_rel:>12.3e} "
+              f"{c.cosine:>10.7f} {c.sqnr_db:>8.1f} {top1:>6}  {result}")
+    if report.float64 == "run":
+        print("against the float64 truth (max error / max |truth|):")
+        for c in report.checks:
+            print(f"  {c.name:<26} paleozoic {c.truth_error:.3e}   onnxruntime "
+                  f"{c.ort_truth_error:.3e} (optimised) {c.ort_plain_truth_error:.3e} "
+                  f"(unoptimised)")
+    elif report.float64.startswith("unavailable"):
+        print(f"float64 reference {report.float64}")
+    if args.json:
+        Path(args.json).write_text(report.to_json())
+    print(f"{'PASS' if report.passed else 'FAIL'}: session vs onnxruntime (rtol {RTOL}, atol "
+          f"{ATOL}), else error against float64 within {TRUTH_FACTOR:g}x onnxruntime's")
+    return 0 if report.passed else 1
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
@@ -218,7 +239,17 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="run a session on a seeded input, compare with "
                        "onnxruntime (builds it if needed)")
     p.add_argument("output", help="folder written by `paleozoic compile`")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated input")
+    p.add_argument("--distribution", choices=("normal", "uniform"), default="normal",
+                   help="generated input values: standard normal (default) or uniform "
+                        "in [0, 1)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="your own data for input NAME (repeatable), or a folder of "
+                        "NAME.npy files; replaces the generated input")
+    p.add_argument("--float64", action="store_true",
+                   help="also measure every output against a float64 evaluation of the "
+                        "model (done anyway where onnxruntime disagrees)")
+    p.add_argument("--json", metavar="FILE", help="write the report as JSON")
     p.add_argument("--model", help="the ONNX model (default: the one it was compiled from)")
     p.set_defaults(func=_cmd_verify)
 

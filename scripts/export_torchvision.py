@@ -142,6 +142,8 @@ MODELS: dict[str, tuple] = {   # name -> (factory, input side)
     "mnasnet1_0": (_tv("mnasnet1_0"), 224),
     "regnet_y_400mf": (_tv("regnet_y_400mf"), 224),
     "lraspp_mobilenet_v3_large": (_seg("lraspp_mobilenet_v3_large", num_classes=21), 224),
+    "deeplabv3_mobilenet_v3_large": (
+        _seg("deeplabv3_mobilenet_v3_large", num_classes=21, aux_loss=False), 224),
     "tiny_segnet": (TinySegNet, 224),
     "tiny_dethead": (TinyDetHead, 224),
 }

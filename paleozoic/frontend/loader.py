@@ -38,7 +38,7 @@ def load_onnx(model: str | Path | onnx.ModelProto) -> LoadedModel:
         streamed = StreamedModel(path)
         proto = streamed.proto
         if _has_external_data(proto):
-            onnx.external_data_helper.load_external_data_for_model(proto, str(path.parent))
+            load_external_data(proto, path)
     except (DecodeError, WireFormatError, ValueError, RuntimeError, OSError) as err:
         raise ModelLoadError(
             f"{path}: not a readable ONNX model ({type(err).__name__}: {err}); the file "
@@ -80,3 +80,38 @@ def as_inputs(proto: onnx.ModelProto, streamed: dict[str, np.ndarray]) -> onnx.M
 
 def _has_external_data(proto: onnx.ModelProto) -> bool:
     return any(t.data_location == onnx.TensorProto.EXTERNAL for t in proto.graph.initializer)
+
+
+def load_external_data(proto: onnx.ModelProto, path: Path) -> None:
+    """Reads the initializers that `proto` (loaded from `path`) keeps in external files;
+    a missing or unreadable file is a ModelLoadError naming it and the tensor."""
+    for tensor in proto.graph.initializer:
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+        data = path.parent / location
+        if not location or not data.is_file():
+            raise ModelLoadError(
+                f"{path}: initializer {tensor.name!r} keeps its data in external file "
+                f"{str(data)!r}, which does not exist; put the data file next to the model "
+                f"(onnx.save_model(..., save_as_external_data=True) writes both)")
+    try:
+        onnx.external_data_helper.load_external_data_for_model(proto, str(path.parent))
+    except (onnx.checker.ValidationError, OSError, ValueError) as err:
+        raise ModelLoadError(f"{path}: cannot read the model's external data: {err}") from None
+
+
+def load_full_model(path: str | Path) -> onnx.ModelProto:
+    """The whole model with every weight in memory (for onnxruntime and the float64
+    reference), with the loader's errors for missing, unreadable or truncated files."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelLoadError(f"{path}: no such file; pass the path of an .onnx model")
+    try:
+        proto = onnx.load(str(path), load_external_data=False)
+    except (DecodeError, ValueError, RuntimeError, OSError) as err:
+        raise ModelLoadError(f"{path}: not a readable ONNX model ({type(err).__name__}: "
+                             f"{err})") from None
+    if _has_external_data(proto):
+        load_external_data(proto, path)
+    return proto

@@ -52,6 +52,17 @@ def data_inputs(proto: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     return [v for v in proto.graph.input if v.name not in init]
 
 
+def free_nonpositive_dims(proto: onnx.ModelProto) -> None:
+    """Older paddle2onnx (and some TensorFlow converters) write `dim_value: -1` or 0 for a
+    free dimension; onnx means that by leaving the value unset, so such dims are cleared
+    (in place) and then count as symbolic."""
+    graph = proto.graph
+    for value in (*graph.input, *graph.output, *graph.value_info):
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.HasField("dim_value") and dim.dim_value <= 0:
+                dim.Clear()
+
+
 def fix_input_shapes(proto: onnx.ModelProto, source: str,
                      shapes: Mapping[str, tuple[int, ...]] | None = None,
                      batch: int | None = None) -> dict[str, tuple[int, ...]]:
@@ -59,6 +70,7 @@ def fix_input_shapes(proto: onnx.ModelProto, source: str,
     symbolic dimension takes its value from `shapes` (by input name) or, for the first
     axis, from `batch`; one left unresolved is an error naming the input and its dims."""
     shapes = dict(shapes or {})
+    free_nonpositive_dims(proto)
     inputs = data_inputs(proto)
     unknown = sorted(set(shapes) - {v.name for v in inputs})
     if unknown:

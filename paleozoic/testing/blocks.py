@@ -201,6 +201,47 @@ def detection_head(seed: int = 0) -> onnx.ModelProto:
     return model
 
 
+def _y_block(g: _Graph, x: str, cin: int, width: int, stride: int) -> str:
+    """RegNetY's block with BatchNorm folded into the convolutions (as the TorchScript
+    exporter writes it): 1x1, grouped 3x3 with 8 channels per group, squeeze-and-excite
+    (GlobalAveragePool, 1x1 convs to a quarter of the block's input width and back, Sigmoid
+    gate, broadcast Mul), 1x1, residual Add (projected when the shape changes), ReLU."""
+    y = g.relu(g.conv(x, cin, width, 1, bias=True))
+    y = g.relu(g.conv(y, width, width, 3, stride=stride, groups=width // 8, bias=True))
+    s = g.op("GlobalAveragePool", [y])
+    s = g.relu(g.conv(s, width, cin // 4, 1, bias=True))
+    s = g.op("Sigmoid", [g.conv(s, cin // 4, width, 1, bias=True)])
+    y = g.conv(g.op("Mul", [y, s]), width, width, 1, bias=True)
+    shortcut = x if stride == 1 and cin == width else g.conv(x, cin, width, 1, stride=stride,
+                                                             bias=True)
+    return g.relu(g.op("Add", [shortcut, y]))
+
+
+def regnety_stages(seed: int = 0) -> onnx.ModelProto:
+    """Two stages of RegNetY-400MF in miniature on a 3 x 64 x 64 input: stem, three
+    Y-blocks of width 48 (6 groups) at 16 x 16, two of width 104 (13 groups) at 8 x 8, the
+    global-pool classifier. The squeeze-and-excite gates compound per-op errors, which is
+    where an fp32 kernel a few times less accurate than onnxruntime's became a wrong
+    answer on the real network."""
+    g = _Graph("regnety_stages", seed, 1)
+    x = g.relu(g.conv("data", 3, 32, 3, stride=2, bias=True))
+    cin = 32
+    for width, blocks in ((48, 3), (104, 2)):
+        for i in range(blocks):
+            x = _y_block(g, x, cin, width, 2 if i == 0 else 1)
+            cin = width
+    y = g.classifier_head(x, cin, classes=10)
+    graph = helper.make_graph(
+        g.nodes, g.name,
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, 3, 64, 64])],
+        [helper.make_tensor_value_info(y, TensorProto.FLOAT, [1, 10])], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="paleozoic.testing.blocks")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
 BLOCKS: dict[str, Callable[..., onnx.ModelProto]] = {
     "mobilenet_v2_block": mobilenet_v2_block,
     "efficientnet_b0_block": efficientnet_b0_block,
@@ -210,6 +251,7 @@ BLOCKS: dict[str, Callable[..., onnx.ModelProto]] = {
     "shufflenet_v2_block": shufflenet_v2_block,
     "dynamic_resnet_block": dynamic_resnet_block,
     "detection_head": detection_head,
+    "regnety_stages": regnety_stages,
 }
 
 __all__ = ["BLOCKS", *BLOCKS]

@@ -223,13 +223,17 @@ def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
 
 
 def random_inputs(model: onnx.ModelProto, seed: int = 0,
-                  shapes: dict[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
-    """Seeded standard-normal inputs; `shapes` (by input name) overrides the model's
-    declared shapes (needed where those are symbolic)."""
+                  shapes: dict[str, tuple[int, ...]] | None = None,
+                  distribution: str = "normal") -> dict[str, np.ndarray]:
+    """Seeded inputs, standard normal (default) or uniform in [0, 1); `shapes` (by input
+    name) overrides the model's declared shapes (needed where those are symbolic)."""
+    if distribution not in ("normal", "uniform"):
+        raise ValueError(f"unknown input distribution {distribution!r} (normal, uniform)")
     rng = np.random.default_rng(seed)
     feeds: dict[str, np.ndarray] = {}
     for value in graph_inputs(model):
         dims = (shapes or {}).get(value.name) or [
             d.dim_value for d in value.type.tensor_type.shape.dim]
-        feeds[value.name] = rng.standard_normal(dims).astype(np.float32)
+        draw = rng.standard_normal if distribution == "normal" else rng.random
+        feeds[value.name] = draw(dims).astype(np.float32)
     return feeds

@@ -176,7 +176,7 @@ void convBlocked(PreparedOp& op, const ConvShape& s, bool pointwise, const float
         int kc = std::min(kKC, s.k - pc);
         im2colRows(src, s, op.desc.conv, pointwise, pc, pc + kc, n0, nb, b,
                    static_cast<std::size_t>(kc) * kNR);
-        gemm::gemmBlock(s.cog, nb, kc, pc, s.k, a_packed, b, dst + n0, cols, pc == 0, bias);
+        gemm::gemmBlock(s.cog, nb, kc, pc, s.k, a_packed, b, dst + n0, cols, bias);
       }
     }
   }
@@ -199,7 +199,7 @@ void depthwise(const OpDesc& d, const ConvShape& s, const float* filter, const f
     const float* w = filter + static_cast<std::size_t>(c) * s.kh * s.kw;
     for (int oy = 0; oy < s.ho; ++oy) {
       float* orow = dst + static_cast<std::size_t>(oy) * s.wo;
-      for (int ox = 0; ox < s.wo; ++ox) orow[ox] = bias[c];
+      std::fill(orow, orow + s.wo, 0.0f);
       for (int ky = 0; ky < s.kh; ++ky) {
         int iy = oy * p.sh - p.pt + ky * p.dh;
         if (iy < 0 || iy >= s.h) continue;
@@ -215,6 +215,8 @@ void depthwise(const OpDesc& d, const ConvShape& s, const float* filter, const f
           }
         }
       }
+      // The bias goes on the finished sum, as in the GEMM path.
+      for (int ox = 0; ox < s.wo; ++ox) orow[ox] += bias[c];
     }
   }
 }

@@ -127,6 +127,32 @@ void singleInputChannel(const DeconvShape& s, const DeconvParams& p, const float
   }
 }
 
+// Per (batch item, group, chunk of input rows): one GEMM into columns, then col2im adds
+// them into the output.
+void gemmCol2im(PreparedOp& op, const DeconvShape& s, const float* in, float* out) {
+  const OpDesc& d = op.desc;
+  const std::size_t per_group = gemm::packedASize(s.m, s.cig);
+  const std::size_t plane = static_cast<std::size_t>(s.ho) * s.wo;
+  float* packed_b = op.scratch.data();
+  float* cols = packed_b + gemm::packedBSize(s.cig, op.chunk_rows * s.w);
+  for (int n = 0; n < s.n; ++n) {
+    for (int g = 0; g < s.group; ++g) {
+      const float* src = in + (static_cast<std::size_t>(n) * s.ci + g * s.cig) * s.h * s.w;
+      float* dst = out + (static_cast<std::size_t>(n) * s.co + g * s.cog) * plane;
+      const float* a = op.packed_weights.data() + g * per_group;
+      for (int iy0 = 0; iy0 < s.h; iy0 += op.chunk_rows) {
+        const int rows = std::min(op.chunk_rows, s.h - iy0);
+        const int ncols = rows * s.w;
+        gemm::packB(src + static_cast<std::size_t>(iy0) * s.w, s.h * s.w, s.cig, ncols, packed_b,
+                    op.threads);
+        gemm::sgemmPacked(s.m, ncols, s.cig, a, packed_b, cols, ncols, nullptr, nullptr,
+                          op.threads);
+        col2im(s, d.deconv, cols, iy0, rows, dst, op.threads);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void prepareDeconv(PreparedOp& op) {
@@ -159,34 +185,21 @@ void prepareDeconv(PreparedOp& op) {
 void deconvForward(PreparedOp& op, const float* in, float* out) {
   const OpDesc& d = op.desc;
   const DeconvShape s = shapeOf(d);
-  const std::size_t per_group = gemm::packedASize(s.m, s.cig);
   const std::size_t plane = static_cast<std::size_t>(s.ho) * s.wo;
-  // Every output pixel starts at its channel's bias.
+  // The overlapping contributions are summed from zero and the bias added to the finished
+  // sum (a large bias first would absorb their low bits).
   const int planes = s.n * s.co;
 #pragma omp parallel for schedule(static) num_threads(op.threads)
-  for (int nc = 0; nc < planes; ++nc)
-    std::fill(out + nc * plane, out + (nc + 1) * plane, op.bias[nc % s.co]);
+  for (int nc = 0; nc < planes; ++nc) std::fill(out + nc * plane, out + (nc + 1) * plane, 0.0f);
   if (s.cig == 1) {
     singleInputChannel(s, d.deconv, d.consts[0]->data.data(), in, out, op.threads);
-    return;
+  } else {
+    gemmCol2im(op, s, in, out);
   }
-  float* packed_b = op.scratch.data();
-  float* cols = packed_b + gemm::packedBSize(s.cig, op.chunk_rows * s.w);
-  for (int n = 0; n < s.n; ++n) {
-    for (int g = 0; g < s.group; ++g) {
-      const float* src = in + (static_cast<std::size_t>(n) * s.ci + g * s.cig) * s.h * s.w;
-      float* dst = out + (static_cast<std::size_t>(n) * s.co + g * s.cog) * plane;
-      const float* a = op.packed_weights.data() + g * per_group;
-      for (int iy0 = 0; iy0 < s.h; iy0 += op.chunk_rows) {
-        const int rows = std::min(op.chunk_rows, s.h - iy0);
-        const int ncols = rows * s.w;
-        gemm::packB(src + static_cast<std::size_t>(iy0) * s.w, s.h * s.w, s.cig, ncols, packed_b,
-                    op.threads);
-        gemm::sgemmPacked(s.m, ncols, s.cig, a, packed_b, cols, ncols, nullptr, nullptr,
-                          op.threads);
-        col2im(s, d.deconv, cols, iy0, rows, dst, op.threads);
-      }
-    }
+#pragma omp parallel for schedule(static) num_threads(op.threads)
+  for (int nc = 0; nc < planes; ++nc) {
+    const float b = op.bias[nc % s.co];
+    for (float* p = out + nc * plane; p != out + (nc + 1) * plane; ++p) *p += b;
   }
 }
 

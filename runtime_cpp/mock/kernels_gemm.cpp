@@ -23,9 +23,11 @@ inline vfloat load(const float* p) {
 }
 inline void store(float* p, vfloat v) { std::memcpy(p, &v, sizeof v); }
 
-// One kMR x kNR tile of C over kc steps of K. `first` selects overwrite (+bias) vs accumulate.
+// One kMR x kNR tile of C over kc steps of K. `first` overwrites C instead of adding to it;
+// `last` then adds the bias: once, to the whole sum, so a bias far larger than the
+// products does not absorb the low bits of every later block's sum.
 void microKernel(int kc, const float* __restrict a, const float* __restrict b,
-                 float* __restrict c, int ldc, int mr, int nr, bool first,
+                 float* __restrict c, int ldc, int mr, int nr, bool first, bool last,
                  const float* bias_row, const float* bias_col) {
   vfloat acc[kMR][2];
 #pragma GCC unroll 16
@@ -45,18 +47,17 @@ void microKernel(int kc, const float* __restrict a, const float* __restrict b,
     for (int i = 0; i < kMR; ++i) {
       float* row = c + static_cast<std::size_t>(i) * ldc;
       vfloat c0 = acc[i][0], c1 = acc[i][1];
-      if (first) {
-        if (bias_row) {
-          c0 += bias_row[i];
-          c1 += bias_row[i];
-        }
-        if (bias_col) {
-          c0 += load(bias_col);
-          c1 += load(bias_col + kVec);
-        }
-      } else {
+      if (!first) {
         c0 += load(row);
         c1 += load(row + kVec);
+      }
+      if (last && bias_row) {
+        c0 += bias_row[i];
+        c1 += bias_row[i];
+      }
+      if (last && bias_col) {
+        c0 += load(bias_col);
+        c1 += load(bias_col + kVec);
       }
       store(row, c0);
       store(row + kVec, c1);
@@ -71,9 +72,10 @@ void microKernel(int kc, const float* __restrict a, const float* __restrict b,
   for (int i = 0; i < mr; ++i) {
     float* row = c + static_cast<std::size_t>(i) * ldc;
     for (int j = 0; j < nr; ++j) {
-      float base = first ? (bias_row ? bias_row[i] : 0.0f) + (bias_col ? bias_col[j] : 0.0f)
-                         : row[j];
-      row[j] = base + tile[i * kNR + j];
+      float v = first ? tile[i * kNR + j] : row[j] + tile[i * kNR + j];
+      if (last && bias_row) v += bias_row[i];
+      if (last && bias_col) v += bias_col[j];
+      row[j] = v;
     }
   }
 }
@@ -119,14 +121,16 @@ void packBTransposed(const float* Bt, int ldbt, int K, int N, float* out, int th
 }
 
 void gemmBlock(int M, int nb, int kc, int pc, int K, const float* Ap, const float* Bblock,
-               float* C, int ldc, bool first, const float* bias_row) {
+               float* C, int ldc, const float* bias_row) {
+  const bool first = pc == 0, last = pc + kc == K;
   for (int j0 = 0; j0 < nb; j0 += kNR) {
     const float* bpanel = Bblock + static_cast<std::size_t>(j0) * kc;
     int nr = std::min(kNR, nb - j0);
     for (int m0 = 0; m0 < M; m0 += kMR) {
       const float* apanel = Ap + static_cast<std::size_t>(m0) * K + static_cast<std::size_t>(pc) * kMR;
       microKernel(kc, apanel, bpanel, C + static_cast<std::size_t>(m0) * ldc + j0, ldc,
-                  std::min(kMR, M - m0), nr, first, bias_row ? bias_row + m0 : nullptr, nullptr);
+                  std::min(kMR, M - m0), nr, first, last, bias_row ? bias_row + m0 : nullptr,
+                  nullptr);
     }
   }
 }
@@ -155,7 +159,7 @@ void sgemmPacked(int M, int N, int K, const float* Ap, const float* Bp, float* C
             const float* apanel = Ap + static_cast<std::size_t>(m0) * K + static_cast<std::size_t>(pc) * kMR;
             int mr = std::min(kMR, m_end - m0);
             microKernel(kc, apanel, bpanel, C + static_cast<std::size_t>(m0) * ldc + n0, ldc, mr,
-                        nr, pc == 0, bias_row ? bias_row + m0 : nullptr,
+                        nr, pc == 0, pc + kc == K, bias_row ? bias_row + m0 : nullptr,
                         bias_col ? bias_col + n0 : nullptr);
           }
         }

@@ -41,13 +41,17 @@ void packB(const float* B, int ldb, int K, int N, float* out, int threads);
 void packBTransposed(const float* Bt, int ldbt, int K, int N, float* out, int threads);
 
 // K and N blocking used by callers that pack B themselves block by block (conv).
-constexpr int kKC = 256;  // a B micro-panel (kKC x kNR) stays near L1
+// kKC also bounds a float running sum: each output adds K / kKC block sums, each of kKC
+// fused multiply-adds, so a long reduction's rounding error grows with kKC + K / kKC, not
+// K (128 brings a 3x3 convolution over 512 channels to onnxruntime's error, 256 did not).
+constexpr int kKC = 128;  // a B micro-panel (kKC x kNR) stays near L1
 constexpr int kNC = 256;  // columns per block: a kKC x kNC B block stays in L2
 
 // One block of a larger product: C[0:M, 0:nb] (+)= Ap[:, pc:pc+kc] * Bblock, where Bblock
-// holds ceil(nb/kNR) panels of [kc][kNR]. first = overwrite with bias_row, else accumulate.
+// holds ceil(nb/kNR) panels of [kc][kNR]. The first block (pc == 0) overwrites C, later
+// ones accumulate, and the last (pc + kc == K) adds bias_row to the finished sum.
 void gemmBlock(int M, int nb, int kc, int pc, int K, const float* Ap, const float* Bblock,
-               float* C, int ldc, bool first, const float* bias_row);
+               float* C, int ldc, const float* bias_row);
 
 // C = Ap * Bp, plus bias_row[m] and/or bias_col[n] when non-null. Overwrites C.
 void sgemmPacked(int M, int N, int K, const float* Ap, const float* Bp, float* C, int ldc,

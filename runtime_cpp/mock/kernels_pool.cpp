@@ -60,12 +60,14 @@ void poolForward(const OpDesc& d, const float* in, float* out, int threads) {
             for (int j = 0, x = c.first; j < c.count; ++j, x += c.step)
               v = std::max(v, src[static_cast<std::size_t>(y) * w + x]);
         } else {
-          float sum = 0.0f;
+          // A float running sum over a global window (56 x 56 = 3,136 cells) loses
+          // several bits; a double one is exact enough that the mean rounds once.
+          double sum = 0.0;
           for (int i = 0, y = r.first; i < r.count; ++i, y += r.step)
             for (int j = 0, x = c.first; j < c.count; ++j, x += c.step)
               sum += src[static_cast<std::size_t>(y) * w + x];
           int divisor = p.real ? r.count * c.count : r.padded_count * c.padded_count;
-          v = divisor > 0 ? sum / static_cast<float>(divisor) : 0.0f;
+          v = divisor > 0 ? static_cast<float>(sum / divisor) : 0.0f;
         }
         dst[static_cast<std::size_t>(oy) * wo + ox] = v;
       }
