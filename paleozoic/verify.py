@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -182,7 +182,9 @@ def compare(name: str, ours: np.ndarray, ref: np.ndarray) -> OutputCheck:
     finite = bool(np.all(np.isfinite(ours)))
     noise_power = float(np.sum(np.square(a - b))) if finite else float("inf")
     signal_power = float(np.sum(np.square(b)))
-    if noise_power == 0.0:
+    if not finite:
+        sqnr = float("-inf")
+    elif noise_power == 0.0:
         sqnr = float("inf")
     else:
         sqnr = 10.0 * np.log10(max(signal_power, 1e-300) / noise_power)

@@ -25,7 +25,6 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
 import onnx
 
 from paleozoic.errors import PaleozoicError

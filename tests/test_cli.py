@@ -96,3 +96,41 @@ def test_inspect_table(small_cnn_path: Path, capsys: pytest.CaptureFixture[str])
     text = capsys.readouterr().out
     assert "MACs" in text and "FullyConnected" in text
     assert "10 layers" in text
+
+
+def test_missing_external_data_file_is_named(tmp_path: Path, small_cnn: onnx.ModelProto,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A model saved with external data whose data file is gone: exit 2, the file named,
+    nothing written (it used to end in a traceback with exit 1)."""
+    model_path = tmp_path / "m.onnx"
+    onnx.save_model(small_cnn, str(model_path), save_as_external_data=True,
+                    location="m.weights", size_threshold=0)
+    (tmp_path / "m.weights").unlink()
+    out = tmp_path / "session"
+    for command in (["compile", str(model_path), "-o", str(out)],
+                    ["inspect", str(model_path)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert "m.weights" in err and "does not exist" in err
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
+
+
+def test_negative_dim_value_is_a_free_dimension(tmp_path: Path, small_cnn: onnx.ModelProto
+                                                ) -> None:
+    """Older paddle2onnx writes dim_value -1 for a free dimension (the PP-OCR classifier
+    in rapidocr_onnxruntime declares [-1, 3, '?', '?'])."""
+    model = onnx.ModelProto()
+    model.CopyFrom(small_cnn)
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    dims[0].dim_value = -1
+    dims[2].dim_value = -1
+    dims[3].Clear()
+    dims[3].dim_param = "?"
+    model.graph.output[0].type.tensor_type.shape.dim[0].dim_value = -1
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    out = tmp_path / "session"
+    assert main(["compile", str(path), "-o", str(out)]) == 3  # symbolic: asks for a shape
+    assert main(["compile", str(path), "-o", str(out), "--input-shape", "x=1x3x16x16"]) == 0
+    assert main(["verify", str(out)]) == 0
