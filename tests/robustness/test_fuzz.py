@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzz_graphs import (
-    check_outputs, cnn_models, compare, graph_inputs, plans, reference_model, seeded_feeds,
+    INPUT_SCALES, check_outputs, cnn_models, compare, graph_inputs, plans, reference_model,
+    seeded_feeds,
 )
 from paleozoic.optimize import fusible_kinds
 from paleozoic.optimize.base import spans_to_plan
@@ -41,7 +42,7 @@ def test_random_cnn_under_random_plan_matches_onnxruntime(model, data):
     queue = load_queue(model)
     plan = data.draw(plans(queue), label="plan")
     plan.validate(queue, fusible_kinds())
-    compare(model, queue, plan)
+    compare(model, queue, plan, scale=data.draw(st.sampled_from(INPUT_SCALES), label="scale"))
 
 
 @pytest.mark.skipif(EMITTED_EXAMPLES < 1, reason="set PZ_FUZZ_EMITTED (fuzz_long.py --emitted)")
@@ -58,7 +59,7 @@ def test_random_cnn_emitted_session_matches_onnxruntime(model, data):
         feeds = seeded_feeds(model)
         ours = run_session(out, list(feeds.values())).outputs
     refs = ort_outputs(reference_model(model), feeds)
-    check_outputs(model, ours, refs, [o.name for o in model.graph.output])
+    check_outputs(model, ours, refs, [o.name for o in model.graph.output], feeds)
 
 
 def _emitted_matches(model, plan_seed: int, out: Path) -> None:
@@ -75,7 +76,7 @@ def _emitted_matches(model, plan_seed: int, out: Path) -> None:
     feeds = seeded_feeds(model, seed=1)
     ours = run_session(out, list(feeds.values())).outputs
     refs = ort_outputs(reference_model(model), feeds)
-    check_outputs(model, ours, refs, [o.name for o in model.graph.output])
+    check_outputs(model, ours, refs, [o.name for o in model.graph.output], feeds)
 
 
 def _ops(model) -> set[str]:
