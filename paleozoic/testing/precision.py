@@ -169,6 +169,10 @@ def kind_cases(seed: int = 0) -> list[PrecisionCase]:
                     {"lo": np.array(0.0), "hi": np.array(6.0)}))
     # Softmax over 1000 classes with large logits, and over channels of a map.
     add(single_node("softmax_1000_large", "Softmax", {"x": normal((2, 1000)) * 30}, axis=1))
+    # A classifier that is not sure: 1,000 near-equal probabilities, whose common sum's
+    # rounding error lands on every output.
+    add(single_node("softmax_1000_flat", "Softmax", {"x": rng.random((2, 1000)) * 0.1},
+                    axis=1))
     add(single_node("softmax_channels", "Softmax", {"x": normal((1, 19, 8, 8)) * 5}, axis=1))
     # Element-wise with broadcasting (the squeeze-and-excite gate) and per-channel constants.
     add(single_node("mul_se_gate", "Mul", {"x": normal((1, 64, 14, 14)) * 10,
