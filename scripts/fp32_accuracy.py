@@ -144,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", default=list(ZOO_MODELS),
                         help="zoo names, .onnx files or folders (default: the nine zoo models)")
-    parser.add_argument("--plan", default="per-layer")
+    parser.add_argument("--plan", default="per-layer",
+                        help="plan(s) to compile with, comma separated (e.g. per-layer,fuse-all)")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--input-shape", action="append", default=[], type=parse_shape,
                         help="NAME=1x3x224x224 for symbolic inputs (all models)")
@@ -155,11 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="pz-acc-") as tmp:
         for name, path in _models(args.models):
-            r = measure_model(name, path, args.plan, args.seeds, Path(tmp), shapes)
-            results.append(r)
-            status = r.error or ("ok" if all(x.passed for x in r.runs) else
-                                 f"WORSE (worst ratio {max(x.ratio for x in r.runs):.2f})")
-            print(f"{name}: {status} ({r.seconds:.0f} s)", flush=True)
+            for plan in args.plan.split(","):
+                r = measure_model(name, path, plan, args.seeds, Path(tmp), shapes)
+                results.append(r)
+                status = r.error or ("ok" if all(x.passed for x in r.runs) else
+                                     f"WORSE (worst ratio {max(x.ratio for x in r.runs):.2f})")
+                print(f"{name} {plan}: {status} ({r.seconds:.0f} s)", flush=True)
     table = markdown(results, args.seeds)
     print(table)
     if args.output:

@@ -120,26 +120,6 @@ class RawBlockView:
         return f"{self.const[0].lower()}{self.const[1:]}_fusion"
 
 
-def fusion_io(layers: list[Layer], consumers: dict[str, int],
-              graph_outputs: set[str]) -> tuple[list[str], list[str]]:
-    """Fusion inputs and outputs by the wrapper's rule (FusionLayer::compileFusionOp):
-    inputs are read inside and produced outside, in first-read order; outputs are produced
-    inside and read outside, read by nobody, or graph outputs, in layer order."""
-    produced = [layer.output for layer in layers]
-    inputs: list[str] = []
-    for layer in layers:
-        for name in layer.inputs:
-            if name not in produced and name not in inputs:
-                inputs.append(name)
-    outputs = []
-    for out in produced:
-        reads_inside = sum(layer.inputs.count(out) for layer in layers)
-        total = consumers.get(out, 0)
-        if total > reads_inside or total == 0 or out in graph_outputs:
-            outputs.append(out)
-    return inputs, outputs
-
-
 def raw_context(model: Model, env: Any, unique_ident: Any, block_views: list[Any]) -> dict:
     """What templates/raw/session.cpp.j2 sees, beyond the common header fields."""
     queue = model.queue
@@ -166,12 +146,6 @@ def raw_context(model: Model, env: Any, unique_ident: Any, block_views: list[Any
             weight_shapes={key: tuple(queue.weights[key].shape)
                            for key in layer.weights.values()},
             macros=macros[kind.template])
-    consumers: dict[str, int] = {}
-    for layer in queue.layers:
-        for name in layer.inputs:
-            consumers[name] = consumers.get(name, 0) + 1
-    graph_outputs = set(queue.outputs)
-
     blocks: list[RawBlockView] = []
     buffers: list[RawTensor] = list(inputs)
 
@@ -184,9 +158,9 @@ def raw_context(model: Model, env: Any, unique_ident: Any, block_views: list[Any
         raw = RawBlockView(block.name, view.const, index, block.fuse, block.mp, view.summary,
                            layer_views)
         if block.fuse:
-            ins, outs = fusion_io(block.layers, consumers, graph_outputs)
-            raw.inputs = [tensors[name] for name in ins]
-            raw.outputs = [tensors[name] for name in outs]
+            # The block's boundary is the wrapper's (paleozoic.ir.boundary).
+            raw.inputs = [tensors[name] for name in block.inputs]
+            raw.outputs = [tensors[name] for name in block.outputs]
             for tensor in raw.inputs + raw.outputs:
                 need(tensor)
         else:
@@ -216,5 +190,5 @@ def raw_title(title: str) -> str:
     return f"{title} (raw CNML/CNRT form)"
 
 
-__all__ = ["RawBlockView", "RawLayerView", "RawTensor", "fusion_io", "raw_context",
+__all__ = ["RawBlockView", "RawLayerView", "RawTensor", "raw_context",
            "raw_title"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paleozoic.ir.boundary import block_boundary, read_counts
 from paleozoic.ir.layer import Layer, LayerQueue, TensorInfo
 from paleozoic.ir.plan import Plan
 
@@ -40,23 +41,12 @@ class Model:
     def build(cls, queue: LayerQueue, plan: Plan) -> Model:
         plan.validate(queue)
         by_name = {layer.name: layer for layer in queue.layers}
-        users = queue.consumers()
+        reads = read_counts(queue.layers)
         graph_outputs = set(queue.outputs)
         blocks = []
         for planned in plan.blocks:
             layers = [by_name[name] for name in planned.layers]
-            produced = {layer.output for layer in layers}
-            inside = {id(layer) for layer in layers}
-            inputs: list[str] = []
-            for layer in layers:
-                for name in layer.inputs:
-                    if name not in produced and name not in inputs:
-                        inputs.append(name)
-            outputs = [
-                layer.output for layer in layers
-                if layer.output in graph_outputs
-                or any(id(user) not in inside for user in users.get(layer.output, []))
-            ]
+            inputs, outputs = block_boundary(layers, reads, graph_outputs)
             blocks.append(FBlock(planned.name, layers, planned.mp, planned.fuse,
                                  inputs, outputs))
         ops = tuple(sorted({layer.kind for layer in queue.layers}))

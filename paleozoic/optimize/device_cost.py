@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from paleozoic.ir import LayerQueue, Plan
+from paleozoic.ir.boundary import block_boundary, read_counts
 
 __all__ = ["DeviceModelOracle", "build_runtime_graph"]
 
@@ -136,6 +137,7 @@ class DeviceModelOracle:
         self._session = rt.Session()
         self._layers = build_runtime_graph(queue, self._session, bind_weights=False)
         self._index = {layer.name: i for i, layer in enumerate(queue.layers)}
+        self._reads = read_counts(queue.layers)
         self._tables: dict[tuple[int, ...], np.ndarray] = {}
 
     def _apply_profile(self) -> None:
@@ -148,17 +150,10 @@ class DeviceModelOracle:
 
     def _outputs(self, start: int, stop: int) -> list[Any]:
         """Outputs of a block relative to the whole queue (as in the cost table)."""
-        inside = set(range(start, stop))
-        users = self.queue.consumers()
-        graph_outputs = set(self.queue.outputs)
-        outs = []
-        for i in range(start, stop):
-            layer = self.queue.layers[i]
-            readers = users.get(layer.output, [])
-            if (layer.output in graph_outputs or not readers
-                    or any(self._index[r.name] not in inside for r in readers)):
-                outs.append(self._layers[i].output)
-        return outs
+        layers = self.queue.layers[start:stop]
+        _, names = block_boundary(layers, self._reads, set(self.queue.outputs))
+        return [self._layers[i].output for i, layer in enumerate(layers, start)
+                if layer.output in names]
 
     def block_cost(self, start: int, stop: int, mp: int) -> float:
         if not 0 <= start < stop <= len(self._layers):

@@ -90,17 +90,7 @@ class Session {
   // ---- device model (mock SDK extension, cnml_mock.h) -------------------------------
   // Default fusion outputs of `layers`, as FusionLayer derives them at compile time.
   static std::vector<pz::Tensor*> defaultOutputs(const std::vector<pz::Layer*>& layers) {
-    std::vector<pz::Tensor*> outputs;
-    for (pz::Layer* layer : layers) {
-      pz::Tensor* out = &layer->output();
-      int reads_inside = 0;
-      for (pz::Layer* other : layers)
-        reads_inside += static_cast<int>(
-            std::count(other->inputs().begin(), other->inputs().end(), out));
-      if (out->consumers() > reads_inside || out->consumers() == 0 || out->isGraphOutput())
-        outputs.push_back(out);
-    }
-    return outputs;
+    return pz::fusionBoundary(layers).outputs;
   }
 
   static std::vector<double> explain(const std::vector<pz::Layer*>& layers, int mp,
@@ -159,7 +149,7 @@ class Session {
     }
     for (int i = 0; i < n; ++i) {
       const pz::Tensor& out = layers[i]->output();
-      if (out.consumers() > reads[i] || out.consumers() == 0 || out.isGraphOutput())
+      if (pz::leavesBlock(out, reads[i]))
         last_use[i] = n;  // needed after the list
       else
         last_use[i] = std::max(last_use[i], i);
@@ -693,6 +683,20 @@ void bindSession(py::module_& m) {
           py::arg("layers"), py::arg("mp"), py::arg("outputs") = py::none(),
           "Where the fused time of estimate_block goes: launch and barriers, per-layer "
           "max(compute, dram) sum, compute (of which recomputed halo rows), DRAM, spill.")
+      .def_static(
+          "fusion_boundary",
+          [](const std::vector<LayerRef>& layers) {
+            const pz::BlockBoundary b = pz::fusionBoundary(layerPtrs(layers));
+            auto names = [](const std::vector<pz::Tensor*>& ts) {
+              std::vector<std::string> out;
+              for (const pz::Tensor* t : ts) out.push_back(t->name());
+              return out;
+            };
+            return py::make_tuple(names(b.inputs), names(b.outputs));
+          },
+          py::arg("layers"),
+          "(input names, output names) of `layers` as one block, by pz::fusionBoundary: the "
+          "rule a FusionLayer applies at compile time.")
       .def(
           "cost_table",
           [](Session&, const std::vector<LayerRef>& layers, const std::vector<int>& mps) {

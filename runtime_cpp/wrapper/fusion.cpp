@@ -12,6 +12,32 @@ bool contains(const std::vector<Tensor*>& list, const Tensor* t) {
 
 }  // namespace
 
+bool leavesBlock(const Tensor& produced, int reads_inside) {
+  return produced.consumers() > reads_inside || produced.consumers() == 0 ||
+         produced.isGraphOutput();
+}
+
+BlockBoundary fusionBoundary(const std::vector<Layer*>& layers) {
+  BlockBoundary boundary;
+  std::vector<Tensor*> produced;
+  for (Layer* layer : layers) produced.push_back(&layer->output());
+  for (Layer* layer : layers) {
+    for (Tensor* in : layer->inputs()) {
+      if (!contains(produced, in) && !contains(boundary.inputs, in))
+        boundary.inputs.push_back(in);
+    }
+  }
+  for (Tensor* out : produced) {
+    int reads_inside = 0;
+    for (Layer* layer : layers) {
+      reads_inside += static_cast<int>(
+          std::count(layer->inputs().begin(), layer->inputs().end(), out));
+    }
+    if (leavesBlock(*out, reads_inside)) boundary.outputs.push_back(out);
+  }
+  return boundary;
+}
+
 FusionLayer::FusionLayer(std::string name) : name_(std::move(name)) {
   check(cnmlCreateFusionOp(&op_), name_, "cnmlCreateFusionOp");
 }
@@ -33,26 +59,9 @@ void FusionLayer::fuseLayer(Layer& layer) {
 void FusionLayer::compileFusionOp(int mp) {
   if (compiled_) throw Error(name_ + ": compileFusionOp called twice; the block is compiled");
   if (layers_.empty()) throw Error(name_ + ": no layers fused; call fuseLayer before compiling");
-  std::vector<Tensor*> produced;
-  for (Layer* layer : layers_) produced.push_back(&layer->output());
-  inputs_.clear();
-  outputs_.clear();
-  for (Layer* layer : layers_) {
-    for (Tensor* in : layer->inputs()) {
-      if (!contains(produced, in) && !contains(inputs_, in)) inputs_.push_back(in);
-    }
-  }
-  for (Tensor* out : produced) {
-    int reads_inside = 0;
-    for (Layer* layer : layers_) {
-      reads_inside += static_cast<int>(
-          std::count(layer->inputs().begin(), layer->inputs().end(), out));
-    }
-    // A tensor nobody reads is kept as an output too: it is the end of a branch.
-    if (out->consumers() > reads_inside || out->consumers() == 0 || out->isGraphOutput()) {
-      outputs_.push_back(out);
-    }
-  }
+  BlockBoundary boundary = fusionBoundary(layers_);
+  inputs_ = std::move(boundary.inputs);
+  outputs_ = std::move(boundary.outputs);
   std::vector<cnmlTensor_t> in_descs, out_descs;
   for (Tensor* t : inputs_) in_descs.push_back(t->desc());
   for (Tensor* t : outputs_) out_descs.push_back(t->desc());

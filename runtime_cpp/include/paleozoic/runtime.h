@@ -502,9 +502,19 @@ class SliceLayer : public Layer {
 
 // ---- fusion -------------------------------------------------------------------------
 
-// Layers fused into one SDK fusion op. I/O is derived at compile time: inputs are tensors
-// consumed inside but produced outside; outputs are tensors produced inside and consumed
-// outside (or marked as graph outputs).
+// Which tensors cross the edge of a block of layers (given in topological order): inputs
+// are read inside and produced outside, in first-read order; outputs are produced inside
+// and read outside it, read by nobody (the end of a branch) or graph outputs, in layer
+// order. FusionLayer, the device-model bindings and Python's paleozoic.ir.boundary all
+// follow this one rule (tests/ir/test_boundary.py checks the two languages agree).
+struct BlockBoundary {
+  std::vector<Tensor*> inputs, outputs;
+};
+BlockBoundary fusionBoundary(const std::vector<Layer*>& layers);
+// The output rule alone, for a tensor its block's layers read `reads_inside` times.
+bool leavesBlock(const Tensor& produced, int reads_inside);
+
+// Layers fused into one SDK fusion op, with I/O derived at compile time by fusionBoundary.
 class FusionLayer {
  public:
   explicit FusionLayer(std::string name);
