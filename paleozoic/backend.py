@@ -16,8 +16,9 @@ executable.
 Which inputs are frozen (the "split") is decided per model, trying in order:
 
 1. the inputs Paleozoic must see as constants: every non-float input (shapes, axes) and
-   every input read at a weight slot (WEIGHT_SLOTS: Conv W/B, Gemm B/C, MatMul B,
-   BatchNormalization scale, bias, mean, var, PRelu slope, Clip bounds, Dropout ratio);
+   every input read at a weight or parameter slot (frontend.support.ONNX_OPS: Conv W/B,
+   Gemm B/C, MatMul B, BatchNormalization scale, bias, mean, var, PRelu slope, Resize
+   roi/scales/sizes, Clip bounds, Dropout ratio);
    all other float inputs stay inputs of the session;
 2. everything but the first float run-time input of split 1 (an operand such as Mul's
    per-channel scale can be taken as a constant, but not as a second activation).
@@ -63,7 +64,7 @@ from onnx.backend.base import Backend, BackendRep, namedtupledict
 from paleozoic import __version__
 from paleozoic.errors import ModelLoadError, PaleozoicError, UnsupportedModelError
 from paleozoic.frontend.attribute_checks import check_attributes
-from paleozoic.frontend.support import check_supported
+from paleozoic.frontend.support import ONNX_OPS, check_supported
 
 logger = logging.getLogger(__name__)
 
@@ -73,17 +74,6 @@ DEFAULT_PLAN = "per-layer"
 
 # Float input slots Paleozoic turns into weights or attributes: they must be constants.
 # (Non-float inputs, such as shapes and axes, are always frozen.)
-WEIGHT_SLOTS: dict[str, tuple[int, ...]] = {
-    "Conv": (1, 2),
-    "ConvTranspose": (1, 2),
-    "Resize": (1, 2, 3),
-    "Gemm": (1, 2),
-    "MatMul": (1,),
-    "BatchNormalization": (1, 2, 3, 4),
-    "PRelu": (1,),
-    "Clip": (1, 2),
-    "Dropout": (1, 2),
-}
 
 _FLOAT = onnx.TensorProto.FLOAT
 # TVM's frontend and Paleozoic's codegen run one model at a time in a process; builds and
@@ -397,7 +387,8 @@ def candidate_splits(model: onnx.ModelProto) -> list[Split]:
     must = set()
     for info in inputs:
         if _elem_type(info) != _FLOAT or any(
-                slot in WEIGHT_SLOTS.get(node.op_type, ())
+                slot in (ONNX_OPS[node.op_type].constant_slots if node.op_type in ONNX_OPS
+                         else ())
                 for node, slot in consumers.get(info.name, [])):
             must.add(info.name)
     splits = [Split(frozenset(must))]

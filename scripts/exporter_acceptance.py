@@ -436,8 +436,8 @@ def _cell(text: str) -> str:
 
 def markdown(results: list[Result], header: str) -> str:
     try:
-        from paleozoic.frontend.support import SUPPORTED_ONNX_OPS
-        supported: set[str] | None = set(SUPPORTED_ONNX_OPS)
+        from paleozoic.frontend.support import ONNX_OPS
+        supported: set[str] | None = set(ONNX_OPS)
     except Exception:  # noqa: BLE001
         supported = None
     lines = [header, ""]
@@ -464,7 +464,7 @@ def markdown(results: list[Result], header: str) -> str:
         for op in r.ops:
             union[op][r.group] += 1
     lines += ["", f"### ONNX op types ({len(union)}): number of models using each", "",
-              ("in support list: paleozoic's SUPPORTED_ONNX_OPS (ops folded away before that "
+              ("in support list: paleozoic's ONNX_OPS (ops folded away before that "
               "check, like Shape chains, can pass without being listed); in a PASS model: "
               "used by at least one model that passed here"), "",
               "| op | models | " + " | ".join(groups) + " | in support list | in a PASS model |",

@@ -49,7 +49,7 @@ import onnx
 from onnx import numpy_helper
 
 from paleozoic import backend
-from paleozoic.frontend.support import SUPPORTED_ONNX_OPS
+from paleozoic.frontend.support import ONNX_OPS
 from paleozoic.testing import backend_suite as suite
 from paleozoic.testing.backend_suite import FAILED, PASSED, UNSUPPORTED, CaseResult, SuiteCase
 
@@ -108,7 +108,7 @@ def _light_case(test: Any) -> SuiteCase:
 
 def load_cases(kind: str, all_ops: bool) -> list[SuiteCase]:
     if kind == "node":
-        ops = None if all_ops else tuple(SUPPORTED_ONNX_OPS)
+        ops = None if all_ops else tuple(ONNX_OPS)
         return suite.suite_cases_from_node(suite.node_test_cases(ops))
     from onnx.backend.test.loader import load_model_tests
 
@@ -238,7 +238,7 @@ def write_report(path: Path, results: list[CaseResult], args: argparse.Namespace
                  seconds: float, per_kind_seconds: dict[str, float]) -> None:
     import tvm
 
-    supported = set(SUPPORTED_ONNX_OPS)
+    supported = set(ONNX_OPS)
     lines = [
         "# ONNX backend test suite through Paleozoic",
         "",

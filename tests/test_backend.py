@@ -1,7 +1,7 @@
 """paleozoic.backend: onnx's Backend interface over emitted C++ sessions.
 
 test_node_case runs onnx's node test cases of every operator Paleozoic lists as supported
-(SUPPORTED_ONNX_OPS) through the backend and checks them as onnx's runner does. A case is
+(ONNX_OPS) through the backend and checks them as onnx's runner does. A case is
 skipped only when Paleozoic refuses it with UnsupportedModelError (the reason is the skip
 message); wrong numbers and crashes fail. To keep CI short, the cases are compiled into
 a few merged sessions (one per opset, run_many): about ten cmake + g++ builds instead of
@@ -23,7 +23,7 @@ from onnx import TensorProto, helper, numpy_helper
 from paleozoic import backend
 from paleozoic.testing import backend_suite as suite
 from paleozoic.errors import UnsupportedModelError
-from paleozoic.frontend.support import SUPPORTED_ONNX_OPS
+from paleozoic.frontend.support import ONNX_OPS
 from paleozoic.testing.zoo import random_inputs
 
 NODE_CASES = suite.suite_cases_from_node(suite.supported_node_test_cases())
@@ -68,8 +68,8 @@ def _first_reason(detail: str) -> str:
 
 def test_every_supported_operator_has_node_cases() -> None:
     tested = {case.op for case in NODE_CASES}
-    assert tested == set(SUPPORTED_ONNX_OPS), \
-        f"no onnx node cases for {set(SUPPORTED_ONNX_OPS) - tested}"
+    assert tested == set(ONNX_OPS), \
+        f"no onnx node cases for {set(ONNX_OPS) - tested}"
 
 
 @pytest.mark.parametrize("case", _node_params())

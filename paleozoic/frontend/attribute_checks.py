@@ -17,14 +17,9 @@ from typing import Iterable
 import onnx
 
 from paleozoic.errors import UnsupportedModelError
+from paleozoic.frontend.support import ONNX_OPS
 
 _FLOAT = onnx.TensorProto.FLOAT
-# Inputs (by position) that Paleozoic turns into weights: they must be float32 constants.
-_WEIGHT_INPUTS: dict[str, tuple[int, ...]] = {
-    "Conv": (1, 2),
-    "Gemm": (1, 2),
-    "BatchNormalization": (1, 2, 3, 4),
-}
 # Operators whose constant operands become per-channel Scale weights.
 _CONSTANT_OPERANDS = ("Add", "Mul", "Sum")
 
@@ -152,7 +147,7 @@ def check_attributes(model: onnx.ModelProto, source: str) -> None:
                 problems.append(f"{where}: outputs {extra} (running statistics) are used; "
                                 f"only the normalised output is supported")
 
-        for position in _WEIGHT_INPUTS.get(op, ()):
+        for position in (ONNX_OPS[op].weights if op in ONNX_OPS else ()):
             if position < len(node.input) and node.input[position] in constants:
                 tensor = constants[node.input[position]]
                 if tensor.data_type != _FLOAT:

@@ -25,7 +25,7 @@ from paleozoic.backend import (
     DEFAULT_PLAN, Frozen, PaleozoicBackend, PaleozoicBackendRep, run_built,
 )
 from paleozoic.errors import UnsupportedModelError
-from paleozoic.frontend.support import SUPPORTED_ONNX_OPS
+from paleozoic.frontend.support import ONNX_OPS
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ class NodeCase:
 def node_test_cases(ops: Sequence[str] | None = None) -> list[NodeCase]:
     """onnx's node test cases (generated in memory by onnx's own generator, as onnx's
     backend test runner does: the wheel ships no node data), with the operator each one
-    tests; only those of `ops` if given (e.g. SUPPORTED_ONNX_OPS)."""
+    tests; only those of `ops` if given (e.g. ONNX_OPS)."""
     import warnings
 
     from onnx.backend.test.loader import load_model_tests
@@ -188,7 +188,7 @@ def node_test_cases(ops: Sequence[str] | None = None) -> list[NodeCase]:
 
 
 def supported_node_test_cases() -> list[NodeCase]:
-    return node_test_cases(tuple(SUPPORTED_ONNX_OPS))
+    return node_test_cases(tuple(ONNX_OPS))
 
 
 # ---- running test cases (onnx's backend test suite) -----------------------------------------
