@@ -15,6 +15,8 @@ Shape = tuple[int, ...]
 Attrs = dict[str, Any]
 ShapeFn = Callable[[Attrs, list[Shape]], Shape]
 CountFn = Callable[[Attrs, list[Shape], Shape], int]
+# (session binding, layer name, attrs, input tensors) -> runtime layer.
+ConstructFn = Callable[[Callable[..., Any], str, Attrs, list[Any]], Any]
 
 
 class ShapeError(ValueError):
@@ -45,11 +47,26 @@ class LayerKind:
     arity: int | None = 1           # None: any number of inputs
     fusible: bool = True            # may join a fusion op with other layers
     spatial: bool = False           # tiles across cores with overlapping windows when fused
+    # How the runtime layer is built from the kind's binding (a method of
+    # paleozoic._runtime.Session); None: binding(name, *inputs), for kinds without attrs.
+    construct: ConstructFn | None = None
 
     def output_shape(self, attrs: Attrs, inputs: list[Shape]) -> Shape:
         if self.arity is not None and len(inputs) != self.arity:
             raise ShapeError(f"{self.name} takes {self.arity} input(s), got {len(inputs)}")
         return tuple(int(d) for d in self.shape(attrs, inputs))
+
+    @property
+    def config_roles(self) -> tuple[str, ...]:
+        """The weight roles in the order the runtime layer's config() takes them."""
+        return self.weight_roles + self.optional_roles
+
+    def build_runtime(self, session: Any, name: str, attrs: Attrs, inputs: list[Any]) -> Any:
+        """This layer in a paleozoic._runtime.Session (without its weights)."""
+        binding = getattr(session, self.binding)
+        if self.construct is None:
+            return binding(name, *inputs)
+        return self.construct(binding, name, attrs, inputs)
 
 
 def elements(shape: Shape) -> int:

@@ -50,11 +50,18 @@ def slice_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 
 CONCAT = LayerKind(name="Concat", cpp_class="pz::ConcatLayer", template="concat",
-                   binding="concat", shape=concat_shape, arity=None)
+                   binding="concat", shape=concat_shape, arity=None,
+                   construct=lambda bind, name, a, inputs: bind(name, inputs, a["axis"]))
 RESHAPE = LayerKind(name="Reshape", cpp_class="pz::ReshapeLayer", template="reshape",
-                    binding="reshape", shape=reshape_shape)
+                    binding="reshape", shape=reshape_shape,
+                    construct=lambda bind, name, a, inputs: bind(name, inputs[0],
+                                                                 list(a["shape"])))
 TRANSPOSE = LayerKind(name="Transpose", cpp_class="pz::TransposeLayer",
-                      template="transpose", binding="transpose", shape=transpose_shape)
+                      template="transpose", binding="transpose", shape=transpose_shape,
+                      construct=lambda bind, name, a, inputs: bind(name, inputs[0],
+                                                                   list(a["perm"])))
 # attrs {"begin": [...], "end": [...], "step": [...]}: one int per input axis.
 SLICE = LayerKind(name="Slice", cpp_class="pz::SliceLayer", template="slice", binding="slice",
-                  shape=slice_shape)
+                  shape=slice_shape,
+                  construct=lambda bind, name, a, inputs: bind(
+                      name, inputs[0], list(a["begin"]), list(a["end"]), list(a["step"])))

@@ -30,4 +30,7 @@ SCALE = LayerKind(
     name="Scale", cpp_class="pz::ScaleLayer", template="scale", binding="scale",
     shape=channel_shape, weight_roles=("alpha", "beta"))
 LRN = LayerKind(name="LRN", cpp_class="pz::LrnLayer", template="lrn", binding="lrn",
-                shape=channel_shape, macs=lrn_ops)
+                shape=channel_shape, macs=lrn_ops,
+                construct=lambda bind, name, a, inputs: bind(
+                    name, inputs[0], size=a["size"], alpha=a["alpha"], beta=a["beta"],
+                    bias=a["bias"]))

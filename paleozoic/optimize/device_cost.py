@@ -14,76 +14,9 @@ import numpy as np
 
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.ir.boundary import block_boundary, read_counts
+from paleozoic.ops import KINDS
 
 __all__ = ["DeviceModelOracle", "build_runtime_graph"]
-
-
-def _construct(session: Any, layer: Any, inputs: list[Any]) -> Any:
-    """One queue layer as a runtime layer, by kind (the Session binding of its LayerKind)."""
-    a = layer.op.attrs
-    kind = layer.kind
-    name = layer.name
-    if kind == "Conv":
-        return session.conv(name, inputs[0], out_channels=a["out_channels"],
-                            kernel=tuple(a["kernel"]), stride=tuple(a["stride"]),
-                            pads=tuple(a["pads"]), dilation=tuple(a["dilation"]),
-                            groups=a["groups"])
-    if kind == "Pool":
-        return session.pool(name, inputs[0], mode=a["mode"], kernel=tuple(a["kernel"]),
-                            stride=tuple(a["stride"]), pads=tuple(a["pads"]),
-                            ceil_mode=bool(a.get("ceil_mode", False)),
-                            count_include_pad=bool(a.get("count_include_pad", False)))
-    if kind == "GlobalAvgPool":
-        return session.global_avg_pool(name, inputs[0])
-    if kind == "LRN":
-        return session.lrn(name, inputs[0], size=a["size"], alpha=a["alpha"], beta=a["beta"],
-                           bias=a["bias"])
-    if kind == "BatchNorm":
-        return session.batch_norm(name, inputs[0])
-    if kind == "Scale":
-        return session.scale(name, inputs[0])
-    if kind == "Active":
-        return session.active(name, inputs[0], a["function"])
-    if kind == "Add":
-        return session.add(name, inputs[0], inputs[1])
-    if kind == "FullyConnected":
-        return session.fully_connected(name, inputs[0], a["out_features"])
-    if kind == "Softmax":
-        return session.softmax(name, inputs[0], a["axis"])
-    if kind == "Concat":
-        return session.concat(name, inputs, a["axis"])
-    if kind == "Reshape":
-        return session.reshape(name, inputs[0], list(a["shape"]))
-    if kind == "Transpose":
-        return session.transpose(name, inputs[0], list(a["perm"]))
-    if kind == "Binary":
-        return session.binary(name, inputs[0], inputs[1], a["op"])
-    if kind == "Slice":
-        return session.slice(name, inputs[0], list(a["begin"]), list(a["end"]),
-                             list(a["step"]))
-    if kind == "PRelu":
-        return session.prelu(name, inputs[0])
-    if kind == "Deconv":
-        return session.deconv(name, inputs[0], out_channels=a["out_channels"],
-                              kernel=tuple(a["kernel"]), stride=tuple(a["stride"]),
-                              pads=tuple(a["pads"]), dilation=tuple(a["dilation"]),
-                              groups=a["groups"],
-                              output_padding=tuple(a.get("output_padding", (0, 0))))
-    if kind == "Interp":
-        return session.interp(name, inputs[0], a["mode"], tuple(a["size"]),
-                              a["coordinates"], a.get("rounding", ""))
-    raise ValueError(f"layer {name!r}: kind {kind!r} has no runtime construction")
-
-
-# Weight roles passed to Layer.config(a, b), per kind.
-_CONFIG_ROLES = {
-    "Conv": ("weight", "bias"),
-    "Deconv": ("weight", "bias"),
-    "FullyConnected": ("weight", "bias"),
-    "BatchNorm": ("mean", "var"),
-    "Scale": ("alpha", "beta"),
-    "PRelu": ("slope",),
-}
 
 
 def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool) -> list[Any]:
@@ -101,15 +34,16 @@ def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool) -> 
         except KeyError as missing:
             raise ValueError(f"layer {layer.name!r} reads {missing} before it is produced; "
                              f"the queue is not in topological order") from None
-        built = _construct(session, layer, inputs)
+        kind = KINDS[layer.kind]
+        built = kind.build_runtime(session, layer.name, layer.op.attrs, inputs)
         if tuple(built.output.shape) != tuple(queue.shape(layer.output)):
             raise ValueError(f"layer {layer.name!r}: runtime output shape "
                              f"{built.output.shape} differs from the queue's "
                              f"{queue.shape(layer.output)}")
         tensors[layer.output] = built.output
-        if bind_weights and layer.kind in _CONFIG_ROLES:
+        if bind_weights and kind.config_roles:
             values = [queue.weights[layer.weights[role]] if role in layer.weights else None
-                      for role in _CONFIG_ROLES[layer.kind]]
+                      for role in kind.config_roles]
             built.config(*values)
         layers.append(built)
     for name in queue.outputs:
