@@ -9,26 +9,12 @@ from typing import Any, Iterable
 import jinja2
 import numpy as np
 
-_ACTIVE_ENUM = {"relu": "kRelu", "sigmoid": "kSigmoid", "tanh": "kTanh", "relu6": "kRelu6",
-                "relu1": "kRelu1"}
-_BINARY_ENUM = {"add": "kAdd", "sub": "kSub", "mul": "kMul", "div": "kDiv"}
+from paleozoic.ops.enums import ACTIVE, BINARY, INTERP_COORDINATES, INTERP_ROUNDING
+
 # The SDK op of a Binary layer, as pz::BinaryLayer picks it: equal shapes use the element-wise
 # ops, a broadcast b the Broadcast* ops; RealDiv has no broadcast form.
 _BINARY_SDK = {"add": ("Add", "BroadcastAdd"), "sub": ("Sub", "BroadcastSub"),
                "mul": ("Mult", "BroadcastMult"), "div": ("RealDiv", "RealDiv")}
-# Interp attributes -> (pz:: wrapper enum, SDK enum of the mock extension).
-_INTERP_COORDINATES = {
-    "half_pixel": ("kHalfPixel", "CNML_INTERP_HALF_PIXEL"),
-    "pytorch_half_pixel": ("kPytorchHalfPixel", "CNML_INTERP_PYTORCH_HALF_PIXEL"),
-    "align_corners": ("kAlignCorners", "CNML_INTERP_ALIGN_CORNERS"),
-    "asymmetric": ("kAsymmetric", "CNML_INTERP_ASYMMETRIC"),
-}
-_INTERP_ROUNDING = {
-    "round_prefer_floor": ("kRoundPreferFloor", "CNML_NEAREST_ROUND_PREFER_FLOOR"),
-    "round_prefer_ceil": ("kRoundPreferCeil", "CNML_NEAREST_ROUND_PREFER_CEIL"),
-    "floor": ("kFloor", "CNML_NEAREST_FLOOR"),
-    "ceil": ("kCeil", "CNML_NEAREST_CEIL"),
-}
 
 
 def template_dir() -> Path:
@@ -58,11 +44,11 @@ def cpp_bool(value: bool) -> str:
 
 
 def active_enum(function: str) -> str:
-    return _ACTIVE_ENUM[function]
+    return ACTIVE.cpp(function)
 
 
 def binary_enum(op: str) -> str:
-    return _BINARY_ENUM[op]
+    return BINARY.cpp(op)
 
 
 def binary_sdk(op: str, broadcast: bool) -> str:
@@ -71,11 +57,11 @@ def binary_sdk(op: str, broadcast: bool) -> str:
 
 
 def interp_coordinates(mode: str, sdk: bool = False) -> str:
-    return _INTERP_COORDINATES[mode][1 if sdk else 0]
+    return INTERP_COORDINATES.sdk(mode) if sdk else INTERP_COORDINATES.cpp(mode)
 
 
 def interp_rounding(mode: str, sdk: bool = False) -> str:
-    return _INTERP_ROUNDING[mode][1 if sdk else 0]
+    return INTERP_ROUNDING.sdk(mode) if sdk else INTERP_ROUNDING.cpp(mode)
 
 
 def deconv_needs_v2(attrs: dict[str, Any]) -> bool:

@@ -22,6 +22,7 @@ import numpy as np
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.ir import Layer, Operator, TensorInfo
 from paleozoic.ops import KINDS
+from paleozoic.ops.enums import INTERP_COORDINATES, INTERP_ROUNDING
 
 logger = logging.getLogger(__name__)
 
@@ -265,11 +266,6 @@ def conv_conv2d_transpose(w: Walker, call: Any, args: list[Value]) -> Value:
                   stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "deconv")
 
 
-# ONNX Resize / TVM resize2d coordinate modes the SDK's interpolation takes.
-_RESIZE_COORDINATES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
-_NEAREST_ROUNDING = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
-
-
 def conv_resize2d(w: Walker, call: Any, args: list[Value]) -> Value:
     x = _act(w, args[0])
     a = call.attrs
@@ -279,11 +275,11 @@ def conv_resize2d(w: Walker, call: Any, args: list[Value]) -> Value:
     if method is None:
         raise w.fail(f"resize method {a.method} is not supported (nearest and linear are)")
     coordinates = str(a.coordinate_transformation_mode)
-    if coordinates not in _RESIZE_COORDINATES:
+    if coordinates not in INTERP_COORDINATES:
         raise w.fail(f"resize coordinate_transformation_mode {coordinates} is not supported "
-                     f"({', '.join(_RESIZE_COORDINATES)} are)")
+                     f"({', '.join(INTERP_COORDINATES.values)} are)")
     rounding = str(a.rounding_method) or "round_prefer_floor"
-    if method == "nearest" and rounding not in _NEAREST_ROUNDING:
+    if method == "nearest" and rounding not in INTERP_ROUNDING:
         raise w.fail(f"resize nearest_mode {rounding} is not supported")
     shape = w.tensors[x.name].shape
     size = list(w.current_shape[2:]) if len(w.current_shape) == 4 else None

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+from paleozoic.ops.enums import ACTIVE as ACTIVATIONS
+from paleozoic.ops.enums import BINARY as BINARY_OPS
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
-
-ACTIVATIONS = ("relu", "sigmoid", "tanh", "relu6", "relu1")
-BINARY_OPS = ("add", "sub", "mul", "div")
 
 
 def active_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     if attrs["function"] not in ACTIVATIONS:
-        raise ShapeError(f"activation {attrs['function']!r} is not one of {ACTIVATIONS}")
+        raise ShapeError(f"activation {attrs['function']!r} is not one of {ACTIVATIONS.values}")
     return inputs[0]
 
 
@@ -33,7 +32,7 @@ def binary_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     a, b = (tuple(s) for s in inputs)
     op = attrs["op"]
     if op not in BINARY_OPS:
-        raise ShapeError(f"Binary op {op!r} is not one of {BINARY_OPS}")
+        raise ShapeError(f"Binary op {op!r} is not one of {BINARY_OPS.values}")
     if not broadcasts_to(b, a):
         raise ShapeError(f"Binary {op}: b {b} does not broadcast to a {a} (b's rank at most "
                          f"a's, dims right-aligned, each equal to a's or 1)")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from paleozoic.ops.enums import INTERP_COORDINATES as COORDINATES
+from paleozoic.ops.enums import INTERP_ROUNDING as ROUNDINGS
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
 
 INTERP_MODES = ("nearest", "linear")
-COORDINATES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
-ROUNDINGS = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
 def interp_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -18,10 +18,10 @@ def interp_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
         raise ShapeError(f"Interp mode {mode!r} is not one of {INTERP_MODES}")
     coordinates = attrs["coordinates"]
     if coordinates not in COORDINATES:
-        raise ShapeError(f"Interp coordinates {coordinates!r} is not one of {COORDINATES}")
+        raise ShapeError(f"Interp coordinates {coordinates!r} is not one of {COORDINATES.values}")
     rounding = attrs.get("rounding", "")
     if mode == "nearest" and rounding not in ROUNDINGS:
-        raise ShapeError(f"Interp nearest rounding {rounding!r} is not one of {ROUNDINGS}")
+        raise ShapeError(f"Interp nearest rounding {rounding!r} is not one of {ROUNDINGS.values}")
     if mode == "linear" and rounding:
         raise ShapeError(f"Interp linear takes no rounding (give \"\"), got {rounding!r}")
     size = [int(d) for d in attrs["size"]]

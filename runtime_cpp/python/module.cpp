@@ -272,27 +272,17 @@ void configLayer(LayerRef& ref, const std::optional<FloatArray>& a,
 }
 
 pz::Active activeByName(const std::string& fn) {
-  static const std::map<std::string, pz::Active> table = {
-      {"relu", pz::Active::kRelu}, {"sigmoid", pz::Active::kSigmoid},
-      {"tanh", pz::Active::kTanh}, {"relu6", pz::Active::kRelu6},
-      {"relu1", pz::Active::kRelu1}};
-  auto it = table.find(fn);
-  if (it == table.end()) {
-    throw pz::Error("unknown activation '" + fn + "'; use relu, sigmoid, tanh, relu6 or relu1");
-  }
-  return it->second;
+  pz::Active out;
+  if (!pz::parseActive(fn, &out))
+    throw pz::Error("unknown activation '" + fn + "'; use " + pz::activeChoices());
+  return out;
 }
 
 pz::Binary binaryByName(const std::string& op) {
-  static const std::map<std::string, pz::Binary> table = {{"add", pz::Binary::kAdd},
-                                                          {"sub", pz::Binary::kSub},
-                                                          {"mul", pz::Binary::kMul},
-                                                          {"div", pz::Binary::kDiv}};
-  auto it = table.find(op);
-  if (it == table.end()) {
-    throw pz::Error("unknown binary op '" + op + "'; use add, sub, mul or div");
-  }
-  return it->second;
+  pz::Binary out;
+  if (!pz::parseBinary(op, &out))
+    throw pz::Error("unknown binary op '" + op + "'; use " + pz::binaryChoices());
+  return out;
 }
 
 pz::Deconv deconvParams(int out_channels, Pair kernel, Pair stride, Quad pads, Pair dilation,
@@ -308,34 +298,24 @@ pz::Deconv deconvParams(int out_channels, Pair kernel, Pair stride, Quad pads, P
 
 pz::Interp interpParams(const std::string& mode, Pair size, const std::string& coordinates,
                         const std::string& rounding) {
-  static const std::map<std::string, pz::InterpCoordinates> coords = {
-      {"half_pixel", pz::InterpCoordinates::kHalfPixel},
-      {"pytorch_half_pixel", pz::InterpCoordinates::kPytorchHalfPixel},
-      {"align_corners", pz::InterpCoordinates::kAlignCorners},
-      {"asymmetric", pz::InterpCoordinates::kAsymmetric}};
-  static const std::map<std::string, pz::InterpRounding> rounds = {
-      {"round_prefer_floor", pz::InterpRounding::kRoundPreferFloor},
-      {"round_prefer_ceil", pz::InterpRounding::kRoundPreferCeil},
-      {"floor", pz::InterpRounding::kFloor},
-      {"ceil", pz::InterpRounding::kCeil}};
   if (mode != "nearest" && mode != "linear") {
     throw pz::Error("unknown interp mode '" + mode + "'; use nearest or linear");
   }
-  auto c = coords.find(coordinates);
-  if (c == coords.end()) {
-    throw pz::Error("unknown interp coordinates '" + coordinates +
-                    "'; use half_pixel, pytorch_half_pixel, align_corners or asymmetric");
+  pz::InterpCoordinates c;
+  if (!pz::parseInterpCoordinates(coordinates, &c)) {
+    throw pz::Error("unknown interp coordinates '" + coordinates + "'; use " +
+                    pz::interpCoordinatesChoices());
   }
   const pz::Window out{size.first, size.second};
   pz::Interp p = mode == "nearest" ? pz::Interp::nearest(out) : pz::Interp::linear(out);
-  p.coordinates(c->second);
+  p.coordinates(c);
   if (mode == "nearest") {
-    auto r = rounds.find(rounding);
-    if (r == rounds.end()) {
-      throw pz::Error("unknown nearest rounding '" + rounding +
-                      "'; use round_prefer_floor, round_prefer_ceil, floor or ceil");
+    pz::InterpRounding r;
+    if (!pz::parseInterpRounding(rounding, &r)) {
+      throw pz::Error("unknown nearest rounding '" + rounding + "'; use " +
+                      pz::interpRoundingChoices());
     }
-    p.rounding(r->second);
+    p.rounding(r);
   } else if (!rounding.empty()) {
     throw pz::Error("linear interp takes no rounding (give \"\"), got '" + rounding + "'");
   }

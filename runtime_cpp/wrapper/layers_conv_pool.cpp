@@ -124,30 +124,6 @@ cnmlStatus_t DeconvLayer::forward(cnrtQueue_t queue) {
 
 // ---- InterpLayer --------------------------------------------------------------------
 
-namespace {
-
-cnmlInterpCoordinateMode_t coordinateMode(InterpCoordinates c) {
-  switch (c) {
-    case InterpCoordinates::kHalfPixel: return CNML_INTERP_HALF_PIXEL;
-    case InterpCoordinates::kPytorchHalfPixel: return CNML_INTERP_PYTORCH_HALF_PIXEL;
-    case InterpCoordinates::kAlignCorners: return CNML_INTERP_ALIGN_CORNERS;
-    case InterpCoordinates::kAsymmetric: break;
-  }
-  return CNML_INTERP_ASYMMETRIC;
-}
-
-cnmlNearestNeighborRoundMode_t roundMode(InterpRounding r) {
-  switch (r) {
-    case InterpRounding::kRoundPreferFloor: return CNML_NEAREST_ROUND_PREFER_FLOOR;
-    case InterpRounding::kRoundPreferCeil: return CNML_NEAREST_ROUND_PREFER_CEIL;
-    case InterpRounding::kFloor: return CNML_NEAREST_FLOOR;
-    case InterpRounding::kCeil: break;
-  }
-  return CNML_NEAREST_CEIL;
-}
-
-}  // namespace
-
 InterpLayer::InterpLayer(std::string name, Tensor& input, const Interp& params)
     : Layer(name, {&input},
             detail::layerShape(name, [&] { return interpOutputShape(input.shape(), params); })),
@@ -165,9 +141,9 @@ InterpLayer::InterpLayer(std::string name, Tensor& input, const Interp& params)
             "cnmlSetNearestNeighborAlignCorner");
     } else if (c != InterpCoordinates::kAsymmetric ||
                params.rounding_ != InterpRounding::kFloor) {
-      check(cnmlSetNearestNeighborCoordinateMode(&nearest_param_, coordinateMode(c)), name_,
+      check(cnmlSetNearestNeighborCoordinateMode(&nearest_param_, sdkValue(c)), name_,
             "cnmlSetNearestNeighborCoordinateMode");
-      check(cnmlSetNearestNeighborRoundMode(&nearest_param_, roundMode(params.rounding_)), name_,
+      check(cnmlSetNearestNeighborRoundMode(&nearest_param_, sdkValue(params.rounding_)), name_,
             "cnmlSetNearestNeighborRoundMode");
     }
     status = cnmlCreateNearestNeighborOp(&op_, input.desc(), output_.desc(), nearest_param_);
@@ -177,7 +153,7 @@ InterpLayer::InterpLayer(std::string name, Tensor& input, const Interp& params)
                                   c == InterpCoordinates::kAlignCorners),
           name_, "cnmlCreateInterpOpParam");
     if (c != InterpCoordinates::kAlignCorners && c != InterpCoordinates::kAsymmetric) {
-      check(cnmlSetInterpCoordinateMode(&linear_param_, coordinateMode(c)), name_,
+      check(cnmlSetInterpCoordinateMode(&linear_param_, sdkValue(c)), name_,
             "cnmlSetInterpCoordinateMode");
     }
     status = cnmlCreateInterpOp(&op_, input.desc(), output_.desc(), linear_param_);

@@ -11,16 +11,6 @@ int channels(const std::string& layer, const Shape& in) {
   return in[1];
 }
 
-cnmlActiveFunction_t activeFunction(Active fn) {
-  switch (fn) {
-    case Active::kRelu: return CNML_ACTIVE_RELU;
-    case Active::kSigmoid: return CNML_ACTIVE_SIGMOID;
-    case Active::kTanh: return CNML_ACTIVE_TANH;
-    case Active::kRelu6: return CNML_ACTIVE_RELU6;
-    case Active::kRelu1: return CNML_ACTIVE_RELU1;
-  }
-  return CNML_ACTIVE_NONE;
-}
 
 void requireData(const std::string& layer, const float* a, const float* b, const char* names) {
   if (a == nullptr || b == nullptr) {
@@ -123,7 +113,7 @@ cnmlStatus_t ScaleLayer::forward(cnrtQueue_t queue) {
 
 ActiveLayer::ActiveLayer(std::string name, Tensor& input, Active fn)
     : Layer(name, {&input}, input.shape()) {
-  check(cnmlCreateActiveOp(&op_, activeFunction(fn), input.desc(), output_.desc()), name_,
+  check(cnmlCreateActiveOp(&op_, sdkValue(fn), input.desc(), output_.desc()), name_,
         "cnmlCreateActiveOp");
 }
 

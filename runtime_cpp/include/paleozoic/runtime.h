@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "paleozoic/enums.h"
+
 namespace pz {
 
 using Shape = std::vector<int>;
@@ -205,12 +207,8 @@ struct Deconv {
   Deconv& outputPadding(int h, int w) { output_padding_ = {h, w}; return *this; }
 };
 
-// ONNX Resize of H and W: how an output pixel maps to the input (coordinate_transformation_mode,
-// scale = out / in) and how nearest rounds (nearest_mode).
-enum class InterpCoordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
-enum class InterpRounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
-
-// Defaults are ONNX's: half_pixel, round_prefer_floor.
+// ONNX Resize of H and W (scale = out / in): InterpCoordinates and InterpRounding are in
+// enums.h. Defaults are ONNX's: half_pixel, round_prefer_floor.
 struct Interp {
   bool linear_;  // false: nearest
   Window size;  // output H x W
@@ -243,10 +241,6 @@ struct Lrn {
   explicit Lrn(int n) : size(n) {}
   Lrn& alphaBetaBias(double a, double b, double k) { alpha = a; beta = b; bias = k; return *this; }
 };
-
-enum class Active { kRelu, kSigmoid, kTanh, kRelu6, kRelu1 };  // kRelu1: min(max(x, 0), 1)
-
-enum class Binary { kAdd, kSub, kMul, kDiv };
 
 // Output shape functions, shared by the layers and by tests.
 Shape convOutputShape(const Shape& in, const Conv& p);
