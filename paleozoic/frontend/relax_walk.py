@@ -219,7 +219,7 @@ def _channel_vector(w: Walker, act: Act, const: Const) -> np.ndarray | None:
     value = const.value
     if value.size == 1:
         return np.full(shape[1], float(value.reshape(())), dtype=np.float32)
-    channels = shape[1] if len(shape) > 1 else 0
+    channels = shape[1]
     squeezed = value.reshape(-1)
     if squeezed.size != channels:
         return None

@@ -12,7 +12,6 @@ from paleozoic.ir.plan import Plan
 @dataclass(frozen=True)
 class OpSet:
     opset_version: int
-    ops: tuple[str, ...]
 
 
 @dataclass
@@ -49,10 +48,9 @@ class Model:
             inputs, outputs = block_boundary(layers, reads, graph_outputs)
             blocks.append(FBlock(planned.name, layers, planned.mp, planned.fuse,
                                  inputs, outputs))
-        ops = tuple(sorted({layer.kind for layer in queue.layers}))
         return cls(
             ir_version=queue.ir_version,
-            opset=OpSet(queue.opset, ops),
+            opset=OpSet(queue.opset),
             inputs=list(queue.inputs),
             outputs=[queue.tensors[name] for name in queue.outputs],
             blocks=blocks,

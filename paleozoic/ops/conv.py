@@ -43,7 +43,7 @@ def _runtime_conv(bind: Any, name: str, a: Attrs, inputs: list[Any]) -> Any:
 CONV = LayerKind(
     name="Conv", cpp_class="pz::ConvLayer", template="conv", binding="conv",
     shape=conv_shape, macs=conv_macs, weight_roles=("weight",), optional_roles=("bias",),
-    spatial=True, construct=_runtime_conv,
+    construct=_runtime_conv,
 )
 
 
@@ -99,5 +99,5 @@ def _runtime_deconv(bind: Any, name: str, a: Attrs, inputs: list[Any]) -> Any:
 DECONV = LayerKind(
     name="Deconv", cpp_class="pz::DeconvLayer", template="deconv", binding="deconv",
     shape=deconv_shape, macs=deconv_macs, weight_roles=("weight",), optional_roles=("bias",),
-    spatial=True, construct=_runtime_deconv,
+    construct=_runtime_deconv,
 )

@@ -39,7 +39,7 @@ def interp_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 # attrs {"mode": "nearest" | "linear", "size": [out_h, out_w], "coordinates": one of
 # COORDINATES, "rounding": one of ROUNDINGS for nearest, "" for linear}.
 INTERP = LayerKind(name="Interp", cpp_class="pz::InterpLayer", template="interp",
-                   binding="interp", shape=interp_shape, macs=interp_ops, spatial=True,
+                   binding="interp", shape=interp_shape, macs=interp_ops,
                    construct=lambda bind, name, a, inputs: bind(
                        name, inputs[0], a["mode"], tuple(a["size"]), a["coordinates"],
                        a.get("rounding", "")))

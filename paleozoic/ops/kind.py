@@ -46,7 +46,6 @@ class LayerKind:
     optional_roles: tuple[str, ...] = ()
     arity: int | None = 1           # None: any number of inputs
     fusible: bool = True            # may join a fusion op with other layers
-    spatial: bool = False           # tiles across cores with overlapping windows when fused
     # How the runtime layer is built from the kind's binding (a method of
     # paleozoic._runtime.Session); None: binding(name, *inputs), for kinds without attrs.
     construct: ConstructFn | None = None

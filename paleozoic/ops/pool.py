@@ -58,7 +58,7 @@ def _runtime_pool(bind: Any, name: str, a: Attrs, inputs: list[Any]) -> Any:
 
 
 POOL = LayerKind(name="Pool", cpp_class="pz::PoolLayer", template="pool", binding="pool",
-                 shape=pool_shape, macs=pool_ops, spatial=True, construct=_runtime_pool)
+                 shape=pool_shape, macs=pool_ops, construct=_runtime_pool)
 GLOBAL_AVG_POOL = LayerKind(
     name="GlobalAvgPool", cpp_class="pz::GlobalAvgPoolLayer", template="global_avg_pool",
     binding="global_avg_pool", shape=global_pool_shape, macs=global_pool_ops)

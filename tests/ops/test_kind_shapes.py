@@ -71,5 +71,5 @@ def test_relu1_is_an_activation() -> None:
 
 
 @pytest.mark.parametrize("kind", ["Binary", "Slice", "PRelu"])
-def test_new_kinds_are_fusible_and_not_spatial(kind: str) -> None:
-    assert KINDS[kind].fusible and not KINDS[kind].spatial
+def test_new_kinds_are_fusible(kind: str) -> None:
+    assert KINDS[kind].fusible

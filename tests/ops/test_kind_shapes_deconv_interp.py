@@ -59,7 +59,7 @@ def test_deconv_macs_weights_and_flags() -> None:
     # each input pixel meets co / groups * kh * kw filter taps
     assert deconv.macs(attrs, [x], out) == 2 * 4 * 5 * 7 * 3 * 9
     assert deconv.weight_roles == ("weight",) and deconv.optional_roles == ("bias",)
-    assert deconv.fusible and deconv.spatial
+    assert deconv.fusible
 
 
 def interp_attrs(mode="nearest", size=(12, 9), coordinates="half_pixel",
@@ -97,4 +97,4 @@ def test_interp_counts_and_flags() -> None:
     out = (1, 2, 6, 4)
     assert interp.macs(interp_attrs("nearest"), [(1, 2, 3, 2)], out) == 48
     assert interp.macs(interp_attrs("linear"), [(1, 2, 3, 2)], out) == 4 * 48
-    assert interp.weight_roles == () and interp.fusible and interp.spatial
+    assert interp.weight_roles == () and interp.fusible
