@@ -64,7 +64,7 @@ class ModelResult:
 
 def _models(specs: list[str]) -> list[tuple[str, Path | None]]:
     found: list[tuple[str, Path | None]] = []
-    for spec in specs:
+    for spec in specs or list(ZOO_MODELS):
         path = Path(spec)
         if spec in ZOO_MODELS:
             found.append((spec, None))
@@ -142,18 +142,30 @@ def markdown(results: list[ModelResult], seeds: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("models", nargs="*", default=list(ZOO_MODELS),
+    parser.add_argument("models", nargs="*", default=[],
                         help="zoo names, .onnx files or folders (default: the nine zoo models)")
     parser.add_argument("--plan", default="per-layer",
                         help="plan(s) to compile with, comma separated (e.g. per-layer,fuse-all)")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--input-shape", action="append", default=[], type=parse_shape,
                         help="NAME=1x3x224x224 for symbolic inputs (all models)")
+    parser.add_argument("--kinds", action="store_true",
+                        help="also measure each layer kind alone on adversarial inputs "
+                             "(paleozoic.testing.precision) and print that table first")
     parser.add_argument("-o", "--output", help="write the markdown table here")
     parser.add_argument("--json", help="write every run as JSON here")
     args = parser.parse_args(argv)
     shapes = dict(args.input_shape)
     results = []
+    kinds_table = ""
+    if args.kinds:
+        from paleozoic.testing.precision import kind_cases, markdown_table, measure
+
+        with tempfile.TemporaryDirectory(prefix="pz-kinds-") as tmp:
+            kinds_table = ("## Layer kinds alone, adversarial inputs\n\n" +
+                           markdown_table(measure(kind_cases(0), Path(tmp) / "session")) +
+                           "\n\n## Whole models\n\n")
+        print(kinds_table, flush=True)
     with tempfile.TemporaryDirectory(prefix="pz-acc-") as tmp:
         for name, path in _models(args.models):
             for plan in args.plan.split(","):
@@ -162,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                 status = r.error or ("ok" if all(x.passed for x in r.runs) else
                                      f"WORSE (worst ratio {max(x.ratio for x in r.runs):.2f})")
                 print(f"{name} {plan}: {status} ({r.seconds:.0f} s)", flush=True)
-    table = markdown(results, args.seeds)
+    table = kinds_table + markdown(results, args.seeds)
     print(table)
     if args.output:
         Path(args.output).write_text(table)
