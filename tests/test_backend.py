@@ -37,9 +37,9 @@ _NO_LAYERS = ("a graph that computes nothing (its output is its input: Identity,
 _TRAINING_DROPOUT = ("Dropout with training_mode=True (an input) is taken as the identity, "
                      "not refused; alone it also has no layers: " + _NO_LAYERS)
 _REDUCE_ALL = ("frontend crash: ReduceMax/ReduceMean without axes (all axes) hits "
-               "_ints(None) in relax_walk: TypeError")
+               "ints(None) in frontend.convert.walker: TypeError")
 _RANK1 = ("frontend crash: HardSigmoid on a 1-D tensor hits shape[1] in "
-          "relax_walk._channel_vector: IndexError")
+          "frontend.convert.walker.channel_vector: IndexError")
 KNOWN_BUGS: dict[str, str] = {}
 
 

@@ -1,5 +1,5 @@
 """ONNX -> LayerQueue: check the model, parse it with TVM's Relax frontend, walk the
-bindings (relax_walk), and return the queue in topological order."""
+bindings (paleozoic.frontend.convert), and return the queue in topological order."""
 
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ from onnx import numpy_helper
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend.attribute_checks import check_attributes
 from paleozoic.frontend.loader import load_onnx
-from paleozoic.frontend.relax_walk import (
-    CONST_EVAL, CONVERTERS, TIR_CONVERTERS, Act, Const, Tup, Walker,
-    clean_identifier,
+from paleozoic.frontend.convert import (
+    CONST_EVAL, CONVERTERS, TIR_CONVERTERS, Act, Const, Tup, Walker, clean_identifier,
 )
 from paleozoic.frontend.prepare import (
     check_resize_scales, fix_input_shapes, fold_constants, fold_pads,

@@ -1,0 +1,111 @@
+"""Converters of activations (Clip's bounds arrive as TIR maximum/minimum),
+PRelu / LeakyRelu and Softmax."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from paleozoic.frontend.convert.registry import converter, tir_converter
+from paleozoic.frontend.convert.values import Act, Const, Pending, Value
+from paleozoic.frontend.convert.walker import Walker, act_of, scalar, stem_from_weight
+
+
+@converter("relax.nn.relu")
+def convert_relu(w: Walker, call: Any, args: list[Value]) -> Value:
+    return w.emit("Active", [act_of(w, args[0])], {"function": "relu"}, suffix="relu")
+
+
+@converter("relax.sigmoid")
+def convert_sigmoid(w: Walker, call: Any, args: list[Value]) -> Value:
+    return w.emit("Active", [act_of(w, args[0])], {"function": "sigmoid"}, suffix="sigmoid")
+
+
+@converter("relax.tanh")
+def convert_tanh(w: Walker, call: Any, args: list[Value]) -> Value:
+    return w.emit("Active", [act_of(w, args[0])], {"function": "tanh"}, suffix="tanh")
+
+
+# The SDK's bounded activations: Clip becomes one of these or is refused.
+_CLIP_FUNCTIONS = {(0.0, float("inf")): "relu", (0.0, 1.0): "relu1", (0.0, 6.0): "relu6"}
+
+
+def clip_layer(w: Walker, x: Act, lo: float, hi: float) -> Act:
+    function = _CLIP_FUNCTIONS.get((float(lo), float(hi)))
+    if function is None:
+        supported = ", ".join(f"[{a:g}, {b:g}] ({f})" for (a, b), f in _CLIP_FUNCTIONS.items())
+        raise w.fail(f"Clip to [{lo:g}, {hi:g}] has no SDK activation; supported bounds: "
+                     f"{supported}")
+    return w.emit("Active", [x], {"function": function}, suffix=function)
+
+
+@converter("relax.clip")
+def convert_clip(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, lo, hi = args
+    if not isinstance(x, Act) or not isinstance(lo, Const) or not isinstance(hi, Const):
+        raise w.fail("clip is supported on an activation with constant bounds")
+    return clip_layer(w, x, scalar(w, lo, "clip's lower bound"),
+                      scalar(w, hi, "clip's upper bound"))
+
+
+@converter("relax.nn.leakyrelu")
+def convert_leakyrelu(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    shape = w.tensors[x.name].shape
+    if len(shape) < 2:
+        raise w.fail("LeakyRelu needs an input with a channel axis")
+    slope = np.full(shape[1], float(call.attrs.alpha), dtype=np.float32)
+    return w.emit("PRelu", [x], {}, {"slope": slope}, suffix="leakyrelu")
+
+
+@converter("relax.nn.prelu")
+def convert_prelu(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, slope = args
+    if not isinstance(x, Act) or not isinstance(slope, Const):
+        raise w.fail("PRelu is supported with a constant slope")
+    shape = w.tensors[x.name].shape
+    if len(shape) < 2:
+        raise w.fail("PRelu needs an input with a channel axis (axis 1)")
+    # TVM hands a 1-D slope and its axis: (C,) on axis 1, or one shared value.
+    values = np.asarray(slope.value, dtype=np.float32).reshape(-1)
+    if values.size == 1:
+        per_channel = np.full(shape[1], values[0], dtype=np.float32)
+    elif int(call.attrs.axis) % len(shape) == 1 and values.size == shape[1]:
+        per_channel = values
+    else:
+        raise w.fail(f"PRelu slope of shape {slope.value.shape} on axis {call.attrs.axis} "
+                     f"is not per-channel")
+    return w.emit("PRelu", [x], {}, {"slope": per_channel}, suffix="prelu",
+                  stem=stem_from_weight(slope.origin))
+
+
+@converter("relax.nn.softmax")
+def convert_softmax(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    rank = len(w.tensors[x.name].shape)
+    return w.emit("Softmax", [x], {"axis": int(call.attrs.axis) % rank}, suffix="softmax")
+
+
+@tir_converter("maximum")
+def convert_tir_maximum(w: Walker, call: Any, args: list[Value]) -> Value:
+    if len(args) != 2 or not isinstance(args[0], Act) or not isinstance(args[1], Const):
+        raise w.fail("maximum is supported as Clip's lower bound (a constant operand; "
+                     "opset-6 Clip with min/max attributes is not: re-export at opset 11+)")
+    lo = scalar(w, args[1], "Clip's lower bound")
+    if w.read_only_by("tir:minimum"):
+        return Pending("clip", source=args[0], attrs={"lo": lo})
+    return clip_layer(w, args[0], lo, float("inf"))
+
+
+@tir_converter("minimum")
+def convert_tir_minimum(w: Walker, call: Any, args: list[Value]) -> Value:
+    if len(args) != 2 or not isinstance(args[1], Const):
+        raise w.fail("minimum is supported as Clip's upper bound (a constant operand; "
+                     "opset-6 Clip with min/max attributes is not: re-export at opset 11+)")
+    x, hi = args[0], scalar(w, args[1], "Clip's upper bound")
+    if isinstance(x, Pending) and x.pattern == "clip" and x.source is not None:
+        return clip_layer(w, x.source, x.attrs["lo"], hi)
+    if isinstance(x, Act):
+        return clip_layer(w, x, float("-inf"), hi)
+    raise w.fail("minimum of this operand is not supported")

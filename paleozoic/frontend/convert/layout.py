@@ -1,0 +1,93 @@
+"""Converters of layout operations: concat, reshapes, transpose, slicing, split."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paleozoic.frontend.convert.normalize import lrn_step
+from paleozoic.frontend.convert.registry import converter
+from paleozoic.frontend.convert.values import Act, Const, Pending, Tup, Value
+from paleozoic.frontend.convert.walker import Walker, act_of, const_ints, ints
+
+
+@converter("relax.concat")
+def convert_concat(w: Walker, call: Any, args: list[Value]) -> Value:
+    (items,) = args
+    if not isinstance(items, Tup) or not all(isinstance(i, Act) for i in items.items):
+        raise w.fail("concat of constants is not supported")
+    rank = len(w.tensors[items.items[0].name].shape)
+    return w.emit("Concat", list(items.items), {"axis": int(call.attrs.axis) % rank},
+                  suffix="concat")
+
+
+@converter("relax.reshape")
+@converter("relax.flatten")
+@converter("relax.squeeze")
+@converter("relax.expand_dims")
+def convert_reshape_like(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    if isinstance(x, Pending):
+        return lrn_step(w, call, x)
+    return w.emit("Reshape", [x], {"shape": list(w.current_shape)}, suffix="reshape")
+
+
+@converter("relax.permute_dims")
+def convert_permute_dims(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    rank = len(w.tensors[x.name].shape)
+    axes = call.attrs.axes
+    perm = list(reversed(range(rank))) if axes is None else [a % rank for a in ints(axes)]
+    return w.emit("Transpose", [x], {"perm": perm}, suffix="transpose")
+
+
+@converter("relax.broadcast_to")
+def convert_broadcast_to(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    if w.tensors[x.name].shape != w.current_shape:
+        raise w.fail("broadcast_to that changes an activation's shape is not supported")
+    return x
+
+
+def slice_layer(w: Walker, x: Act, axes: list[int], begin: list[int], end: list[int],
+           step: list[int]) -> Act:
+    shape = w.tensors[x.name].shape
+    full_begin, full_end, full_step = [0] * len(shape), list(shape), [1] * len(shape)
+    for axis, b, e, st in zip(axes, begin, end, step):
+        axis %= len(shape)
+        if st < 1:
+            raise w.fail("slices with a negative or zero step are not supported")
+        dim = shape[axis]
+        b = min(max(b + dim if b < 0 else b, 0), dim)
+        e = min(max(e + dim if e < 0 else e, 0), dim)
+        full_begin[axis], full_end[axis], full_step[axis] = b, max(e, b), st
+    if full_begin == [0] * len(shape) and full_end == list(shape) and full_step == [1] * len(shape):
+        return x
+    return w.emit("Slice", [x], {"begin": full_begin, "end": full_end, "step": full_step},
+                  suffix="slice")
+
+
+@converter("relax.strided_slice")
+def convert_strided_slice(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = args[0]
+    if not isinstance(x, Act) or not all(isinstance(a, (Const, Tup)) for a in args[1:]):
+        raise w.fail("strided_slice is supported on an activation with constant bounds")
+    axes, begin, end = (const_ints(a) for a in args[1:4])
+    step = const_ints(args[4]) if len(args) > 4 else [1] * len(axes)
+    return slice_layer(w, x, axes, begin, end, step)
+
+
+@converter("relax.split")
+def convert_split(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    shape = w.tensors[x.name].shape
+    axis = int(call.attrs.axis) % len(shape)
+    sections = call.attrs.indices_or_sections
+    if isinstance(sections, int) or hasattr(sections, "value") and not hasattr(sections, "__len__"):
+        count = int(getattr(sections, "value", sections))
+        # ONNX (opset 18 num_outputs): chunks of ceil(dim / count), the last one smaller.
+        chunk = -(-shape[axis] // count)
+        bounds = [min(chunk * i, shape[axis]) for i in range(1, count)]
+    else:
+        bounds = ints(sections)
+    edges = [0, *bounds, shape[axis]]
+    return Tup(tuple(slice_layer(w, x, [axis], [lo], [hi], [1]) for lo, hi in zip(edges, edges[1:])))

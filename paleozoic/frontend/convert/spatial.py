@@ -1,0 +1,131 @@
+"""Converters of convolution, transposed convolution, resize and pooling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paleozoic.frontend.convert.registry import converter
+from paleozoic.frontend.convert.values import Act, Const, Value
+from paleozoic.frontend.convert.walker import Walker, act_of, ints, stem_from_weight
+from paleozoic.ops.enums import INTERP_COORDINATES, INTERP_ROUNDING
+
+
+@converter("relax.nn.conv2d")
+def convert_conv2d(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, weight = args
+    if not isinstance(x, Act) or not isinstance(weight, Const):
+        raise w.fail("conv2d needs an activation input and a constant weight")
+    a = call.attrs
+    if a.data_layout != "NCHW" or a.kernel_layout != "OIHW":
+        raise w.fail(f"conv2d layout {a.data_layout}/{a.kernel_layout} is not NCHW/OIHW")
+    top, left, bottom, right = ints(a.padding)
+    co, _, kh, kw = weight.value.shape
+    attrs = {"out_channels": int(co), "kernel": [int(kh), int(kw)],
+             "stride": ints(a.strides), "pads": [top, bottom, left, right],
+             "dilation": ints(a.dilation), "groups": int(a.groups)}
+    return w.emit("Conv", [x], attrs, {"weight": weight.value},
+                  stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "conv")
+
+
+@converter("relax.nn.conv2d_transpose")
+def convert_conv2d_transpose(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, weight = args
+    if not isinstance(x, Act) or not isinstance(weight, Const):
+        raise w.fail("conv2d_transpose needs an activation input and a constant weight")
+    a = call.attrs
+    if a.data_layout != "NCHW" or a.kernel_layout != "IOHW":
+        raise w.fail(f"conv2d_transpose layout {a.data_layout}/{a.kernel_layout} is not "
+                     f"NCHW/IOHW")
+    top, left, bottom, right = ints(a.padding)
+    ci, co_per_group, kh, kw = weight.value.shape
+    groups = int(a.groups)
+    attrs = {"out_channels": int(co_per_group) * groups, "kernel": [int(kh), int(kw)],
+             "stride": ints(a.strides), "pads": [top, bottom, left, right],
+             "dilation": ints(a.dilation), "groups": groups,
+             "output_padding": ints(a.output_padding)}
+    return w.emit("Deconv", [x], attrs, {"weight": weight.value},
+                  stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "deconv")
+
+
+@converter("relax.image.resize2d")
+def convert_resize2d(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    a = call.attrs
+    if a.layout != "NCHW":
+        raise w.fail(f"resize layout {a.layout} is not NCHW")
+    method = {"nearest_neighbor": "nearest", "linear": "linear"}.get(str(a.method))
+    if method is None:
+        raise w.fail(f"resize method {a.method} is not supported (nearest and linear are)")
+    coordinates = str(a.coordinate_transformation_mode)
+    if coordinates not in INTERP_COORDINATES:
+        raise w.fail(f"resize coordinate_transformation_mode {coordinates} is not supported "
+                     f"({', '.join(INTERP_COORDINATES.values)} are)")
+    rounding = str(a.rounding_method) or "round_prefer_floor"
+    if method == "nearest" and rounding not in INTERP_ROUNDING:
+        raise w.fail(f"resize nearest_mode {rounding} is not supported")
+    shape = w.tensors[x.name].shape
+    size = list(w.current_shape[2:]) if len(w.current_shape) == 4 else None
+    if size is None:
+        raise w.fail("resize needs a static output size")
+    attrs = {"mode": method, "size": [int(size[0]), int(size[1])],
+             "coordinates": coordinates, "rounding": rounding if method == "nearest" else ""}
+    if len(shape) != 4:
+        raise w.fail("resize is supported on NCHW tensors only")
+    return w.emit("Interp", [x], attrs, suffix="resize")
+
+
+def _pool(w: Walker, call: Any, args: list[Value], mode: str) -> Value:
+    (x,) = args
+    if not isinstance(x, Act):
+        raise w.fail("pooling of a constant is not supported")
+    a = call.attrs
+    if a.layout != "NCHW":
+        raise w.fail(f"pool layout {a.layout} is not NCHW")
+    if any(d != 1 for d in ints(a.dilation)):
+        raise w.fail("dilated pooling is not supported by the SDK's pool op")
+    top, left, bottom, right = ints(a.padding)
+    attrs = {"mode": mode, "kernel": ints(a.pool_size), "stride": ints(a.strides),
+             "pads": [top, bottom, left, right], "ceil_mode": bool(a.ceil_mode),
+             "count_include_pad": bool(a.count_include_pad) if mode == "avg" else False}
+    return w.emit("Pool", [x], attrs, suffix=f"{mode}pool")
+
+
+@converter("relax.nn.max_pool2d")
+def convert_max_pool2d(w: Walker, call: Any, args: list[Value]) -> Value:
+    return _pool(w, call, args, "max")
+
+
+@converter("relax.nn.avg_pool2d")
+def convert_avg_pool2d(w: Walker, call: Any, args: list[Value]) -> Value:
+    return _pool(w, call, args, "avg")
+
+
+@converter("relax.mean")
+def convert_mean(w: Walker, call: Any, args: list[Value]) -> Value:
+    (x,) = args
+    shape = w.tensors[x.name].shape if isinstance(x, Act) else ()
+    axes = (list(range(len(shape))) if call.attrs.axis is None
+            else sorted(a % len(shape) for a in ints(call.attrs.axis))) if shape else []
+    if not isinstance(x, Act) or len(shape) != 4 or axes != [2, 3]:
+        raise w.fail("mean is supported over the H and W axes of an NCHW tensor only")
+    out = w.emit("GlobalAvgPool", [x], suffix="gap")
+    if not call.attrs.keepdims:
+        out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, suffix="flatten")
+    return out
+
+
+@converter("relax.max")
+def convert_max(w: Walker, call: Any, args: list[Value]) -> Value:
+    (x,) = args
+    shape = w.tensors[x.name].shape if isinstance(x, Act) else ()
+    axes = (list(range(len(shape))) if call.attrs.axis is None
+            else sorted(a % len(shape) for a in ints(call.attrs.axis))) if shape else []
+    if not isinstance(x, Act) or len(shape) != 4 or axes != [2, 3]:
+        raise w.fail("max is supported over the H and W axes of an NCHW tensor only "
+                     "(GlobalMaxPool)")
+    attrs = {"mode": "max", "kernel": [shape[2], shape[3]], "stride": [1, 1],
+             "pads": [0, 0, 0, 0], "ceil_mode": False, "count_include_pad": False}
+    out = w.emit("Pool", [x], attrs, suffix="gmp")
+    if not call.attrs.keepdims:
+        out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, suffix="flatten")
+    return out
