@@ -68,7 +68,7 @@ def deconv_needs_v2(attrs: dict[str, Any]) -> bool:
     """pz::DeconvLayer's choice of param creator: CNML's cnmlCreateDeconvOpParam (crops only)
     unless the layer is dilated or its output padding reaches past the bottom / right pad,
     which need the mock's cnmlCreateDeconvOpParam_V2."""
-    oh, ow = attrs.get("output_padding", [0, 0])
+    oh, ow = attrs["output_padding"]
     _, bottom, _, right = attrs["pads"]
     return list(attrs["dilation"]) != [1, 1] or oh > bottom or ow > right
 

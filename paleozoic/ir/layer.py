@@ -19,10 +19,18 @@ class TensorInfo:
 
 @dataclass
 class Operator:
-    """An operator kind and its attributes (kernel, stride, pads, axis, ...)."""
+    """An operator kind and its attributes (kernel, stride, pads, axis, ...), completed
+    with the kind's defaults (LayerKind.attrs) so nothing downstream supplies one."""
 
     op_type: str
     attrs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from paleozoic.ops import KINDS
+
+        kind = KINDS.get(self.op_type)
+        if kind is not None:
+            self.attrs = kind.complete_attrs(self.attrs)
 
 
 @dataclass

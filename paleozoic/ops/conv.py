@@ -3,9 +3,28 @@ pads and an optional bias."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+
+Pair = tuple[int, int]
+Quad = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class ConvAttrs:
+    out_channels: int
+    kernel: Pair
+    stride: Pair
+    pads: Quad                       # top, bottom, left, right
+    dilation: Pair
+    groups: int
+
+
+@dataclass(frozen=True)
+class DeconvAttrs(ConvAttrs):
+    output_padding: Pair = (0, 0)    # extra rows / columns at the bottom / right
 
 
 def conv_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -43,7 +62,7 @@ def _runtime_conv(bind: Any, name: str, a: Attrs, inputs: list[Any]) -> Any:
 CONV = LayerKind(
     name="Conv", cpp_class="pz::ConvLayer", template="conv", binding="conv",
     shape=conv_shape, macs=conv_macs, weight_roles=("weight",), optional_roles=("bias",),
-    construct=_runtime_conv,
+    construct=_runtime_conv, attrs=ConvAttrs,
 )
 
 
@@ -57,7 +76,7 @@ def deconv_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     sh, sw = attrs["stride"]
     top, bottom, left, right = attrs["pads"]
     dh, dw = attrs["dilation"]
-    oh, ow = attrs.get("output_padding", [0, 0])
+    oh, ow = attrs["output_padding"]
     groups = attrs["groups"]
     co = attrs["out_channels"]
     if groups < 1 or c % groups or co % groups:
@@ -93,11 +112,11 @@ def _runtime_deconv(bind: Any, name: str, a: Attrs, inputs: list[Any]) -> Any:
     return bind(name, inputs[0], out_channels=a["out_channels"], kernel=tuple(a["kernel"]),
                 stride=tuple(a["stride"]), pads=tuple(a["pads"]),
                 dilation=tuple(a["dilation"]), groups=a["groups"],
-                output_padding=tuple(a.get("output_padding", (0, 0))))
+                output_padding=tuple(a["output_padding"]))
 
 
 DECONV = LayerKind(
     name="Deconv", cpp_class="pz::DeconvLayer", template="deconv", binding="deconv",
     shape=deconv_shape, macs=deconv_macs, weight_roles=("weight",), optional_roles=("bias",),
-    construct=_runtime_deconv,
+    construct=_runtime_deconv, attrs=DeconvAttrs,
 )

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, elements
+
+
+@dataclass(frozen=True)
+class FullyConnectedAttrs:
+    out_features: int
+
+
+@dataclass(frozen=True)
+class AxisAttrs:
+    axis: int                        # non-negative
 
 
 def fc_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -26,8 +38,8 @@ def softmax_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 FULLY_CONNECTED = LayerKind(
     name="FullyConnected", cpp_class="pz::FullyConnectedLayer", template="fully_connected",
     binding="fully_connected", shape=fc_shape, macs=fc_macs, weight_roles=("weight",),
-    optional_roles=("bias",),
+    optional_roles=("bias",), attrs=FullyConnectedAttrs,
     construct=lambda bind, name, a, inputs: bind(name, inputs[0], a["out_features"]))
 SOFTMAX = LayerKind(name="Softmax", cpp_class="pz::SoftmaxLayer", template="softmax",
-                    binding="softmax", shape=softmax_shape,
+                    binding="softmax", shape=softmax_shape, attrs=AxisAttrs,
                     construct=lambda bind, name, a, inputs: bind(name, inputs[0], a["axis"]))

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paleozoic.ops.enums import ACTIVE as ACTIVATIONS
 from paleozoic.ops.enums import BINARY as BINARY_OPS
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+
+
+@dataclass(frozen=True)
+class ActiveAttrs:
+    function: str                    # one of ACTIVATIONS
+
+
+@dataclass(frozen=True)
+class BinaryAttrs:
+    op: str                          # one of BINARY_OPS; b broadcasts to a
 
 
 def active_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -50,14 +62,14 @@ def prelu_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 
 ACTIVE = LayerKind(name="Active", cpp_class="pz::ActiveLayer", template="active",
-                   binding="active", shape=active_shape,
+                   binding="active", shape=active_shape, attrs=ActiveAttrs,
                    construct=lambda bind, name, a, inputs: bind(name, inputs[0],
                                                                 a["function"]))
 ADD = LayerKind(name="Add", cpp_class="pz::AddLayer", template="add", binding="add",
                 shape=add_shape, arity=2)
 # attrs {"op": "add" | "sub" | "mul" | "div"}; inputs [a, b], b broadcast to a.
 BINARY = LayerKind(name="Binary", cpp_class="pz::BinaryLayer", template="binary",
-                   binding="binary", shape=binary_shape, arity=2,
+                   binding="binary", shape=binary_shape, arity=2, attrs=BinaryAttrs,
                    construct=lambda bind, name, a, inputs: bind(name, *inputs, a["op"]))
 # weight "slope" of shape (C,); LeakyRelu is a PRelu with every slope equal to alpha.
 PRELU = LayerKind(name="PRelu", cpp_class="pz::PReluLayer", template="prelu", binding="prelu",

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paleozoic.ops.enums import INTERP_COORDINATES as COORDINATES
 from paleozoic.ops.enums import INTERP_ROUNDING as ROUNDINGS
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
 
 INTERP_MODES = ("nearest", "linear")
+
+
+@dataclass(frozen=True)
+class InterpAttrs:
+    mode: str                        # one of INTERP_MODES
+    size: tuple[int, int]            # output H, W
+    coordinates: str                 # one of COORDINATES
+    rounding: str = ""               # one of ROUNDINGS for nearest, "" for linear
 
 
 def interp_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -19,7 +29,7 @@ def interp_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     coordinates = attrs["coordinates"]
     if coordinates not in COORDINATES:
         raise ShapeError(f"Interp coordinates {coordinates!r} is not one of {COORDINATES.values}")
-    rounding = attrs.get("rounding", "")
+    rounding = attrs["rounding"]
     if mode == "nearest" and rounding not in ROUNDINGS:
         raise ShapeError(f"Interp nearest rounding {rounding!r} is not one of {ROUNDINGS.values}")
     if mode == "linear" and rounding:
@@ -40,6 +50,6 @@ def interp_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 # COORDINATES, "rounding": one of ROUNDINGS for nearest, "" for linear}.
 INTERP = LayerKind(name="Interp", cpp_class="pz::InterpLayer", template="interp",
                    binding="interp", shape=interp_shape, macs=interp_ops,
-                   construct=lambda bind, name, a, inputs: bind(
+                   attrs=InterpAttrs, construct=lambda bind, name, a, inputs: bind(
                        name, inputs[0], a["mode"], tuple(a["size"]), a["coordinates"],
-                       a.get("rounding", "")))
+                       a["rounding"]))

@@ -8,6 +8,7 @@ wrapper class, a pybind binding and a kernel test.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -35,6 +36,11 @@ def elementwise_ops(attrs: Attrs, inputs: list[Shape], output: Shape) -> int:
 
 
 @dataclass(frozen=True)
+class NoAttrs:
+    """The attributes of a kind that has none."""
+
+
+@dataclass(frozen=True)
 class LayerKind:
     name: str                       # the IR's op_type, e.g. "Conv"
     cpp_class: str                  # wrapper class in runtime_cpp, e.g. "pz::ConvLayer"
@@ -49,11 +55,31 @@ class LayerKind:
     # How the runtime layer is built from the kind's binding (a method of
     # paleozoic._runtime.Session); None: binding(name, *inputs), for kinds without attrs.
     construct: ConstructFn | None = None
+    # The kind's attributes as a dataclass: names, types and defaults, written once.
+    attrs: type = NoAttrs
+
+    def complete_attrs(self, attrs: Attrs) -> Attrs:
+        """`attrs` with every default filled in (after the given ones, whose order is
+        kept); an unknown or a missing required attribute is a ShapeError."""
+        fields = dataclasses.fields(self.attrs)
+        known = [f.name for f in fields]
+        unknown = sorted(set(attrs) - set(known))
+        if unknown:
+            raise ShapeError(f"{self.name} has no attribute(s) {unknown}; its attributes "
+                             f"are {known}")
+        complete = dict(attrs)
+        for f in fields:
+            if f.name in complete:
+                continue
+            if f.default is dataclasses.MISSING:
+                raise ShapeError(f"{self.name} needs attribute {f.name!r}")
+            complete[f.name] = list(f.default) if isinstance(f.default, tuple) else f.default
+        return complete
 
     def output_shape(self, attrs: Attrs, inputs: list[Shape]) -> Shape:
         if self.arity is not None and len(inputs) != self.arity:
             raise ShapeError(f"{self.name} takes {self.arity} input(s), got {len(inputs)}")
-        return tuple(int(d) for d in self.shape(attrs, inputs))
+        return tuple(int(d) for d in self.shape(self.complete_attrs(attrs), inputs))
 
     @property
     def config_roles(self) -> tuple[str, ...]:

@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from paleozoic.ops.dense import AxisAttrs
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, elements
+
+
+@dataclass(frozen=True)
+class ReshapeAttrs:
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TransposeAttrs:
+    perm: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SliceAttrs:
+    begin: tuple[int, ...]           # one per input axis
+    end: tuple[int, ...]
+    step: tuple[int, ...]
 
 
 def concat_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -50,18 +70,19 @@ def slice_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 
 CONCAT = LayerKind(name="Concat", cpp_class="pz::ConcatLayer", template="concat",
-                   binding="concat", shape=concat_shape, arity=None,
+                   binding="concat", shape=concat_shape, arity=None, attrs=AxisAttrs,
                    construct=lambda bind, name, a, inputs: bind(name, inputs, a["axis"]))
 RESHAPE = LayerKind(name="Reshape", cpp_class="pz::ReshapeLayer", template="reshape",
-                    binding="reshape", shape=reshape_shape,
+                    binding="reshape", shape=reshape_shape, attrs=ReshapeAttrs,
                     construct=lambda bind, name, a, inputs: bind(name, inputs[0],
                                                                  list(a["shape"])))
 TRANSPOSE = LayerKind(name="Transpose", cpp_class="pz::TransposeLayer",
                       template="transpose", binding="transpose", shape=transpose_shape,
+                      attrs=TransposeAttrs,
                       construct=lambda bind, name, a, inputs: bind(name, inputs[0],
                                                                    list(a["perm"])))
 # attrs {"begin": [...], "end": [...], "step": [...]}: one int per input axis.
 SLICE = LayerKind(name="Slice", cpp_class="pz::SliceLayer", template="slice", binding="slice",
-                  shape=slice_shape,
+                  shape=slice_shape, attrs=SliceAttrs,
                   construct=lambda bind, name, a, inputs: bind(
                       name, inputs[0], list(a["begin"]), list(a["end"]), list(a["step"])))

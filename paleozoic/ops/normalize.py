@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+
+
+@dataclass(frozen=True)
+class BatchNormAttrs:
+    epsilon: float                   # folded into the "var" weight, 1 / sqrt(var + eps)
+
+
+@dataclass(frozen=True)
+class LrnAttrs:
+    size: int
+    alpha: float
+    beta: float
+    bias: float
 
 
 def same_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -25,12 +40,13 @@ def lrn_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 
 BATCH_NORM = LayerKind(
     name="BatchNorm", cpp_class="pz::BatchNormLayer", template="batch_norm",
-    binding="batch_norm", shape=channel_shape, weight_roles=("mean", "var"))
+    binding="batch_norm", shape=channel_shape, weight_roles=("mean", "var"),
+    attrs=BatchNormAttrs)
 SCALE = LayerKind(
     name="Scale", cpp_class="pz::ScaleLayer", template="scale", binding="scale",
     shape=channel_shape, weight_roles=("alpha", "beta"))
 LRN = LayerKind(name="LRN", cpp_class="pz::LrnLayer", template="lrn", binding="lrn",
-                shape=channel_shape, macs=lrn_ops,
+                shape=channel_shape, macs=lrn_ops, attrs=LrnAttrs,
                 construct=lambda bind, name, a, inputs: bind(
                     name, inputs[0], size=a["size"], alpha=a["alpha"], beta=a["beta"],
                     bias=a["bias"]))

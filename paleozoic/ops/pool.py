@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+
+
+@dataclass(frozen=True)
+class PoolAttrs:
+    mode: str                        # "max" | "avg"
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    pads: tuple[int, int, int, int]  # top, bottom, left, right
+    ceil_mode: bool = False
+    count_include_pad: bool = False
 
 
 def pooled_size(size: int, kernel: int, stride: int, before: int, after: int,
@@ -28,7 +39,7 @@ def pool_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     kh, kw = attrs["kernel"]
     sh, sw = attrs["stride"]
     top, bottom, left, right = attrs["pads"]
-    ceil_mode = attrs.get("ceil_mode", False)
+    ceil_mode = attrs["ceil_mode"]
     return (n, c, pooled_size(h, kh, sh, top, bottom, ceil_mode),
             pooled_size(w, kw, sw, left, right, ceil_mode))
 
@@ -53,12 +64,12 @@ def global_pool_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 def _runtime_pool(bind: Any, name: str, a: Attrs, inputs: list[Any]) -> Any:
     return bind(name, inputs[0], mode=a["mode"], kernel=tuple(a["kernel"]),
                 stride=tuple(a["stride"]), pads=tuple(a["pads"]),
-                ceil_mode=bool(a.get("ceil_mode", False)),
-                count_include_pad=bool(a.get("count_include_pad", False)))
+                ceil_mode=bool(a["ceil_mode"]), count_include_pad=bool(a["count_include_pad"]))
 
 
 POOL = LayerKind(name="Pool", cpp_class="pz::PoolLayer", template="pool", binding="pool",
-                 shape=pool_shape, macs=pool_ops, construct=_runtime_pool)
+                 shape=pool_shape, macs=pool_ops, construct=_runtime_pool,
+                 attrs=PoolAttrs)
 GLOBAL_AVG_POOL = LayerKind(
     name="GlobalAvgPool", cpp_class="pz::GlobalAvgPoolLayer", template="global_avg_pool",
     binding="global_avg_pool", shape=global_pool_shape, macs=global_pool_ops)
