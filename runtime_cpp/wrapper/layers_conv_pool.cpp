@@ -14,7 +14,7 @@ ConvLayer::ConvLayer(std::string name, Tensor& input, const Conv& params)
                      params.kernel.w};
   filter_ = std::make_unique<ConstTensor>(name_, CNML_FILTER, filter);
   bias_ = std::make_unique<ConstTensor>(name_, CNML_CONST, Shape{params.out_channels});
-  check(cnmlCreateConvOpParam_V2(&param_, params.stride_.h, params.stride_.w, params.dilation_.h,
+  check(cnmlCreateConvOpParam_V2(param_.out(), params.stride_.h, params.stride_.w, params.dilation_.h,
                                  params.dilation_.w, params.pads_.top, params.pads_.bottom,
                                  params.pads_.left, params.pads_.right),
         name_, "cnmlCreateConvOpParam_V2");
@@ -24,15 +24,10 @@ ConvLayer::ConvLayer(std::string name, Tensor& input, const Conv& params)
                                   bias_->desc(), params.groups_)
           : cnmlCreateConvOp(&op_, param_, input.desc(), output_.desc(), filter_->desc(),
                              bias_->desc());
-  if (status != CNML_STATUS_SUCCESS) {
-    cnmlDestroyConvOpParam(&param_);
-    check(status, name_, params.groups_ > 1 ? "cnmlCreateConvGroupOp" : "cnmlCreateConvOp");
-  }
+  check(status, name_, params.groups_ > 1 ? "cnmlCreateConvGroupOp" : "cnmlCreateConvOp");
 }
 
-ConvLayer::~ConvLayer() {
-  if (param_ != nullptr) cnmlDestroyConvOpParam(&param_);
-}
+ConvLayer::~ConvLayer() = default;
 
 void ConvLayer::configLayer(const float* weight, const float* bias) {
   detail::bindFilterAndBias(name_, *filter_, *bias_, weight, bias);
@@ -76,13 +71,13 @@ DeconvLayer::DeconvLayer(std::string name, Tensor& input, const Deconv& params)
   bias_ = std::make_unique<ConstTensor>(name_, CNML_CONST, Shape{params.out_channels});
   const Pads& pad = params.pads_;
   if (deconvNeedsV2(params)) {
-    check(cnmlCreateDeconvOpParam_V2(&param_, params.stride_.h, params.stride_.w,
+    check(cnmlCreateDeconvOpParam_V2(param_.out(), params.stride_.h, params.stride_.w,
                                      params.dilation_.h, params.dilation_.w, pad.top, pad.bottom,
                                      pad.left, pad.right, params.output_padding_.h,
                                      params.output_padding_.w),
           name_, "cnmlCreateDeconvOpParam_V2");
   } else {
-    check(cnmlCreateDeconvOpParam(&param_, params.stride_.h, params.stride_.w, pad.top,
+    check(cnmlCreateDeconvOpParam(param_.out(), params.stride_.h, params.stride_.w, pad.top,
                                   pad.bottom - params.output_padding_.h, pad.left,
                                   pad.right - params.output_padding_.w),
           name_, "cnmlCreateDeconvOpParam");
@@ -93,15 +88,10 @@ DeconvLayer::DeconvLayer(std::string name, Tensor& input, const Deconv& params)
                                     bias_->desc(), params.groups_)
           : cnmlCreateDeconvOp(&op_, param_, input.desc(), output_.desc(), filter_->desc(),
                                bias_->desc());
-  if (status != CNML_STATUS_SUCCESS) {
-    cnmlDestroyDeconvOpParam(&param_);
-    check(status, name_, params.groups_ > 1 ? "cnmlCreateDeconvGroupOp" : "cnmlCreateDeconvOp");
-  }
+  check(status, name_, params.groups_ > 1 ? "cnmlCreateDeconvGroupOp" : "cnmlCreateDeconvOp");
 }
 
-DeconvLayer::~DeconvLayer() {
-  if (param_ != nullptr) cnmlDestroyDeconvOpParam(&param_);
-}
+DeconvLayer::~DeconvLayer() = default;
 
 void DeconvLayer::configLayer(const float* weight, const float* bias) {
   detail::bindFilterAndBias(name_, *filter_, *bias_, weight, bias);
@@ -132,44 +122,37 @@ InterpLayer::InterpLayer(std::string name, Tensor& input, const Interp& params)
   cnmlStatus_t status;
   const char* call;
   if (!params.linear_) {
-    check(cnmlCreateNearestNeighborOpParam(&nearest_param_, params.size.w, params.size.h), name_,
+    check(cnmlCreateNearestNeighborOpParam(nearest_param_.out(), params.size.w, params.size.h), name_,
           "cnmlCreateNearestNeighborOpParam");
     // CNML's default is asymmetric with floor; align_corners rounds half up (TensorFlow's).
     if (c == InterpCoordinates::kAlignCorners &&
         params.rounding_ == InterpRounding::kRoundPreferCeil) {
-      check(cnmlSetNearestNeighborAlignCorner(&nearest_param_, true), name_,
+      check(cnmlSetNearestNeighborAlignCorner(nearest_param_.address(), true), name_,
             "cnmlSetNearestNeighborAlignCorner");
     } else if (c != InterpCoordinates::kAsymmetric ||
                params.rounding_ != InterpRounding::kFloor) {
-      check(cnmlSetNearestNeighborCoordinateMode(&nearest_param_, sdkValue(c)), name_,
+      check(cnmlSetNearestNeighborCoordinateMode(nearest_param_.address(), sdkValue(c)), name_,
             "cnmlSetNearestNeighborCoordinateMode");
-      check(cnmlSetNearestNeighborRoundMode(&nearest_param_, sdkValue(params.rounding_)), name_,
+      check(cnmlSetNearestNeighborRoundMode(nearest_param_.address(), sdkValue(params.rounding_)), name_,
             "cnmlSetNearestNeighborRoundMode");
     }
     status = cnmlCreateNearestNeighborOp(&op_, input.desc(), output_.desc(), nearest_param_);
     call = "cnmlCreateNearestNeighborOp";
   } else {
-    check(cnmlCreateInterpOpParam(&linear_param_, params.size.w, params.size.h,
+    check(cnmlCreateInterpOpParam(linear_param_.out(), params.size.w, params.size.h,
                                   c == InterpCoordinates::kAlignCorners),
           name_, "cnmlCreateInterpOpParam");
     if (c != InterpCoordinates::kAlignCorners && c != InterpCoordinates::kAsymmetric) {
-      check(cnmlSetInterpCoordinateMode(&linear_param_, sdkValue(c)), name_,
+      check(cnmlSetInterpCoordinateMode(linear_param_.address(), sdkValue(c)), name_,
             "cnmlSetInterpCoordinateMode");
     }
     status = cnmlCreateInterpOp(&op_, input.desc(), output_.desc(), linear_param_);
     call = "cnmlCreateInterpOp";
   }
-  if (status != CNML_STATUS_SUCCESS) {
-    if (nearest_param_ != nullptr) cnmlDestroyNearestNeighborOpParam(&nearest_param_);
-    if (linear_param_ != nullptr) cnmlDestroyInterpOpParam(&linear_param_);
-    check(status, name_, call);
-  }
+  check(status, name_, call);
 }
 
-InterpLayer::~InterpLayer() {
-  if (nearest_param_ != nullptr) cnmlDestroyNearestNeighborOpParam(&nearest_param_);
-  if (linear_param_ != nullptr) cnmlDestroyInterpOpParam(&linear_param_);
-}
+InterpLayer::~InterpLayer() = default;
 
 cnmlStatus_t InterpLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];
@@ -189,19 +172,16 @@ cnmlStatus_t InterpLayer::forward(cnrtQueue_t queue) {
 
 namespace {
 
-// Creates the pool op; destroys the param again when op creation fails.
-void createPoolOp(const std::string& name, cnmlPoolOpParam_t* param, cnmlBaseOp_t* op,
-                  const Pool& p, Tensor& input, Tensor& output) {
-  check(cnmlCreatePoolOpParam_V3(param, p.kernel.h, p.kernel.w, p.stride_.h, p.stride_.w,
+using PoolParam = SdkHandle<cnmlPoolOpParam_t, cnmlDestroyPoolOpParam>;
+
+void createPoolOp(const std::string& name, PoolParam& param, cnmlBaseOp_t* op, const Pool& p,
+                  Tensor& input, Tensor& output) {
+  check(cnmlCreatePoolOpParam_V3(param.out(), p.kernel.h, p.kernel.w, p.stride_.h, p.stride_.w,
                                  p.pads_.top, p.pads_.bottom, p.pads_.left, p.pads_.right, 1, 1,
                                  p.mode, p.ceil_mode_ ? CNML_POOL_KFULL : CNML_POOL_KVALID,
                                  !p.count_include_pad_, 0.0f),
         name, "cnmlCreatePoolOpParam_V3");
-  const cnmlStatus_t status = cnmlCreatePoolOp(op, *param, input.desc(), output.desc());
-  if (status != CNML_STATUS_SUCCESS) {
-    cnmlDestroyPoolOpParam(param);
-    check(status, name, "cnmlCreatePoolOp");
-  }
+  check(cnmlCreatePoolOp(op, param, input.desc(), output.desc()), name, "cnmlCreatePoolOp");
 }
 
 Pool globalPool(const Shape& in) {
@@ -224,12 +204,10 @@ cnmlStatus_t poolForward(cnmlBaseOp_t op, Tensor& in, Tensor& out, cnrtQueue_t q
 PoolLayer::PoolLayer(std::string name, Tensor& input, const Pool& params)
     : Layer(name, {&input},
             detail::layerShape(name, [&] { return poolOutputShape(input.shape(), params); })) {
-  createPoolOp(name_, &param_, &op_, params, input, output_);
+  createPoolOp(name_, param_, &op_, params, input, output_);
 }
 
-PoolLayer::~PoolLayer() {
-  if (param_ != nullptr) cnmlDestroyPoolOpParam(&param_);
-}
+PoolLayer::~PoolLayer() = default;
 
 cnmlStatus_t PoolLayer::forward(cnrtQueue_t queue) {
   return poolForward(op_, *inputs_[0], output_, queue, name_);
@@ -239,12 +217,10 @@ GlobalAvgPoolLayer::GlobalAvgPoolLayer(std::string name, Tensor& input)
     : Layer(name, {&input}, detail::layerShape(name, [&] {
               return poolOutputShape(input.shape(), globalPool(input.shape()));
             })) {
-  createPoolOp(name_, &param_, &op_, globalPool(input.shape()), input, output_);
+  createPoolOp(name_, param_, &op_, globalPool(input.shape()), input, output_);
 }
 
-GlobalAvgPoolLayer::~GlobalAvgPoolLayer() {
-  if (param_ != nullptr) cnmlDestroyPoolOpParam(&param_);
-}
+GlobalAvgPoolLayer::~GlobalAvgPoolLayer() = default;
 
 cnmlStatus_t GlobalAvgPoolLayer::forward(cnrtQueue_t queue) {
   return poolForward(op_, *inputs_[0], output_, queue, name_);
@@ -254,19 +230,13 @@ cnmlStatus_t GlobalAvgPoolLayer::forward(cnrtQueue_t queue) {
 
 LrnLayer::LrnLayer(std::string name, Tensor& input, const Lrn& params)
     : Layer(name, {&input}, input.shape()) {
-  check(cnmlCreateLrnOpParam(&param_, CNML_LRN_V3, params.size, params.alpha, params.beta,
+  check(cnmlCreateLrnOpParam(param_.out(), CNML_LRN_V3, params.size, params.alpha, params.beta,
                              params.bias),
         name_, "cnmlCreateLrnOpParam");
-  const cnmlStatus_t status = cnmlCreateLrnOp(&op_, param_, input.desc(), output_.desc());
-  if (status != CNML_STATUS_SUCCESS) {
-    cnmlDestroyLrnOpParam(&param_);
-    check(status, name_, "cnmlCreateLrnOp");
-  }
+  check(cnmlCreateLrnOp(&op_, param_, input.desc(), output_.desc()), name_, "cnmlCreateLrnOp");
 }
 
-LrnLayer::~LrnLayer() {
-  if (param_ != nullptr) cnmlDestroyLrnOpParam(&param_);
-}
+LrnLayer::~LrnLayer() = default;
 
 cnmlStatus_t LrnLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];

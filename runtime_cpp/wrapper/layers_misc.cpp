@@ -149,18 +149,13 @@ cnmlStatus_t ConcatLayer::forward(cnrtQueue_t queue) {
 ReshapeLayer::ReshapeLayer(std::string name, Tensor& input, Shape shape)
     : Layer(name, {&input}, reshapeShape(name, input.shape(), shape)) {
   std::vector<int> dims(output_.shape());
-  check(cnmlCreateNdReshapeOpParam(&param_, dims.data(), static_cast<int>(dims.size())), name_,
+  check(cnmlCreateNdReshapeOpParam(param_.out(), dims.data(), static_cast<int>(dims.size())), name_,
         "cnmlCreateNdReshapeOpParam");
-  const cnmlStatus_t status = cnmlCreateReshapeOp(&op_, param_, input.desc(), output_.desc());
-  if (status != CNML_STATUS_SUCCESS) {
-    cnmlDestroyReshapeOpParam(&param_);
-    check(status, name_, "cnmlCreateReshapeOp");
-  }
+  check(cnmlCreateReshapeOp(&op_, param_, input.desc(), output_.desc()), name_,
+        "cnmlCreateReshapeOp");
 }
 
-ReshapeLayer::~ReshapeLayer() {
-  if (param_ != nullptr) cnmlDestroyReshapeOpParam(&param_);
-}
+ReshapeLayer::~ReshapeLayer() = default;
 
 cnmlStatus_t ReshapeLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];
@@ -174,19 +169,13 @@ cnmlStatus_t ReshapeLayer::forward(cnrtQueue_t queue) {
 
 TransposeLayer::TransposeLayer(std::string name, Tensor& input, std::vector<int> perm)
     : Layer(name, {&input}, transposeShape(name, input.shape(), perm)) {
-  check(cnmlCreateNdTransposeOpParam(&param_, perm.data(), static_cast<int>(perm.size())), name_,
+  check(cnmlCreateNdTransposeOpParam(param_.out(), perm.data(), static_cast<int>(perm.size())), name_,
         "cnmlCreateNdTransposeOpParam");
-  const cnmlStatus_t status =
-      cnmlCreateNdTransposeProOp(&op_, input.desc(), output_.desc(), param_);
-  if (status != CNML_STATUS_SUCCESS) {
-    cnmlDestroyTransposeOpParam(&param_);
-    check(status, name_, "cnmlCreateNdTransposeProOp");
-  }
+  check(cnmlCreateNdTransposeProOp(&op_, input.desc(), output_.desc(), param_), name_,
+        "cnmlCreateNdTransposeProOp");
 }
 
-TransposeLayer::~TransposeLayer() {
-  if (param_ != nullptr) cnmlDestroyTransposeOpParam(&param_);
-}
+TransposeLayer::~TransposeLayer() = default;
 
 cnmlStatus_t TransposeLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];
@@ -201,20 +190,14 @@ cnmlStatus_t TransposeLayer::forward(cnrtQueue_t queue) {
 SliceLayer::SliceLayer(std::string name, Tensor& input, std::vector<int> begin,
                        std::vector<int> end, std::vector<int> step)
     : Layer(name, {&input}, sliceShape(name, input.shape(), begin, end, step)) {
-  check(cnmlCreateNdStridedSliceOpParam(&param_, static_cast<int>(begin.size()), begin.data(),
+  check(cnmlCreateNdStridedSliceOpParam(param_.out(), static_cast<int>(begin.size()), begin.data(),
                                         end.data(), step.data()),
         name_, "cnmlCreateNdStridedSliceOpParam");
-  const cnmlStatus_t status =
-      cnmlCreateNdStridedSliceOp(&op_, param_, input.desc(), output_.desc());
-  if (status != CNML_STATUS_SUCCESS) {
-    cnmlDestroyNdStridedSliceOpParam(&param_);
-    check(status, name_, "cnmlCreateNdStridedSliceOp");
-  }
+  check(cnmlCreateNdStridedSliceOp(&op_, param_, input.desc(), output_.desc()), name_,
+        "cnmlCreateNdStridedSliceOp");
 }
 
-SliceLayer::~SliceLayer() {
-  if (param_ != nullptr) cnmlDestroyNdStridedSliceOpParam(&param_);
-}
+SliceLayer::~SliceLayer() = default;
 
 cnmlStatus_t SliceLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];

@@ -126,6 +126,32 @@ class ConstTensor {
 
 // ---- layers -----------------------------------------------------------------------
 
+// An SDK parameter object owned by the layer that created it. It is destroyed with the
+// layer, including when the layer's constructor throws half way, so no constructor pairs
+// each create with a destroy on its failure paths.
+template <typename T, cnmlStatus_t (*Destroy)(T*)>
+class SdkHandle {
+ public:
+  SdkHandle() = default;
+  ~SdkHandle() { reset(); }
+  SdkHandle(const SdkHandle&) = delete;
+  SdkHandle& operator=(const SdkHandle&) = delete;
+
+  T* out() {  // for cnmlCreate...(handle.out(), ...)
+    reset();
+    return &handle_;
+  }
+  T* address() { return &handle_; }  // for the SDK's setters, which take the param by pointer
+  operator T() const { return handle_; }  // NOLINT: passed where the SDK takes the handle
+  void reset() {
+    if (handle_ != nullptr) Destroy(&handle_);
+    handle_ = nullptr;
+  }
+
+ private:
+  T handle_ = nullptr;
+};
+
 class Layer {
  public:
   Layer(std::string name, std::vector<Tensor*> inputs, Shape output_shape);
@@ -261,7 +287,7 @@ class ConvLayer : public Layer {
 
  private:
   Conv params_;
-  cnmlConvOpParam_t param_ = nullptr;
+  SdkHandle<cnmlConvOpParam_t, cnmlDestroyConvOpParam> param_;
   std::unique_ptr<ConstTensor> filter_, bias_;
   bool configured_ = false;
 };
@@ -282,7 +308,7 @@ class DeconvLayer : public Layer {
 
  private:
   Deconv params_;
-  cnmlDeconvOpParam_t param_ = nullptr;
+  SdkHandle<cnmlDeconvOpParam_t, cnmlDestroyDeconvOpParam> param_;
   std::unique_ptr<ConstTensor> filter_, bias_;
   bool configured_ = false;
 };
@@ -300,8 +326,8 @@ class InterpLayer : public Layer {
 
  private:
   Interp params_;
-  cnmlNearestNeighborOpParam_t nearest_param_ = nullptr;
-  cnmlInterpOpParam_t linear_param_ = nullptr;
+  SdkHandle<cnmlNearestNeighborOpParam_t, cnmlDestroyNearestNeighborOpParam> nearest_param_;
+  SdkHandle<cnmlInterpOpParam_t, cnmlDestroyInterpOpParam> linear_param_;
 };
 
 class PoolLayer : public Layer {
@@ -313,7 +339,7 @@ class PoolLayer : public Layer {
   cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
-  cnmlPoolOpParam_t param_ = nullptr;
+  SdkHandle<cnmlPoolOpParam_t, cnmlDestroyPoolOpParam> param_;
 };
 
 // Average over the whole H x W plane; output [N, C, 1, 1].
@@ -326,7 +352,7 @@ class GlobalAvgPoolLayer : public Layer {
   cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
-  cnmlPoolOpParam_t param_ = nullptr;
+  SdkHandle<cnmlPoolOpParam_t, cnmlDestroyPoolOpParam> param_;
 };
 
 // ONNX LRN semantics: y = x / (bias + alpha / size * sum_window(x^2))^beta.
@@ -339,7 +365,7 @@ class LrnLayer : public Layer {
   cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
-  cnmlLrnOpParam_t param_ = nullptr;
+  SdkHandle<cnmlLrnOpParam_t, cnmlDestroyLrnOpParam> param_;
 };
 
 // y = (x - mean) * var per channel; var already holds 1 / sqrt(variance + eps).
@@ -464,7 +490,7 @@ class ReshapeLayer : public Layer {
   cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
-  cnmlReshapeOpParam_t param_ = nullptr;
+  SdkHandle<cnmlReshapeOpParam_t, cnmlDestroyReshapeOpParam> param_;
 };
 
 class TransposeLayer : public Layer {
@@ -476,7 +502,7 @@ class TransposeLayer : public Layer {
   cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
-  cnmlTransposeOpParam_t param_ = nullptr;
+  SdkHandle<cnmlTransposeOpParam_t, cnmlDestroyTransposeOpParam> param_;
 };
 
 // y = x[begin:end:step] along every axis (one entry per input axis, as numpy's slices with
@@ -491,7 +517,7 @@ class SliceLayer : public Layer {
   cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
-  cnmlNdStridedSliceOpParam_t param_ = nullptr;
+  SdkHandle<cnmlNdStridedSliceOpParam_t, cnmlDestroyNdStridedSliceOpParam> param_;
 };
 
 // ---- fusion -------------------------------------------------------------------------
