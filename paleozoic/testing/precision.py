@@ -24,10 +24,12 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from paleozoic.verify import TRUTH_FACTOR as ALLOWED_FACTOR
+from paleozoic.verify import ULP as ULP_FLOOR
+from paleozoic.verify import truth_error as relative_error
+
 logger = logging.getLogger(__name__)
 
-ALLOWED_FACTOR = 2.0
-ULP_FLOOR = 2.0 ** -23
 
 
 @dataclass
@@ -55,15 +57,6 @@ class PrecisionRow:
     @property
     def passed(self) -> bool:
         return bool(np.isfinite(self.ours)) and self.ours <= self.limit
-
-
-def relative_error(value: np.ndarray, truth: np.ndarray) -> float:
-    """max |value - truth| / max |truth| (inf where value is not finite)."""
-    value = np.asarray(value, dtype=np.float64).reshape(truth.shape)
-    if not np.all(np.isfinite(value)):
-        return float("inf")
-    scale = float(np.abs(truth).max(initial=0.0))
-    return float(np.abs(value - truth).max(initial=0.0)) / max(scale, 1e-300)
 
 
 # ---- case construction -------------------------------------------------------------------
