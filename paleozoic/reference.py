@@ -20,6 +20,8 @@ import onnx
 from onnx import TensorProto, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
+from onnx.reference.ops.op_batch_normalization import _batchnorm_training_mode
+from onnx.reference.ops.op_max_pool import MaxPool
 
 logger = logging.getLogger(__name__)
 
@@ -208,12 +210,15 @@ def _pool(op: OpRun, X: np.ndarray, is_max: bool) -> np.ndarray:
     return sums / counts
 
 
-class MaxPool64(OpRun):
+class MaxPool64(MaxPool):
     op_domain = ""
 
-    def _run(self, X, **_):  # noqa: N803
+    def _run(self, X, auto_pad=None, ceil_mode=None, dilations=None,  # noqa: N803
+             kernel_shape=None, pads=None, storage_order=None, strides=None):
         if len(self.onnx_node.output) > 1 and self.onnx_node.output[1]:
-            raise NotImplementedError("MaxPool with Indices")
+            # The Indices output needs the reference's own (looped, exact) kernel.
+            return super()._run(X, auto_pad, ceil_mode, dilations, kernel_shape, pads,
+                                storage_order, strides)
         return (_pool(self, X, True).astype(X.dtype),)
 
 
@@ -241,18 +246,26 @@ class LRN64(OpRun):
 
 
 class BatchNormalization64(OpRun):
-    """Inference-mode BatchNormalization. The reference's opset-9 version (onnx 1.23)
-    takes a `momentum` attribute, which exporters write out of habit, as training mode and
-    normalises with the batch's own statistics."""
+    """BatchNormalization by what the node asks for, not by its `momentum` attribute: the
+    reference's opset-9 version (onnx 1.23) takes that attribute, which exporters write
+    out of habit, as training mode and normalises with the batch's own statistics.
+    Training mode is a `training_mode` of 1 (opset 14+) or running statistics asked for
+    as outputs (before 14)."""
 
     op_domain = ""
 
-    def _run(self, x, scale, bias, mean, var, epsilon=None, momentum=None,  # noqa: ARG002
+    def _run(self, x, scale, bias, mean, var, epsilon=None, momentum=None,
              training_mode=None, spatial=None, is_test=None):  # noqa: ARG002
-        if training_mode or len([o for o in self.onnx_node.output if o]) > 1:
-            raise NotImplementedError("training-mode BatchNormalization")
-        shape = (1, -1) + (1,) * (x.ndim - 2)
         eps = 1e-5 if epsilon is None else float(epsilon)
+        outputs = len([o for o in self.onnx_node.output if o])
+        if training_mode or outputs > 1:
+            momentum = 0.9 if momentum is None else float(momentum)
+            y, saved_mean, saved_var, running_mean, running_var = _batchnorm_training_mode(
+                x, scale, bias, mean, var, momentum, eps)
+            if training_mode is not None:   # opset 14+: Y, running mean, running var
+                return (y, running_mean, running_var)[:outputs]
+            return (y, running_mean, running_var, saved_mean, saved_var)[:outputs]
+        shape = (1, -1) + (1,) * (x.ndim - 2)
         y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps) * \
             scale.reshape(shape) + bias.reshape(shape)
         return (y.astype(x.dtype),)

@@ -133,3 +133,32 @@ def test_conv_matches_reference_loops_on_awkward_geometry():
         want = ReferenceEvaluator(wide).run(None, x32)[0]
         assert got.shape == want.shape, case.name
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=case.name)
+
+
+def test_maxpool_indices_and_training_batchnorm_are_evaluated() -> None:
+    """The two forms the fast kernels do not cover run the reference's own algorithms."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], strides=[2, 2])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, 2, 4, 4])], [
+        helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+        helper.make_tensor_value_info("i", TensorProto.INT64, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    y, i = Float64Reference(model).run({"x": x})
+    ort_y, ort_i = onnxruntime_session(model).run(None, {"x": x})
+    np.testing.assert_array_equal(i, ort_i)
+    assert relative_error(ort_y, y) == 0.0
+
+    params = {"s": np.ones(2), "b": np.zeros(2), "m": np.zeros(2), "v": np.ones(2)}
+    node = helper.make_node("BatchNormalization", ["x", *params], ["y", "rm", "rv"],
+                            training_mode=1, momentum=0.5)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "rm", "rv")],
+        [numpy_helper.from_array(v.astype(np.float32), k) for k, v in params.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    y, running_mean, _ = Float64Reference(model).run({"x": x})
+    batch_mean = x.astype(np.float64).mean(axis=(0, 2, 3))
+    np.testing.assert_allclose(running_mean, 0.5 * batch_mean, rtol=1e-12)
+    np.testing.assert_allclose(y.mean(axis=(0, 2, 3)), 0.0, atol=1e-12)
