@@ -189,8 +189,10 @@ def compare(name: str, ours: np.ndarray, ref: np.ndarray) -> OutputCheck:
     else:
         sqnr = 10.0 * np.log10(max(signal_power, 1e-300) / noise_power)
     norms = float(np.linalg.norm(a)) * float(np.linalg.norm(b))
-    cosine = float(np.dot(a.ravel(), b.ravel()) / norms) if norms > 0 and finite else \
-        (1.0 if norms == 0 and finite and not a.any() and not b.any() else float("nan"))
+    if not finite or norms == 0.0:   # all-zero outputs agree only with each other
+        cosine = 1.0 if finite and not a.any() and not b.any() else float("nan")
+    else:
+        cosine = float(np.dot(a.ravel(), b.ravel()) / norms)
     passed = finite and bool(np.allclose(ours, ref, rtol=RTOL, atol=ATOL))
     return OutputCheck(name, tuple(ours.shape), float(diff.max(initial=0.0)),
                        float(rel.max(initial=0.0)), cosine, float(sqnr), _top1(ours, ref),

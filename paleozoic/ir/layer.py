@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from paleozoic.ops import KINDS
+
 Shape = tuple[int, ...]
 
 
@@ -26,8 +28,6 @@ class Operator:
     attrs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        from paleozoic.ops import KINDS
-
         kind = KINDS.get(self.op_type)
         if kind is not None:
             self.attrs = kind.complete_attrs(self.attrs)

@@ -85,10 +85,6 @@ def single_node(name: str, op_type: str, inputs: dict[str, np.ndarray],
                                        for k, v in inputs.items()})
 
 
-def _f32(a: np.ndarray) -> np.ndarray:
-    return np.asarray(a, dtype=np.float32)
-
-
 def kind_cases(seed: int = 0) -> list[PrecisionCase]:
     """One or more adversarial cases per layer kind the frontend produces."""
     rng = np.random.default_rng(seed)
@@ -114,6 +110,14 @@ def kind_cases(seed: int = 0) -> list[PrecisionCase]:
                     {"w": he(256, 64, 3, 3)}, group=4, pads=[1, 1, 1, 1], strides=[2, 2]))
     add(single_node("conv_depthwise5x5", "Conv", {"x": normal((1, 96, 28, 28)) * 100},
                     {"w": he(96, 1, 5, 5), "b": normal(96)}, group=96, pads=[2, 2, 2, 2]))
+    # The bias-last order in the depthwise, transposed-convolution and GEMV paths too.
+    add(single_node("conv_depthwise_bias_offset", "Conv", {"x": normal((1, 64, 16, 16))},
+                    {"w": he(64, 1, 3, 3), "b": 1e3 + normal(64)}, group=64, pads=[1] * 4))
+    add(single_node("convtranspose_bias_offset", "ConvTranspose",
+                    {"x": normal((1, 64, 8, 8))}, {"w": he(64, 16, 4, 4), "b": 1e3 + normal(16)},
+                    strides=[2, 2], pads=[1, 1, 1, 1]))
+    add(single_node("gemm_k4096_bias_offset", "Gemm", {"x": normal((1, 4096))},
+                    {"w": he(32, 4096), "b": 1e3 + normal(32)}, transB=1))
     add(single_node("conv7x7_s2_rgb", "Conv", {"x": normal((1, 3, 64, 64))},
                     {"w": he(64, 3, 7, 7)}, pads=[3, 3, 3, 3], strides=[2, 2]))
     # Fully connected: VGG's K = 25088 on positive inputs, and a large-magnitude Gemm.
@@ -152,9 +156,7 @@ def kind_cases(seed: int = 0) -> list[PrecisionCase]:
                     size=3, alpha=0.5, beta=0.75, bias=1.0))
     # Activations over saturating ranges.
     wide_x = normal((1, 16, 32, 32)) * 20
-    for op in ("Sigmoid", "Tanh", "Relu", "HardSigmoid", "HardSwish", "Softplus"):
-        if op == "Softplus":
-            continue  # not a supported kind
+    for op in ("Sigmoid", "Tanh", "Relu", "HardSigmoid", "HardSwish"):
         add(single_node(f"{op.lower()}_saturating", op, {"x": wide_x}))
     add(single_node("leakyrelu", "LeakyRelu", {"x": wide_x}, alpha=0.1))
     add(single_node("prelu", "PRelu", {"x": wide_x}, {"s": rng.uniform(0, 0.5, (16, 1, 1))}))
@@ -190,12 +192,6 @@ def kind_cases(seed: int = 0) -> list[PrecisionCase]:
     return cases
 
 
-def _prepared(case: PrecisionCase) -> PrecisionCase:
-    for name, value in case.feeds.items():
-        case.feeds[name] = _f32(value)
-    return case
-
-
 # ---- measurement ------------------------------------------------------------------------
 
 def measure(cases: list[PrecisionCase], work: Path,
@@ -207,9 +203,9 @@ def measure(cases: list[PrecisionCase], work: Path,
     from paleozoic.testing.backend_suite import merge_models
     from paleozoic.verify import onnxruntime_session
 
-    cases = [_prepared(c) for c in cases]
     merged = merge_models([c.model for c in cases])
-    feeds = {f"m{i}_{k}": v for i, c in enumerate(cases) for k, v in c.feeds.items()}
+    feeds = {f"m{i}_{k}": np.asarray(v, dtype=np.float32)
+             for i, c in enumerate(cases) for k, v in c.feeds.items()}
     ours = (run or _run_paleozoic)(merged, work, feeds)
     truth = Float64Reference(merged).run(feeds)
     optimised = onnxruntime_session(merged).run(None, feeds)

@@ -61,9 +61,12 @@ void softmaxForward(const OpDesc& d, const float* in, float* out, int threads) {
           y[l * inner + i] = e;
           sum[i] += e;
         }
+      // A double reciprocal keeps the one rounding (to float) without a division per
+      // element on this path.
+      for (std::size_t i = 0; i < w; ++i) sum[i] = 1.0 / sum[i];
       for (std::size_t l = 0; l < len; ++l)
         for (std::size_t i = 0; i < w; ++i)
-          y[l * inner + i] = static_cast<float>(y[l * inner + i] / sum[i]);
+          y[l * inner + i] = static_cast<float>(y[l * inner + i] * sum[i]);
     }
   }
 }

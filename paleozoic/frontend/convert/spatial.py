@@ -10,39 +10,36 @@ from paleozoic.frontend.convert.walker import Walker, act_of, ints, stem_from_we
 from paleozoic.ops.enums import INTERP_COORDINATES, INTERP_ROUNDING
 
 
-@converter("relax.nn.conv2d")
-def convert_conv2d(w: Walker, call: Any, args: list[Value]) -> Value:
+def _conv_geometry(w: Walker, call: Any, args: list[Value], what: str,
+                   kernel_layout: str) -> tuple[Act, Const, dict[str, Any]]:
+    """The activation, the constant weight and the attributes Conv and Deconv share."""
     x, weight = args
     if not isinstance(x, Act) or not isinstance(weight, Const):
-        raise w.fail("conv2d needs an activation input and a constant weight")
+        raise w.fail(f"{what} needs an activation input and a constant weight")
     a = call.attrs
-    if a.data_layout != "NCHW" or a.kernel_layout != "OIHW":
-        raise w.fail(f"conv2d layout {a.data_layout}/{a.kernel_layout} is not NCHW/OIHW")
+    if a.data_layout != "NCHW" or a.kernel_layout != kernel_layout:
+        raise w.fail(f"{what} layout {a.data_layout}/{a.kernel_layout} is not "
+                     f"NCHW/{kernel_layout}")
     top, left, bottom, right = ints(a.padding)
-    co, _, kh, kw = weight.value.shape
-    attrs = {"out_channels": int(co), "kernel": [int(kh), int(kw)],
-             "stride": ints(a.strides), "pads": [top, bottom, left, right],
-             "dilation": ints(a.dilation), "groups": int(a.groups)}
+    kh, kw = weight.value.shape[2:]
+    return x, weight, {"kernel": [int(kh), int(kw)], "stride": ints(a.strides),
+                       "pads": [top, bottom, left, right], "dilation": ints(a.dilation),
+                       "groups": int(a.groups)}
+
+
+@converter("relax.nn.conv2d")
+def convert_conv2d(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, weight, geometry = _conv_geometry(w, call, args, "conv2d", "OIHW")
+    attrs = {"out_channels": int(weight.value.shape[0]), **geometry}
     return w.emit("Conv", [x], attrs, {"weight": weight.value},
                   stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "conv")
 
 
 @converter("relax.nn.conv2d_transpose")
 def convert_conv2d_transpose(w: Walker, call: Any, args: list[Value]) -> Value:
-    x, weight = args
-    if not isinstance(x, Act) or not isinstance(weight, Const):
-        raise w.fail("conv2d_transpose needs an activation input and a constant weight")
-    a = call.attrs
-    if a.data_layout != "NCHW" or a.kernel_layout != "IOHW":
-        raise w.fail(f"conv2d_transpose layout {a.data_layout}/{a.kernel_layout} is not "
-                     f"NCHW/IOHW")
-    top, left, bottom, right = ints(a.padding)
-    ci, co_per_group, kh, kw = weight.value.shape
-    groups = int(a.groups)
-    attrs = {"out_channels": int(co_per_group) * groups, "kernel": [int(kh), int(kw)],
-             "stride": ints(a.strides), "pads": [top, bottom, left, right],
-             "dilation": ints(a.dilation), "groups": groups,
-             "output_padding": ints(a.output_padding)}
+    x, weight, geometry = _conv_geometry(w, call, args, "conv2d_transpose", "IOHW")
+    attrs = {"out_channels": int(weight.value.shape[1]) * geometry["groups"], **geometry,
+             "output_padding": ints(call.attrs.output_padding)}
     return w.emit("Deconv", [x], attrs, {"weight": weight.value},
                   stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "deconv")
 

@@ -90,7 +90,6 @@ class Walker:
         stem = stem or (self.stem_of(inputs[0]) if inputs else "layer")
         name = self.unique(f"{stem}_{suffix}" if suffix else stem)
         spec = KINDS[kind]
-        attrs = spec.complete_attrs(attrs)
         in_shapes = [self.tensors[a.name].shape for a in inputs]
         shape = spec.output_shape(attrs, in_shapes)
         if 0 in shape:
