@@ -91,7 +91,7 @@ class RawLayerView:
                 return None
             raise KeyError(f"layer {self.layer.name!r} has no {role!r} weight")
         shape = ", ".join(str(d) for d in self.weight_shapes[key])
-        return f'const_cast<float*>(weights.get("{key}", {{{shape}}}))'
+        return f'const_cast<float*>(weights.get("{key}", {{{shape}}}).data)'
 
     def construct(self) -> str:
         return str(self.macros.construct(self)).strip("\n")

@@ -195,7 +195,6 @@ struct TensorRef {
 struct LayerRef {
   pz::Layer* layer;
   std::string kind;
-  std::vector<std::size_t> config_sizes;  // expected element counts of configLayer's arrays
   py::object session;
 };
 
@@ -228,47 +227,40 @@ py::tuple shapeTuple(const pz::Shape& s) {
   return t;
 }
 
-LayerRef makeRef(pz::Layer& layer, std::string kind, std::vector<std::size_t> sizes,
-                 const py::object& self) {
-  return LayerRef{&layer, std::move(kind), std::move(sizes), self};
+LayerRef makeRef(pz::Layer& layer, std::string kind, const py::object& self) {
+  return LayerRef{&layer, std::move(kind), self};
 }
 
-// Checks a configLayer array's size; returns its data (nullptr for an omitted optional one).
-const float* configData(const LayerRef& ref, const std::optional<FloatArray>& array, int index,
-                        const char* what, bool optional) {
-  if (!array) {
-    if (optional) return nullptr;
-    throw pz::Error(ref.layer->name() + ": config needs " + what + " (got None)");
+// Layer::configLayer with numpy arrays (None for an absent optional weight): each array is a
+// weight view with its shape, so the layer checks its extent against what it declared.
+void configLayer(LayerRef& ref, const py::args& arrays) {
+  std::vector<FloatArray> keep;  // owns converted copies while the layer binds them
+  keep.reserve(arrays.size());
+  std::vector<pz::WeightView> views;
+  for (const py::handle& item : arrays) {
+    if (item.is_none()) {
+      views.emplace_back(nullptr);
+      continue;
+    }
+    keep.push_back(FloatArray::ensure(item));
+    if (!keep.back()) {
+      throw pz::Error(ref.layer->name() + ": config takes float arrays or None");
+    }
+    const FloatArray& array = keep.back();
+    pz::WeightView view{array.data()};
+    view.shape = pz::Shape(array.shape(), array.shape() + array.ndim());
+    view.has_shape = true;
+    views.push_back(std::move(view));
   }
-  const std::size_t expected = ref.config_sizes[static_cast<std::size_t>(index)];
-  if (static_cast<std::size_t>(array->size()) != expected) {
-    throw pz::Error(ref.layer->name() + ": " + what + " has " + std::to_string(array->size()) +
-                    " values, expected " + std::to_string(expected));
-  }
-  return array->data();
+  ref.layer->bindWeights(views);
 }
 
-void configLayer(LayerRef& ref, const std::optional<FloatArray>& a,
-                 const std::optional<FloatArray>& b) {
-  pz::Layer* layer = ref.layer;
-  if (auto* conv = dynamic_cast<pz::ConvLayer*>(layer)) {
-    conv->configLayer(configData(ref, a, 0, "weight", false), configData(ref, b, 1, "bias", true));
-  } else if (auto* deconv = dynamic_cast<pz::DeconvLayer*>(layer)) {
-    deconv->configLayer(configData(ref, a, 0, "weight", false),
-                        configData(ref, b, 1, "bias", true));
-  } else if (auto* fc = dynamic_cast<pz::FullyConnectedLayer*>(layer)) {
-    fc->configLayer(configData(ref, a, 0, "weight", false), configData(ref, b, 1, "bias", true));
-  } else if (auto* bn = dynamic_cast<pz::BatchNormLayer*>(layer)) {
-    bn->configLayer(configData(ref, a, 0, "mean", false), configData(ref, b, 1, "var", false));
-  } else if (auto* scale = dynamic_cast<pz::ScaleLayer*>(layer)) {
-    scale->configLayer(configData(ref, a, 0, "alpha", false),
-                       configData(ref, b, 1, "beta", false));
-  } else if (auto* prelu = dynamic_cast<pz::PReluLayer*>(layer)) {
-    if (b) throw pz::Error(layer->name() + ": a prelu layer takes one array (slope), got two");
-    prelu->configLayer(configData(ref, a, 0, "slope", false));
-  } else {
-    throw pz::Error(layer->name() + ": a " + ref.kind + " layer has no weights to configure");
+py::list weightSpecs(const LayerRef& ref) {
+  py::list out;
+  for (const pz::WeightSpec& spec : ref.layer->weightSpecs()) {
+    out.append(py::make_tuple(spec.role, shapeTuple(spec.shape), spec.optional));
   }
+  return out;
 }
 
 pz::Active activeByName(const std::string& fn) {
@@ -387,10 +379,11 @@ void bindHandles(py::module_& m) {
             pz::check(cnrtSyncQueue(queue), l.layer->name(), "cnrtSyncQueue");
           },
           "Runs the layer alone (Layer::run) and waits for it.")
-      .def("config", &configLayer, py::arg("a"), py::arg("b") = py::none(),
-           "Binds weights: conv/deconv/fully_connected (weight, bias or None), batch_norm "
-           "(mean, var), "
-           "scale (alpha, beta), prelu (slope).")
+      .def("config", &configLayer,
+           "Binds the layer's weights (Layer::configLayer), one float array per role in "
+           "weight_specs order; None leaves an optional one (a bias) as zeros.")
+      .def_property_readonly("weight_specs", &weightSpecs,
+                             "The weights the layer declares: (role, shape, optional) each.")
       .def("__repr__", [](const LayerRef& l) {
         return "<Layer " + l.kind + " " + l.layer->name() + ">";
       });
@@ -424,10 +417,7 @@ void bindSession(py::module_& m) {
                 .dilation(dilation.first, dilation.second)
                 .groups(groups);
             auto& layer = sessionOf(self).add<pz::ConvLayer>(name, *x.tensor, p);
-            const std::size_t co = static_cast<std::size_t>(out_channels);
-            const std::size_t per_out = static_cast<std::size_t>(x.tensor->shape()[1] / groups) *
-                                        static_cast<std::size_t>(kernel.first * kernel.second);
-            return makeRef(layer, "conv", {co * per_out, co}, self);
+            return makeRef(layer, "conv", self);
           },
           py::arg("name"), py::arg("x"), py::arg("out_channels"), py::arg("kernel"),
           py::arg("stride") = Pair{1, 1}, py::arg("pads") = Quad{0, 0, 0, 0},
@@ -439,11 +429,7 @@ void bindSession(py::module_& m) {
             const pz::Deconv p =
                 deconvParams(out_channels, kernel, stride, pads, dilation, groups, output_padding);
             auto& layer = sessionOf(self).add<pz::DeconvLayer>(name, *x.tensor, p);
-            const auto ci = static_cast<std::size_t>(x.tensor->shape().at(1));
-            const auto co = static_cast<std::size_t>(out_channels);
-            const std::size_t per_in = static_cast<std::size_t>(out_channels / groups) *
-                                       static_cast<std::size_t>(kernel.first * kernel.second);
-            return makeRef(layer, "deconv", {ci * per_in, co}, self);
+            return makeRef(layer, "deconv", self);
           },
           py::arg("name"), py::arg("x"), py::arg("out_channels"), py::arg("kernel"),
           py::arg("stride") = Pair{1, 1}, py::arg("pads") = Quad{0, 0, 0, 0},
@@ -457,7 +443,7 @@ void bindSession(py::module_& m) {
              Pair size, const std::string& coordinates, const std::string& rounding) {
             const pz::Interp p = interpParams(mode, size, coordinates, rounding);
             auto& layer = sessionOf(self).add<pz::InterpLayer>(name, *x.tensor, p);
-            return makeRef(layer, "interp", {}, self);
+            return makeRef(layer, "interp", self);
           },
           py::arg("name"), py::arg("x"), py::arg("mode"), py::arg("size"),
           py::arg("coordinates") = "half_pixel", py::arg("rounding") = "round_prefer_floor",
@@ -470,7 +456,7 @@ void bindSession(py::module_& m) {
              Pair kernel, Pair stride, Quad pads, bool ceil_mode, bool count_include_pad) {
             const pz::Pool p = poolParams(mode, kernel, stride, pads, ceil_mode, count_include_pad);
             auto& layer = sessionOf(self).add<pz::PoolLayer>(name, *x.tensor, p);
-            return makeRef(layer, "pool", {}, self);
+            return makeRef(layer, "pool", self);
           },
           py::arg("name"), py::arg("x"), py::arg("mode"), py::arg("kernel"),
           py::arg("stride") = Pair{1, 1}, py::arg("pads") = Quad{0, 0, 0, 0},
@@ -479,7 +465,7 @@ void bindSession(py::module_& m) {
           "global_avg_pool",
           [](py::object self, const std::string& name, const TensorRef& x) {
             auto& layer = sessionOf(self).add<pz::GlobalAvgPoolLayer>(name, *x.tensor);
-            return makeRef(layer, "global_avg_pool", {}, self);
+            return makeRef(layer, "global_avg_pool", self);
           },
           py::arg("name"), py::arg("x"))
       .def(
@@ -488,7 +474,7 @@ void bindSession(py::module_& m) {
              double beta, double bias) {
             auto& layer = sessionOf(self).add<pz::LrnLayer>(
                 name, *x.tensor, pz::Lrn(size).alphaBetaBias(alpha, beta, bias));
-            return makeRef(layer, "lrn", {}, self);
+            return makeRef(layer, "lrn", self);
           },
           py::arg("name"), py::arg("x"), py::arg("size"), py::arg("alpha") = 1e-4,
           py::arg("beta") = 0.75, py::arg("bias") = 1.0)
@@ -496,30 +482,28 @@ void bindSession(py::module_& m) {
           "batch_norm",
           [](py::object self, const std::string& name, const TensorRef& x) {
             auto& layer = sessionOf(self).add<pz::BatchNormLayer>(name, *x.tensor);
-            const auto c = static_cast<std::size_t>(x.tensor->shape().at(1));
-            return makeRef(layer, "batch_norm", {c, c}, self);
+            return makeRef(layer, "batch_norm", self);
           },
           py::arg("name"), py::arg("x"))
       .def(
           "scale",
           [](py::object self, const std::string& name, const TensorRef& x) {
             auto& layer = sessionOf(self).add<pz::ScaleLayer>(name, *x.tensor);
-            const auto c = static_cast<std::size_t>(x.tensor->shape().at(1));
-            return makeRef(layer, "scale", {c, c}, self);
+            return makeRef(layer, "scale", self);
           },
           py::arg("name"), py::arg("x"))
       .def(
           "active",
           [](py::object self, const std::string& name, const TensorRef& x, const std::string& fn) {
             auto& layer = sessionOf(self).add<pz::ActiveLayer>(name, *x.tensor, activeByName(fn));
-            return makeRef(layer, "active", {}, self);
+            return makeRef(layer, "active", self);
           },
           py::arg("name"), py::arg("x"), py::arg("fn"))
       .def(
           "add",
           [](py::object self, const std::string& name, const TensorRef& a, const TensorRef& b) {
             auto& layer = sessionOf(self).add<pz::AddLayer>(name, *a.tensor, *b.tensor);
-            return makeRef(layer, "add", {}, self);
+            return makeRef(layer, "add", self);
           },
           py::arg("name"), py::arg("a"), py::arg("b"))
       .def(
@@ -528,7 +512,7 @@ void bindSession(py::module_& m) {
              const std::string& op) {
             const pz::Binary fn = binaryByName(op);
             auto& layer = sessionOf(self).add<pz::BinaryLayer>(name, *a.tensor, *b.tensor, fn);
-            return makeRef(layer, "binary", {}, self);
+            return makeRef(layer, "binary", self);
           },
           py::arg("name"), py::arg("a"), py::arg("b"), py::arg("op"),
           "a (op) b for op in add, sub, mul, div; b has a's shape or broadcasts to it.")
@@ -536,8 +520,7 @@ void bindSession(py::module_& m) {
           "prelu",
           [](py::object self, const std::string& name, const TensorRef& x) {
             auto& layer = sessionOf(self).add<pz::PReluLayer>(name, *x.tensor);
-            const auto c = static_cast<std::size_t>(x.tensor->shape().at(1));
-            return makeRef(layer, "prelu", {c}, self);
+            return makeRef(layer, "prelu", self);
           },
           py::arg("name"), py::arg("x"), "x >= 0 ? x : slope[c] * x; config(slope [C]).")
       .def(
@@ -545,17 +528,14 @@ void bindSession(py::module_& m) {
           [](py::object self, const std::string& name, const TensorRef& x, int out_features) {
             auto& layer =
                 sessionOf(self).add<pz::FullyConnectedLayer>(name, *x.tensor, out_features);
-            const auto out = static_cast<std::size_t>(out_features);
-            const std::size_t k =
-                x.tensor->elements() / static_cast<std::size_t>(x.tensor->shape()[0]);
-            return makeRef(layer, "fully_connected", {out * k, out}, self);
+            return makeRef(layer, "fully_connected", self);
           },
           py::arg("name"), py::arg("x"), py::arg("out_features"))
       .def(
           "softmax",
           [](py::object self, const std::string& name, const TensorRef& x, int axis) {
             auto& layer = sessionOf(self).add<pz::SoftmaxLayer>(name, *x.tensor, axis);
-            return makeRef(layer, "softmax", {}, self);
+            return makeRef(layer, "softmax", self);
           },
           py::arg("name"), py::arg("x"), py::arg("axis"))
       .def(
@@ -564,7 +544,7 @@ void bindSession(py::module_& m) {
             std::vector<pz::Tensor*> inputs;
             for (const auto& x : xs) inputs.push_back(x.tensor);
             auto& layer = sessionOf(self).add<pz::ConcatLayer>(name, inputs, axis);
-            return makeRef(layer, "concat", {}, self);
+            return makeRef(layer, "concat", self);
           },
           py::arg("name"), py::arg("xs"), py::arg("axis"))
       .def(
@@ -572,7 +552,7 @@ void bindSession(py::module_& m) {
           [](py::object self, const std::string& name, const TensorRef& x,
              const std::vector<int>& shape) {
             auto& layer = sessionOf(self).add<pz::ReshapeLayer>(name, *x.tensor, toShape(shape));
-            return makeRef(layer, "reshape", {}, self);
+            return makeRef(layer, "reshape", self);
           },
           py::arg("name"), py::arg("x"), py::arg("shape"))
       .def(
@@ -580,7 +560,7 @@ void bindSession(py::module_& m) {
           [](py::object self, const std::string& name, const TensorRef& x,
              const std::vector<int>& perm) {
             auto& layer = sessionOf(self).add<pz::TransposeLayer>(name, *x.tensor, perm);
-            return makeRef(layer, "transpose", {}, self);
+            return makeRef(layer, "transpose", self);
           },
           py::arg("name"), py::arg("x"), py::arg("perm"))
       .def(
@@ -589,7 +569,7 @@ void bindSession(py::module_& m) {
              const std::vector<int>& begin, const std::vector<int>& end,
              const std::vector<int>& step) {
             auto& layer = sessionOf(self).add<pz::SliceLayer>(name, *x.tensor, begin, end, step);
-            return makeRef(layer, "slice", {}, self);
+            return makeRef(layer, "slice", self);
           },
           py::arg("name"), py::arg("x"), py::arg("begin"), py::arg("end"), py::arg("step"),
           "x[begin:end:step] per axis (one entry per axis; 0 <= begin < end <= dim, step >= 1).")
@@ -697,10 +677,10 @@ void bindFiles(py::module_& m) {
           "get",
           [](const pz::WeightFile& wf, const std::string& name, const std::vector<int>& shape) {
             const pz::Shape s = toShape(shape);
-            const float* data = wf.get(name, s);
-            std::vector<py::ssize_t> dims(s.begin(), s.end());
+            const pz::WeightView view = wf.get(name, s);
+            std::vector<py::ssize_t> dims(view.shape.begin(), view.shape.end());
             py::array_t<float> out(dims);
-            std::copy(data, data + pz::elementCount(s), out.mutable_data());
+            std::copy(view.data, view.data + pz::elementCount(view.shape), out.mutable_data());
             return out;
           },
           py::arg("name"), py::arg("shape"))

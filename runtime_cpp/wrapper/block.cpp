@@ -43,17 +43,17 @@ void Block::compile() {
 
 void Block::run(cnrtQueue_t queue) {
   if (fuse_ && !fusion_) throw Error("block " + name_ + ": run before compile; call compile()");
-  if (start_ == nullptr) check(cnrtCreateNotifier(&start_), name_, "cnrtCreateNotifier");
-  if (end_ == nullptr) check(cnrtCreateNotifier(&end_), name_, "cnrtCreateNotifier");
-  check(cnrtPlaceNotifier(start_, queue), name_, "cnrtPlaceNotifier");
+  if (start_ == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&start_));
+  if (end_ == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&end_));
+  PZ_CHECK(name_, cnrtPlaceNotifier(start_, queue));
   if (fuse_) {
     fusion_->run(queue);
   } else {
     for (Layer* layer : layers_) layer->run(queue);
   }
-  check(cnrtPlaceNotifier(end_, queue), name_, "cnrtPlaceNotifier");
-  check(cnrtSyncQueue(queue), name_, "cnrtSyncQueue");
-  check(cnrtNotifierDuration(start_, end_, &last_us_), name_, "cnrtNotifierDuration");
+  PZ_CHECK(name_, cnrtPlaceNotifier(end_, queue));
+  PZ_CHECK(name_, cnrtSyncQueue(queue));
+  PZ_CHECK(name_, cnrtNotifierDuration(start_, end_, &last_us_));
 }
 
 }  // namespace pz

@@ -6,6 +6,12 @@
 
 #include "paleozoic/runtime.h"
 
+// Checks an SDK call; a failure throws pz::SdkError naming `owner` (a layer, tensor or
+// block) and the call. PZ_CHECK_FORWARD also returns the status, for Layer::forward.
+#define PZ_CHECK(owner, call) ::pz::check((call), (owner), ::pz::detail::callName(#call).c_str())
+#define PZ_CHECK_FORWARD(owner, call) \
+  ::pz::detail::checkForward((call), (owner), ::pz::detail::callName(#call).c_str())
+
 namespace pz {
 namespace detail {
 
@@ -17,6 +23,10 @@ void destroyTensorDesc(cnmlTensor_t* desc) noexcept;
 // Checks a forward call inside Layer::forward so the error names the SDK call; returns status.
 cnmlStatus_t checkForward(cnmlStatus_t status, const std::string& layer, const char* call);
 
+// The SDK function's name from the text of a call ("cnmlCreateConvOp(&op_, ...)" ->
+// "cnmlCreateConvOp"), so a check names the call without the name being written twice.
+std::string callName(const char* call_text);
+
 // Runs a shape function; a pz::Error it throws is re-thrown prefixed with the layer name.
 template <typename ShapeFn>
 Shape layerShape(const std::string& layer, ShapeFn fn) {
@@ -26,19 +36,6 @@ Shape layerShape(const std::string& layer, ShapeFn fn) {
     throw Error(layer + ": " + e.what());
   }
 }
-
-// Weights handed out by WeightFile::get, by data pointer: bind() checks their extent.
-void registerWeight(const void* owner, const float* data, const std::string& name,
-                    const Shape& shape, const std::string& path);
-void forgetWeights(const void* owner) noexcept;
-// Throws pz::Error naming the layer when `data` is a registered weight whose element count
-// differs from `shape`'s.
-void checkWeightExtent(const std::string& layer, const float* data, const Shape& shape);
-
-// configLayer of the layers with a filter and an optional bias (Conv, Deconv, MLP): binds
-// both, a missing bias as zeros; a missing weight is an error naming the layer.
-void bindFilterAndBias(const std::string& layer, ConstTensor& filter, ConstTensor& bias,
-                       const float* weight, const float* bias_data);
 
 // Normalises a possibly negative axis into [0, rank) or throws pz::Error naming the layer.
 int normaliseAxis(const std::string& layer, int axis, int rank);

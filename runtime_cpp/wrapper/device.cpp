@@ -4,12 +4,12 @@
 namespace pz {
 
 Device::Device() {
-  check(cnmlInit(0), "device", "cnmlInit");
+  PZ_CHECK("device", cnmlInit(0));
   try {
     cnrtDev_t dev = 0;
-    check(cnrtGetDeviceHandle(&dev, 0), "device", "cnrtGetDeviceHandle");
-    check(cnrtSetCurrentDevice(dev), "device", "cnrtSetCurrentDevice");
-    check(cnrtCreateQueue(&queue_), "device", "cnrtCreateQueue");
+    PZ_CHECK("device", cnrtGetDeviceHandle(&dev, 0));
+    PZ_CHECK("device", cnrtSetCurrentDevice(dev));
+    PZ_CHECK("device", cnrtCreateQueue(&queue_));
   } catch (...) {
     cnmlExit();
     throw;

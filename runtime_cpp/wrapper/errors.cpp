@@ -112,6 +112,11 @@ cnmlStatus_t checkForward(cnmlStatus_t status, const std::string& layer, const c
   return status;
 }
 
+std::string callName(const char* call_text) {
+  const std::string text(call_text);
+  return text.substr(0, text.find('('));
+}
+
 int normaliseAxis(const std::string& layer, int axis, int rank) {
   const int normalised = axis < 0 ? axis + rank : axis;
   if (normalised < 0 || normalised >= rank) {

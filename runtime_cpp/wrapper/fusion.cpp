@@ -23,15 +23,14 @@ BlockBoundary fusionBoundary(const std::vector<Layer*>& layers) {
   for (Layer* layer : layers) produced.push_back(&layer->output());
   for (Layer* layer : layers) {
     for (Tensor* in : layer->inputs()) {
-      if (!contains(produced, in) && !contains(boundary.inputs, in))
-        boundary.inputs.push_back(in);
+      if (!contains(produced, in) && !contains(boundary.inputs, in)) boundary.inputs.push_back(in);
     }
   }
   for (Tensor* out : produced) {
     int reads_inside = 0;
     for (Layer* layer : layers) {
-      reads_inside += static_cast<int>(
-          std::count(layer->inputs().begin(), layer->inputs().end(), out));
+      reads_inside +=
+          static_cast<int>(std::count(layer->inputs().begin(), layer->inputs().end(), out));
     }
     if (leavesBlock(*out, reads_inside)) boundary.outputs.push_back(out);
   }
@@ -39,7 +38,7 @@ BlockBoundary fusionBoundary(const std::vector<Layer*>& layers) {
 }
 
 FusionLayer::FusionLayer(std::string name) : name_(std::move(name)) {
-  check(cnmlCreateFusionOp(&op_), name_, "cnmlCreateFusionOp");
+  PZ_CHECK(name_, cnmlCreateFusionOp(&op_));
 }
 
 FusionLayer::~FusionLayer() {
@@ -52,7 +51,7 @@ void FusionLayer::fuseLayer(Layer& layer) {
                 " into a block that is already compiled; fuse every layer before compiling");
   }
   layer.markFused(name_);
-  check(cnmlFuseOp(layer.op(), op_), layer.name(), "cnmlFuseOp");
+  PZ_CHECK(layer.name(), cnmlFuseOp(layer.op(), op_));
   layers_.push_back(&layer);
 }
 
@@ -65,9 +64,8 @@ void FusionLayer::compileFusionOp(int mp) {
   std::vector<cnmlTensor_t> in_descs, out_descs;
   for (Tensor* t : inputs_) in_descs.push_back(t->desc());
   for (Tensor* t : outputs_) out_descs.push_back(t->desc());
-  check(cnmlSetFusionIO(op_, in_descs.data(), static_cast<int>(in_descs.size()), out_descs.data(),
-                        static_cast<int>(out_descs.size())),
-        name_, "cnmlSetFusionIO");
+  PZ_CHECK(name_, cnmlSetFusionIO(op_, in_descs.data(), static_cast<int>(in_descs.size()),
+                                  out_descs.data(), static_cast<int>(out_descs.size())));
   checkCompile(cnmlCompileFusionOp(op_, CNML_MLU100, mp), name_, "cnmlCompileFusionOp", mp);
   compiled_ = true;
 }
@@ -84,11 +82,10 @@ void FusionLayer::run(cnrtQueue_t queue) {
     out_descs.push_back(t->desc());
     out_data.push_back(t->deviceData());
   }
-  check(cnmlComputeFusionOpForward_V4(op_, in_descs.data(), in_data.data(),
-                                      static_cast<int>(in_descs.size()), out_descs.data(),
-                                      out_data.data(), static_cast<int>(out_descs.size()), queue,
-                                      nullptr),
-        name_, "cnmlComputeFusionOpForward_V4");
+  PZ_CHECK(name_, cnmlComputeFusionOpForward_V4(op_, in_descs.data(), in_data.data(),
+                                                static_cast<int>(in_descs.size()), out_descs.data(),
+                                                out_data.data(), static_cast<int>(out_descs.size()),
+                                                queue, nullptr));
 }
 
 }  // namespace pz

@@ -15,11 +15,87 @@ Layer::~Layer() {
   if (op_ != nullptr) cnmlDestroyBaseOp(&op_);
 }
 
-void Layer::checkConfigured(bool ok, const char* what) const {
-  if (!ok) {
+void Layer::checkConfigured(const char* what) const {
+  if (!configured()) {
     throw Error(name_ + ": configLayer was not called before " + what +
                 "; bind the layer's weights with configLayer first");
   }
+}
+
+const ConstTensor& Layer::declareWeight(std::string role, cnmlTensorType_t type, Shape shape,
+                                        bool optional) {
+  auto tensor = std::make_unique<ConstTensor>(name_, type, shape);
+  weights_.push_back(
+      Weight{WeightSpec{std::move(role), std::move(shape), optional}, std::move(tensor)});
+  return *weights_.back().tensor;
+}
+
+std::vector<WeightSpec> Layer::weightSpecs() const {
+  std::vector<WeightSpec> specs;
+  for (const Weight& w : weights_) specs.push_back(w.spec);
+  return specs;
+}
+
+namespace {
+
+std::string roleList(const std::vector<WeightSpec>& specs) {
+  std::string out;
+  for (const WeightSpec& spec : specs) {
+    if (!out.empty()) out += ", ";
+    out += spec.optional ? spec.role + " or null" : spec.role;
+  }
+  return out;
+}
+
+// A weight with a known shape must hold as many values as the layer declared: a file's
+// shape was checked against the emitted code, but the layer's parameters (kernel, input
+// shape) may have been edited since.
+void checkExtent(const std::string& layer, const WeightSpec& spec, const WeightView& view) {
+  const std::size_t have = elementCount(view.shape);
+  const std::size_t need = elementCount(spec.shape);
+  if (!view.has_shape || have == need) return;
+  if (view.file.empty()) {
+    throw Error(layer + ": " + spec.role + " has " + std::to_string(have) + " values, expected " +
+                std::to_string(need));
+  }
+  throw Error(layer + ": weight '" + view.name + "' from '" + view.file + "' has shape " +
+              shapeToString(view.shape) + " (" + std::to_string(have) +
+              " values) but the layer needs " + shapeToString(spec.shape) + " (" +
+              std::to_string(need) +
+              " values) -- the layer's configuration or input was edited without its weights; "
+              "re-run paleozoic compile");
+}
+
+}  // namespace
+
+void Layer::bindWeights(const std::vector<WeightView>& weights) {
+  if (weights_.empty()) {
+    throw Error(name_ + ": the layer has no weights to configure; do not call configLayer");
+  }
+  // Trailing optional weights may be left out, as default arguments would be.
+  std::size_t required = 0;
+  for (std::size_t i = 0; i < weights_.size(); ++i) {
+    if (!weights_[i].spec.optional) required = i + 1;
+  }
+  if (weights.size() > weights_.size() || weights.size() < required) {
+    throw Error(name_ + ": configLayer takes " + std::to_string(weights_.size()) + " weight(s) (" +
+                roleList(weightSpecs()) + "), got " + std::to_string(weights.size()));
+  }
+  for (std::size_t i = 0; i < weights_.size(); ++i) {
+    const WeightSpec& spec = weights_[i].spec;
+    const WeightView view = i < weights.size() ? weights[i] : WeightView{};
+    if (view.data == nullptr) {
+      if (!spec.optional) {
+        throw Error(name_ + ": configLayer needs the " + spec.role + " data (got null)");
+      }
+      const std::vector<float> zeros(elementCount(spec.shape), 0.0f);
+      weights_[i].tensor->bind(zeros.data());
+      continue;
+    }
+    checkExtent(name_, spec, view);
+    weights_[i].tensor->bind(view.data);
+  }
+  configured_ = true;
 }
 
 void Layer::compileOp(int mp) {
@@ -28,7 +104,7 @@ void Layer::compileOp(int mp) {
                 "; compile the block instead");
   }
   if (compiled_) throw Error(name_ + ": compileOp called twice; the layer is already compiled");
-  checkConfigured(configured(), "compileOp");
+  checkConfigured("compileOp");
   checkCompile(cnmlCompileBaseOp(op_, CNML_MLU100, mp), name_, "cnmlCompileBaseOp", mp);
   compiled_ = true;
 }
@@ -39,7 +115,7 @@ void Layer::run(cnrtQueue_t queue) {
                 " and cannot run alone; run the block instead");
   }
   if (!compiled_) throw Error(name_ + ": run before compile; call compileOp(mp) first");
-  check(forward(queue), name_, "forward");
+  PZ_CHECK(name_, forward(queue));
 }
 
 void Layer::markFused(const std::string& block) {
@@ -51,7 +127,7 @@ void Layer::markFused(const std::string& block) {
     throw Error(name_ + ": already compiled alone, so it cannot be fused into block " + block +
                 "; fuse layers before compiling them");
   }
-  checkConfigured(configured(), ("fusing into block " + block).c_str());
+  checkConfigured(("fusing into block " + block).c_str());
   fused_ = true;
   fused_into_ = block;
 }

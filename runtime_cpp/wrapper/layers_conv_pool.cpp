@@ -12,40 +12,34 @@ ConvLayer::ConvLayer(std::string name, Tensor& input, const Conv& params)
       params_(params) {
   const Shape filter{params.out_channels, input.shape()[1] / params.groups_, params.kernel.h,
                      params.kernel.w};
-  filter_ = std::make_unique<ConstTensor>(name_, CNML_FILTER, filter);
-  bias_ = std::make_unique<ConstTensor>(name_, CNML_CONST, Shape{params.out_channels});
-  check(cnmlCreateConvOpParam_V2(param_.out(), params.stride_.h, params.stride_.w, params.dilation_.h,
-                                 params.dilation_.w, params.pads_.top, params.pads_.bottom,
-                                 params.pads_.left, params.pads_.right),
-        name_, "cnmlCreateConvOpParam_V2");
-  const cnmlStatus_t status =
-      params.groups_ > 1
-          ? cnmlCreateConvGroupOp(&op_, param_, input.desc(), output_.desc(), filter_->desc(),
-                                  bias_->desc(), params.groups_)
-          : cnmlCreateConvOp(&op_, param_, input.desc(), output_.desc(), filter_->desc(),
-                             bias_->desc());
-  check(status, name_, params.groups_ > 1 ? "cnmlCreateConvGroupOp" : "cnmlCreateConvOp");
+  const ConstTensor& weight = declareWeight("weight", CNML_FILTER, filter);
+  const ConstTensor& bias =
+      declareWeight("bias", CNML_CONST, Shape{params.out_channels}, /*optional=*/true);
+  PZ_CHECK(name_,
+           cnmlCreateConvOpParam_V2(param_.out(), params.stride_.h, params.stride_.w,
+                                    params.dilation_.h, params.dilation_.w, params.pads_.top,
+                                    params.pads_.bottom, params.pads_.left, params.pads_.right));
+  if (params.groups_ > 1) {
+    PZ_CHECK(name_, cnmlCreateConvGroupOp(&op_, param_, input.desc(), output_.desc(), weight.desc(),
+                                          bias.desc(), params.groups_));
+  } else {
+    PZ_CHECK(name_, cnmlCreateConvOp(&op_, param_, input.desc(), output_.desc(), weight.desc(),
+                                     bias.desc()));
+  }
 }
 
 ConvLayer::~ConvLayer() = default;
 
-void ConvLayer::configLayer(const float* weight, const float* bias) {
-  detail::bindFilterAndBias(name_, *filter_, *bias_, weight, bias);
-  configured_ = true;
-}
-
 cnmlStatus_t ConvLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];
   if (params_.groups_ > 1) {
-    return detail::checkForward(
-        cnmlComputeConvGroupOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                         output_.deviceData(), queue, nullptr),
-        name_, "cnmlComputeConvGroupOpForward_V4");
+    return PZ_CHECK_FORWARD(
+        name_, cnmlComputeConvGroupOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                                output_.deviceData(), queue, nullptr));
   }
-  return detail::checkForward(cnmlComputeConvOpForward_V4(op_, in.desc(), in.deviceData(),
-                                                          output_.desc(), output_.deviceData(),
-                                                          queue, nullptr),
-                              name_, "cnmlComputeConvOpForward_V4");
+  return PZ_CHECK_FORWARD(
+      name_, cnmlComputeConvOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                         output_.deviceData(), queue, nullptr));
 }
 
 // ---- DeconvLayer --------------------------------------------------------------------
@@ -67,49 +61,41 @@ DeconvLayer::DeconvLayer(std::string name, Tensor& input, const Deconv& params)
       params_(params) {
   const Shape filter{input.shape()[1], params.out_channels / params.groups_, params.kernel.h,
                      params.kernel.w};
-  filter_ = std::make_unique<ConstTensor>(name_, CNML_FILTER, filter);
-  bias_ = std::make_unique<ConstTensor>(name_, CNML_CONST, Shape{params.out_channels});
+  const ConstTensor& weight = declareWeight("weight", CNML_FILTER, filter);
+  const ConstTensor& bias =
+      declareWeight("bias", CNML_CONST, Shape{params.out_channels}, /*optional=*/true);
   const Pads& pad = params.pads_;
   if (deconvNeedsV2(params)) {
-    check(cnmlCreateDeconvOpParam_V2(param_.out(), params.stride_.h, params.stride_.w,
-                                     params.dilation_.h, params.dilation_.w, pad.top, pad.bottom,
-                                     pad.left, pad.right, params.output_padding_.h,
-                                     params.output_padding_.w),
-          name_, "cnmlCreateDeconvOpParam_V2");
+    PZ_CHECK(name_, cnmlCreateDeconvOpParam_V2(param_.out(), params.stride_.h, params.stride_.w,
+                                               params.dilation_.h, params.dilation_.w, pad.top,
+                                               pad.bottom, pad.left, pad.right,
+                                               params.output_padding_.h, params.output_padding_.w));
   } else {
-    check(cnmlCreateDeconvOpParam(param_.out(), params.stride_.h, params.stride_.w, pad.top,
-                                  pad.bottom - params.output_padding_.h, pad.left,
-                                  pad.right - params.output_padding_.w),
-          name_, "cnmlCreateDeconvOpParam");
+    PZ_CHECK(name_, cnmlCreateDeconvOpParam(param_.out(), params.stride_.h, params.stride_.w,
+                                            pad.top, pad.bottom - params.output_padding_.h,
+                                            pad.left, pad.right - params.output_padding_.w));
   }
-  const cnmlStatus_t status =
-      params.groups_ > 1
-          ? cnmlCreateDeconvGroupOp(&op_, param_, input.desc(), output_.desc(), filter_->desc(),
-                                    bias_->desc(), params.groups_)
-          : cnmlCreateDeconvOp(&op_, param_, input.desc(), output_.desc(), filter_->desc(),
-                               bias_->desc());
-  check(status, name_, params.groups_ > 1 ? "cnmlCreateDeconvGroupOp" : "cnmlCreateDeconvOp");
+  if (params.groups_ > 1) {
+    PZ_CHECK(name_, cnmlCreateDeconvGroupOp(&op_, param_, input.desc(), output_.desc(),
+                                            weight.desc(), bias.desc(), params.groups_));
+  } else {
+    PZ_CHECK(name_, cnmlCreateDeconvOp(&op_, param_, input.desc(), output_.desc(), weight.desc(),
+                                       bias.desc()));
+  }
 }
 
 DeconvLayer::~DeconvLayer() = default;
 
-void DeconvLayer::configLayer(const float* weight, const float* bias) {
-  detail::bindFilterAndBias(name_, *filter_, *bias_, weight, bias);
-  configured_ = true;
-}
-
 cnmlStatus_t DeconvLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];
   if (params_.groups_ > 1) {
-    return detail::checkForward(
-        cnmlComputeDeconvGroupOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                           output_.deviceData(), queue, nullptr),
-        name_, "cnmlComputeDeconvGroupOpForward_V4");
+    return PZ_CHECK_FORWARD(
+        name_, cnmlComputeDeconvGroupOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                                  output_.deviceData(), queue, nullptr));
   }
-  return detail::checkForward(cnmlComputeDeconvOpForward_V4(op_, in.desc(), in.deviceData(),
-                                                            output_.desc(),
-                                                            output_.deviceData(), queue, nullptr),
-                              name_, "cnmlComputeDeconvOpForward_V4");
+  return PZ_CHECK_FORWARD(
+      name_, cnmlComputeDeconvOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                           output_.deviceData(), queue, nullptr));
 }
 
 // ---- InterpLayer --------------------------------------------------------------------
@@ -119,37 +105,28 @@ InterpLayer::InterpLayer(std::string name, Tensor& input, const Interp& params)
             detail::layerShape(name, [&] { return interpOutputShape(input.shape(), params); })),
       params_(params) {
   const InterpCoordinates c = params.coordinates_;
-  cnmlStatus_t status;
-  const char* call;
   if (!params.linear_) {
-    check(cnmlCreateNearestNeighborOpParam(nearest_param_.out(), params.size.w, params.size.h), name_,
-          "cnmlCreateNearestNeighborOpParam");
+    PZ_CHECK(name_,
+             cnmlCreateNearestNeighborOpParam(nearest_param_.out(), params.size.w, params.size.h));
     // CNML's default is asymmetric with floor; align_corners rounds half up (TensorFlow's).
     if (c == InterpCoordinates::kAlignCorners &&
         params.rounding_ == InterpRounding::kRoundPreferCeil) {
-      check(cnmlSetNearestNeighborAlignCorner(nearest_param_.address(), true), name_,
-            "cnmlSetNearestNeighborAlignCorner");
-    } else if (c != InterpCoordinates::kAsymmetric ||
-               params.rounding_ != InterpRounding::kFloor) {
-      check(cnmlSetNearestNeighborCoordinateMode(nearest_param_.address(), sdkValue(c)), name_,
-            "cnmlSetNearestNeighborCoordinateMode");
-      check(cnmlSetNearestNeighborRoundMode(nearest_param_.address(), sdkValue(params.rounding_)), name_,
-            "cnmlSetNearestNeighborRoundMode");
+      PZ_CHECK(name_, cnmlSetNearestNeighborAlignCorner(nearest_param_.address(), true));
+    } else if (c != InterpCoordinates::kAsymmetric || params.rounding_ != InterpRounding::kFloor) {
+      PZ_CHECK(name_, cnmlSetNearestNeighborCoordinateMode(nearest_param_.address(), sdkValue(c)));
+      PZ_CHECK(name_, cnmlSetNearestNeighborRoundMode(nearest_param_.address(),
+                                                      sdkValue(params.rounding_)));
     }
-    status = cnmlCreateNearestNeighborOp(&op_, input.desc(), output_.desc(), nearest_param_);
-    call = "cnmlCreateNearestNeighborOp";
+    PZ_CHECK(name_,
+             cnmlCreateNearestNeighborOp(&op_, input.desc(), output_.desc(), nearest_param_));
   } else {
-    check(cnmlCreateInterpOpParam(linear_param_.out(), params.size.w, params.size.h,
-                                  c == InterpCoordinates::kAlignCorners),
-          name_, "cnmlCreateInterpOpParam");
+    PZ_CHECK(name_, cnmlCreateInterpOpParam(linear_param_.out(), params.size.w, params.size.h,
+                                            c == InterpCoordinates::kAlignCorners));
     if (c != InterpCoordinates::kAlignCorners && c != InterpCoordinates::kAsymmetric) {
-      check(cnmlSetInterpCoordinateMode(linear_param_.address(), sdkValue(c)), name_,
-            "cnmlSetInterpCoordinateMode");
+      PZ_CHECK(name_, cnmlSetInterpCoordinateMode(linear_param_.address(), sdkValue(c)));
     }
-    status = cnmlCreateInterpOp(&op_, input.desc(), output_.desc(), linear_param_);
-    call = "cnmlCreateInterpOp";
+    PZ_CHECK(name_, cnmlCreateInterpOp(&op_, input.desc(), output_.desc(), linear_param_));
   }
-  check(status, name_, call);
 }
 
 InterpLayer::~InterpLayer() = default;
@@ -157,15 +134,13 @@ InterpLayer::~InterpLayer() = default;
 cnmlStatus_t InterpLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];
   if (!params_.linear_) {
-    return detail::checkForward(
-        cnmlComputeNearestNeighborOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                               output_.deviceData(), queue, nullptr),
-        name_, "cnmlComputeNearestNeighborOpForward_V4");
+    return PZ_CHECK_FORWARD(name_, cnmlComputeNearestNeighborOpForward_V4(
+                                       op_, in.desc(), in.deviceData(), output_.desc(),
+                                       output_.deviceData(), queue, nullptr));
   }
-  return detail::checkForward(cnmlComputeInterpOpForward_V4(op_, in.desc(), in.deviceData(),
-                                                            output_.desc(),
-                                                            output_.deviceData(), queue, nullptr),
-                              name_, "cnmlComputeInterpOpForward_V4");
+  return PZ_CHECK_FORWARD(
+      name_, cnmlComputeInterpOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                           output_.deviceData(), queue, nullptr));
 }
 
 // ---- pooling --------------------------------------------------------------------------
@@ -176,12 +151,12 @@ using PoolParam = SdkHandle<cnmlPoolOpParam_t, cnmlDestroyPoolOpParam>;
 
 void createPoolOp(const std::string& name, PoolParam& param, cnmlBaseOp_t* op, const Pool& p,
                   Tensor& input, Tensor& output) {
-  check(cnmlCreatePoolOpParam_V3(param.out(), p.kernel.h, p.kernel.w, p.stride_.h, p.stride_.w,
-                                 p.pads_.top, p.pads_.bottom, p.pads_.left, p.pads_.right, 1, 1,
-                                 p.mode, p.ceil_mode_ ? CNML_POOL_KFULL : CNML_POOL_KVALID,
-                                 !p.count_include_pad_, 0.0f),
-        name, "cnmlCreatePoolOpParam_V3");
-  check(cnmlCreatePoolOp(op, param, input.desc(), output.desc()), name, "cnmlCreatePoolOp");
+  PZ_CHECK(name,
+           cnmlCreatePoolOpParam_V3(param.out(), p.kernel.h, p.kernel.w, p.stride_.h, p.stride_.w,
+                                    p.pads_.top, p.pads_.bottom, p.pads_.left, p.pads_.right, 1, 1,
+                                    p.mode, p.ceil_mode_ ? CNML_POOL_KFULL : CNML_POOL_KVALID,
+                                    !p.count_include_pad_, 0.0f));
+  PZ_CHECK(name, cnmlCreatePoolOp(op, param, input.desc(), output.desc()));
 }
 
 Pool globalPool(const Shape& in) {
@@ -193,10 +168,9 @@ Pool globalPool(const Shape& in) {
 
 cnmlStatus_t poolForward(cnmlBaseOp_t op, Tensor& in, Tensor& out, cnrtQueue_t queue,
                          const std::string& name) {
-  return detail::checkForward(cnmlComputePoolOpForward_V4(op, in.desc(), in.deviceData(),
-                                                          out.desc(), out.deviceData(), queue,
-                                                          nullptr),
-                              name, "cnmlComputePoolOpForward_V4");
+  return PZ_CHECK_FORWARD(name,
+                          cnmlComputePoolOpForward_V4(op, in.desc(), in.deviceData(), out.desc(),
+                                                      out.deviceData(), queue, nullptr));
 }
 
 }  // namespace
@@ -230,20 +204,18 @@ cnmlStatus_t GlobalAvgPoolLayer::forward(cnrtQueue_t queue) {
 
 LrnLayer::LrnLayer(std::string name, Tensor& input, const Lrn& params)
     : Layer(name, {&input}, input.shape()) {
-  check(cnmlCreateLrnOpParam(param_.out(), CNML_LRN_V3, params.size, params.alpha, params.beta,
-                             params.bias),
-        name_, "cnmlCreateLrnOpParam");
-  check(cnmlCreateLrnOp(&op_, param_, input.desc(), output_.desc()), name_, "cnmlCreateLrnOp");
+  PZ_CHECK(name_, cnmlCreateLrnOpParam(param_.out(), CNML_LRN_V3, params.size, params.alpha,
+                                       params.beta, params.bias));
+  PZ_CHECK(name_, cnmlCreateLrnOp(&op_, param_, input.desc(), output_.desc()));
 }
 
 LrnLayer::~LrnLayer() = default;
 
 cnmlStatus_t LrnLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];
-  return detail::checkForward(cnmlComputeLrnOpForward_V4(op_, in.desc(), in.deviceData(),
-                                                         output_.desc(), output_.deviceData(),
-                                                         queue, nullptr),
-                              name_, "cnmlComputeLrnOpForward_V4");
+  return PZ_CHECK_FORWARD(
+      name_, cnmlComputeLrnOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                        output_.deviceData(), queue, nullptr));
 }
 
 }  // namespace pz

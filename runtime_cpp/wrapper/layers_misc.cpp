@@ -55,8 +55,8 @@ Shape sliceShape(const std::string& layer, const Shape& in, const std::vector<in
                  const std::vector<int>& end, const std::vector<int>& step) {
   if (begin.size() != in.size() || end.size() != in.size() || step.size() != in.size()) {
     throw Error(layer + ": slice needs one begin, end and step per axis of " + shapeToString(in) +
-                ", got begin " + shapeToString(begin) + ", end " + shapeToString(end) +
-                ", step " + shapeToString(step));
+                ", got begin " + shapeToString(begin) + ", end " + shapeToString(end) + ", step " +
+                shapeToString(step));
   }
   Shape out(in.size());
   for (std::size_t i = 0; i < in.size(); ++i) {
@@ -79,23 +79,17 @@ FullyConnectedLayer::FullyConnectedLayer(std::string name, Tensor& input, int ou
     : Layer(name, {&input}, Shape{input.shape()[0], out_features}) {
   const int batch = input.shape()[0];
   const int k = static_cast<int>(input.elements() / static_cast<std::size_t>(batch));
-  filter_ = std::make_unique<ConstTensor>(name_, CNML_FILTER, Shape{out_features, k});
-  bias_ = std::make_unique<ConstTensor>(name_, CNML_CONST, Shape{out_features});
-  check(cnmlCreateMlpOp(&op_, input.desc(), output_.desc(), filter_->desc(), bias_->desc()), name_,
-        "cnmlCreateMlpOp");
-}
-
-void FullyConnectedLayer::configLayer(const float* weight, const float* bias) {
-  detail::bindFilterAndBias(name_, *filter_, *bias_, weight, bias);
-  configured_ = true;
+  const ConstTensor& weight = declareWeight("weight", CNML_FILTER, Shape{out_features, k});
+  const ConstTensor& bias =
+      declareWeight("bias", CNML_CONST, Shape{out_features}, /*optional=*/true);
+  PZ_CHECK(name_, cnmlCreateMlpOp(&op_, input.desc(), output_.desc(), weight.desc(), bias.desc()));
 }
 
 cnmlStatus_t FullyConnectedLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];
-  return detail::checkForward(cnmlComputeMlpOpForward_V4(op_, in.desc(), in.deviceData(),
-                                                         output_.desc(), output_.deviceData(),
-                                                         queue, nullptr),
-                              name_, "cnmlComputeMlpOpForward_V4");
+  return PZ_CHECK_FORWARD(
+      name_, cnmlComputeMlpOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                        output_.deviceData(), queue, nullptr));
 }
 
 // ---- SoftmaxLayer ---------------------------------------------------------------------
@@ -103,16 +97,15 @@ cnmlStatus_t FullyConnectedLayer::forward(cnrtQueue_t queue) {
 SoftmaxLayer::SoftmaxLayer(std::string name, Tensor& input, int axis)
     : Layer(name, {&input}, input.shape()) {
   const int a = detail::normaliseAxis(name_, axis, static_cast<int>(input.shape().size()));
-  check(cnmlCreateSoftmaxOp(&op_, static_cast<cnmlDimension_t>(a), input.desc(), output_.desc()),
-        name_, "cnmlCreateSoftmaxOp");
+  PZ_CHECK(name_, cnmlCreateSoftmaxOp(&op_, static_cast<cnmlDimension_t>(a), input.desc(),
+                                      output_.desc()));
 }
 
 cnmlStatus_t SoftmaxLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];
-  return detail::checkForward(
-      cnmlComputeSoftmaxOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                     output_.deviceData(), queue, nullptr),
-      name_, "cnmlComputeSoftmaxOpForward_V4");
+  return PZ_CHECK_FORWARD(
+      name_, cnmlComputeSoftmaxOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                            output_.deviceData(), queue, nullptr));
 }
 
 // ---- ConcatLayer ----------------------------------------------------------------------
@@ -123,9 +116,8 @@ ConcatLayer::ConcatLayer(std::string name, std::vector<Tensor*> inputs, int axis
   std::vector<cnmlTensor_t> in_descs;
   for (Tensor* t : inputs_) in_descs.push_back(t->desc());
   cnmlTensor_t out_desc = output_.desc();
-  check(cnmlCreateNdConcatOp(&op_, a, in_descs.data(), static_cast<int>(in_descs.size()),
-                             &out_desc, 1),
-        name_, "cnmlCreateNdConcatOp");
+  PZ_CHECK(name_, cnmlCreateNdConcatOp(&op_, a, in_descs.data(), static_cast<int>(in_descs.size()),
+                                       &out_desc, 1));
 }
 
 cnmlStatus_t ConcatLayer::forward(cnrtQueue_t queue) {
@@ -137,11 +129,10 @@ cnmlStatus_t ConcatLayer::forward(cnrtQueue_t queue) {
   }
   cnmlTensor_t out_desc = output_.desc();
   void* out_data = output_.deviceData();
-  return detail::checkForward(
-      cnmlComputeConcatOpForward_V4(op_, in_descs.data(), in_data.data(),
-                                    static_cast<int>(in_descs.size()), &out_desc, &out_data, 1,
-                                    queue, nullptr),
-      name_, "cnmlComputeConcatOpForward_V4");
+  return PZ_CHECK_FORWARD(
+      name_, cnmlComputeConcatOpForward_V4(op_, in_descs.data(), in_data.data(),
+                                           static_cast<int>(in_descs.size()), &out_desc, &out_data,
+                                           1, queue, nullptr));
 }
 
 // ---- ReshapeLayer ---------------------------------------------------------------------
@@ -149,40 +140,36 @@ cnmlStatus_t ConcatLayer::forward(cnrtQueue_t queue) {
 ReshapeLayer::ReshapeLayer(std::string name, Tensor& input, Shape shape)
     : Layer(name, {&input}, reshapeShape(name, input.shape(), shape)) {
   std::vector<int> dims(output_.shape());
-  check(cnmlCreateNdReshapeOpParam(param_.out(), dims.data(), static_cast<int>(dims.size())), name_,
-        "cnmlCreateNdReshapeOpParam");
-  check(cnmlCreateReshapeOp(&op_, param_, input.desc(), output_.desc()), name_,
-        "cnmlCreateReshapeOp");
+  PZ_CHECK(name_,
+           cnmlCreateNdReshapeOpParam(param_.out(), dims.data(), static_cast<int>(dims.size())));
+  PZ_CHECK(name_, cnmlCreateReshapeOp(&op_, param_, input.desc(), output_.desc()));
 }
 
 ReshapeLayer::~ReshapeLayer() = default;
 
 cnmlStatus_t ReshapeLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];
-  return detail::checkForward(
-      cnmlComputeReshapeOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                     output_.deviceData(), queue, nullptr),
-      name_, "cnmlComputeReshapeOpForward_V4");
+  return PZ_CHECK_FORWARD(
+      name_, cnmlComputeReshapeOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                            output_.deviceData(), queue, nullptr));
 }
 
 // ---- TransposeLayer -------------------------------------------------------------------
 
 TransposeLayer::TransposeLayer(std::string name, Tensor& input, std::vector<int> perm)
     : Layer(name, {&input}, transposeShape(name, input.shape(), perm)) {
-  check(cnmlCreateNdTransposeOpParam(param_.out(), perm.data(), static_cast<int>(perm.size())), name_,
-        "cnmlCreateNdTransposeOpParam");
-  check(cnmlCreateNdTransposeProOp(&op_, input.desc(), output_.desc(), param_), name_,
-        "cnmlCreateNdTransposeProOp");
+  PZ_CHECK(name_,
+           cnmlCreateNdTransposeOpParam(param_.out(), perm.data(), static_cast<int>(perm.size())));
+  PZ_CHECK(name_, cnmlCreateNdTransposeProOp(&op_, input.desc(), output_.desc(), param_));
 }
 
 TransposeLayer::~TransposeLayer() = default;
 
 cnmlStatus_t TransposeLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];
-  return detail::checkForward(
-      cnmlComputeTransposeProOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                          output_.deviceData(), queue, nullptr),
-      name_, "cnmlComputeTransposeProOpForward_V4");
+  return PZ_CHECK_FORWARD(
+      name_, cnmlComputeTransposeProOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
+                                                 output_.deviceData(), queue, nullptr));
 }
 
 // ---- SliceLayer -----------------------------------------------------------------------
@@ -190,21 +177,18 @@ cnmlStatus_t TransposeLayer::forward(cnrtQueue_t queue) {
 SliceLayer::SliceLayer(std::string name, Tensor& input, std::vector<int> begin,
                        std::vector<int> end, std::vector<int> step)
     : Layer(name, {&input}, sliceShape(name, input.shape(), begin, end, step)) {
-  check(cnmlCreateNdStridedSliceOpParam(param_.out(), static_cast<int>(begin.size()), begin.data(),
-                                        end.data(), step.data()),
-        name_, "cnmlCreateNdStridedSliceOpParam");
-  check(cnmlCreateNdStridedSliceOp(&op_, param_, input.desc(), output_.desc()), name_,
-        "cnmlCreateNdStridedSliceOp");
+  PZ_CHECK(name_, cnmlCreateNdStridedSliceOpParam(param_.out(), static_cast<int>(begin.size()),
+                                                  begin.data(), end.data(), step.data()));
+  PZ_CHECK(name_, cnmlCreateNdStridedSliceOp(&op_, param_, input.desc(), output_.desc()));
 }
 
 SliceLayer::~SliceLayer() = default;
 
 cnmlStatus_t SliceLayer::forward(cnrtQueue_t queue) {
   Tensor& in = *inputs_[0];
-  return detail::checkForward(
-      cnmlComputeNdStridedSliceOpForward_V2(op_, in.desc(), in.deviceData(), output_.desc(),
-                                            output_.deviceData(), queue, nullptr),
-      name_, "cnmlComputeNdStridedSliceOpForward_V2");
+  return PZ_CHECK_FORWARD(
+      name_, cnmlComputeNdStridedSliceOpForward_V2(op_, in.desc(), in.deviceData(), output_.desc(),
+                                                   output_.deviceData(), queue, nullptr));
 }
 
 }  // namespace pz

@@ -15,12 +15,12 @@ cnmlTensor_t createTensorDesc(cnmlTensorType_t type, const Shape& shape, const s
     }
   }
   cnmlTensor_t desc = nullptr;
-  check(cnmlCreateTensor_V2(&desc, type), owner, "cnmlCreateTensor_V2");
+  PZ_CHECK(owner, cnmlCreateTensor_V2(&desc, type));
   try {
     std::vector<int> dims(shape);
-    check(cnmlSetTensorShape_V2(desc, static_cast<int>(dims.size()), dims.data(), nullptr), owner,
-          "cnmlSetTensorShape_V2");
-    check(cnmlSetTensorDataType(desc, CNML_DATA_FLOAT32), owner, "cnmlSetTensorDataType");
+    PZ_CHECK(owner,
+             cnmlSetTensorShape_V2(desc, static_cast<int>(dims.size()), dims.data(), nullptr));
+    PZ_CHECK(owner, cnmlSetTensorDataType(desc, CNML_DATA_FLOAT32));
   } catch (...) {
     cnmlDestroyTensor(&desc);
     throw;
@@ -45,7 +45,7 @@ Tensor::~Tensor() {
 }
 
 void* Tensor::deviceData() {
-  if (data_ == nullptr) check(cnrtMalloc(&data_, bytes()), name_, "cnrtMalloc");
+  if (data_ == nullptr) PZ_CHECK(name_, cnrtMalloc(&data_, bytes()));
   return data_;
 }
 
@@ -55,8 +55,8 @@ void Tensor::copyFromHost(const float* src, std::size_t count) {
                 " floats, expected " + std::to_string(elements()) + " for shape " +
                 shapeToString(shape_) + "; pass a buffer of exactly that size");
   }
-  check(cnrtMemcpy(deviceData(), const_cast<float*>(src), bytes(), CNRT_MEM_TRANS_DIR_HOST2DEV),
-        name_, "cnrtMemcpy");
+  PZ_CHECK(name_,
+           cnrtMemcpy(deviceData(), const_cast<float*>(src), bytes(), CNRT_MEM_TRANS_DIR_HOST2DEV));
 }
 
 void Tensor::copyToHost(float* dst, std::size_t count) {
@@ -70,36 +70,19 @@ void Tensor::copyToHost(float* dst, std::size_t count) {
                 " has no device data: it was never written, or it is internal to a fused "
                 "block; mark it as a graph output (markGraphOutput) before compiling to read it");
   }
-  check(cnrtMemcpy(dst, data_, bytes(), CNRT_MEM_TRANS_DIR_DEV2HOST), name_, "cnrtMemcpy");
+  PZ_CHECK(name_, cnrtMemcpy(dst, data_, bytes(), CNRT_MEM_TRANS_DIR_DEV2HOST));
 }
 
 ConstTensor::ConstTensor(const std::string& layer, cnmlTensorType_t type, Shape shape)
-    : layer_(layer), shape_(std::move(shape)) {
+    : layer_(layer), type_(type), shape_(std::move(shape)) {
   desc_ = detail::createTensorDesc(type, shape_, layer_);
 }
 
 ConstTensor::~ConstTensor() { detail::destroyTensorDesc(&desc_); }
 
 void ConstTensor::bind(const float* data) {
-  detail::checkWeightExtent(layer_, data, shape_);
   data_.assign(data, data + elementCount(shape_));
-  check(cnmlBindConstData_V2(desc_, data_.data(), false), layer_, "cnmlBindConstData_V2");
+  PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, data_.data(), false));
 }
-
-namespace detail {
-
-void bindFilterAndBias(const std::string& layer, ConstTensor& filter, ConstTensor& bias,
-                       const float* weight, const float* bias_data) {
-  if (weight == nullptr) throw Error(layer + ": configLayer needs the weight data (got null)");
-  filter.bind(weight);
-  if (bias_data != nullptr) {
-    bias.bind(bias_data);
-  } else {
-    const std::vector<float> zeros(elementCount(bias.shape()), 0.0f);
-    bias.bind(zeros.data());
-  }
-}
-
-}  // namespace detail
 
 }  // namespace pz

@@ -4,8 +4,6 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <map>
-#include <mutex>
 #include <sstream>
 
 #include "detail.h"
@@ -178,8 +176,8 @@ WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex)
   }
   if (data_offset > bytes.size()) {
     throw Error(where + " is truncated: the data section starts at byte " +
-                std::to_string(data_offset) + " but the file has " +
-                std::to_string(bytes.size()) + " bytes -- re-run paleozoic compile");
+                std::to_string(data_offset) + " but the file has " + std::to_string(bytes.size()) +
+                " bytes -- re-run paleozoic compile");
   }
   const std::uint64_t data_bytes = bytes.size() - data_offset;
   for (std::size_t i = 0; i < entries_.size(); ++i) {
@@ -204,7 +202,7 @@ WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex)
   }
 }
 
-const float* WeightFile::get(const std::string& name, const Shape& shape) const {
+WeightView WeightFile::get(const std::string& name, const Shape& shape) const {
   for (const auto& [entry_name, entry] : entries_) {
     if (entry_name != name) continue;
     if (entry.shape != shape) {
@@ -212,9 +210,7 @@ const float* WeightFile::get(const std::string& name, const Shape& shape) const 
                   shapeToString(entry.shape) + ", expected " + shapeToString(shape) +
                   " -- the file does not match this session; re-run paleozoic compile");
     }
-    const float* data = data_.data() + entry.offset / sizeof(float);
-    detail::registerWeight(this, data, name, entry.shape, path_);
-    return data;
+    return WeightView{data_.data() + entry.offset / sizeof(float), entry.shape, name, path_};
   }
   throw Error("weights file '" + path_ + "' has no tensor '" + name + "' (it holds " +
               std::to_string(entries_.size()) +
@@ -222,61 +218,5 @@ const float* WeightFile::get(const std::string& name, const Shape& shape) const 
 }
 
 std::size_t WeightFile::tensorCount() const { return entries_.size(); }
-
-WeightFile::~WeightFile() { detail::forgetWeights(this); }
-
-namespace detail {
-namespace {
-
-struct RegisteredWeight {
-  const void* owner;
-  std::string name;
-  Shape shape;
-  std::string path;
-};
-
-std::mutex& registryMutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-
-std::map<const float*, RegisteredWeight>& registry() {
-  static std::map<const float*, RegisteredWeight> weights;
-  return weights;
-}
-
-}  // namespace
-
-void registerWeight(const void* owner, const float* data, const std::string& name,
-                    const Shape& shape, const std::string& path) {
-  const std::lock_guard<std::mutex> lock(registryMutex());
-  registry()[data] = RegisteredWeight{owner, name, shape, path};
-}
-
-void forgetWeights(const void* owner) noexcept {
-  const std::lock_guard<std::mutex> lock(registryMutex());
-  auto& weights = registry();
-  for (auto it = weights.begin(); it != weights.end();) {
-    it = it->second.owner == owner ? weights.erase(it) : std::next(it);
-  }
-}
-
-void checkWeightExtent(const std::string& layer, const float* data, const Shape& shape) {
-  const std::lock_guard<std::mutex> lock(registryMutex());
-  const auto& weights = registry();
-  const auto it = weights.find(data);
-  if (it == weights.end()) return;
-  const RegisteredWeight& w = it->second;
-  if (elementCount(w.shape) != elementCount(shape)) {
-    throw Error(layer + ": weight '" + w.name + "' from '" + w.path + "' has shape " +
-                shapeToString(w.shape) + " (" + std::to_string(elementCount(w.shape)) +
-                " values) but the layer needs " + shapeToString(shape) + " (" +
-                std::to_string(elementCount(shape)) +
-                " values) -- the layer's configuration or input was edited without its "
-                "weights; re-run paleozoic compile");
-  }
-}
-
-}  // namespace detail
 
 }  // namespace pz

@@ -5,6 +5,7 @@ Layers come from real queues, so attributes are as the frontend writes them."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from paleozoic.ops import KINDS
@@ -42,3 +43,22 @@ def test_kind_builds_its_runtime_layer(kind: str, samples) -> None:
     if spec.config_roles:
         built.config(*[queue.weights[layer.weights[role]] if role in layer.weights else None
                        for role in spec.config_roles])
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_runtime_layer_declares_the_kinds_weights(kind: str, samples) -> None:
+    """The wrapper's declared weights (pz::Layer::weightSpecs) are the registry's roles, in
+    config order, with the same optional flags, and the queue's weights fit their shapes."""
+    from paleozoic import _runtime as rt
+
+    queue, layer = samples[kind]
+    spec = KINDS[kind]
+    session = rt.Session()
+    inputs = [session.input(name, list(queue.shape(name))) for name in layer.inputs]
+    built = spec.build_runtime(session, layer.name, layer.op.attrs, inputs)
+    declared = built.weight_specs
+    assert [(role, optional) for role, _, optional in declared] == \
+        [(role, role in spec.optional_roles) for role in spec.config_roles]
+    for role, shape, _ in declared:
+        if role in layer.weights:
+            assert queue.weights[layer.weights[role]].size == int(np.prod(shape)), role

@@ -1,0 +1,249 @@
+// The wrapper's core: shapes, errors, the device, activation and weight tensors, SDK
+// handles and the Layer base class every layer family derives from.
+#ifndef PALEOZOIC_CORE_H_
+#define PALEOZOIC_CORE_H_
+
+#include <cnml.h>
+#include <cnrt.h>
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pz {
+
+using Shape = std::vector<int>;
+std::string shapeToString(const Shape& shape);
+std::size_t elementCount(const Shape& shape);
+
+// Raised for every SDK failure; what() reads "<layer>: <call> failed with <STATUS> (<code>)".
+class SdkError : public std::runtime_error {
+ public:
+  // `hint` (optional) says what to change, appended to the message.
+  SdkError(const std::string& layer, const std::string& call, int status,
+           const std::string& status_name, const std::string& hint = "");
+  int status() const { return status_; }
+  const std::string& layer() const { return layer_; }
+
+ private:
+  std::string layer_;
+  int status_;
+};
+
+// Raised for misuse the wrapper itself detects (bad weights file, wrong input size, ...).
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws SdkError when status is not CNML_STATUS_SUCCESS.
+void check(cnmlStatus_t status, const std::string& layer, const char* call);
+// The same, with `hint` (what the SDK wants instead) appended to the message.
+void check(cnmlStatus_t status, const std::string& layer, const char* call,
+           const std::string& hint);
+void check(cnrtRet_t status, const std::string& layer, const char* call);
+
+// The MLU100's core count: the range of a block's MP (model parallelism).
+constexpr int kMaxMp = 32;
+
+// check() for the compile calls: a failure with `mp` outside 1..kMaxMp names the range.
+void checkCompile(cnmlStatus_t status, const std::string& layer, const char* call, int mp);
+
+// Owns the SDK: cnmlInit/cnmlExit, the device and one queue.
+class Device {
+ public:
+  Device();
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  cnrtQueue_t queue() const { return queue_; }
+
+ private:
+  cnrtQueue_t queue_ = nullptr;
+};
+
+// An activation tensor: SDK descriptor plus a device buffer allocated on first use.
+// Tensors inside a fused block never get a buffer.
+class Tensor {
+ public:
+  Tensor(std::string name, Shape shape);
+  ~Tensor();
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+
+  const std::string& name() const { return name_; }
+  const Shape& shape() const { return shape_; }
+  std::size_t elements() const { return elementCount(shape_); }
+  std::size_t bytes() const { return elements() * sizeof(float); }
+  cnmlTensor_t desc() const { return desc_; }
+  void* deviceData();  // allocates on first call
+  bool hasDeviceData() const { return data_ != nullptr; }
+
+  void copyFromHost(const float* src, std::size_t count);  // count must equal elements()
+  void copyToHost(float* dst, std::size_t count);
+
+  // Consumers are counted at layer construction so fusion blocks can tell their outputs.
+  void addConsumer() { ++consumers_; }
+  int consumers() const { return consumers_; }
+  void markGraphOutput() { graph_output_ = true; }
+  bool isGraphOutput() const { return graph_output_; }
+
+ private:
+  std::string name_;
+  Shape shape_;
+  cnmlTensor_t desc_ = nullptr;
+  void* data_ = nullptr;
+  int consumers_ = 0;
+  bool graph_output_ = false;
+};
+
+// A weight as a layer's configLayer takes it: the data, and where WeightFile::get handed it
+// out, the tensor's name, shape and file, so binding checks that the weight holds as many
+// values as the layer needs (a hand-edited kernel or input shape is refused instead of read
+// past). A bare host pointer converts to a view without a shape, whose extent the caller
+// vouches for; nullptr leaves an optional weight (a bias) absent.
+struct WeightView {
+  const float* data = nullptr;
+  Shape shape;
+  bool has_shape = false;
+  std::string name;  // tensor name in the weights file, "" for a bare pointer
+  std::string file;  // the weights file, for errors
+
+  WeightView() = default;
+  WeightView(const float* host_data) : data(host_data) {}  // NOLINT: implicit by design
+  WeightView(const float* file_data, Shape file_shape, std::string tensor, std::string path)
+      : data(file_data),
+        shape(std::move(file_shape)),
+        has_shape(true),
+        name(std::move(tensor)),
+        file(std::move(path)) {}
+};
+
+// A weight tensor bound as CNML_FILTER / CNML_CONST data.
+class ConstTensor {
+ public:
+  ConstTensor(const std::string& layer, cnmlTensorType_t type, Shape shape);
+  ~ConstTensor();
+  ConstTensor(const ConstTensor&) = delete;
+  ConstTensor& operator=(const ConstTensor&) = delete;
+  cnmlTensor_t desc() const { return desc_; }
+  const Shape& shape() const { return shape_; }
+  cnmlTensorType_t type() const { return type_; }
+  void bind(const float* data);  // copies; data must hold elementCount(shape) floats
+
+ private:
+  std::string layer_;
+  cnmlTensorType_t type_;
+  Shape shape_;
+  cnmlTensor_t desc_ = nullptr;
+  std::vector<float> data_;
+};
+
+// One weight a layer declares: its role ("weight", "bias", "mean", ...), shape and whether
+// it may be omitted (bound as zeros).
+struct WeightSpec {
+  std::string role;
+  Shape shape;
+  bool optional = false;
+};
+
+// An SDK parameter object owned by the layer that created it. It is destroyed with the
+// layer, including when the layer's constructor throws half way, so no constructor pairs
+// each create with a destroy on its failure paths.
+template <typename T, cnmlStatus_t (*Destroy)(T*)>
+class SdkHandle {
+ public:
+  SdkHandle() = default;
+  ~SdkHandle() { reset(); }
+  SdkHandle(const SdkHandle&) = delete;
+  SdkHandle& operator=(const SdkHandle&) = delete;
+
+  T* out() {  // for cnmlCreate...(handle.out(), ...)
+    reset();
+    return &handle_;
+  }
+  T* address() { return &handle_; }  // for the SDK's setters, which take the param by pointer
+  operator T() const { return handle_; }  // NOLINT: passed where the SDK takes the handle
+  void reset() {
+    if (handle_ != nullptr) Destroy(&handle_);
+    handle_ = nullptr;
+  }
+
+ private:
+  T handle_ = nullptr;
+};
+
+class Layer {
+ public:
+  Layer(std::string name, std::vector<Tensor*> inputs, Shape output_shape);
+  virtual ~Layer();
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  const std::string& name() const { return name_; }
+  Tensor& output() { return output_; }
+  const std::vector<Tensor*>& inputs() const { return inputs_; }
+  cnmlBaseOp_t op() const { return op_; }
+  bool compiled() const { return compiled_; }
+  bool fused() const { return fused_; }
+
+  // Compiles the layer alone for `mp` cores (1..32).
+  void compileOp(int mp);
+  // Runs a layer compiled alone; inputs and output use their device buffers.
+  void run(cnrtQueue_t queue);
+
+  // Called by FusionLayer::fuseLayer.
+  void markFused(const std::string& block);
+
+  // Binds the layer's weights in the order weightSpecs() gives; an absent optional one
+  // (nullptr, or left out at the end) is bound as zeros. Throws pz::Error naming the layer and the role for a missing
+  // required weight, too many or too few arguments, or a weight of the wrong extent.
+  template <typename... Weights>
+  void configLayer(const Weights&... weights) {
+    bindWeights({WeightView(weights)...});
+  }
+  void bindWeights(const std::vector<WeightView>& weights);
+  std::vector<WeightSpec> weightSpecs() const;
+
+  // False while a layer with weights still waits for configLayer; compileOp and
+  // FusionLayer::fuseLayer refuse such a layer with a pz::Error.
+  bool configured() const { return configured_ || weights_.empty(); }
+
+ protected:
+  // Subclasses create op_ in their constructor and forward it here.
+  virtual cnmlStatus_t forward(cnrtQueue_t queue) = 0;
+  // Declares a weight in the constructor, before the op that reads its descriptor.
+  const ConstTensor& declareWeight(std::string role, cnmlTensorType_t type, Shape shape,
+                                   bool optional = false);
+  void checkConfigured(const char* what) const;
+
+  std::string name_;
+  std::vector<Tensor*> inputs_;
+  Tensor output_;
+  cnmlBaseOp_t op_ = nullptr;
+  bool compiled_ = false;
+  bool fused_ = false;
+  std::string fused_into_;
+
+ private:
+  struct Weight {
+    WeightSpec spec;
+    std::unique_ptr<ConstTensor> tensor;
+  };
+  std::vector<Weight> weights_;
+  bool configured_ = false;
+};
+
+struct Window {
+  int h = 1, w = 1;
+};
+struct Pads {
+  int top = 0, bottom = 0, left = 0, right = 0;
+};
+
+}  // namespace pz
+
+#endif  // PALEOZOIC_CORE_H_

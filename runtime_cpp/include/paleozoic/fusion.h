@@ -1,0 +1,78 @@
+// Fusion: which tensors leave a block, the SDK fusion op over layers, and the plan's F-Block.
+#ifndef PALEOZOIC_FUSION_H_
+#define PALEOZOIC_FUSION_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "paleozoic/core.h"
+
+namespace pz {
+
+// Which tensors cross the edge of a block of layers (given in topological order): inputs
+// are read inside and produced outside, in first-read order; outputs are produced inside
+// and read outside it, read by nobody (the end of a branch) or graph outputs, in layer
+// order. FusionLayer, the device-model bindings and Python's paleozoic.ir.boundary all
+// follow this one rule (tests/ir/test_boundary.py checks the two languages agree).
+struct BlockBoundary {
+  std::vector<Tensor*> inputs, outputs;
+};
+BlockBoundary fusionBoundary(const std::vector<Layer*>& layers);
+// The output rule alone, for a tensor its block's layers read `reads_inside` times.
+bool leavesBlock(const Tensor& produced, int reads_inside);
+
+// Layers fused into one SDK fusion op, with I/O derived at compile time by fusionBoundary.
+class FusionLayer {
+ public:
+  explicit FusionLayer(std::string name);
+  ~FusionLayer();
+  FusionLayer(const FusionLayer&) = delete;
+  FusionLayer& operator=(const FusionLayer&) = delete;
+
+  const std::string& name() const { return name_; }
+  void fuseLayer(Layer& layer);       // topological order
+  void compileFusionOp(int mp);       // 1..32
+  void run(cnrtQueue_t queue);
+  const std::vector<Tensor*>& fusionInputs() const { return inputs_; }
+  const std::vector<Tensor*>& fusionOutputs() const { return outputs_; }
+
+ private:
+  std::string name_;
+  cnmlFusionOp_t op_ = nullptr;
+  std::vector<Layer*> layers_;
+  std::vector<Tensor*> inputs_, outputs_;
+  bool compiled_ = false;
+};
+
+// One F-Block of the plan: fused into a FusionLayer when `fuse` is true, otherwise each
+// layer compiled alone with the block's MP. Times itself with CNRT notifiers.
+class Block {
+ public:
+  Block(std::string name, bool fuse, int mp, std::vector<Layer*> layers);
+  ~Block();
+  Block(Block&&) noexcept;
+  Block(const Block&) = delete;
+  Block& operator=(const Block&) = delete;
+  Block& operator=(Block&&) = delete;
+
+  const std::string& name() const { return name_; }
+  bool fuse() const { return fuse_; }
+  int mp() const { return mp_; }
+  void compile();
+  void run(cnrtQueue_t queue);  // synchronises the queue and records device time
+  float lastDeviceMicros() const { return last_us_; }
+
+ private:
+  std::string name_;
+  bool fuse_;
+  int mp_;
+  std::vector<Layer*> layers_;
+  std::unique_ptr<FusionLayer> fusion_;
+  cnrtNotifier_t start_ = nullptr, end_ = nullptr;
+  float last_us_ = 0.0f;
+};
+
+}  // namespace pz
+
+#endif  // PALEOZOIC_FUSION_H_

@@ -1,0 +1,78 @@
+// Per-element and per-channel layers: batch norm, scale, activation, add, binary, prelu.
+#ifndef PALEOZOIC_LAYERS_ELEMENTWISE_H_
+#define PALEOZOIC_LAYERS_ELEMENTWISE_H_
+
+#include <string>
+
+#include "paleozoic/core.h"
+#include "paleozoic/enums.h"
+
+namespace pz {
+
+// y = (x - mean) * var per channel. Weights: mean [C], var [C], which already holds
+// 1 / sqrt(variance + eps).
+class BatchNormLayer : public Layer {
+ public:
+  BatchNormLayer(std::string name, Tensor& input);
+
+ protected:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+};
+
+// y = alpha * x + beta per channel (axis 1). Weights: alpha [C], beta [C].
+class ScaleLayer : public Layer {
+ public:
+  ScaleLayer(std::string name, Tensor& input);
+
+ protected:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+};
+
+class ActiveLayer : public Layer {
+ public:
+  ActiveLayer(std::string name, Tensor& input, Active fn);
+
+ protected:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+};
+
+// Element-wise sum of two tensors of equal shape.
+class AddLayer : public Layer {
+ public:
+  AddLayer(std::string name, Tensor& a, Tensor& b);
+
+ protected:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+};
+
+// y = a (+ - * /) b. b has a's shape, or broadcasts to it: b's rank at most a's, dims
+// right-aligned, each equal to a's or 1 (per-channel [1, C, 1, 1] or [C, 1, 1], scalar-like
+// [1, 1, 1, 1], [1, 1, H, W], ...); y has a's shape. Equal shapes use the SDK's Add, Sub,
+// Mult and RealDiv ops, a broadcast b its BroadcastAdd/Sub/Mult ops. RealDiv has no
+// broadcast form, so a div needs equal shapes; a b that does not broadcast, or a div with
+// unequal shapes, fails at construction with the SDK's status (pz::SdkError).
+class BinaryLayer : public Layer {
+ public:
+  BinaryLayer(std::string name, Tensor& a, Tensor& b, Binary op);
+
+ protected:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+
+ private:
+  Binary fn_;
+  bool broadcast_;  // b's shape differs from a's: the SDK's Broadcast* op
+};
+
+// y = x if x >= 0 else slope[c] * x, per channel (axis 1). LeakyRelu is a PRelu whose slope
+// holds alpha for every channel. Weights: slope [C].
+class PReluLayer : public Layer {
+ public:
+  PReluLayer(std::string name, Tensor& input);
+
+ protected:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+};
+
+}  // namespace pz
+
+#endif  // PALEOZOIC_LAYERS_ELEMENTWISE_H_

@@ -1,0 +1,52 @@
+// The weights file an emitted session reads, and raw float32 input / output files.
+#ifndef PALEOZOIC_WEIGHT_FILE_H_
+#define PALEOZOIC_WEIGHT_FILE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "paleozoic/core.h"
+
+namespace pz {
+
+// Format (little-endian), written by paleozoic/codegen/weights.py:
+//   char magic[8] = "PZWEIGHT"; u32 version = 1; u32 tensor_count;
+//   char model_id[16] (raw bytes, first 16 of sha256 of the data section);
+//   u64 data_offset (multiple of 64, start of the data section from file start);
+//   per tensor: u16 name_len, name bytes, u8 dtype (1 = float32), u8 ndim, u32 dims[ndim],
+//               u64 offset (from data_offset), u64 nbytes, u32 crc32 (zlib) of its bytes;
+//   u32 crc32 (zlib) of every header byte before it; zero padding to data_offset; data.
+class WeightFile {
+ public:
+  // Throws pz::Error naming the file when it is missing, truncated, of another version or
+  // model (model_id_hex differs), or fails a checksum.
+  WeightFile(const std::string& path, const std::string& model_id_hex);
+  WeightFile(const WeightFile&) = delete;
+  WeightFile& operator=(const WeightFile&) = delete;
+  // The tensor's data with its name, shape and this file's path (valid while the file
+  // lives), so a layer configured with it checks that it holds as many values as the layer
+  // needs. Throws pz::Error when the tensor is absent or its shape differs from `shape`.
+  WeightView get(const std::string& name, const Shape& shape) const;
+  std::size_t tensorCount() const;
+
+ private:
+  struct Entry {
+    Shape shape;
+    std::uint64_t offset;
+    std::uint64_t nbytes;
+  };
+  std::string path_;
+  std::vector<std::pair<std::string, Entry>> entries_;
+  std::vector<float> data_;
+};
+
+// Reads a raw little-endian float32 file holding exactly `count` values (else pz::Error).
+std::vector<float> readFloatFile(const std::string& path, std::size_t count);
+void writeFloatFile(const std::string& path, const std::vector<float>& values);
+
+}  // namespace pz
+
+#endif  // PALEOZOIC_WEIGHT_FILE_H_
