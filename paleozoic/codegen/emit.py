@@ -156,7 +156,7 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
     if emit == "raw":
         # The raw form names its own variables; start again from the same reserved set.
         used.clear()
-        raw = raw_context(model, env, unique_ident, blocks)
+        raw = raw_context(model, unique_ident, blocks)
         title = raw_title(title)
 
     weight_order = [key for layer in queue.layers for key in layer.weights.values()]

@@ -1,28 +1,59 @@
 """The raw emission mode: the same session written as direct CNML/CNRT calls, no wrapper.
 
-It exists to measure what the wrapper saves (the paper's Table 5 and Fig. 15): the raw
-session makes the same SDK calls with the same parameters as the wrapper form, so both
-give bit-identical outputs and the same simulated device time. Only model loading
-(command line, weights.bin, input and output files) goes through the runtime library,
-between `// paleozoic: model loading begin/end` markers that the line counter skips.
+It exists to measure what the wrapper saves (the paper's Table 5 and Fig. 15). The raw form
+is derived, not written a second time: the session is built through the runtime wrapper
+(paleozoic._runtime) while the mock SDK records every call it makes (cnml_mock.h's call log),
+and the recorded calls are printed as C++. So a layer kind's SDK call sequence lives in one
+place, the wrapper, and both forms make the same calls with the same parameters: bit-identical
+outputs and the same simulated device time by construction.
 
-Templates: templates/raw/session.cpp.j2 and templates/raw/layers/<kind.template>.cpp.j2,
-each with the macros construct (tensors, params, op, bound weights), forward (the layer
-run alone) and destroy.
+Recording phases, each printed into its section of templates/raw/session.cpp.j2: the inputs
+and layers are built and their weights bound (sections 1 and 2), every block is compiled
+(3) and run once with compute skipped (4: device buffers, 5: forwards), then the session is
+dropped and the wrapper's destroy calls and frees are recorded (7). Handles are named after
+what the caller was building when they were created (the log's scope): `<layer>_out`,
+`<layer>_filter`, `<layer>_<weight role>`, `<layer>_param`, `<layer>_op`, `<block>_fusion`,
+and a device buffer after the tensor it holds (`<tensor>_mlu`). Bound const data is matched
+to the layer's weights by size and digest (the wrapper may copy it before binding); data
+that is none of them and not all zeros is an error.
+
+Only model loading (command line, weights.bin, input and output files) goes through the
+runtime library, between `// paleozoic: model loading begin/end` markers that the line
+counter skips.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterable
 
+import numpy as np
+
+from paleozoic.codegen.environment import cpp_float
 from paleozoic.ir import Layer, Model
 from paleozoic.ops import KINDS
 
+logger = logging.getLogger(__name__)
+
 FLOAT_BYTES = 4
+Record = dict[str, Any]
 
 
-def _elements(shape: tuple[int, ...]) -> int:
+def _runtime() -> Any:
+    try:
+        from paleozoic import _runtime
+    except ImportError as error:
+        raise RuntimeError(
+            "emitting the raw form needs the built runtime extension (paleozoic._runtime): "
+            "it records the SDK calls the wrapper makes; install Paleozoic with "
+            "`pip install .` so the extension is built") from error
+    return _runtime
+
+
+def _elements(shape: Iterable[int]) -> int:
     count = 1
     for dim in shape:
         count *= int(dim)
@@ -31,15 +62,13 @@ def _elements(shape: tuple[int, ...]) -> int:
 
 @dataclass
 class RawTensor:
-    """An activation tensor: its descriptor variable, device buffer variable and shape."""
+    """A graph input or output: its descriptor and device buffer variables, for the host
+    copies the template writes (model loading)."""
 
     name: str          # file name of the tensor (as the wrapper's Tensor::name())
     desc: str          # cnmlTensor_t variable
+    mlu: str | None    # device buffer variable (None: no block reads or writes it)
     shape: tuple[int, ...]
-
-    @property
-    def mlu(self) -> str:
-        return f"{self.desc}_mlu"
 
     @property
     def elements(self) -> int:
@@ -51,59 +80,6 @@ class RawTensor:
 
 
 @dataclass
-class RawLayerView:
-    layer: Layer
-    ident: str
-    inputs: list[RawTensor]
-    output: RawTensor
-    weight_shapes: dict[str, tuple[int, ...]]
-    macros: Any
-
-    @property
-    def name(self) -> str:
-        return self.layer.name
-
-    @property
-    def attrs(self) -> dict[str, Any]:
-        return self.layer.op.attrs
-
-    @property
-    def op(self) -> str:
-        return f"{self.ident}_op"
-
-    @property
-    def param(self) -> str:
-        return f"{self.ident}_param"
-
-    def const(self, role: str) -> str:
-        """Descriptor variable of the layer's FILTER / CONST tensor for `role`."""
-        return f"{self.ident}_{role}"
-
-    @property
-    def in_shape(self) -> tuple[int, ...]:
-        return self.inputs[0].shape
-
-    def weight(self, role: str) -> str | None:
-        """Host pointer expression of a weight, or None when the optional role is absent."""
-        key = self.layer.weights.get(role)
-        if key is None:
-            if role in KINDS[self.layer.kind].optional_roles:
-                return None
-            raise KeyError(f"layer {self.layer.name!r} has no {role!r} weight")
-        shape = ", ".join(str(d) for d in self.weight_shapes[key])
-        return f'const_cast<float*>(weights.get("{key}", {{{shape}}}).data)'
-
-    def construct(self) -> str:
-        return str(self.macros.construct(self)).strip("\n")
-
-    def forward(self) -> str:
-        return str(self.macros.forward(self)).strip("\n")
-
-    def destroy(self) -> str:
-        return str(self.macros.destroy(self)).strip("\n")
-
-
-@dataclass
 class RawBlockView:
     name: str
     const: str
@@ -111,84 +87,409 @@ class RawBlockView:
     fuse: bool
     mp: int
     summary: str
-    layers: list[RawLayerView]
-    inputs: list[RawTensor] = field(default_factory=list)
-    outputs: list[RawTensor] = field(default_factory=list)
+    compile: list[str] = field(default_factory=list)   # section 3
+    forward: list[str] = field(default_factory=list)   # section 5, inside the run loop
+
+
+@dataclass
+class RawLayerLines:
+    name: str
+    lines: list[str]
+
+
+@dataclass
+class _Scope:
+    kind: str          # "input", "layer", "block" or "cleanup"
+    ident: str
+    layer: Layer | None = None
+    block: RawBlockView | None = None
+
+
+@dataclass
+class _Handle:
+    id: int
+    type: str
+    scope: str
+    creator: Record
+    role: str | None = None    # const tensors: the weight role bound to it
+    name: str = ""
 
     @property
-    def var(self) -> str:
-        return f"{self.const[0].lower()}{self.const[1:]}_fusion"
+    def tensor_type(self) -> str | None:
+        """CNML_TENSOR / CNML_FILTER / CNML_CONST of a descriptor (None for other handles)."""
+        if self.type != "cnmlTensor_t":
+            return None
+        return next((a["v"] for a in self.creator["args"] if a["k"] == "enum"), None)
 
 
-def raw_context(model: Model, env: Any, unique_ident: Any, block_views: list[Any]) -> dict:
-    """What templates/raw/session.cpp.j2 sees, beyond the common header fields."""
+class _ScopedSession:
+    """Stands in for a runtime Session while build_runtime_graph builds the graph: tags the
+    call log with the input or layer each builder call makes, so its handles are named after
+    it (a layer's weights are bound right after it is built, under the same tag)."""
+
+    def __init__(self, session: Any, log: Any) -> None:
+        self._session = session
+        self._log = log
+
+    def input(self, name: str, shape: list[int]) -> Any:
+        self._log.set_scope(f"input:{name}")
+        return self._session.input(name, shape)
+
+    def __getattr__(self, attr: str) -> Any:
+        target = getattr(self._session, attr)
+        if not callable(target):
+            return target
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            name = args[0] if args else kwargs.get("name")
+            if isinstance(name, str):
+                self._log.set_scope(f"layer:{name}")
+            return target(*args, **kwargs)
+        return call
+
+
+@dataclass
+class _Recording:
+    construction: list[Record]
+    compile: dict[str, list[Record]]
+    run: dict[str, list[Record]]
+    cleanup: list[Record]
+
+
+def record_session(model: Model) -> _Recording:
+    """Builds, compiles and runs (compute skipped) the model's session through the runtime
+    wrapper, then drops it, recording the SDK calls of each phase."""
+    rt = _runtime()
+    with rt.CallLog(skip_compute=True) as log:
+        construction, compiled, ran = _build_and_run(rt, log, model)
+        # _build_and_run's session is gone now: these are the wrapper's destroys and frees.
+        cleanup = json.loads(log.take())
+    return _Recording(construction, compiled, ran, cleanup)
+
+
+def _build_and_run(rt: Any, log: Any, model: Model,
+                   ) -> tuple[list[Record], dict[str, list[Record]], dict[str, list[Record]]]:
+    from paleozoic.optimize.device_cost import build_runtime_graph
+
     queue = model.queue
-    tensors: dict[str, RawTensor] = {}
-    inputs = []
-    for info in model.inputs:
-        tensor = RawTensor(info.name, unique_ident(info.name), tuple(info.shape))
-        tensors[info.name] = tensor
-        inputs.append(tensor)
-    macros: dict[str, Any] = {}
-    views: dict[str, RawLayerView] = {}
-    for layer in queue.layers:
-        ident = unique_ident(layer.name)
-        kind = KINDS[layer.kind]
-        if kind.template not in macros:
-            macros[kind.template] = env.get_template(
-                f"raw/layers/{kind.template}.cpp.j2").module
-        # The wrapper names a layer's output tensor after the layer (Tensor{name_, ...}).
-        out = RawTensor(layer.name, f"{ident}_out", tuple(queue.shape(layer.output)))
-        tensors[layer.output] = out
-        views[layer.name] = RawLayerView(
-            layer=layer, ident=ident, inputs=[tensors[name] for name in layer.inputs],
-            output=out,
-            weight_shapes={key: tuple(queue.weights[key].shape)
-                           for key in layer.weights.values()},
-            macros=macros[kind.template])
-    blocks: list[RawBlockView] = []
-    buffers: list[RawTensor] = list(inputs)
+    session = rt.Session()
+    layers = build_runtime_graph(queue, _ScopedSession(session, log), bind_weights=True)
+    construction = json.loads(log.take())
+    by_name = {layer.name: built for layer, built in zip(queue.layers, layers)}
+    blocks = []
+    compiled: dict[str, list[Record]] = {}
+    for block in model.blocks:
+        log.set_scope(f"block:{block.name}")
+        blocks.append(session.compile_block(block.name, block.fuse, block.mp,
+                                            [by_name[layer.name] for layer in block.layers]))
+        compiled[block.name] = json.loads(log.take())
+    ran: dict[str, list[Record]] = {}
+    for block, built in zip(model.blocks, blocks):
+        log.set_scope(f"block:{block.name}")
+        built.run()
+        ran[block.name] = json.loads(log.take())
+    log.set_scope("cleanup")
+    return construction, compiled, ran
 
-    def need(tensor: RawTensor) -> None:
-        if tensor not in buffers:
-            buffers.append(tensor)
 
-    for index, (block, view) in enumerate(zip(model.blocks, block_views)):
-        layer_views = [views[layer.name] for layer in block.layers]
-        raw = RawBlockView(block.name, view.const, index, block.fuse, block.mp, view.summary,
-                           layer_views)
-        if block.fuse:
-            # The block's boundary is the wrapper's (paleozoic.ir.boundary).
-            raw.inputs = [tensors[name] for name in block.inputs]
-            raw.outputs = [tensors[name] for name in block.outputs]
-            for tensor in raw.inputs + raw.outputs:
-                need(tensor)
+class RawPrinter:
+    """Prints recorded SDK calls as C++ statements (one `CHECK(call);` line per call, arrays
+    and handle declarations before it)."""
+
+    def __init__(self, model: Model, unique_ident: Callable[[str], str],
+                 scopes: dict[str, _Scope], digest: Callable[[np.ndarray], str]) -> None:
+        self.model = model
+        self.unique_ident = unique_ident
+        self.scopes = scopes
+        self.digest = digest
+        self.handles: dict[int, _Handle] = {}
+        self.binds: dict[int, str] = {}          # id(host arg) -> C++ expression
+        self.arrays: dict[tuple[str, tuple[int, ...]], str] = {}
+        self.zero_floats = 0
+        self._digests: dict[str, str] = {}
+
+    # ---- analysis -----------------------------------------------------------------------
+    def analyse(self, records: list[Record]) -> None:
+        for call in records:
+            for arg in call["args"]:
+                if arg["k"] == "new":
+                    self.handles[arg["id"]] = _Handle(arg["id"], arg["type"], call["scope"], call)
+        for call in records:
+            if any(arg["k"] == "host" for arg in call["args"]):
+                self._resolve_bind(call)
+        buffers_of: dict[int, int] = {}
+        for call in records:
+            for arg in call["args"]:
+                if arg["k"] == "buffer":
+                    buffers_of.setdefault(arg["id"], arg["of"])
+                elif arg["k"] == "buffers":
+                    for buf, tensor in zip(arg["ids"], arg["of"]):
+                        buffers_of.setdefault(buf, tensor)
+        for handle in self.handles.values():  # creation order: ids are sequential
+            if handle.type != "void*":
+                handle.name = self.unique_ident(self._base_name(handle))
+        for handle in self.handles.values():
+            if handle.type == "void*":
+                tensor = self.handles.get(buffers_of.get(handle.id, 0))
+                base = f"{tensor.name}_mlu" if tensor else "buffer"
+                handle.name = self.unique_ident(base)
+        created = {h for h in self.handles}
+        destroyed = {arg["id"] for call in records for arg in call["args"] if arg["k"] == "del"}
+        for left in sorted(created - destroyed):
+            handle = self.handles[left]
+            raise ValueError(f"{self._who(handle.scope)}: {handle.creator['fn']} creates a "
+                             f"{handle.type} the wrapper never destroys; the raw session "
+                             f"would leak it")
+
+    def _who(self, scope: str) -> str:
+        kind, _, name = scope.partition(":")
+        return f"{kind} {name!r}" if name else kind
+
+    def _base_name(self, handle: _Handle) -> str:
+        scope = self.scopes.get(handle.scope)
+        if scope is None:
+            raise ValueError(f"{handle.creator['fn']} creates a {handle.type} outside any "
+                             f"input, layer or block ({self._who(handle.scope)})")
+        if handle.type == "cnmlTensor_t":
+            if scope.kind == "input":
+                return scope.ident
+            if handle.tensor_type == "CNML_TENSOR":
+                return f"{scope.ident}_out"
+            if handle.tensor_type == "CNML_FILTER":
+                return f"{scope.ident}_filter"
+            return f"{scope.ident}_{handle.role or 'const'}"
+        if handle.type == "cnmlBaseOp_t":
+            return f"{scope.ident}_op"
+        if handle.type == "cnmlFusionOp_t":
+            return f"{scope.ident}_fusion"
+        if handle.type.endswith("OpParam_t"):
+            return f"{scope.ident}_param"
+        return f"{scope.ident}_{handle.type.removesuffix('_t').removeprefix('cnml').lower()}"
+
+    def _resolve_bind(self, call: Record) -> None:
+        scope = self.scopes.get(call["scope"])
+        layer = scope.layer if scope else None
+        if layer is None:
+            raise ValueError(f"{call['fn']} binds const data outside a layer "
+                             f"({self._who(call['scope'])})")
+        tensor_id = next(a["id"] for a in call["args"] if a["k"] == "handle")
+        host = next(a for a in call["args"] if a["k"] == "host")
+        weights = self.model.queue.weights
+        used = {h.role for h in self.handles.values() if h.scope == call["scope"] and h.role}
+        matches = [role for role, key in layer.weights.items()
+                   if np.asarray(weights[key]).size * FLOAT_BYTES == host["bytes"]
+                   and self._digest(key) == host["digest"]]
+        matches.sort(key=lambda role: role in used)  # stable: unused roles first
+        handle = self.handles.get(tensor_id)
+        if matches:
+            role = matches[0]
+            key = layer.weights[role]
+            shape = ", ".join(str(int(d)) for d in np.shape(weights[key]))
+            self.binds[id(host)] = f'const_cast<float*>(weights.get("{key}", {{{shape}}}).data)'
+        elif host["zero"]:
+            # The wrapper binds zeros for an absent optional weight (a conv without bias).
+            missing = [r for r in KINDS[layer.kind].optional_roles if r not in layer.weights]
+            role = missing[0] if len(missing) == 1 else None
+            self.zero_floats = max(self.zero_floats, host["bytes"] // FLOAT_BYTES)
+            self.binds[id(host)] = "zeros.data()"
         else:
-            for lv in layer_views:
-                for tensor in lv.inputs + [lv.output]:
-                    need(tensor)
+            raise ValueError(
+                f"layer {layer.name!r}: {call['fn']} binds {host['bytes']} bytes that are "
+                f"none of the layer's weights ({', '.join(layer.weights) or 'it has none'}) "
+                f"and not zeros, so the raw session cannot name them")
+        if handle is not None and role is not None:
+            handle.role = role
+
+    def _digest(self, key: str) -> str:
+        if key not in self._digests:
+            self._digests[key] = self.digest(np.ascontiguousarray(
+                self.model.queue.weights[key], dtype=np.float32))
+        return self._digests[key]
+
+    # ---- printing -------------------------------------------------------------------------
+    def name(self, handle_id: int, call: Record) -> str:
+        handle = self.handles.get(handle_id)
+        if handle is None:
+            raise ValueError(f"{self._who(call['scope'])}: {call['fn']} uses a handle that was "
+                             f"not created while recording")
+        return handle.name
+
+    def declarations(self, records: list[Record], per_handle: bool = False) -> list[str]:
+        """`T a = nullptr, b = nullptr;` for the handles `records` create, one line per type
+        in order of first creation (or one per handle)."""
+        by_type: dict[str, list[str]] = {}
+        for call in records:
+            for arg in call["args"]:
+                if arg["k"] == "new":
+                    handle = self.handles[arg["id"]]
+                    by_type.setdefault(handle.type, []).append(handle.name)
+        if per_handle:
+            return [f"{t} {n} = nullptr;" for t, names in by_type.items() for n in names]
+        return [f"{t} " + ", ".join(f"{n} = nullptr" for n in names) + ";"
+                for t, names in by_type.items()]
+
+    def call(self, call: Record) -> tuple[list[str], str]:
+        """(array declarations the call needs, the call's line)."""
+        pre: list[str] = []
+        owner = next((self.name(a["id"], call) for a in call["args"]
+                      if a["k"] in ("new", "handle", "ref")), None)
+        args = [self._arg(arg, call, owner, pre) for arg in call["args"]]
+        return pre, f"CHECK({call['fn']}({', '.join(args)}));"
+
+    def _arg(self, arg: Record, call: Record, owner: str | None, pre: list[str]) -> str:
+        kind = arg["k"]
+        if kind == "int":
+            scope = self.scopes.get(call["scope"])
+            if arg.get("hint") == "core_limit" and scope is not None and scope.block:
+                if arg["v"] != scope.block.mp:
+                    raise ValueError(f"block {scope.block.name!r}: compiled for {arg['v']} "
+                                     f"cores, the plan says {scope.block.mp}")
+                return f"k{scope.block.const}Mp"
+            return str(arg["v"])
+        if kind == "bool":
+            return "true" if arg["v"] else "false"
+        if kind == "enum":
+            return arg["v"]
+        if kind == "double":
+            value = float(arg["v"])
+            if not math.isfinite(value):
+                raise ValueError(f"{call['fn']}: cannot print the non-finite {value}")
+            return repr(value)
+        if kind == "float":
+            return cpp_float(float(arg["v"])) + "f"
+        if kind == "null":
+            return "nullptr"
+        if kind == "queue":
+            return "queue"
+        if kind in ("new", "ref"):
+            return f"&{self.name(arg['id'], call)}"
+        if kind == "handle":
+            return self.name(arg["id"], call)
+        if kind == "del":
+            return ("&" if arg["addr"] else "") + self.name(arg["id"], call)
+        if kind == "buffer":
+            return self.name(arg["id"], call)
+        if kind == "host":
+            return self.binds[id(arg)]
+        if kind == "ints":
+            var = self.unique_ident(f"{owner or 'array'}_{arg['hint']}")
+            pre.append(f"int {var}[] = {{{', '.join(str(v) for v in arg['v'])}}};")
+            return var
+        if kind in ("tensors", "buffers"):
+            names = [self.name(i, call) for i in arg["ids"]]
+            if len(names) == 1:
+                return f"&{names[0]}"
+            ctype = "cnmlTensor_t" if kind == "tensors" else "void*"
+            key = (ctype, tuple(arg["ids"]))
+            if key not in self.arrays:
+                var = self.unique_ident(f"{owner or 'array'}_{arg['hint']}")
+                self.arrays[key] = var
+                pre.append(f"{ctype} {var}[] = {{{', '.join(names)}}};")
+            return self.arrays[key]
+        raise ValueError(f"{call['fn']}: cannot print an argument of kind {kind!r}")
+
+    def lines(self, records: list[Record], declare: bool = True) -> list[str]:
+        out = self.declarations(records) if declare else []
+        for record in records:
+            pre, line = self.call(record)
+            out += pre + [line]
+        return out
+
+
+def _group(records: list[Record]) -> list[tuple[str, list[Record]]]:
+    """Consecutive records of one scope, in order."""
+    groups: list[tuple[str, list[Record]]] = []
+    for record in records:
+        if groups and groups[-1][0] == record["scope"]:
+            groups[-1][1].append(record)
+        else:
+            groups.append((record["scope"], [record]))
+    return groups
+
+
+def raw_context(model: Model, unique_ident: Callable[[str], str],
+                block_views: list[Any]) -> dict:
+    """What templates/raw/session.cpp.j2 sees, beyond the common header fields."""
+    from paleozoic.codegen.emit import cpp_ident  # emit imports this module
+
+    rt = _runtime()
+    recording = record_session(model)
+    queue = model.queue
+    # Scope idents are name stems; unique_ident makes each handle's full name unique.
+    scopes: dict[str, _Scope] = {}
+    for info in model.inputs:
+        scopes[f"input:{info.name}"] = _Scope("input", cpp_ident(info.name))
+    for layer in queue.layers:
+        scopes[f"layer:{layer.name}"] = _Scope("layer", cpp_ident(layer.name), layer=layer)
+    blocks: list[RawBlockView] = []
+    for index, (block, view) in enumerate(zip(model.blocks, block_views)):
+        raw = RawBlockView(block.name, view.const, index, block.fuse, block.mp, view.summary)
+        scopes[f"block:{block.name}"] = _Scope(
+            "block", f"{view.const[0].lower()}{view.const[1:]}", block=raw)
         blocks.append(raw)
-    outputs = [tensors[name] for name in queue.outputs]
-    for tensor in outputs:
-        need(tensor)
-    zero_bias = max(
-        [_zero_bias_size(lv) for lv in views.values()] + [0])
-    return dict(raw_inputs=inputs, raw_outputs=outputs, raw_layers=list(views.values()),
-                raw_blocks=blocks, buffers=buffers, zero_bias=zero_bias)
+    scopes["cleanup"] = _Scope("cleanup", "cleanup")
 
+    everything = (recording.construction
+                  + [r for b in model.blocks for r in recording.compile[b.name]]
+                  + [r for b in model.blocks for r in recording.run[b.name]]
+                  + recording.cleanup)
+    printer = RawPrinter(model, unique_ident, scopes, rt.data_digest)
+    printer.analyse(everything)
 
-def _zero_bias_size(view: RawLayerView) -> int:
-    """Floats of the zero bias the wrapper binds when a conv / deconv / FC layer has none."""
-    if "bias" not in KINDS[view.layer.kind].optional_roles or "bias" in view.layer.weights:
-        return 0
-    if view.layer.kind in ("Conv", "Deconv"):
-        return int(view.attrs["out_channels"])
-    return int(view.attrs["out_features"])
+    io_lines: list[str] = []
+    layers: list[RawLayerLines] = []
+    for scope, records in _group(recording.construction):
+        lines = printer.lines(records)
+        if scopes.get(scope) is not None and scopes[scope].kind == "layer":
+            layers.append(RawLayerLines(scope.partition(":")[2], lines))
+        else:
+            io_lines += lines
+    for block in blocks:
+        block.compile = printer.lines(recording.compile[block.name])
+    buffers: list[str] = []
+    run_arrays: list[str] = []
+    for block in blocks:
+        for record in recording.run[block.name]:
+            pre, line = printer.call(record)
+            if any(arg["k"] == "new" for arg in record["args"]):
+                # Buffers are allocated once, before the timed runs.
+                buffers += printer.declarations([record], per_handle=True) + pre + [line]
+            else:
+                run_arrays += pre  # hoisted out of the run loop
+                block.forward.append(line)
+    cleanup = printer.lines(recording.cleanup, declare=False)
+
+    def io_tensor(name: str, file_name: str, scope: str) -> RawTensor:
+        created = [h for h in printer.handles.values()
+                   if h.scope == scope and h.tensor_type == "CNML_TENSOR"]
+        if len(created) != 1:
+            raise ValueError(f"{printer._who(scope)}: expected one activation descriptor, "
+                             f"the wrapper made {len(created)}")
+        tensor = created[0]
+        mlu = next((h.name for h in printer.handles.values() if h.type == "void*"
+                    and h.name == f"{tensor.name}_mlu"), None)
+        return RawTensor(file_name, tensor.name, mlu, tuple(queue.shape(name)))
+
+    producer = {layer.output: layer for layer in queue.layers}
+    inputs = [io_tensor(info.name, info.name, f"input:{info.name}") for info in model.inputs]
+    outputs = []
+    for name in queue.outputs:
+        if name in producer:
+            outputs.append(io_tensor(name, producer[name].name, f"layer:{producer[name].name}"))
+        else:
+            outputs.append(io_tensor(name, name, f"input:{name}"))
+    for tensor in inputs + outputs:
+        if tensor.mlu is None:
+            raise ValueError(f"tensor {tensor.name!r} is a graph input or output that no "
+                             f"block reads or writes; the raw session has no buffer for it")
+    return dict(raw_inputs=inputs, raw_outputs=outputs, raw_io=io_lines, raw_layers=layers,
+                raw_blocks=blocks, raw_buffers=buffers, raw_run_arrays=run_arrays,
+                raw_cleanup=cleanup, zero_bias=printer.zero_floats)
 
 
 def raw_title(title: str) -> str:
     return f"{title} (raw CNML/CNRT form)"
 
 
-__all__ = ["RawBlockView", "RawLayerView", "RawTensor", "raw_context",
-           "raw_title"]
+__all__ = ["RawBlockView", "RawLayerLines", "RawPrinter", "RawTensor", "raw_context",
+           "raw_title", "record_session"]

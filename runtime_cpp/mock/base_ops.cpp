@@ -2,11 +2,17 @@
 // and advances the queue's simulated clock by the device model's time for the op.
 #include <initializer_list>
 
+#include "call_log.h"
 #include "compile_check.h"
 #include "executor.h"
 #include "op_cost.h"
 
 using namespace pz_mock;
+using pz_mock::call_log::Call;
+using pz_mock::call_log::Doomed;
+using pz_mock::call_log::doomed;
+using pz_mock::call_log::doomedId;
+using pz_mock::call_log::logged;
 
 namespace {
 
@@ -29,7 +35,8 @@ cnmlStatus_t run(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds,
     for (int i = 0; i < input_num; ++i) in[i] = static_cast<const float*>(inputs[i]);
     std::vector<float*> out(output_num);
     for (int i = 0; i < output_num; ++i) out[i] = static_cast<float*>(outputs[i]);
-    execute(*op->prepared, in.data(), out.data());
+    // A recording that skips compute only needs the calls, not the arithmetic.
+    if (!call_log::skipsCompute()) execute(*op->prepared, in.data(), out.data());
     advanceQueue(queue, op->time_us);
     return CNML_STATUS_SUCCESS;
   });
@@ -71,197 +78,311 @@ cnmlStatus_t cnmlCompileBaseOp(cnmlBaseOp_t op, cnmlCoreVersion_t version, int c
   if (s != CNML_STATUS_SUCCESS) return s;
   if (op->compiled || op->fused) return CNML_STATUS_INVALIDARG;
   if (!constsBound(op->desc)) return CNML_STATUS_INVALIDARG;
-  return guarded(CNML_STATUS_BADALLOC, [&] {
+  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     op->prepared = prepare(op->desc, threadsFor(core_limit));
     op->time_us = baseOpTimeUs(layerWorkOf(op->desc), core_limit, mockProfile());
     op->compiled = true;
     return CNML_STATUS_SUCCESS;
   });
+  return logged(status, "cnmlCompileBaseOp", [&](Call& c) {
+    c.handle(op).value(version).value(core_limit, "core_limit");
+  });
 }
 
 cnmlStatus_t cnmlDestroyBaseOp(cnmlBaseOp_t* op) {
+  const Doomed gone = doomed(op);
   if (!op || !*op) return CNML_STATUS_INVALIDPARAM;
   delete *op;
   *op = nullptr;
-  return CNML_STATUS_SUCCESS;
+  return logged(CNML_STATUS_SUCCESS, "cnmlDestroyBaseOp", [&](Call& c) { c.destroyed(gone); });
 }
 
 // Conv and ConvGroup ops accept either conv forward: a plain conv is a group conv with
 // group 1, and the wrapper should not need to track which creator it used.
 cnmlStatus_t cnmlComputeConvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                          void* input, cnmlTensor_t output_tensor, void* output,
-                                         cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kConv, OpKind::kConvGroup}, input_tensor, input, output_tensor,
+                                         cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = run1(op, {OpKind::kConv, OpKind::kConvGroup}, input_tensor, input, output_tensor,
               output, queue);
+  return logged(status, "cnmlComputeConvOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeConvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                               void* input, cnmlTensor_t output_tensor,
-                                              void* output, cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kConv, OpKind::kConvGroup}, input_tensor, input, output_tensor,
+                                              void* output, cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = run1(op, {OpKind::kConv, OpKind::kConvGroup}, input_tensor, input, output_tensor,
               output, queue);
+  return logged(status, "cnmlComputeConvGroupOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeDeconvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                            void* input, cnmlTensor_t output_tensor,
-                                           void* output, cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kDeconv, OpKind::kDeconvGroup}, input_tensor, input, output_tensor,
+                                           void* output, cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = run1(op, {OpKind::kDeconv, OpKind::kDeconvGroup}, input_tensor, input, output_tensor,
               output, queue);
+  return logged(status, "cnmlComputeDeconvOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeDeconvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                                 void* input, cnmlTensor_t output_tensor,
-                                                void* output, cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kDeconv, OpKind::kDeconvGroup}, input_tensor, input, output_tensor,
+                                                void* output, cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = run1(op, {OpKind::kDeconv, OpKind::kDeconvGroup}, input_tensor, input, output_tensor,
               output, queue);
+  return logged(status, "cnmlComputeDeconvGroupOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeNearestNeighborOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                                     void* input, cnmlTensor_t output_tensor,
-                                                    void* output, cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kNearestNeighbor}, input_tensor, input, output_tensor, output, queue);
+                                                    void* output, cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kNearestNeighbor}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputeNearestNeighborOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeInterpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                            void* input, cnmlTensor_t output_tensor,
-                                           void* output, cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kInterp}, input_tensor, input, output_tensor, output, queue);
+                                           void* output, cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kInterp}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputeInterpOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputePoolOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                          void* input, cnmlTensor_t output_tensor, void* output,
-                                         cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kPool}, input_tensor, input, output_tensor, output, queue);
+                                         cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kPool}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputePoolOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeActiveOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                            void* input, cnmlTensor_t output_tensor,
-                                           void* output, cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kActive}, input_tensor, input, output_tensor, output, queue);
+                                           void* output, cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kActive}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputeActiveOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeBatchNormOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                               void* input, cnmlTensor_t output_tensor,
-                                              void* output, cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kBatchNorm}, input_tensor, input, output_tensor, output, queue);
+                                              void* output, cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kBatchNorm}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputeBatchNormOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeScaleOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                           void* input, cnmlTensor_t output_tensor, void* output,
-                                          cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kScale}, input_tensor, input, output_tensor, output, queue);
+                                          cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kScale}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputeScaleOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeAddOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
                                         void* input_1, cnmlTensor_t input_tensor_2,
                                         void* input_2, cnmlTensor_t output_tensor, void* output,
-                                        cnrtQueue_t queue, void*) {
-  return run2(op, {OpKind::kAdd}, input_tensor_1, input_1, input_tensor_2, input_2,
+                                        cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = run2(op, {OpKind::kAdd}, input_tensor_1, input_1, input_tensor_2, input_2,
               output_tensor, output, queue);
+  return logged(status, "cnmlComputeAddOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
+        .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
+        .opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeSubOpForward_V4(cnmlBaseOp_t op,
                                         cnmlTensor_t input_tensor_1, void* input_1,
                                         cnmlTensor_t input_tensor_2, void* input_2,
                                         cnmlTensor_t output_tensor, void* output,
-                                        cnrtQueue_t queue, void*) {
-  return runBinary(op, BinaryOp::kSub, false, input_tensor_1, input_1, input_tensor_2, input_2,
+                                        cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = runBinary(op, BinaryOp::kSub, false, input_tensor_1, input_1, input_tensor_2, input_2,
                    output_tensor, output, queue);
+  return logged(status, "cnmlComputeSubOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
+        .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
+        .opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeMultOpForward_V4(cnmlBaseOp_t op,
                                          cnmlTensor_t input_tensor_1, void* input_1,
                                          cnmlTensor_t input_tensor_2, void* input_2,
                                          cnmlTensor_t output_tensor, void* output,
-                                         cnrtQueue_t queue, void*) {
-  return runBinary(op, BinaryOp::kMult, false, input_tensor_1, input_1, input_tensor_2, input_2,
+                                         cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = runBinary(op, BinaryOp::kMult, false, input_tensor_1, input_1, input_tensor_2, input_2,
                    output_tensor, output, queue);
+  return logged(status, "cnmlComputeMultOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
+        .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
+        .opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeRealDivOpForward_V4(cnmlBaseOp_t op,
                                             cnmlTensor_t input_tensor_1, void* input_1,
                                             cnmlTensor_t input_tensor_2, void* input_2,
                                             cnmlTensor_t output_tensor, void* output,
-                                            cnrtQueue_t queue, void*) {
-  return runBinary(op, BinaryOp::kRealDiv, false, input_tensor_1, input_1, input_tensor_2, input_2,
+                                            cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = runBinary(op, BinaryOp::kRealDiv, false, input_tensor_1, input_1, input_tensor_2, input_2,
                    output_tensor, output, queue);
+  return logged(status, "cnmlComputeRealDivOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
+        .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
+        .opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeBroadcastAddOpForward_V4(cnmlBaseOp_t op,
                                                  cnmlTensor_t input_tensor_1, void* input_1,
                                                  cnmlTensor_t input_tensor_2, void* input_2,
                                                  cnmlTensor_t output_tensor, void* output,
-                                                 cnrtQueue_t queue, void*) {
-  return runBinary(op, BinaryOp::kAdd, true, input_tensor_1, input_1, input_tensor_2, input_2,
+                                                 cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = runBinary(op, BinaryOp::kAdd, true, input_tensor_1, input_1, input_tensor_2, input_2,
                    output_tensor, output, queue);
+  return logged(status, "cnmlComputeBroadcastAddOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
+        .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
+        .opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeBroadcastSubOpForward_V4(cnmlBaseOp_t op,
                                                  cnmlTensor_t input_tensor_1, void* input_1,
                                                  cnmlTensor_t input_tensor_2, void* input_2,
                                                  cnmlTensor_t output_tensor, void* output,
-                                                 cnrtQueue_t queue, void*) {
-  return runBinary(op, BinaryOp::kSub, true, input_tensor_1, input_1, input_tensor_2, input_2,
+                                                 cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = runBinary(op, BinaryOp::kSub, true, input_tensor_1, input_1, input_tensor_2, input_2,
                    output_tensor, output, queue);
+  return logged(status, "cnmlComputeBroadcastSubOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
+        .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
+        .opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeBroadcastMultOpForward_V4(cnmlBaseOp_t op,
                                                   cnmlTensor_t input_tensor_1, void* input_1,
                                                   cnmlTensor_t input_tensor_2, void* input_2,
                                                   cnmlTensor_t output_tensor, void* output,
-                                                  cnrtQueue_t queue, void*) {
-  return runBinary(op, BinaryOp::kMult, true, input_tensor_1, input_1, input_tensor_2, input_2,
+                                                  cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = runBinary(op, BinaryOp::kMult, true, input_tensor_1, input_1, input_tensor_2, input_2,
                    output_tensor, output, queue);
+  return logged(status, "cnmlComputeBroadcastMultOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
+        .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
+        .opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeMlpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
                                         cnmlTensor_t output_tensor, void* output,
-                                        cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kMlp}, input_tensor, input, output_tensor, output, queue);
+                                        cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kMlp}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputeMlpOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                             void* input, cnmlTensor_t output_tensor,
-                                            void* output, cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kSoftmax}, input_tensor, input, output_tensor, output, queue);
+                                            void* output, cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kSoftmax}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputeSoftmaxOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensors[],
                                            void* inputs[], int input_num,
                                            cnmlTensor_t output_tensors[], void* outputs[],
-                                           int output_num, cnrtQueue_t queue, void*) {
-  return run(op, {OpKind::kConcat}, input_tensors, inputs, input_num, output_tensors, outputs,
+                                           int output_num, cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = run(op, {OpKind::kConcat}, input_tensors, inputs, input_num, output_tensors, outputs,
              output_num, queue);
+  return logged(status, "cnmlComputeConcatOpForward_V4", [&](Call& c) {
+    c.handle(op).tensors("inputs", input_tensors, input_num)
+        .buffers("in_data", inputs, input_tensors, input_num).value(input_num)
+        .tensors("outputs", output_tensors, output_num)
+        .buffers("out_data", outputs, output_tensors, output_num).value(output_num).queue()
+        .opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeLrnOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
                                         cnmlTensor_t output_tensor, void* output,
-                                        cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kLrn}, input_tensor, input, output_tensor, output, queue);
+                                        cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kLrn}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputeLrnOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeReshapeOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                             void* input, cnmlTensor_t output_tensor,
-                                            void* output, cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kReshape}, input_tensor, input, output_tensor, output, queue);
+                                            void* output, cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kReshape}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputeReshapeOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeTransposeProOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                                  void* input, cnmlTensor_t output_tensor,
-                                                 void* output, cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kTranspose}, input_tensor, input, output_tensor, output, queue);
+                                                 void* output, cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kTranspose}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputeTransposeProOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputePreluOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                           void* input, cnmlTensor_t output_tensor, void* output,
-                                          cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kPrelu}, input_tensor, input, output_tensor, output, queue);
+                                          cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kPrelu}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputePreluOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlComputeNdStridedSliceOpForward_V2(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                                    void* input, cnmlTensor_t output_tensor,
-                                                   void* output, cnrtQueue_t queue, void*) {
-  return run1(op, {OpKind::kSlice}, input_tensor, input, output_tensor, output, queue);
+                                                   void* output, cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kSlice}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputeNdStridedSliceOpForward_V2", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
 }
 
 }  // extern "C"

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <set>
 
+#include "call_log.h"
 #include "device_memory.h"
 #include "state.h"
 
@@ -37,6 +38,11 @@ void advanceQueue(cnrtQueue_t queue, double us) {
 }  // namespace pz_mock
 
 using namespace pz_mock;
+using pz_mock::call_log::Call;
+using pz_mock::call_log::Doomed;
+using pz_mock::call_log::doomed;
+using pz_mock::call_log::doomedId;
+using pz_mock::call_log::logged;
 
 extern "C" {
 
@@ -127,12 +133,16 @@ cnrtRet_t cnrtMalloc(void** pPtr, size_t bytes) {
   void* p = deviceAlloc(bytes);
   if (!p) return CNRT_RET_ERR_NOMEM;
   *pPtr = p;
-  return CNRT_RET_SUCCESS;
+  return logged(CNRT_RET_SUCCESS, "cnrtMalloc", [&](Call& c) { c.newBuffer(pPtr).value(bytes); });
 }
 
 cnrtRet_t cnrtFree(void* ptr) {
+  const Doomed gone = doomedId(ptr);
   if (!ptr) return CNRT_RET_ERR_INVALID_POINTER;
-  return deviceFree(ptr) ? CNRT_RET_SUCCESS : CNRT_RET_ERR_INVALID_POINTER;
+  return logged(deviceFree(ptr) ? CNRT_RET_SUCCESS : CNRT_RET_ERR_INVALID_POINTER,
+                "cnrtFree", [&](Call& c) {
+    c.destroyed(gone, false);
+  });
 }
 
 cnrtRet_t cnrtMemset(void* ptr, int c, size_t bytes) {

@@ -5,12 +5,18 @@
 #include <memory>
 #include <set>
 
+#include "call_log.h"
 #include "aligned_buffer.h"
 #include "compile_check.h"
 #include "executor.h"
 #include "op_cost.h"
 
 using namespace pz_mock;
+using pz_mock::call_log::Call;
+using pz_mock::call_log::Doomed;
+using pz_mock::call_log::doomed;
+using pz_mock::call_log::doomedId;
+using pz_mock::call_log::logged;
 
 namespace {
 
@@ -106,10 +112,11 @@ extern "C" {
 
 cnmlStatus_t cnmlCreateFusionOp(cnmlFusionOp_t* fusion_op) {
   if (!fusion_op) return CNML_STATUS_INVALIDPARAM;
-  return guarded(CNML_STATUS_BADALLOC, [&] {
+  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     *fusion_op = new cnmlFusionOp();
     return CNML_STATUS_SUCCESS;
   });
+  return logged(status, "cnmlCreateFusionOp", [&](Call& c) { c.created(fusion_op); });
 }
 
 cnmlStatus_t cnmlFuseOp(cnmlBaseOp_t op, cnmlFusionOp_t fusion_op) {
@@ -121,11 +128,12 @@ cnmlStatus_t cnmlFuseOp(cnmlBaseOp_t op, cnmlFusionOp_t fusion_op) {
       if (indexOf(earlier.inputs, out.id) >= 0 || indexOf(earlier.outputs, out.id) >= 0)
         return CNML_STATUS_INVALIDARG;
     }
-  return guarded(CNML_STATUS_BADALLOC, [&] {
+  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     fusion_op->ops.push_back(deepCopy(op->desc));
     op->fused = true;
     return CNML_STATUS_SUCCESS;
   });
+  return logged(status, "cnmlFuseOp", [&](Call& c) { c.handle(op).handle(fusion_op); });
 }
 
 cnmlStatus_t cnmlSetFusionIO(cnmlFusionOp_t fusion_op, cnmlTensor_t* inputs, int input_num,
@@ -134,7 +142,7 @@ cnmlStatus_t cnmlSetFusionIO(cnmlFusionOp_t fusion_op, cnmlTensor_t* inputs, int
   if (fusion_op->compiled) return CNML_STATUS_INVALIDARG;
   if (!validIoList(inputs, input_num) || !validIoList(outputs, output_num))
     return CNML_STATUS_INVALIDPARAM;
-  return guarded(CNML_STATUS_BADALLOC, [&] {
+  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     fusion_op->inputs.clear();
     fusion_op->outputs.clear();
     for (int i = 0; i < input_num; ++i)
@@ -143,6 +151,10 @@ cnmlStatus_t cnmlSetFusionIO(cnmlFusionOp_t fusion_op, cnmlTensor_t* inputs, int
       fusion_op->outputs.push_back({outputs[i]->impl->id, outputs[i]->impl->dims});
     fusion_op->io_set = true;
     return CNML_STATUS_SUCCESS;
+  });
+  return logged(status, "cnmlSetFusionIO", [&](Call& c) {
+    c.handle(fusion_op).tensors("inputs", inputs, input_num).value(input_num)
+        .tensors("outputs", outputs, output_num).value(output_num);
   });
 }
 
@@ -155,7 +167,7 @@ cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t ver
   if (f.compiled || !f.io_set || f.ops.empty()) return CNML_STATUS_INVALIDARG;
   for (const OpDesc& op : f.ops)
     if (!constsBound(op)) return CNML_STATUS_INVALIDARG;
-  return guarded(CNML_STATUS_BADALLOC, [&] {
+  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     cnmlStatus_t st = plan(f);
     if (st != CNML_STATUS_SUCCESS) return st;
     int threads = threadsFor(core_limit);
@@ -169,12 +181,15 @@ cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t ver
     f.compiled = true;
     return CNML_STATUS_SUCCESS;
   });
+  return logged(status, "cnmlCompileFusionOp", [&](Call& c) {
+    c.handle(fusion_op).value(version).value(core_limit, "core_limit");
+  });
 }
 
 cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_t input_tensors[],
                                            void* inputs[], int input_num,
                                            cnmlTensor_t output_tensors[], void* outputs[],
-                                           int output_num, cnrtQueue_t queue, void*) {
+                                           int output_num, cnrtQueue_t queue, void* extra) {
   if (!fusion_op) return CNML_STATUS_INVALIDPARAM;
   cnmlFusionOp& f = *fusion_op;
   if (!f.compiled) return CNML_STATUS_INVALIDARG;
@@ -183,7 +198,7 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
   if (s != CNML_STATUS_SUCCESS) return s;
   s = checkOperands(f.outputs, output_tensors, outputs, output_num);
   if (s != CNML_STATUS_SUCCESS) return s;
-  return guarded(CNML_STATUS_BADALLOC, [&] {
+  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     auto resolve = [&](const Slot& slot) -> float* {
       switch (slot.kind) {
         case Slot::kInput: return static_cast<float*>(inputs[slot.index]);
@@ -194,7 +209,9 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
     };
     std::vector<const float*> in;
     std::vector<float*> out;
-    for (std::size_t i = 0; i < f.ops.size(); ++i) {
+    // A recording that skips compute only needs the calls, not the arithmetic.
+    const std::size_t ops = call_log::skipsCompute() ? 0 : f.ops.size();
+    for (std::size_t i = 0; i < ops; ++i) {
       in.clear();
       out.clear();
       for (const Slot& slot : f.in_slots[i]) in.push_back(resolve(slot));
@@ -204,13 +221,21 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
     advanceQueue(queue, f.time_us);
     return CNML_STATUS_SUCCESS;
   });
+  return logged(status, "cnmlComputeFusionOpForward_V4", [&](Call& c) {
+    c.handle(fusion_op).tensors("inputs", input_tensors, input_num)
+        .buffers("in_data", inputs, input_tensors, input_num).value(input_num)
+        .tensors("outputs", output_tensors, output_num)
+        .buffers("out_data", outputs, output_tensors, output_num).value(output_num).queue()
+        .opaque(extra);
+  });
 }
 
 cnmlStatus_t cnmlDestroyFusionOp(cnmlFusionOp_t* fusion_op) {
+  const Doomed gone = doomed(fusion_op);
   if (!fusion_op || !*fusion_op) return CNML_STATUS_INVALIDPARAM;
   delete *fusion_op;
   *fusion_op = nullptr;
-  return CNML_STATUS_SUCCESS;
+  return logged(CNML_STATUS_SUCCESS, "cnmlDestroyFusionOp", [&](Call& c) { c.destroyed(gone); });
 }
 
 }  // extern "C"

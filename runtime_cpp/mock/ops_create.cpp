@@ -3,9 +3,15 @@
 // mismatch -> INVALIDPARAM), then records an OpDesc snapshot.
 #include <set>
 
+#include "call_log.h"
 #include "state.h"
 
 using namespace pz_mock;
+using pz_mock::call_log::Call;
+using pz_mock::call_log::Doomed;
+using pz_mock::call_log::doomed;
+using pz_mock::call_log::doomedId;
+using pz_mock::call_log::logged;
 
 namespace {
 
@@ -169,35 +175,55 @@ extern "C" {
 
 cnmlStatus_t cnmlCreateConvOp(cnmlBaseOp_t* op, cnmlConvOpParam_t param, cnmlTensor_t input,
                               cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias) {
-  return createConv(op, param, input, output, filter, bias, 1, OpKind::kConv);
+  return logged(createConv(op, param, input, output, filter, bias, 1, OpKind::kConv),
+                "cnmlCreateConvOp", [&](Call& c) {
+    c.created(op).handle(param).handle(input).handle(output).handle(filter).handle(bias);
+  });
 }
 
 cnmlStatus_t cnmlCreateConvGroupOp(cnmlBaseOp_t* op, cnmlConvOpParam_t param,
                                    cnmlTensor_t input, cnmlTensor_t output, cnmlTensor_t filter,
                                    cnmlTensor_t bias, int group) {
-  return createConv(op, param, input, output, filter, bias, group, OpKind::kConvGroup);
+  return logged(createConv(op, param, input, output, filter, bias, group, OpKind::kConvGroup),
+                "cnmlCreateConvGroupOp", [&](Call& c) {
+    c.created(op).handle(param).handle(input).handle(output).handle(filter).handle(bias)
+        .value(group);
+  });
 }
 
 cnmlStatus_t cnmlCreateDeconvOp(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param, cnmlTensor_t input,
                                 cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias) {
-  return createDeconv(op, param, input, output, filter, bias, 1, OpKind::kDeconv);
+  return logged(createDeconv(op, param, input, output, filter, bias, 1, OpKind::kDeconv),
+                "cnmlCreateDeconvOp", [&](Call& c) {
+    c.created(op).handle(param).handle(input).handle(output).handle(filter).handle(bias);
+  });
 }
 
 cnmlStatus_t cnmlCreateDeconvGroupOp(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param,
                                      cnmlTensor_t input, cnmlTensor_t output,
                                      cnmlTensor_t filter, cnmlTensor_t bias, int group) {
-  return createDeconv(op, param, input, output, filter, bias, group, OpKind::kDeconvGroup);
+  return logged(createDeconv(op, param, input, output, filter, bias, group, OpKind::kDeconvGroup),
+                "cnmlCreateDeconvGroupOp", [&](Call& c) {
+    c.created(op).handle(param).handle(input).handle(output).handle(filter).handle(bias)
+        .value(group);
+  });
 }
 
 cnmlStatus_t cnmlCreateNearestNeighborOp(cnmlBaseOp_t* op, cnmlTensor_t input,
                                          cnmlTensor_t output,
                                          cnmlNearestNeighborOpParam_t param) {
-  return createResize(op, input, output, param ? &param->p : nullptr, OpKind::kNearestNeighbor);
+  return logged(createResize(op, input, output, param ? &param->p : nullptr, OpKind::kNearestNeighbor),
+                "cnmlCreateNearestNeighborOp", [&](Call& c) {
+    c.created(op).handle(input).handle(output).handle(param);
+  });
 }
 
 cnmlStatus_t cnmlCreateInterpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                                 cnmlInterpOpParam_t param) {
-  return createResize(op, input, output, param ? &param->p : nullptr, OpKind::kInterp);
+  return logged(createResize(op, input, output, param ? &param->p : nullptr, OpKind::kInterp),
+                "cnmlCreateInterpOp", [&](Call& c) {
+    c.created(op).handle(input).handle(output).handle(param);
+  });
 }
 
 cnmlStatus_t cnmlCreatePoolOp(cnmlBaseOp_t* op, cnmlPoolOpParam_t param, cnmlTensor_t input,
@@ -216,7 +242,9 @@ cnmlStatus_t cnmlCreatePoolOp(cnmlBaseOp_t* op, cnmlPoolOpParam_t param, cnmlTen
   d.inputs = {operand(input)};
   d.outputs = {operand(output)};
   d.pool = p;
-  return finish(op, std::move(d));
+  return logged(finish(op, std::move(d)), "cnmlCreatePoolOp", [&](Call& c) {
+    c.created(op).handle(param).handle(input).handle(output);
+  });
 }
 
 cnmlStatus_t cnmlCreateActiveOp(cnmlBaseOp_t* op, cnmlActiveFunction_t fn, cnmlTensor_t input,
@@ -226,7 +254,10 @@ cnmlStatus_t cnmlCreateActiveOp(cnmlBaseOp_t* op, cnmlActiveFunction_t fn, cnmlT
   d.kind = OpKind::kActive;
   d.active = fn;
   cnmlStatus_t s = createSameShape(op, input, output, d);
-  return s != CNML_STATUS_SUCCESS ? s : finish(op, std::move(d));
+  return logged(s != CNML_STATUS_SUCCESS ? s : finish(op, std::move(d)),
+                "cnmlCreateActiveOp", [&](Call& c) {
+    c.created(op).value(fn).handle(input).handle(output);
+  });
 }
 
 cnmlStatus_t cnmlCreateBatchNormOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
@@ -239,7 +270,9 @@ cnmlStatus_t cnmlCreateBatchNormOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTen
   if (in.size() < 2 || !channelVector(mean, in[1], false) || !channelVector(var, in[1], false))
     return kBad;
   d.consts = {mean->impl, var->impl};
-  return finish(op, std::move(d));
+  return logged(finish(op, std::move(d)), "cnmlCreateBatchNormOp", [&](Call& c) {
+    c.created(op).handle(input).handle(output).handle(mean).handle(var);
+  });
 }
 
 cnmlStatus_t cnmlCreateScaleOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
@@ -252,7 +285,9 @@ cnmlStatus_t cnmlCreateScaleOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_
   if (in.size() < 2 || !channelVector(alpha, in[1], true)) return kBad;
   if (beta && !channelVector(beta, in[1], true)) return kBad;
   d.consts = {alpha->impl, beta ? beta->impl : nullptr};
-  return finish(op, std::move(d));
+  return logged(finish(op, std::move(d)), "cnmlCreateScaleOp", [&](Call& c) {
+    c.created(op).handle(input).handle(output).handle(alpha).handle(beta);
+  });
 }
 
 cnmlStatus_t cnmlCreateAddOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
@@ -264,37 +299,57 @@ cnmlStatus_t cnmlCreateAddOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_
   d.kind = OpKind::kAdd;
   d.inputs = {operand(input_1), operand(input_2)};
   d.outputs = {operand(output)};
-  return finish(op, std::move(d));
+  return logged(finish(op, std::move(d)), "cnmlCreateAddOp", [&](Call& c) {
+    c.created(op).handle(input_1).handle(input_2).handle(output);
+  });
 }
 
 cnmlStatus_t cnmlCreateSubOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
                              cnmlTensor_t output) {
-  return createBinary(op, input_1, input_2, output, BinaryOp::kSub, false);
+  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kSub, false),
+                "cnmlCreateSubOp", [&](Call& c) {
+    c.created(op).handle(input_1).handle(input_2).handle(output);
+  });
 }
 
 cnmlStatus_t cnmlCreateMultOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
                               cnmlTensor_t output) {
-  return createBinary(op, input_1, input_2, output, BinaryOp::kMult, false);
+  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kMult, false),
+                "cnmlCreateMultOp", [&](Call& c) {
+    c.created(op).handle(input_1).handle(input_2).handle(output);
+  });
 }
 
 cnmlStatus_t cnmlCreateRealDivOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
                                  cnmlTensor_t output) {
-  return createBinary(op, input_1, input_2, output, BinaryOp::kRealDiv, false);
+  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kRealDiv, false),
+                "cnmlCreateRealDivOp", [&](Call& c) {
+    c.created(op).handle(input_1).handle(input_2).handle(output);
+  });
 }
 
 cnmlStatus_t cnmlCreateBroadcastAddOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
                                       cnmlTensor_t input_2, cnmlTensor_t output) {
-  return createBinary(op, input_1, input_2, output, BinaryOp::kAdd, true);
+  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kAdd, true),
+                "cnmlCreateBroadcastAddOp", [&](Call& c) {
+    c.created(op).handle(input_1).handle(input_2).handle(output);
+  });
 }
 
 cnmlStatus_t cnmlCreateBroadcastSubOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
                                       cnmlTensor_t input_2, cnmlTensor_t output) {
-  return createBinary(op, input_1, input_2, output, BinaryOp::kSub, true);
+  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kSub, true),
+                "cnmlCreateBroadcastSubOp", [&](Call& c) {
+    c.created(op).handle(input_1).handle(input_2).handle(output);
+  });
 }
 
 cnmlStatus_t cnmlCreateBroadcastMultOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
                                        cnmlTensor_t input_2, cnmlTensor_t output) {
-  return createBinary(op, input_1, input_2, output, BinaryOp::kMult, true);
+  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kMult, true),
+                "cnmlCreateBroadcastMultOp", [&](Call& c) {
+    c.created(op).handle(input_1).handle(input_2).handle(output);
+  });
 }
 
 cnmlStatus_t cnmlCreatePreluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
@@ -306,7 +361,9 @@ cnmlStatus_t cnmlCreatePreluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_
   const Dims& in = dimsOf(input);
   if (in.size() < 2 || !channelVector(prelu_param, in[1], true)) return kBad;
   d.consts = {prelu_param->impl};
-  return finish(op, std::move(d));
+  return logged(finish(op, std::move(d)), "cnmlCreatePreluOp", [&](Call& c) {
+    c.created(op).handle(input).handle(output).handle(prelu_param);
+  });
 }
 
 cnmlStatus_t cnmlCreateMlpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
@@ -327,7 +384,9 @@ cnmlStatus_t cnmlCreateMlpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t 
   d.inputs = {operand(input)};
   d.outputs = {operand(output)};
   d.consts = {filter->impl, bias ? bias->impl : nullptr};
-  return finish(op, std::move(d));
+  return logged(finish(op, std::move(d)), "cnmlCreateMlpOp", [&](Call& c) {
+    c.created(op).handle(input).handle(output).handle(filter).handle(bias);
+  });
 }
 
 cnmlStatus_t cnmlCreateSoftmaxOp(cnmlBaseOp_t* op, cnmlDimension_t dim, cnmlTensor_t input,
@@ -338,7 +397,9 @@ cnmlStatus_t cnmlCreateSoftmaxOp(cnmlBaseOp_t* op, cnmlDimension_t dim, cnmlTens
   if (s != CNML_STATUS_SUCCESS) return s;
   if (dim < 0 || static_cast<std::size_t>(dim) >= dimsOf(input).size()) return kBad;
   d.axis = dim;
-  return finish(op, std::move(d));
+  return logged(finish(op, std::move(d)), "cnmlCreateSoftmaxOp", [&](Call& c) {
+    c.created(op).value(dim).handle(input).handle(output);
+  });
 }
 
 cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs[],
@@ -362,7 +423,10 @@ cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs
   }
   if (total != out[dim]) return kBad;
   d.outputs = {operand(outputs[0])};
-  return finish(op, std::move(d));
+  return logged(finish(op, std::move(d)), "cnmlCreateNdConcatOp", [&](Call& c) {
+    c.created(op).value(dim).tensors("inputs", inputs, input_num).value(input_num)
+        .tensors("outputs", outputs, output_num).value(output_num);
+  });
 }
 
 cnmlStatus_t cnmlCreateLrnOp(cnmlBaseOp_t* op, cnmlLrnOpParam_t param, cnmlTensor_t input,
@@ -374,7 +438,9 @@ cnmlStatus_t cnmlCreateLrnOp(cnmlBaseOp_t* op, cnmlLrnOpParam_t param, cnmlTenso
   if (s != CNML_STATUS_SUCCESS) return s;
   if (dimsOf(input).size() < 2) return kBad;
   d.lrn = param->p;
-  return finish(op, std::move(d));
+  return logged(finish(op, std::move(d)), "cnmlCreateLrnOp", [&](Call& c) {
+    c.created(op).handle(param).handle(input).handle(output);
+  });
 }
 
 cnmlStatus_t cnmlCreateReshapeOp(cnmlBaseOp_t* op, cnmlReshapeOpParam_t param,
@@ -386,7 +452,9 @@ cnmlStatus_t cnmlCreateReshapeOp(cnmlBaseOp_t* op, cnmlReshapeOpParam_t param,
   d.kind = OpKind::kReshape;
   d.inputs = {operand(input)};
   d.outputs = {operand(output)};
-  return finish(op, std::move(d));
+  return logged(finish(op, std::move(d)), "cnmlCreateReshapeOp", [&](Call& c) {
+    c.created(op).handle(param).handle(input).handle(output);
+  });
 }
 
 cnmlStatus_t cnmlCreateNdTransposeProOp(cnmlBaseOp_t* op, cnmlTensor_t input,
@@ -402,7 +470,9 @@ cnmlStatus_t cnmlCreateNdTransposeProOp(cnmlBaseOp_t* op, cnmlTensor_t input,
   d.inputs = {operand(input)};
   d.outputs = {operand(output)};
   d.perm = perm;
-  return finish(op, std::move(d));
+  return logged(finish(op, std::move(d)), "cnmlCreateNdTransposeProOp", [&](Call& c) {
+    c.created(op).handle(input).handle(output).handle(param);
+  });
 }
 
 cnmlStatus_t cnmlCreateNdStridedSliceOp(cnmlBaseOp_t* op, cnmlNdStridedSliceOpParam_t param,
@@ -420,7 +490,9 @@ cnmlStatus_t cnmlCreateNdStridedSliceOp(cnmlBaseOp_t* op, cnmlNdStridedSliceOpPa
   d.inputs = {operand(input)};
   d.outputs = {operand(output)};
   d.slice = p;
-  return finish(op, std::move(d));
+  return logged(finish(op, std::move(d)), "cnmlCreateNdStridedSliceOp", [&](Call& c) {
+    c.created(op).handle(param).handle(input).handle(output);
+  });
 }
 
 }  // extern "C"

@@ -776,6 +776,8 @@ void bindShapes(py::module_& m) {
 
 }  // namespace
 
+void bindRecording(py::module_& m);  // record.cpp
+
 PYBIND11_MODULE(_runtime, m) {
   m.doc() = "Paleozoic runtime wrapper over the mock CNML/CNRT SDK";
   registerExceptions(m);
@@ -784,4 +786,5 @@ PYBIND11_MODULE(_runtime, m) {
   bindFiles(m);
   bindShapes(m);
   bindDeviceModel(m);
+  bindRecording(m);
 }

@@ -16,18 +16,49 @@ from paleozoic.codegen.emit import session_files, write_session
 from paleozoic.codegen.environment import template_dir
 from paleozoic.codegen.loc import count_loc
 from paleozoic.ir import Model
-from paleozoic.ops import KINDS
 from paleozoic.pipeline import build_session, load_queue, resolve_plan, run_session
 from paleozoic.testing.workloads import build
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
-def test_every_kind_has_a_raw_template(kind: str) -> None:
-    path = template_dir() / "raw" / "layers" / f"{KINDS[kind].template}.cpp.j2"
-    assert path.is_file()
-    text = path.read_text()
-    for macro in ("construct", "forward", "destroy"):
-        assert f"macro {macro}(" in text
+def test_raw_form_is_deterministic_and_names_handles_after_layers(
+        small_cnn: onnx.ModelProto) -> None:
+    """Same model and plan, same bytes; handles are named after the layer that made them."""
+    queue = load_queue(small_cnn)
+    model = Model.build(queue, resolve_plan(queue, "per-layer"))
+    first = session_files(model, "t", "raw")[0]["session.cpp"]
+    assert session_files(model, "t", "raw")[0]["session.cpp"] == first
+    for layer in queue.layers:
+        ident = re.sub(r"\W", "_", layer.name)
+        assert f"cnmlTensor_t {ident}_out = nullptr" in first, layer.name
+        assert re.search(rf"CHECK\(cnmlCreate\w*Op\(&{ident}_op,", first), layer.name
+        assert f"cnmlDestroyBaseOp(&{ident}_op)" in first
+    assert "0x" not in first  # no pointer values leak into the text
+
+
+def test_raw_form_refuses_const_data_that_is_no_weight(small_cnn: onnx.ModelProto,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bound data that matches none of the layer's weights (and is not zeros) is an error
+    naming the layer, not printed as some other weight."""
+    from paleozoic import _runtime
+    from paleozoic.codegen import raw
+
+    class WrongDigests:
+        def __getattr__(self, name: str) -> object:
+            return getattr(_runtime, name)
+
+        @staticmethod
+        def data_digest(data: np.ndarray) -> str:
+            return "0" * 16
+
+    monkeypatch.setattr(raw, "_runtime", lambda: WrongDigests())
+    queue = load_queue(small_cnn)
+    with pytest.raises(ValueError, match=r"layer '.*': cnmlBindConstData_V2 binds \d+ bytes"):
+        session_files(Model.build(queue, resolve_plan(queue, "per-layer")), "t", "raw")
+
+
+def test_no_raw_templates_per_kind() -> None:
+    """The raw form is derived from the wrapper's calls: no template per layer kind."""
+    assert not (template_dir() / "raw" / "layers").exists()
 
 
 def test_count_loc_rule() -> None:

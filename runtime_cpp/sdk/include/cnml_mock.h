@@ -6,6 +6,7 @@
 #define PALEOZOIC_CNML_MOCK_H_
 
 #include <cnml.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,6 +58,28 @@ cnmlStatus_t cnmlMockEstimateBaseOpUs(cnmlBaseOp_t op, int mp, float* us);
  * estimates above entry by entry. */
 cnmlStatus_t cnmlMockCostTable(cnmlBaseOp_t ops[], int op_num, const int last_use[],
                                const int mps[], int mp_num, double* table);
+
+/* Call log: while recording, every successful CNML call that creates, configures, binds,
+ * fuses, compiles, runs or destroys something, and cnrtMalloc / cnrtFree, is appended to a
+ * process-wide log (device, queue and notifier calls are not). Paleozoic prints a recorded
+ * wrapper session as the same session in direct SDK calls (`--emit raw`).
+ * Start fails with CNML_STATUS_INVALIDARG while a recording is on; Stop ends it and clears
+ * the log. With CNML_MOCK_LOG_SKIP_COMPUTE, forwards are checked and recorded (the queue's
+ * clock advances) but compute nothing. */
+typedef enum {
+  CNML_MOCK_LOG_COMPUTE = 0,
+  CNML_MOCK_LOG_SKIP_COMPUTE = 1
+} cnmlMockCallLogFlag_t;
+cnmlStatus_t cnmlMockCallLogStart(int flags);
+cnmlStatus_t cnmlMockCallLogStop(void);
+/* Tags the following records (the caller's name for what it builds, e.g. a layer). */
+cnmlStatus_t cnmlMockCallLogSetScope(const char* scope);
+/* The records since the last take, removed from the log, as a JSON array of
+ * {"fn": name, "scope": tag, "args": [...]}; handles are ids (0: not created while
+ * recording). Thread-local storage valid until the next take; NULL when out of memory. */
+const char* cnmlMockCallLogTake(void);
+/* The digest the log records for bound const data (64-bit FNV-1a of the bytes). */
+uint64_t cnmlMockDataDigest(const void* data, size_t bytes);
 
 #ifdef __cplusplus
 }
