@@ -45,12 +45,12 @@ def binary_enum(op: str) -> str:
     return BINARY.cpp(op)
 
 
-def interp_coordinates(mode: str, sdk: bool = False) -> str:
-    return INTERP_COORDINATES.sdk(mode) if sdk else INTERP_COORDINATES.cpp(mode)
+def interp_coordinates(mode: str) -> str:
+    return INTERP_COORDINATES.cpp(mode)
 
 
-def interp_rounding(mode: str, sdk: bool = False) -> str:
-    return INTERP_ROUNDING.sdk(mode) if sdk else INTERP_ROUNDING.cpp(mode)
+def interp_rounding(mode: str) -> str:
+    return INTERP_ROUNDING.cpp(mode)
 
 
 def make_environment() -> jinja2.Environment:

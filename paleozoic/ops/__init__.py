@@ -1,26 +1,21 @@
-"""The registry of layer kinds. Adding a kind: a LayerKind here, a wrapper class and mock
-kernel in runtime_cpp, a template in templates/layers/, a converter in the frontend."""
+"""The registry of layer kinds. Adding a kind: a LayerKind in its family module (listed in
+the module's FAMILY), a wrapper class in runtime_cpp, a template in templates/layers/, a
+converter in the frontend (docs/adding-a-layer-kind.md)."""
 
 from __future__ import annotations
 
 from types import MappingProxyType
 from typing import Mapping
 
-from paleozoic.ops.conv import CONV, DECONV
-from paleozoic.ops.dense import FULLY_CONNECTED, SOFTMAX
-from paleozoic.ops.elementwise import ACTIVE, ADD, BINARY, PRELU
-from paleozoic.ops.interp import INTERP
+from paleozoic.ops import conv, dense, elementwise, interp, layout, normalize, pool
 from paleozoic.ops.kind import LayerKind, ShapeError
-from paleozoic.ops.layout import CONCAT, RESHAPE, SLICE, TRANSPOSE
-from paleozoic.ops.normalize import BATCH_NORM, LRN, SCALE
-from paleozoic.ops.pool import GLOBAL_AVG_POOL, POOL
+
+# A family module lists its kinds in FAMILY, so adding a kind to a family edits that module
+# alone; a new family is one more module in this tuple.
+_FAMILIES = (conv, dense, elementwise, interp, layout, normalize, pool)
 
 KINDS: Mapping[str, LayerKind] = MappingProxyType({
-    kind.name: kind for kind in (
-        CONV, POOL, GLOBAL_AVG_POOL, LRN, BATCH_NORM, SCALE, ACTIVE, ADD,
-        FULLY_CONNECTED, SOFTMAX, CONCAT, RESHAPE, TRANSPOSE, BINARY, SLICE, PRELU,
-        DECONV, INTERP,
-    )
+    kind.name: kind for family in _FAMILIES for kind in family.FAMILY
 })
 
 

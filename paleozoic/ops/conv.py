@@ -120,3 +120,6 @@ DECONV = LayerKind(
     shape=deconv_shape, macs=deconv_macs, weight_roles=("weight",), optional_roles=("bias",),
     construct=_runtime_deconv, attrs=DeconvAttrs,
 )
+
+# The kinds of this family, collected by paleozoic.ops.
+FAMILY = (CONV, DECONV,)

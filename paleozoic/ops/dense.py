@@ -43,3 +43,6 @@ FULLY_CONNECTED = LayerKind(
 SOFTMAX = LayerKind(name="Softmax", cpp_class="pz::SoftmaxLayer", template="softmax",
                     binding="softmax", shape=softmax_shape, attrs=AxisAttrs,
                     construct=lambda bind, name, a, inputs: bind(name, inputs[0], a["axis"]))
+
+# The kinds of this family, collected by paleozoic.ops.
+FAMILY = (FULLY_CONNECTED, SOFTMAX,)

@@ -74,3 +74,6 @@ BINARY = LayerKind(name="Binary", cpp_class="pz::BinaryLayer", template="binary"
 # weight "slope" of shape (C,); LeakyRelu is a PRelu with every slope equal to alpha.
 PRELU = LayerKind(name="PRelu", cpp_class="pz::PReluLayer", template="prelu", binding="prelu",
                   shape=prelu_shape, weight_roles=("slope",))
+
+# The kinds of this family, collected by paleozoic.ops.
+FAMILY = (ACTIVE, ADD, BINARY, PRELU,)

@@ -44,9 +44,6 @@ class CppEnum:
     def cpp(self, value: str) -> str:
         return self.member(value).cpp
 
-    def sdk(self, value: str) -> str:
-        return self.member(value).sdk
-
 
 ACTIVE = CppEnum("Active", "cnmlActiveFunction_t", "activation", (
     Member("relu", "kRelu", "CNML_ACTIVE_RELU"),

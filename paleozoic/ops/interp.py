@@ -53,3 +53,6 @@ INTERP = LayerKind(name="Interp", cpp_class="pz::InterpLayer", template="interp"
                    attrs=InterpAttrs, construct=lambda bind, name, a, inputs: bind(
                        name, inputs[0], a["mode"], tuple(a["size"]), a["coordinates"],
                        a["rounding"]))
+
+# The kinds of this family, collected by paleozoic.ops.
+FAMILY = (INTERP,)

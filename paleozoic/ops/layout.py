@@ -86,3 +86,6 @@ SLICE = LayerKind(name="Slice", cpp_class="pz::SliceLayer", template="slice", bi
                   shape=slice_shape, attrs=SliceAttrs,
                   construct=lambda bind, name, a, inputs: bind(
                       name, inputs[0], list(a["begin"]), list(a["end"]), list(a["step"])))
+
+# The kinds of this family, collected by paleozoic.ops.
+FAMILY = (CONCAT, RESHAPE, TRANSPOSE, SLICE,)

@@ -50,3 +50,6 @@ LRN = LayerKind(name="LRN", cpp_class="pz::LrnLayer", template="lrn", binding="l
                 construct=lambda bind, name, a, inputs: bind(
                     name, inputs[0], size=a["size"], alpha=a["alpha"], beta=a["beta"],
                     bias=a["bias"]))
+
+# The kinds of this family, collected by paleozoic.ops.
+FAMILY = (BATCH_NORM, SCALE, LRN,)

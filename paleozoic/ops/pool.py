@@ -73,3 +73,6 @@ POOL = LayerKind(name="Pool", cpp_class="pz::PoolLayer", template="pool", bindin
 GLOBAL_AVG_POOL = LayerKind(
     name="GlobalAvgPool", cpp_class="pz::GlobalAvgPoolLayer", template="global_avg_pool",
     binding="global_avg_pool", shape=global_pool_shape, macs=global_pool_ops)
+
+# The kinds of this family, collected by paleozoic.ops.
+FAMILY = (POOL, GLOBAL_AVG_POOL,)

@@ -102,8 +102,8 @@ cnmlStatus_t cnmlDestroyBaseOp(cnmlBaseOp_t* op) {
 cnmlStatus_t cnmlComputeConvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                          void* input, cnmlTensor_t output_tensor, void* output,
                                          cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status = run1(op, {OpKind::kConv, OpKind::kConvGroup}, input_tensor, input, output_tensor,
-              output, queue);
+  const cnmlStatus_t status = run1(op, {OpKind::kConv, OpKind::kConvGroup}, input_tensor, input,
+                                   output_tensor, output, queue);
   return logged(status, "cnmlComputeConvOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
         .buffer(output, output_tensor).queue().opaque(extra);
@@ -113,8 +113,8 @@ cnmlStatus_t cnmlComputeConvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_ten
 cnmlStatus_t cnmlComputeConvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                               void* input, cnmlTensor_t output_tensor,
                                               void* output, cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status = run1(op, {OpKind::kConv, OpKind::kConvGroup}, input_tensor, input, output_tensor,
-              output, queue);
+  const cnmlStatus_t status = run1(op, {OpKind::kConv, OpKind::kConvGroup}, input_tensor, input,
+                                   output_tensor, output, queue);
   return logged(status, "cnmlComputeConvGroupOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
         .buffer(output, output_tensor).queue().opaque(extra);
@@ -124,8 +124,8 @@ cnmlStatus_t cnmlComputeConvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t inpu
 cnmlStatus_t cnmlComputeDeconvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                            void* input, cnmlTensor_t output_tensor,
                                            void* output, cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status = run1(op, {OpKind::kDeconv, OpKind::kDeconvGroup}, input_tensor, input, output_tensor,
-              output, queue);
+  const cnmlStatus_t status = run1(op, {OpKind::kDeconv, OpKind::kDeconvGroup}, input_tensor, input,
+                                   output_tensor, output, queue);
   return logged(status, "cnmlComputeDeconvOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
         .buffer(output, output_tensor).queue().opaque(extra);
@@ -135,8 +135,8 @@ cnmlStatus_t cnmlComputeDeconvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_t
 cnmlStatus_t cnmlComputeDeconvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                                 void* input, cnmlTensor_t output_tensor,
                                                 void* output, cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status = run1(op, {OpKind::kDeconv, OpKind::kDeconvGroup}, input_tensor, input, output_tensor,
-              output, queue);
+  const cnmlStatus_t status = run1(op, {OpKind::kDeconv, OpKind::kDeconvGroup}, input_tensor, input,
+                                   output_tensor, output, queue);
   return logged(status, "cnmlComputeDeconvGroupOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
         .buffer(output, output_tensor).queue().opaque(extra);
@@ -146,11 +146,17 @@ cnmlStatus_t cnmlComputeDeconvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t in
 cnmlStatus_t cnmlComputeNearestNeighborOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                                     void* input, cnmlTensor_t output_tensor,
                                                     void* output, cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kNearestNeighbor}, input_tensor, input, output_tensor, output, queue),
-                "cnmlComputeNearestNeighborOpForward_V4", [&](Call& c) {
-    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
-  });
+  return logged(
+      run1(op, {OpKind::kNearestNeighbor}, input_tensor, input, output_tensor, output, queue),
+      "cnmlComputeNearestNeighborOpForward_V4", [&](Call& c) {
+        c.handle(op)
+            .handle(input_tensor)
+            .buffer(input, input_tensor)
+            .handle(output_tensor)
+            .buffer(output, output_tensor)
+            .queue()
+            .opaque(extra);
+      });
 }
 
 cnmlStatus_t cnmlComputeInterpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
@@ -207,8 +213,8 @@ cnmlStatus_t cnmlComputeAddOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tens
                                         void* input_1, cnmlTensor_t input_tensor_2,
                                         void* input_2, cnmlTensor_t output_tensor, void* output,
                                         cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status = run2(op, {OpKind::kAdd}, input_tensor_1, input_1, input_tensor_2, input_2,
-              output_tensor, output, queue);
+  const cnmlStatus_t status = run2(op, {OpKind::kAdd}, input_tensor_1, input_1, input_tensor_2,
+                                   input_2, output_tensor, output, queue);
   return logged(status, "cnmlComputeAddOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
@@ -221,8 +227,8 @@ cnmlStatus_t cnmlComputeSubOpForward_V4(cnmlBaseOp_t op,
                                         cnmlTensor_t input_tensor_2, void* input_2,
                                         cnmlTensor_t output_tensor, void* output,
                                         cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status = runBinary(op, BinaryOp::kSub, false, input_tensor_1, input_1, input_tensor_2, input_2,
-                   output_tensor, output, queue);
+  const cnmlStatus_t status = runBinary(op, BinaryOp::kSub, false, input_tensor_1, input_1,
+                                        input_tensor_2, input_2, output_tensor, output, queue);
   return logged(status, "cnmlComputeSubOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
@@ -235,8 +241,8 @@ cnmlStatus_t cnmlComputeMultOpForward_V4(cnmlBaseOp_t op,
                                          cnmlTensor_t input_tensor_2, void* input_2,
                                          cnmlTensor_t output_tensor, void* output,
                                          cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status = runBinary(op, BinaryOp::kMult, false, input_tensor_1, input_1, input_tensor_2, input_2,
-                   output_tensor, output, queue);
+  const cnmlStatus_t status = runBinary(op, BinaryOp::kMult, false, input_tensor_1, input_1,
+                                        input_tensor_2, input_2, output_tensor, output, queue);
   return logged(status, "cnmlComputeMultOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
@@ -249,8 +255,8 @@ cnmlStatus_t cnmlComputeRealDivOpForward_V4(cnmlBaseOp_t op,
                                             cnmlTensor_t input_tensor_2, void* input_2,
                                             cnmlTensor_t output_tensor, void* output,
                                             cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status = runBinary(op, BinaryOp::kRealDiv, false, input_tensor_1, input_1, input_tensor_2, input_2,
-                   output_tensor, output, queue);
+  const cnmlStatus_t status = runBinary(op, BinaryOp::kRealDiv, false, input_tensor_1, input_1,
+                                        input_tensor_2, input_2, output_tensor, output, queue);
   return logged(status, "cnmlComputeRealDivOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
@@ -263,8 +269,8 @@ cnmlStatus_t cnmlComputeBroadcastAddOpForward_V4(cnmlBaseOp_t op,
                                                  cnmlTensor_t input_tensor_2, void* input_2,
                                                  cnmlTensor_t output_tensor, void* output,
                                                  cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status = runBinary(op, BinaryOp::kAdd, true, input_tensor_1, input_1, input_tensor_2, input_2,
-                   output_tensor, output, queue);
+  const cnmlStatus_t status = runBinary(op, BinaryOp::kAdd, true, input_tensor_1, input_1,
+                                        input_tensor_2, input_2, output_tensor, output, queue);
   return logged(status, "cnmlComputeBroadcastAddOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
@@ -277,8 +283,8 @@ cnmlStatus_t cnmlComputeBroadcastSubOpForward_V4(cnmlBaseOp_t op,
                                                  cnmlTensor_t input_tensor_2, void* input_2,
                                                  cnmlTensor_t output_tensor, void* output,
                                                  cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status = runBinary(op, BinaryOp::kSub, true, input_tensor_1, input_1, input_tensor_2, input_2,
-                   output_tensor, output, queue);
+  const cnmlStatus_t status = runBinary(op, BinaryOp::kSub, true, input_tensor_1, input_1,
+                                        input_tensor_2, input_2, output_tensor, output, queue);
   return logged(status, "cnmlComputeBroadcastSubOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
@@ -291,8 +297,8 @@ cnmlStatus_t cnmlComputeBroadcastMultOpForward_V4(cnmlBaseOp_t op,
                                                   cnmlTensor_t input_tensor_2, void* input_2,
                                                   cnmlTensor_t output_tensor, void* output,
                                                   cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status = runBinary(op, BinaryOp::kMult, true, input_tensor_1, input_1, input_tensor_2, input_2,
-                   output_tensor, output, queue);
+  const cnmlStatus_t status = runBinary(op, BinaryOp::kMult, true, input_tensor_1, input_1,
+                                        input_tensor_2, input_2, output_tensor, output, queue);
   return logged(status, "cnmlComputeBroadcastMultOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
@@ -324,8 +330,8 @@ cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_t
                                            void* inputs[], int input_num,
                                            cnmlTensor_t output_tensors[], void* outputs[],
                                            int output_num, cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status = run(op, {OpKind::kConcat}, input_tensors, inputs, input_num, output_tensors, outputs,
-             output_num, queue);
+  const cnmlStatus_t status = run(op, {OpKind::kConcat}, input_tensors, inputs, input_num,
+                                  output_tensors, outputs, output_num, queue);
   return logged(status, "cnmlComputeConcatOpForward_V4", [&](Call& c) {
     c.handle(op).tensors("inputs", input_tensors, input_num)
         .buffers("in_data", inputs, input_tensors, input_num).value(input_num)

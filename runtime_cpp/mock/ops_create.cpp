@@ -212,10 +212,10 @@ cnmlStatus_t cnmlCreateDeconvGroupOp(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param
 cnmlStatus_t cnmlCreateNearestNeighborOp(cnmlBaseOp_t* op, cnmlTensor_t input,
                                          cnmlTensor_t output,
                                          cnmlNearestNeighborOpParam_t param) {
-  return logged(createResize(op, input, output, param ? &param->p : nullptr, OpKind::kNearestNeighbor),
-                "cnmlCreateNearestNeighborOp", [&](Call& c) {
-    c.created(op).handle(input).handle(output).handle(param);
-  });
+  return logged(
+      createResize(op, input, output, param ? &param->p : nullptr, OpKind::kNearestNeighbor),
+      "cnmlCreateNearestNeighborOp",
+      [&](Call& c) { c.created(op).handle(input).handle(output).handle(param); });
 }
 
 cnmlStatus_t cnmlCreateInterpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,

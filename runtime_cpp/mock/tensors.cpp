@@ -94,7 +94,8 @@ cnmlStatus_t cnmlDestroyTensor(cnmlTensor_t* tensor) {
   return logged(CNML_STATUS_SUCCESS, "cnmlDestroyTensor", [&](Call& c) { c.destroyed(gone); });
 }
 
-cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr, bool free_aftercompile) {
+cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
+                                  bool free_aftercompile) {
   // free_aftercompile is irrelevant: the data is copied here.
   if (!tensor || !cpu_tensor_ptr) return CNML_STATUS_INVALIDPARAM;
   TensorImpl& t = *tensor->impl;
