@@ -4,7 +4,6 @@ pads and an optional bias."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
 
@@ -53,16 +52,11 @@ def conv_macs(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
     return n * co * ho * wo * (inputs[0][1] // attrs["groups"]) * kh * kw
 
 
-def _runtime_conv(bind: Any, name: str, a: Attrs, inputs: list[Any]) -> Any:
-    return bind(name, inputs[0], out_channels=a["out_channels"], kernel=tuple(a["kernel"]),
-                stride=tuple(a["stride"]), pads=tuple(a["pads"]),
-                dilation=tuple(a["dilation"]), groups=a["groups"])
-
 
 CONV = LayerKind(
     name="Conv", cpp_class="pz::ConvLayer", template="conv", binding="conv",
     shape=conv_shape, macs=conv_macs, weight_roles=("weight",), optional_roles=("bias",),
-    construct=_runtime_conv, attrs=ConvAttrs,
+    attrs=ConvAttrs,
 )
 
 
@@ -108,17 +102,11 @@ def deconv_macs(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 # attrs {"out_channels", "kernel": [kh, kw], "stride", "pads": [top, bottom, left, right],
 # "dilation", "groups", "output_padding": [oh, ow]}; weight (C_in, C_out / groups, kh, kw)
 # as ONNX's ConvTranspose; optional bias (C_out,), folded from a following Scale.
-def _runtime_deconv(bind: Any, name: str, a: Attrs, inputs: list[Any]) -> Any:
-    return bind(name, inputs[0], out_channels=a["out_channels"], kernel=tuple(a["kernel"]),
-                stride=tuple(a["stride"]), pads=tuple(a["pads"]),
-                dilation=tuple(a["dilation"]), groups=a["groups"],
-                output_padding=tuple(a["output_padding"]))
-
 
 DECONV = LayerKind(
     name="Deconv", cpp_class="pz::DeconvLayer", template="deconv", binding="deconv",
     shape=deconv_shape, macs=deconv_macs, weight_roles=("weight",), optional_roles=("bias",),
-    construct=_runtime_deconv, attrs=DeconvAttrs,
+    attrs=DeconvAttrs,
 )
 
 # The kinds of this family, collected by paleozoic.ops.

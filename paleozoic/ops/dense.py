@@ -38,11 +38,9 @@ def softmax_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 FULLY_CONNECTED = LayerKind(
     name="FullyConnected", cpp_class="pz::FullyConnectedLayer", template="fully_connected",
     binding="fully_connected", shape=fc_shape, macs=fc_macs, weight_roles=("weight",),
-    optional_roles=("bias",), attrs=FullyConnectedAttrs,
-    construct=lambda bind, name, a, inputs: bind(name, inputs[0], a["out_features"]))
+    optional_roles=("bias",), attrs=FullyConnectedAttrs)
 SOFTMAX = LayerKind(name="Softmax", cpp_class="pz::SoftmaxLayer", template="softmax",
-                    binding="softmax", shape=softmax_shape, attrs=AxisAttrs,
-                    construct=lambda bind, name, a, inputs: bind(name, inputs[0], a["axis"]))
+                    binding="softmax", shape=softmax_shape, attrs=AxisAttrs)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (FULLY_CONNECTED, SOFTMAX,)

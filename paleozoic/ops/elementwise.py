@@ -62,15 +62,12 @@ def prelu_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 
 ACTIVE = LayerKind(name="Active", cpp_class="pz::ActiveLayer", template="active",
-                   binding="active", shape=active_shape, attrs=ActiveAttrs,
-                   construct=lambda bind, name, a, inputs: bind(name, inputs[0],
-                                                                a["function"]))
+                   binding="active", shape=active_shape, attrs=ActiveAttrs)
 ADD = LayerKind(name="Add", cpp_class="pz::AddLayer", template="add", binding="add",
                 shape=add_shape, arity=2)
 # attrs {"op": "add" | "sub" | "mul" | "div"}; inputs [a, b], b broadcast to a.
 BINARY = LayerKind(name="Binary", cpp_class="pz::BinaryLayer", template="binary",
-                   binding="binary", shape=binary_shape, arity=2, attrs=BinaryAttrs,
-                   construct=lambda bind, name, a, inputs: bind(name, *inputs, a["op"]))
+                   binding="binary", shape=binary_shape, arity=2, attrs=BinaryAttrs)
 # weight "slope" of shape (C,); LeakyRelu is a PRelu with every slope equal to alpha.
 PRELU = LayerKind(name="PRelu", cpp_class="pz::PReluLayer", template="prelu", binding="prelu",
                   shape=prelu_shape, weight_roles=("slope",))

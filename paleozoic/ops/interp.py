@@ -50,9 +50,7 @@ def interp_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 # COORDINATES, "rounding": one of ROUNDINGS for nearest, "" for linear}.
 INTERP = LayerKind(name="Interp", cpp_class="pz::InterpLayer", template="interp",
                    binding="interp", shape=interp_shape, macs=interp_ops,
-                   attrs=InterpAttrs, construct=lambda bind, name, a, inputs: bind(
-                       name, inputs[0], a["mode"], tuple(a["size"]), a["coordinates"],
-                       a["rounding"]))
+                   attrs=InterpAttrs)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (INTERP,)

@@ -16,8 +16,6 @@ Shape = tuple[int, ...]
 Attrs = dict[str, Any]
 ShapeFn = Callable[[Attrs, list[Shape]], Shape]
 CountFn = Callable[[Attrs, list[Shape], Shape], int]
-# (session binding, layer name, attrs, input tensors) -> runtime layer.
-ConstructFn = Callable[[Callable[..., Any], str, Attrs, list[Any]], Any]
 
 
 class ShapeError(ValueError):
@@ -45,16 +43,13 @@ class LayerKind:
     name: str                       # the IR's op_type, e.g. "Conv"
     cpp_class: str                  # wrapper class in runtime_cpp, e.g. "pz::ConvLayer"
     template: str                   # templates/layers/<template>.cpp.j2
-    binding: str                    # method of paleozoic._runtime.Session
+    binding: str                    # the wrapper's registry name (pz::LayerFactory::kind)
     shape: ShapeFn
     macs: CountFn = elementwise_ops
     weight_roles: tuple[str, ...] = ()
     optional_roles: tuple[str, ...] = ()
     arity: int | None = 1           # None: any number of inputs
     fusible: bool = True            # may join a fusion op with other layers
-    # How the runtime layer is built from the kind's binding (a method of
-    # paleozoic._runtime.Session); None: binding(name, *inputs), for kinds without attrs.
-    construct: ConstructFn | None = None
     # The kind's attributes as a dataclass: names, types and defaults, written once.
     attrs: type = NoAttrs
 
@@ -86,12 +81,19 @@ class LayerKind:
         """The weight roles in the order the runtime layer's config() takes them."""
         return self.weight_roles + self.optional_roles
 
+    def runtime_attrs(self, attrs: Attrs) -> Attrs:
+        """The complete attributes the wrapper's factory takes: all but the fields marked
+        `field(metadata={"runtime": False})` (values the frontend already folded away)."""
+        complete = self.complete_attrs(attrs)
+        return {f.name: complete[f.name] for f in dataclasses.fields(self.attrs)
+                if f.metadata.get("runtime", True)}
+
     def build_runtime(self, session: Any, name: str, attrs: Attrs, inputs: list[Any]) -> Any:
-        """This layer in a paleozoic._runtime.Session (without its weights)."""
-        binding = getattr(session, self.binding)
-        if self.construct is None:
-            return binding(name, *inputs)
-        return self.construct(binding, name, attrs, inputs)
+        """This layer in a paleozoic._runtime.Session (without its weights), built by the
+        wrapper's layer registry from the attributes by name (Session.<binding>)."""
+        build = getattr(session, self.binding)
+        given = [list(inputs)] if self.arity is None else list(inputs)
+        return build(name, *given, **self.runtime_attrs(attrs))
 
 
 def elements(shape: Shape) -> int:

@@ -70,22 +70,15 @@ def slice_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 
 CONCAT = LayerKind(name="Concat", cpp_class="pz::ConcatLayer", template="concat",
-                   binding="concat", shape=concat_shape, arity=None, attrs=AxisAttrs,
-                   construct=lambda bind, name, a, inputs: bind(name, inputs, a["axis"]))
+                   binding="concat", shape=concat_shape, arity=None, attrs=AxisAttrs)
 RESHAPE = LayerKind(name="Reshape", cpp_class="pz::ReshapeLayer", template="reshape",
-                    binding="reshape", shape=reshape_shape, attrs=ReshapeAttrs,
-                    construct=lambda bind, name, a, inputs: bind(name, inputs[0],
-                                                                 list(a["shape"])))
+                    binding="reshape", shape=reshape_shape, attrs=ReshapeAttrs)
 TRANSPOSE = LayerKind(name="Transpose", cpp_class="pz::TransposeLayer",
                       template="transpose", binding="transpose", shape=transpose_shape,
-                      attrs=TransposeAttrs,
-                      construct=lambda bind, name, a, inputs: bind(name, inputs[0],
-                                                                   list(a["perm"])))
+                      attrs=TransposeAttrs)
 # attrs {"begin": [...], "end": [...], "step": [...]}: one int per input axis.
 SLICE = LayerKind(name="Slice", cpp_class="pz::SliceLayer", template="slice", binding="slice",
-                  shape=slice_shape, attrs=SliceAttrs,
-                  construct=lambda bind, name, a, inputs: bind(
-                      name, inputs[0], list(a["begin"]), list(a["end"]), list(a["step"])))
+                  shape=slice_shape, attrs=SliceAttrs)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (CONCAT, RESHAPE, TRANSPOSE, SLICE,)

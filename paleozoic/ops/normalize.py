@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
 
 
 @dataclass(frozen=True)
 class BatchNormAttrs:
-    epsilon: float                   # folded into the "var" weight, 1 / sqrt(var + eps)
+    # Folded into the "var" weight, 1 / sqrt(var + eps): the wrapper never sees it.
+    epsilon: float = field(metadata={"runtime": False})
 
 
 @dataclass(frozen=True)
@@ -46,10 +47,7 @@ SCALE = LayerKind(
     name="Scale", cpp_class="pz::ScaleLayer", template="scale", binding="scale",
     shape=channel_shape, weight_roles=("alpha", "beta"))
 LRN = LayerKind(name="LRN", cpp_class="pz::LrnLayer", template="lrn", binding="lrn",
-                shape=channel_shape, macs=lrn_ops, attrs=LrnAttrs,
-                construct=lambda bind, name, a, inputs: bind(
-                    name, inputs[0], size=a["size"], alpha=a["alpha"], beta=a["beta"],
-                    bias=a["bias"]))
+                shape=channel_shape, macs=lrn_ops, attrs=LrnAttrs)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (BATCH_NORM, SCALE, LRN,)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
 
@@ -61,15 +60,9 @@ def global_pool_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
     return n * c * h * w
 
 
-def _runtime_pool(bind: Any, name: str, a: Attrs, inputs: list[Any]) -> Any:
-    return bind(name, inputs[0], mode=a["mode"], kernel=tuple(a["kernel"]),
-                stride=tuple(a["stride"]), pads=tuple(a["pads"]),
-                ceil_mode=bool(a["ceil_mode"]), count_include_pad=bool(a["count_include_pad"]))
-
 
 POOL = LayerKind(name="Pool", cpp_class="pz::PoolLayer", template="pool", binding="pool",
-                 shape=pool_shape, macs=pool_ops, construct=_runtime_pool,
-                 attrs=PoolAttrs)
+                 shape=pool_shape, macs=pool_ops, attrs=PoolAttrs)
 GLOBAL_AVG_POOL = LayerKind(
     name="GlobalAvgPool", cpp_class="pz::GlobalAvgPoolLayer", template="global_avg_pool",
     binding="global_avg_pool", shape=global_pool_shape, macs=global_pool_ops)

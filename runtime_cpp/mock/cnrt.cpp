@@ -38,11 +38,7 @@ void advanceQueue(cnrtQueue_t queue, double us) {
 }  // namespace pz_mock
 
 using namespace pz_mock;
-using pz_mock::call_log::Call;
-using pz_mock::call_log::Doomed;
-using pz_mock::call_log::doomed;
-using pz_mock::call_log::doomedId;
-using pz_mock::call_log::logged;
+using namespace pz_mock::call_log;  // logged(), doomed(), Call
 
 extern "C" {
 

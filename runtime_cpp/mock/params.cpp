@@ -5,11 +5,7 @@
 #include "state.h"
 
 using namespace pz_mock;
-using pz_mock::call_log::Call;
-using pz_mock::call_log::Doomed;
-using pz_mock::call_log::doomed;
-using pz_mock::call_log::doomedId;
-using pz_mock::call_log::logged;
+using namespace pz_mock::call_log;  // logged(), doomed(), Call
 
 namespace {
 

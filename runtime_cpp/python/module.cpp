@@ -20,6 +20,7 @@
 #include <cmath>
 #include <limits>
 
+#include "paleozoic/layer_registry.h"
 #include "paleozoic/runtime.h"
 
 namespace py = pybind11;
@@ -27,8 +28,6 @@ namespace py = pybind11;
 namespace {
 
 using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
-using Pair = std::pair<int, int>;
-using Quad = std::tuple<int, int, int, int>;
 
 // One Device per process while any session lives: the SDK is initialised once.
 std::shared_ptr<pz::Device> sharedDevice() {
@@ -57,12 +56,9 @@ class Session {
     return *inputs_.back();
   }
 
-  template <typename L, typename... Args>
-  L& add(Args&&... args) {
-    auto layer = std::make_unique<L>(std::forward<Args>(args)...);
-    L& ref = *layer;
+  pz::Layer& adopt(std::unique_ptr<pz::Layer> layer) {
     layers_.push_back(std::move(layer));
-    return ref;
+    return *layers_.back();
   }
 
   // Builds a block and compiles it; a block that fails to compile is not kept.
@@ -263,69 +259,84 @@ py::list weightSpecs(const LayerRef& ref) {
   return out;
 }
 
-pz::Active activeByName(const std::string& fn) {
-  pz::Active out;
-  if (!pz::parseActive(fn, &out))
-    throw pz::Error("unknown activation '" + fn + "'; use " + pz::activeChoices());
-  return out;
-}
-
-pz::Binary binaryByName(const std::string& op) {
-  pz::Binary out;
-  if (!pz::parseBinary(op, &out))
-    throw pz::Error("unknown binary op '" + op + "'; use " + pz::binaryChoices());
-  return out;
-}
-
-pz::Deconv deconvParams(int out_channels, Pair kernel, Pair stride, Quad pads, Pair dilation,
-                        int groups, Pair output_padding) {
-  pz::Deconv p(out_channels, {kernel.first, kernel.second});
-  p.stride(stride.first, stride.second)
-      .pads(std::get<0>(pads), std::get<1>(pads), std::get<2>(pads), std::get<3>(pads))
-      .dilation(dilation.first, dilation.second)
-      .groups(groups)
-      .outputPadding(output_padding.first, output_padding.second);
-  return p;
-}
-
-pz::Interp interpParams(const std::string& mode, Pair size, const std::string& coordinates,
-                        const std::string& rounding) {
-  if (mode != "nearest" && mode != "linear") {
-    throw pz::Error("unknown interp mode '" + mode + "'; use nearest or linear");
+// A Python attribute value as the layer registry takes it: bool, integer (Python or numpy),
+// number, string, or a sequence of integers.
+pz::LayerArgs::Value attributeValue(const std::string& layer, const std::string& key,
+                                    const py::handle& value) {
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (PyIndex_Check(value.ptr())) {
+    return py::reinterpret_borrow<py::object>(value).cast<long long>();
   }
-  pz::InterpCoordinates c;
-  if (!pz::parseInterpCoordinates(coordinates, &c)) {
-    throw pz::Error("unknown interp coordinates '" + coordinates + "'; use " +
-                    pz::interpCoordinatesChoices());
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (PyFloat_Check(value.ptr()) || py::hasattr(value, "__float__")) {
+    return py::reinterpret_borrow<py::object>(value).cast<double>();
   }
-  const pz::Window out{size.first, size.second};
-  pz::Interp p = mode == "nearest" ? pz::Interp::nearest(out) : pz::Interp::linear(out);
-  p.coordinates(c);
-  if (mode == "nearest") {
-    pz::InterpRounding r;
-    if (!pz::parseInterpRounding(rounding, &r)) {
-      throw pz::Error("unknown nearest rounding '" + rounding + "'; use " +
-                      pz::interpRoundingChoices());
+  if (py::isinstance<py::sequence>(value)) {
+    std::vector<int> ints;
+    for (const py::handle item : value) {
+      if (!PyIndex_Check(item.ptr()) || py::isinstance<py::bool_>(item)) {
+        throw pz::Error(layer + ": attribute '" + key + "' must be a list of integers");
+      }
+      ints.push_back(py::reinterpret_borrow<py::object>(item).cast<int>());
     }
-    p.rounding(r);
-  } else if (!rounding.empty()) {
-    throw pz::Error("linear interp takes no rounding (give \"\"), got '" + rounding + "'");
+    return ints;
   }
-  return p;
+  throw pz::Error(layer + ": attribute '" + key + "' has a type a layer cannot take (" +
+                  std::string(py::str(py::type::of(value))) + ")");
 }
 
-pz::Pool poolParams(const std::string& mode, Pair kernel, Pair stride, Quad pads, bool ceil_mode,
-                    bool count_include_pad) {
-  pz::Window k{kernel.first, kernel.second};
-  if (mode != "max" && mode != "avg") {
-    throw pz::Error("unknown pool mode '" + mode + "'; use max or avg");
+TensorRef tensorArg(const std::string& layer, const py::handle& value) {
+  if (!py::isinstance<TensorRef>(value)) {
+    throw pz::Error(layer + ": expected an input tensor, got " +
+                    std::string(py::str(py::type::of(value))));
   }
-  pz::Pool p = mode == "max" ? pz::Pool::max(k) : pz::Pool::avg(k);
-  p.stride(stride.first, stride.second)
-      .pads(std::get<0>(pads), std::get<1>(pads), std::get<2>(pads), std::get<3>(pads))
-      .ceilMode(ceil_mode)
-      .countIncludePad(count_include_pad);
-  return p;
+  return value.cast<TensorRef>();
+}
+
+// Session.<kind>(name, inputs..., attributes...): inputs as the kind takes them (one tensor
+// each, or a list for a kind of any input count), then the attributes in the factory's
+// order, positionally or by keyword.
+LayerRef buildLayer(const py::object& self, const pz::LayerFactory& factory,
+                    const py::args& args, const py::kwargs& kwargs) {
+  if (args.size() < 1) throw pz::Error(factory.kind + ": needs the layer's name first");
+  const std::string name = py::str(args[0]);
+  std::size_t next = 1;
+  std::vector<pz::Tensor*> inputs;
+  if (factory.inputs == pz::LayerFactory::kAnyInputs) {
+    if (args.size() < 2 || !py::isinstance<py::sequence>(args[1])) {
+      throw pz::Error(name + ": a " + factory.kind + " layer takes a list of input tensors");
+    }
+    for (const py::handle item : py::reinterpret_borrow<py::sequence>(args[1])) {
+      inputs.push_back(tensorArg(name, item).tensor);
+    }
+    next = 2;
+  } else {
+    for (int i = 0; i < factory.inputs; ++i, ++next) {
+      if (next >= args.size()) {
+        throw pz::Error(name + ": a " + factory.kind + " layer takes " +
+                        std::to_string(factory.inputs) + " input tensor(s)");
+      }
+      inputs.push_back(tensorArg(name, args[next]).tensor);
+    }
+  }
+  pz::LayerArgs attrs(name);
+  if (args.size() - next > factory.params.size()) {
+    throw pz::Error(name + ": a " + factory.kind + " layer takes " +
+                    std::to_string(factory.params.size()) + " attribute(s), got " +
+                    std::to_string(args.size() - next) + " positional ones");
+  }
+  for (std::size_t i = next; i < args.size(); ++i) {
+    const std::string& key = factory.params[i - next];
+    attrs.set(key, attributeValue(name, key, args[i]));
+  }
+  for (const auto& item : kwargs) {
+    const std::string key = py::str(item.first);
+    if (attrs.has(key)) throw pz::Error(name + ": attribute '" + key + "' given twice");
+    attrs.set(key, attributeValue(name, key, item.second));
+  }
+  Session& session = sessionOf(self);
+  pz::Layer& layer = session.adopt(pz::makeLayer(factory.kind, name, inputs, attrs));
+  return makeRef(layer, factory.kind, self);
 }
 
 void registerExceptions(py::module_& m) {
@@ -408,171 +419,36 @@ void bindSession(py::module_& m) {
           },
           py::arg("name"), py::arg("shape"))
       .def(
-          "conv",
-          [](py::object self, const std::string& name, const TensorRef& x, int out_channels,
-             Pair kernel, Pair stride, Quad pads, Pair dilation, int groups) {
-            pz::Conv p(out_channels, {kernel.first, kernel.second});
-            p.stride(stride.first, stride.second)
-                .pads(std::get<0>(pads), std::get<1>(pads), std::get<2>(pads), std::get<3>(pads))
-                .dilation(dilation.first, dilation.second)
-                .groups(groups);
-            auto& layer = sessionOf(self).add<pz::ConvLayer>(name, *x.tensor, p);
-            return makeRef(layer, "conv", self);
+          "__getattr__",
+          [](py::object self, const std::string& kind) -> py::object {
+            const auto& all = pz::layerFactories();
+            const auto it = std::find_if(all.begin(), all.end(),
+                                         [&](const pz::LayerFactory& f) { return f.kind == kind; });
+            if (it == all.end())
+              throw py::attribute_error("Session has no attribute '" + kind + "'");
+            const pz::LayerFactory* factory = &*it;
+            return py::cpp_function(
+                [self, factory](const py::args& args, const py::kwargs& kwargs) {
+                  return buildLayer(self, *factory, args, kwargs);
+                });
           },
-          py::arg("name"), py::arg("x"), py::arg("out_channels"), py::arg("kernel"),
-          py::arg("stride") = Pair{1, 1}, py::arg("pads") = Quad{0, 0, 0, 0},
-          py::arg("dilation") = Pair{1, 1}, py::arg("groups") = 1)
-      .def(
-          "deconv",
-          [](py::object self, const std::string& name, const TensorRef& x, int out_channels,
-             Pair kernel, Pair stride, Quad pads, Pair dilation, int groups, Pair output_padding) {
-            const pz::Deconv p =
-                deconvParams(out_channels, kernel, stride, pads, dilation, groups, output_padding);
-            auto& layer = sessionOf(self).add<pz::DeconvLayer>(name, *x.tensor, p);
-            return makeRef(layer, "deconv", self);
+          py::arg("kind"),
+          "Session.<kind>(name, inputs..., attributes...) builds a layer of a registered kind "
+          "(layer_kinds()): conv(name, x, out_channels, kernel, stride=, pads=, ...), "
+          "concat(name, [a, b], axis), ...")
+      .def_static(
+          "layer_kinds",
+          [] {
+            py::list out;
+            for (const pz::LayerFactory& f : pz::layerFactories()) {
+              py::object inputs = f.inputs == pz::LayerFactory::kAnyInputs
+                                      ? py::object(py::none())
+                                      : py::object(py::int_(f.inputs));
+              out.append(py::make_tuple(f.kind, inputs, py::cast(f.params)));
+            }
+            return out;
           },
-          py::arg("name"), py::arg("x"), py::arg("out_channels"), py::arg("kernel"),
-          py::arg("stride") = Pair{1, 1}, py::arg("pads") = Quad{0, 0, 0, 0},
-          py::arg("dilation") = Pair{1, 1}, py::arg("groups") = 1,
-          py::arg("output_padding") = Pair{0, 0},
-          "ONNX ConvTranspose; pads (top, bottom, left, right); config(weight [ci, co/groups, "
-          "kh, kw], bias [co] or None).")
-      .def(
-          "interp",
-          [](py::object self, const std::string& name, const TensorRef& x, const std::string& mode,
-             Pair size, const std::string& coordinates, const std::string& rounding) {
-            const pz::Interp p = interpParams(mode, size, coordinates, rounding);
-            auto& layer = sessionOf(self).add<pz::InterpLayer>(name, *x.tensor, p);
-            return makeRef(layer, "interp", self);
-          },
-          py::arg("name"), py::arg("x"), py::arg("mode"), py::arg("size"),
-          py::arg("coordinates") = "half_pixel", py::arg("rounding") = "round_prefer_floor",
-          "ONNX Resize of H and W to size (out_h, out_w): mode nearest or linear, coordinates "
-          "half_pixel, pytorch_half_pixel, align_corners or asymmetric, rounding (nearest) "
-          "round_prefer_floor, round_prefer_ceil, floor or ceil (\"\" for linear).")
-      .def(
-          "pool",
-          [](py::object self, const std::string& name, const TensorRef& x, const std::string& mode,
-             Pair kernel, Pair stride, Quad pads, bool ceil_mode, bool count_include_pad) {
-            const pz::Pool p = poolParams(mode, kernel, stride, pads, ceil_mode, count_include_pad);
-            auto& layer = sessionOf(self).add<pz::PoolLayer>(name, *x.tensor, p);
-            return makeRef(layer, "pool", self);
-          },
-          py::arg("name"), py::arg("x"), py::arg("mode"), py::arg("kernel"),
-          py::arg("stride") = Pair{1, 1}, py::arg("pads") = Quad{0, 0, 0, 0},
-          py::arg("ceil_mode") = false, py::arg("count_include_pad") = false)
-      .def(
-          "global_avg_pool",
-          [](py::object self, const std::string& name, const TensorRef& x) {
-            auto& layer = sessionOf(self).add<pz::GlobalAvgPoolLayer>(name, *x.tensor);
-            return makeRef(layer, "global_avg_pool", self);
-          },
-          py::arg("name"), py::arg("x"))
-      .def(
-          "lrn",
-          [](py::object self, const std::string& name, const TensorRef& x, int size, double alpha,
-             double beta, double bias) {
-            auto& layer = sessionOf(self).add<pz::LrnLayer>(
-                name, *x.tensor, pz::Lrn(size).alphaBetaBias(alpha, beta, bias));
-            return makeRef(layer, "lrn", self);
-          },
-          py::arg("name"), py::arg("x"), py::arg("size"), py::arg("alpha") = 1e-4,
-          py::arg("beta") = 0.75, py::arg("bias") = 1.0)
-      .def(
-          "batch_norm",
-          [](py::object self, const std::string& name, const TensorRef& x) {
-            auto& layer = sessionOf(self).add<pz::BatchNormLayer>(name, *x.tensor);
-            return makeRef(layer, "batch_norm", self);
-          },
-          py::arg("name"), py::arg("x"))
-      .def(
-          "scale",
-          [](py::object self, const std::string& name, const TensorRef& x) {
-            auto& layer = sessionOf(self).add<pz::ScaleLayer>(name, *x.tensor);
-            return makeRef(layer, "scale", self);
-          },
-          py::arg("name"), py::arg("x"))
-      .def(
-          "active",
-          [](py::object self, const std::string& name, const TensorRef& x, const std::string& fn) {
-            auto& layer = sessionOf(self).add<pz::ActiveLayer>(name, *x.tensor, activeByName(fn));
-            return makeRef(layer, "active", self);
-          },
-          py::arg("name"), py::arg("x"), py::arg("fn"))
-      .def(
-          "add",
-          [](py::object self, const std::string& name, const TensorRef& a, const TensorRef& b) {
-            auto& layer = sessionOf(self).add<pz::AddLayer>(name, *a.tensor, *b.tensor);
-            return makeRef(layer, "add", self);
-          },
-          py::arg("name"), py::arg("a"), py::arg("b"))
-      .def(
-          "binary",
-          [](py::object self, const std::string& name, const TensorRef& a, const TensorRef& b,
-             const std::string& op) {
-            const pz::Binary fn = binaryByName(op);
-            auto& layer = sessionOf(self).add<pz::BinaryLayer>(name, *a.tensor, *b.tensor, fn);
-            return makeRef(layer, "binary", self);
-          },
-          py::arg("name"), py::arg("a"), py::arg("b"), py::arg("op"),
-          "a (op) b for op in add, sub, mul, div; b has a's shape or broadcasts to it.")
-      .def(
-          "prelu",
-          [](py::object self, const std::string& name, const TensorRef& x) {
-            auto& layer = sessionOf(self).add<pz::PReluLayer>(name, *x.tensor);
-            return makeRef(layer, "prelu", self);
-          },
-          py::arg("name"), py::arg("x"), "x >= 0 ? x : slope[c] * x; config(slope [C]).")
-      .def(
-          "fully_connected",
-          [](py::object self, const std::string& name, const TensorRef& x, int out_features) {
-            auto& layer =
-                sessionOf(self).add<pz::FullyConnectedLayer>(name, *x.tensor, out_features);
-            return makeRef(layer, "fully_connected", self);
-          },
-          py::arg("name"), py::arg("x"), py::arg("out_features"))
-      .def(
-          "softmax",
-          [](py::object self, const std::string& name, const TensorRef& x, int axis) {
-            auto& layer = sessionOf(self).add<pz::SoftmaxLayer>(name, *x.tensor, axis);
-            return makeRef(layer, "softmax", self);
-          },
-          py::arg("name"), py::arg("x"), py::arg("axis"))
-      .def(
-          "concat",
-          [](py::object self, const std::string& name, const std::vector<TensorRef>& xs, int axis) {
-            std::vector<pz::Tensor*> inputs;
-            for (const auto& x : xs) inputs.push_back(x.tensor);
-            auto& layer = sessionOf(self).add<pz::ConcatLayer>(name, inputs, axis);
-            return makeRef(layer, "concat", self);
-          },
-          py::arg("name"), py::arg("xs"), py::arg("axis"))
-      .def(
-          "reshape",
-          [](py::object self, const std::string& name, const TensorRef& x,
-             const std::vector<int>& shape) {
-            auto& layer = sessionOf(self).add<pz::ReshapeLayer>(name, *x.tensor, toShape(shape));
-            return makeRef(layer, "reshape", self);
-          },
-          py::arg("name"), py::arg("x"), py::arg("shape"))
-      .def(
-          "transpose",
-          [](py::object self, const std::string& name, const TensorRef& x,
-             const std::vector<int>& perm) {
-            auto& layer = sessionOf(self).add<pz::TransposeLayer>(name, *x.tensor, perm);
-            return makeRef(layer, "transpose", self);
-          },
-          py::arg("name"), py::arg("x"), py::arg("perm"))
-      .def(
-          "slice",
-          [](py::object self, const std::string& name, const TensorRef& x,
-             const std::vector<int>& begin, const std::vector<int>& end,
-             const std::vector<int>& step) {
-            auto& layer = sessionOf(self).add<pz::SliceLayer>(name, *x.tensor, begin, end, step);
-            return makeRef(layer, "slice", self);
-          },
-          py::arg("name"), py::arg("x"), py::arg("begin"), py::arg("end"), py::arg("step"),
-          "x[begin:end:step] per axis (one entry per axis; 0 <= begin < end <= dim, step >= 1).")
+          "The registered kinds: (kind, input count or None for a list, attribute names).")
       .def(
           "mark_output", [](Session&, const TensorRef& t) { t.tensor->markGraphOutput(); },
           py::arg("t"))
@@ -741,37 +617,28 @@ void bindDeviceModel(py::module_& m) {
 
 void bindShapes(py::module_& m) {
   m.def(
-      "conv_output_shape",
-      [](const std::vector<int>& in, int out_channels, Pair kernel, Pair stride, Quad pads,
-         Pair dilation, int groups) {
-        pz::Conv p(out_channels, {kernel.first, kernel.second});
-        p.stride(stride.first, stride.second)
-            .pads(std::get<0>(pads), std::get<1>(pads), std::get<2>(pads), std::get<3>(pads))
-            .dilation(dilation.first, dilation.second)
-            .groups(groups);
-        return shapeTuple(pz::convOutputShape(toShape(in), p));
+      "output_shape",
+      [](const std::string& kind, const std::vector<std::vector<int>>& shapes,
+         const py::kwargs& attrs) {
+        // The wrapper's own shape inference: a throwaway layer built by the registry.
+        const std::shared_ptr<pz::Device> device = sharedDevice();
+        std::vector<std::unique_ptr<pz::Tensor>> tensors;
+        std::vector<pz::Tensor*> inputs;
+        for (std::size_t i = 0; i < shapes.size(); ++i) {
+          tensors.push_back(
+              std::make_unique<pz::Tensor>("in" + std::to_string(i), toShape(shapes[i])));
+          inputs.push_back(tensors.back().get());
+        }
+        pz::LayerArgs args(kind);
+        for (const auto& item : attrs) {
+          const std::string key = py::str(item.first);
+          args.set(key, attributeValue(kind, key, item.second));
+        }
+        const std::unique_ptr<pz::Layer> layer = pz::makeLayer(kind, kind, inputs, args);
+        return shapeTuple(layer->output().shape());
       },
-      py::arg("shape"), py::arg("out_channels"), py::arg("kernel"), py::arg("stride") = Pair{1, 1},
-      py::arg("pads") = Quad{0, 0, 0, 0}, py::arg("dilation") = Pair{1, 1}, py::arg("groups") = 1);
-  m.def(
-      "deconv_output_shape",
-      [](const std::vector<int>& in, int out_channels, Pair kernel, Pair stride, Quad pads,
-         Pair dilation, int groups, Pair output_padding) {
-        return shapeTuple(pz::deconvOutputShape(
-            toShape(in),
-            deconvParams(out_channels, kernel, stride, pads, dilation, groups, output_padding)));
-      },
-      py::arg("shape"), py::arg("out_channels"), py::arg("kernel"), py::arg("stride") = Pair{1, 1},
-      py::arg("pads") = Quad{0, 0, 0, 0}, py::arg("dilation") = Pair{1, 1}, py::arg("groups") = 1,
-      py::arg("output_padding") = Pair{0, 0});
-  m.def(
-      "pool_output_shape",
-      [](const std::vector<int>& in, Pair kernel, Pair stride, Quad pads, bool ceil_mode) {
-        const pz::Pool p = poolParams("max", kernel, stride, pads, ceil_mode, false);
-        return shapeTuple(pz::poolOutputShape(toShape(in), p));
-      },
-      py::arg("shape"), py::arg("kernel"), py::arg("stride") = Pair{1, 1},
-      py::arg("pads") = Quad{0, 0, 0, 0}, py::arg("ceil_mode") = false);
+      py::arg("kind"), py::arg("shapes"),
+      "Output shape the wrapper gives a layer of `kind` (layer_kinds()) on inputs of `shapes`.");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "paleozoic/layer_registry.h"
 #include "paleozoic/runtime.h"
 
 // Checks an SDK call; a failure throws pz::SdkError naming `owner` (a layer, tensor or
@@ -11,6 +12,9 @@
 #define PZ_CHECK(owner, call) ::pz::check((call), (owner), ::pz::detail::callName(#call).c_str())
 #define PZ_CHECK_FORWARD(owner, call) \
   ::pz::detail::checkForward((call), (owner), ::pz::detail::callName(#call).c_str())
+
+// In a layer's constructor: the SDK forward its op runs with (Layer::setForward).
+#define PZ_FORWARD(call) setForward(call, #call)
 
 namespace pz {
 namespace detail {
@@ -36,6 +40,11 @@ Shape layerShape(const std::string& layer, ShapeFn fn) {
     throw Error(layer + ": " + e.what());
   }
 }
+
+// Each layer family's source appends the factories of its kinds (layer_registry.cpp).
+void addConvPoolFactories(std::vector<LayerFactory>& factories);
+void addElementwiseFactories(std::vector<LayerFactory>& factories);
+void addMiscFactories(std::vector<LayerFactory>& factories);
 
 // Normalises a possibly negative axis into [0, rank) or throws pz::Error naming the layer.
 int normaliseAxis(const std::string& layer, int axis, int rank);

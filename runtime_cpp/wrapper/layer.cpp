@@ -98,6 +98,35 @@ void Layer::bindWeights(const std::vector<WeightView>& weights) {
   configured_ = true;
 }
 
+void Layer::setForward(UnaryForward forward, const char* call) {
+  unary_ = forward;
+  binary_ = nullptr;
+  forward_call_ = call;
+}
+
+void Layer::setForward(BinaryForward forward, const char* call) {
+  binary_ = forward;
+  unary_ = nullptr;
+  forward_call_ = call;
+}
+
+cnmlStatus_t Layer::forward(cnrtQueue_t queue) {
+  Tensor& a = *inputs_.at(0);
+  cnmlStatus_t status;
+  if (unary_ != nullptr) {
+    status = unary_(op_, a.desc(), a.deviceData(), output_.desc(), output_.deviceData(), queue,
+                    nullptr);
+  } else if (binary_ != nullptr) {
+    Tensor& b = *inputs_.at(1);
+    status = binary_(op_, a.desc(), a.deviceData(), b.desc(), b.deviceData(), output_.desc(),
+                     output_.deviceData(), queue, nullptr);
+  } else {
+    throw Error(name_ + ": the layer names no SDK forward (setForward in its constructor)");
+  }
+  check(status, name_, forward_call_);
+  return status;
+}
+
 void Layer::compileOp(int mp) {
   if (fused_) {
     throw Error(name_ + ": cannot compile alone, the layer is fused into block " + fused_into_ +

@@ -8,8 +8,7 @@ namespace pz {
 
 ConvLayer::ConvLayer(std::string name, Tensor& input, const Conv& params)
     : Layer(name, {&input},
-            detail::layerShape(name, [&] { return convOutputShape(input.shape(), params); })),
-      params_(params) {
+            detail::layerShape(name, [&] { return convOutputShape(input.shape(), params); })) {
   const Shape filter{params.out_channels, input.shape()[1] / params.groups_, params.kernel.h,
                      params.kernel.w};
   const ConstTensor& weight = declareWeight("weight", CNML_FILTER, filter);
@@ -22,24 +21,12 @@ ConvLayer::ConvLayer(std::string name, Tensor& input, const Conv& params)
   if (params.groups_ > 1) {
     PZ_CHECK(name_, cnmlCreateConvGroupOp(&op_, param_, input.desc(), output_.desc(), weight.desc(),
                                           bias.desc(), params.groups_));
+    PZ_FORWARD(cnmlComputeConvGroupOpForward_V4);
   } else {
     PZ_CHECK(name_, cnmlCreateConvOp(&op_, param_, input.desc(), output_.desc(), weight.desc(),
                                      bias.desc()));
+    PZ_FORWARD(cnmlComputeConvOpForward_V4);
   }
-}
-
-ConvLayer::~ConvLayer() = default;
-
-cnmlStatus_t ConvLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  if (params_.groups_ > 1) {
-    return PZ_CHECK_FORWARD(
-        name_, cnmlComputeConvGroupOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                                output_.deviceData(), queue, nullptr));
-  }
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeConvOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                         output_.deviceData(), queue, nullptr));
 }
 
 // ---- DeconvLayer --------------------------------------------------------------------
@@ -57,8 +44,7 @@ bool deconvNeedsV2(const Deconv& p) {
 
 DeconvLayer::DeconvLayer(std::string name, Tensor& input, const Deconv& params)
     : Layer(name, {&input},
-            detail::layerShape(name, [&] { return deconvOutputShape(input.shape(), params); })),
-      params_(params) {
+            detail::layerShape(name, [&] { return deconvOutputShape(input.shape(), params); })) {
   const Shape filter{input.shape()[1], params.out_channels / params.groups_, params.kernel.h,
                      params.kernel.w};
   const ConstTensor& weight = declareWeight("weight", CNML_FILTER, filter);
@@ -78,32 +64,19 @@ DeconvLayer::DeconvLayer(std::string name, Tensor& input, const Deconv& params)
   if (params.groups_ > 1) {
     PZ_CHECK(name_, cnmlCreateDeconvGroupOp(&op_, param_, input.desc(), output_.desc(),
                                             weight.desc(), bias.desc(), params.groups_));
+    PZ_FORWARD(cnmlComputeDeconvGroupOpForward_V4);
   } else {
     PZ_CHECK(name_, cnmlCreateDeconvOp(&op_, param_, input.desc(), output_.desc(), weight.desc(),
                                        bias.desc()));
+    PZ_FORWARD(cnmlComputeDeconvOpForward_V4);
   }
-}
-
-DeconvLayer::~DeconvLayer() = default;
-
-cnmlStatus_t DeconvLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  if (params_.groups_ > 1) {
-    return PZ_CHECK_FORWARD(
-        name_, cnmlComputeDeconvGroupOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                                  output_.deviceData(), queue, nullptr));
-  }
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeDeconvOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                           output_.deviceData(), queue, nullptr));
 }
 
 // ---- InterpLayer --------------------------------------------------------------------
 
 InterpLayer::InterpLayer(std::string name, Tensor& input, const Interp& params)
     : Layer(name, {&input},
-            detail::layerShape(name, [&] { return interpOutputShape(input.shape(), params); })),
-      params_(params) {
+            detail::layerShape(name, [&] { return interpOutputShape(input.shape(), params); })) {
   const InterpCoordinates c = params.coordinates_;
   if (!params.linear_) {
     PZ_CHECK(name_,
@@ -127,20 +100,11 @@ InterpLayer::InterpLayer(std::string name, Tensor& input, const Interp& params)
     }
     PZ_CHECK(name_, cnmlCreateInterpOp(&op_, input.desc(), output_.desc(), linear_param_));
   }
-}
-
-InterpLayer::~InterpLayer() = default;
-
-cnmlStatus_t InterpLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  if (!params_.linear_) {
-    return PZ_CHECK_FORWARD(name_, cnmlComputeNearestNeighborOpForward_V4(
-                                       op_, in.desc(), in.deviceData(), output_.desc(),
-                                       output_.deviceData(), queue, nullptr));
+  if (params.linear_) {
+    PZ_FORWARD(cnmlComputeInterpOpForward_V4);
+  } else {
+    PZ_FORWARD(cnmlComputeNearestNeighborOpForward_V4);
   }
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeInterpOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                           output_.deviceData(), queue, nullptr));
 }
 
 // ---- pooling --------------------------------------------------------------------------
@@ -166,25 +130,13 @@ Pool globalPool(const Shape& in) {
   return Pool::avg({in[2], in[3]});
 }
 
-cnmlStatus_t poolForward(cnmlBaseOp_t op, Tensor& in, Tensor& out, cnrtQueue_t queue,
-                         const std::string& name) {
-  return PZ_CHECK_FORWARD(name,
-                          cnmlComputePoolOpForward_V4(op, in.desc(), in.deviceData(), out.desc(),
-                                                      out.deviceData(), queue, nullptr));
-}
-
 }  // namespace
 
 PoolLayer::PoolLayer(std::string name, Tensor& input, const Pool& params)
     : Layer(name, {&input},
             detail::layerShape(name, [&] { return poolOutputShape(input.shape(), params); })) {
   createPoolOp(name_, param_, &op_, params, input, output_);
-}
-
-PoolLayer::~PoolLayer() = default;
-
-cnmlStatus_t PoolLayer::forward(cnrtQueue_t queue) {
-  return poolForward(op_, *inputs_[0], output_, queue, name_);
+  PZ_FORWARD(cnmlComputePoolOpForward_V4);
 }
 
 GlobalAvgPoolLayer::GlobalAvgPoolLayer(std::string name, Tensor& input)
@@ -192,12 +144,7 @@ GlobalAvgPoolLayer::GlobalAvgPoolLayer(std::string name, Tensor& input)
               return poolOutputShape(input.shape(), globalPool(input.shape()));
             })) {
   createPoolOp(name_, param_, &op_, globalPool(input.shape()), input, output_);
-}
-
-GlobalAvgPoolLayer::~GlobalAvgPoolLayer() = default;
-
-cnmlStatus_t GlobalAvgPoolLayer::forward(cnrtQueue_t queue) {
-  return poolForward(op_, *inputs_[0], output_, queue, name_);
+  PZ_FORWARD(cnmlComputePoolOpForward_V4);
 }
 
 // ---- LrnLayer -------------------------------------------------------------------------
@@ -207,15 +154,133 @@ LrnLayer::LrnLayer(std::string name, Tensor& input, const Lrn& params)
   PZ_CHECK(name_, cnmlCreateLrnOpParam(param_.out(), CNML_LRN_V3, params.size, params.alpha,
                                        params.beta, params.bias));
   PZ_CHECK(name_, cnmlCreateLrnOp(&op_, param_, input.desc(), output_.desc()));
+  PZ_FORWARD(cnmlComputeLrnOpForward_V4);
 }
 
-LrnLayer::~LrnLayer() = default;
+// ---- factories (layer_registry.h) -----------------------------------------------------
 
-cnmlStatus_t LrnLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeLrnOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                        output_.deviceData(), queue, nullptr));
+namespace {
+
+Tensor& only(const std::vector<Tensor*>& inputs) { return *inputs.front(); }
+
+Conv convParams(const LayerArgs& a) {
+  Conv p(a.integer("out_channels"), a.window("kernel"));
+  const Window stride = a.window("stride", p.stride_);
+  const Pads pads = a.pads("pads", p.pads_);
+  const Window dilation = a.window("dilation", p.dilation_);
+  p.stride(stride.h, stride.w)
+      .pads(pads.top, pads.bottom, pads.left, pads.right)
+      .dilation(dilation.h, dilation.w)
+      .groups(a.integer("groups", p.groups_));
+  return p;
 }
+
+Deconv deconvParams(const LayerArgs& a) {
+  const Conv c = convParams(a);
+  Deconv p(c.out_channels, c.kernel);
+  const Window extra = a.window("output_padding", p.output_padding_);
+  p.stride(c.stride_.h, c.stride_.w)
+      .pads(c.pads_.top, c.pads_.bottom, c.pads_.left, c.pads_.right)
+      .dilation(c.dilation_.h, c.dilation_.w)
+      .groups(c.groups_)
+      .outputPadding(extra.h, extra.w);
+  return p;
+}
+
+Interp interpParams(const std::string& layer, const LayerArgs& a) {
+  const std::string mode = a.text("mode");
+  if (mode != "nearest" && mode != "linear") {
+    throw Error(layer + ": unknown interp mode '" + mode + "'; use nearest or linear");
+  }
+  const std::string coordinates = a.text("coordinates", "half_pixel");
+  InterpCoordinates c;
+  if (!parseInterpCoordinates(coordinates, &c)) {
+    throw Error(layer + ": unknown interp coordinates '" + coordinates + "'; use " +
+                interpCoordinatesChoices());
+  }
+  Interp p = mode == "nearest" ? Interp::nearest(a.window("size"))
+                               : Interp::linear(a.window("size"));
+  p.coordinates(c);
+  const std::string rounding = a.text("rounding", mode == "nearest" ? "round_prefer_floor" : "");
+  if (mode == "nearest") {
+    InterpRounding r;
+    if (!parseInterpRounding(rounding, &r)) {
+      throw Error(layer + ": unknown nearest rounding '" + rounding + "'; use " +
+                  interpRoundingChoices());
+    }
+    p.rounding(r);
+  } else if (!rounding.empty()) {
+    throw Error(layer + ": linear interp takes no rounding (give \"\"), got '" + rounding + "'");
+  }
+  return p;
+}
+
+Pool poolParams(const std::string& layer, const LayerArgs& a) {
+  const std::string mode = a.text("mode");
+  if (mode != "max" && mode != "avg") {
+    throw Error(layer + ": unknown pool mode '" + mode + "'; use max or avg");
+  }
+  Pool p = mode == "max" ? Pool::max(a.window("kernel")) : Pool::avg(a.window("kernel"));
+  const Window stride = a.window("stride", p.stride_);
+  const Pads pads = a.pads("pads", p.pads_);
+  p.stride(stride.h, stride.w)
+      .pads(pads.top, pads.bottom, pads.left, pads.right)
+      .ceilMode(a.flag("ceil_mode", p.ceil_mode_))
+      .countIncludePad(a.flag("count_include_pad", p.count_include_pad_));
+  return p;
+}
+
+Lrn lrnParams(const LayerArgs& a) {
+  Lrn p(a.integer("size"));
+  return p.alphaBetaBias(a.real("alpha", p.alpha), a.real("beta", p.beta),
+                         a.real("bias", p.bias));
+}
+
+}  // namespace
+
+namespace detail {
+
+void addConvPoolFactories(std::vector<LayerFactory>& factories) {
+  factories.push_back({"conv", 1,
+                       {"out_channels", "kernel", "stride", "pads", "dilation", "groups"},
+                       [](const std::string& name, const std::vector<Tensor*>& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<ConvLayer>(name, only(in), convParams(a));
+                       }});
+  factories.push_back(
+      {"deconv", 1,
+       {"out_channels", "kernel", "stride", "pads", "dilation", "groups", "output_padding"},
+       [](const std::string& name, const std::vector<Tensor*>& in,
+          const LayerArgs& a) -> std::unique_ptr<Layer> {
+         return std::make_unique<DeconvLayer>(name, only(in), deconvParams(a));
+       }});
+  factories.push_back({"interp", 1,
+                       {"mode", "size", "coordinates", "rounding"},
+                       [](const std::string& name, const std::vector<Tensor*>& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<InterpLayer>(name, only(in),
+                                                              interpParams(name, a));
+                       }});
+  factories.push_back(
+      {"pool", 1,
+       {"mode", "kernel", "stride", "pads", "ceil_mode", "count_include_pad"},
+       [](const std::string& name, const std::vector<Tensor*>& in,
+          const LayerArgs& a) -> std::unique_ptr<Layer> {
+         return std::make_unique<PoolLayer>(name, only(in), poolParams(name, a));
+       }});
+  factories.push_back({"global_avg_pool", 1, {},
+                       [](const std::string& name, const std::vector<Tensor*>& in,
+                          const LayerArgs&) -> std::unique_ptr<Layer> {
+                         return std::make_unique<GlobalAvgPoolLayer>(name, only(in));
+                       }});
+  factories.push_back({"lrn", 1,
+                       {"size", "alpha", "beta", "bias"},
+                       [](const std::string& name, const std::vector<Tensor*>& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<LrnLayer>(name, only(in), lrnParams(a));
+                       }});
+}
+
+}  // namespace detail
 
 }  // namespace pz

@@ -65,13 +65,7 @@ BatchNormLayer::BatchNormLayer(std::string name, Tensor& input)
   const ConstTensor& var = declareWeight("var", CNML_CONST, per_channel);
   PZ_CHECK(name_,
            cnmlCreateBatchNormOp(&op_, input.desc(), output_.desc(), mean.desc(), var.desc()));
-}
-
-cnmlStatus_t BatchNormLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeBatchNormOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                              output_.deviceData(), queue, nullptr));
+  PZ_FORWARD(cnmlComputeBatchNormOpForward_V4);
 }
 
 // ---- ScaleLayer -----------------------------------------------------------------------
@@ -81,13 +75,7 @@ ScaleLayer::ScaleLayer(std::string name, Tensor& input) : Layer(name, {&input}, 
   const ConstTensor& alpha = declareWeight("alpha", CNML_CONST, per_channel);
   const ConstTensor& beta = declareWeight("beta", CNML_CONST, per_channel);
   PZ_CHECK(name_, cnmlCreateScaleOp(&op_, input.desc(), output_.desc(), alpha.desc(), beta.desc()));
-}
-
-cnmlStatus_t ScaleLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeScaleOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                          output_.deviceData(), queue, nullptr));
+  PZ_FORWARD(cnmlComputeScaleOpForward_V4);
 }
 
 // ---- ActiveLayer ----------------------------------------------------------------------
@@ -95,13 +83,7 @@ cnmlStatus_t ScaleLayer::forward(cnrtQueue_t queue) {
 ActiveLayer::ActiveLayer(std::string name, Tensor& input, Active fn)
     : Layer(name, {&input}, input.shape()) {
   PZ_CHECK(name_, cnmlCreateActiveOp(&op_, sdkValue(fn), input.desc(), output_.desc()));
-}
-
-cnmlStatus_t ActiveLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeActiveOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                           output_.deviceData(), queue, nullptr));
+  PZ_FORWARD(cnmlComputeActiveOpForward_V4);
 }
 
 // ---- AddLayer -------------------------------------------------------------------------
@@ -112,32 +94,18 @@ AddLayer::AddLayer(std::string name, Tensor& a, Tensor& b) : Layer(name, {&a, &b
                 shapeToString(a.shape()) + " and " + b.name() + " " + shapeToString(b.shape()));
   }
   PZ_CHECK(name_, cnmlCreateAddOp(&op_, a.desc(), b.desc(), output_.desc()));
-}
-
-cnmlStatus_t AddLayer::forward(cnrtQueue_t queue) {
-  Tensor& a = *inputs_[0];
-  Tensor& b = *inputs_[1];
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeAddOpForward_V4(op_, a.desc(), a.deviceData(), b.desc(), b.deviceData(),
-                                        output_.desc(), output_.deviceData(), queue, nullptr));
+  PZ_FORWARD(cnmlComputeAddOpForward_V4);
 }
 
 // ---- BinaryLayer ----------------------------------------------------------------------
 
 BinaryLayer::BinaryLayer(std::string name, Tensor& a, Tensor& b, Binary fn)
-    : Layer(name, {&a, &b}, a.shape()), fn_(fn), broadcast_(a.shape() != b.shape()) {
-  const BinaryCalls calls = binaryCalls(fn_, broadcast_);
+    : Layer(name, {&a, &b}, a.shape()) {
+  // b's shape differs from a's: the SDK's Broadcast* op.
+  const BinaryCalls calls = binaryCalls(fn, a.shape() != b.shape());
   const cnmlStatus_t status = calls.create(&op_, a.desc(), b.desc(), output_.desc());
-  if (status != CNML_STATUS_SUCCESS) check(status, name_, calls.create_name, binaryHint(fn_, a, b));
-}
-
-cnmlStatus_t BinaryLayer::forward(cnrtQueue_t queue) {
-  Tensor& a = *inputs_[0];
-  Tensor& b = *inputs_[1];
-  const BinaryCalls calls = binaryCalls(fn_, broadcast_);
-  return detail::checkForward(calls.forward(op_, a.desc(), a.deviceData(), b.desc(), b.deviceData(),
-                                            output_.desc(), output_.deviceData(), queue, nullptr),
-                              name_, calls.forward_name);
+  if (status != CNML_STATUS_SUCCESS) check(status, name_, calls.create_name, binaryHint(fn, a, b));
+  setForward(calls.forward, calls.forward_name);
 }
 
 // ---- PReluLayer -----------------------------------------------------------------------
@@ -146,13 +114,69 @@ PReluLayer::PReluLayer(std::string name, Tensor& input) : Layer(name, {&input}, 
   const ConstTensor& slope =
       declareWeight("slope", CNML_CONST, Shape{channels(name_, input.shape())});
   PZ_CHECK(name_, cnmlCreatePreluOp(&op_, input.desc(), output_.desc(), slope.desc()));
+  PZ_FORWARD(cnmlComputePreluOpForward_V4);
 }
 
-cnmlStatus_t PReluLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputePreluOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                          output_.deviceData(), queue, nullptr));
+// ---- factories (layer_registry.h) -----------------------------------------------------
+
+namespace {
+
+Active activeNamed(const std::string& layer, const std::string& function) {
+  Active out;
+  if (!parseActive(function, &out)) {
+    throw Error(layer + ": unknown activation '" + function + "'; use " + activeChoices());
+  }
+  return out;
 }
+
+Binary binaryNamed(const std::string& layer, const std::string& op) {
+  Binary out;
+  if (!parseBinary(op, &out)) {
+    throw Error(layer + ": unknown binary op '" + op + "'; use " + binaryChoices());
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace detail {
+
+void addElementwiseFactories(std::vector<LayerFactory>& factories) {
+  using Inputs = std::vector<Tensor*>;
+  factories.push_back({"batch_norm", 1, {},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs&) -> std::unique_ptr<Layer> {
+                         return std::make_unique<BatchNormLayer>(name, *in[0]);
+                       }});
+  factories.push_back({"scale", 1, {},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs&) -> std::unique_ptr<Layer> {
+                         return std::make_unique<ScaleLayer>(name, *in[0]);
+                       }});
+  factories.push_back({"active", 1, {"function"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<ActiveLayer>(
+                             name, *in[0], activeNamed(name, a.text("function")));
+                       }});
+  factories.push_back({"add", 2, {},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs&) -> std::unique_ptr<Layer> {
+                         return std::make_unique<AddLayer>(name, *in[0], *in[1]);
+                       }});
+  factories.push_back({"binary", 2, {"op"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<BinaryLayer>(name, *in[0], *in[1],
+                                                              binaryNamed(name, a.text("op")));
+                       }});
+  factories.push_back({"prelu", 1, {},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs&) -> std::unique_ptr<Layer> {
+                         return std::make_unique<PReluLayer>(name, *in[0]);
+                       }});
+}
+
+}  // namespace detail
 
 }  // namespace pz

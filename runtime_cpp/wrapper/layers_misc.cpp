@@ -83,13 +83,7 @@ FullyConnectedLayer::FullyConnectedLayer(std::string name, Tensor& input, int ou
   const ConstTensor& bias =
       declareWeight("bias", CNML_CONST, Shape{out_features}, /*optional=*/true);
   PZ_CHECK(name_, cnmlCreateMlpOp(&op_, input.desc(), output_.desc(), weight.desc(), bias.desc()));
-}
-
-cnmlStatus_t FullyConnectedLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeMlpOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                        output_.deviceData(), queue, nullptr));
+  PZ_FORWARD(cnmlComputeMlpOpForward_V4);
 }
 
 // ---- SoftmaxLayer ---------------------------------------------------------------------
@@ -99,13 +93,7 @@ SoftmaxLayer::SoftmaxLayer(std::string name, Tensor& input, int axis)
   const int a = detail::normaliseAxis(name_, axis, static_cast<int>(input.shape().size()));
   PZ_CHECK(name_, cnmlCreateSoftmaxOp(&op_, static_cast<cnmlDimension_t>(a), input.desc(),
                                       output_.desc()));
-}
-
-cnmlStatus_t SoftmaxLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeSoftmaxOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                            output_.deviceData(), queue, nullptr));
+  PZ_FORWARD(cnmlComputeSoftmaxOpForward_V4);
 }
 
 // ---- ConcatLayer ----------------------------------------------------------------------
@@ -143,15 +131,7 @@ ReshapeLayer::ReshapeLayer(std::string name, Tensor& input, Shape shape)
   PZ_CHECK(name_,
            cnmlCreateNdReshapeOpParam(param_.out(), dims.data(), static_cast<int>(dims.size())));
   PZ_CHECK(name_, cnmlCreateReshapeOp(&op_, param_, input.desc(), output_.desc()));
-}
-
-ReshapeLayer::~ReshapeLayer() = default;
-
-cnmlStatus_t ReshapeLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeReshapeOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                            output_.deviceData(), queue, nullptr));
+  PZ_FORWARD(cnmlComputeReshapeOpForward_V4);
 }
 
 // ---- TransposeLayer -------------------------------------------------------------------
@@ -161,15 +141,7 @@ TransposeLayer::TransposeLayer(std::string name, Tensor& input, std::vector<int>
   PZ_CHECK(name_,
            cnmlCreateNdTransposeOpParam(param_.out(), perm.data(), static_cast<int>(perm.size())));
   PZ_CHECK(name_, cnmlCreateNdTransposeProOp(&op_, input.desc(), output_.desc(), param_));
-}
-
-TransposeLayer::~TransposeLayer() = default;
-
-cnmlStatus_t TransposeLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeTransposeProOpForward_V4(op_, in.desc(), in.deviceData(), output_.desc(),
-                                                 output_.deviceData(), queue, nullptr));
+  PZ_FORWARD(cnmlComputeTransposeProOpForward_V4);
 }
 
 // ---- SliceLayer -----------------------------------------------------------------------
@@ -180,15 +152,49 @@ SliceLayer::SliceLayer(std::string name, Tensor& input, std::vector<int> begin,
   PZ_CHECK(name_, cnmlCreateNdStridedSliceOpParam(param_.out(), static_cast<int>(begin.size()),
                                                   begin.data(), end.data(), step.data()));
   PZ_CHECK(name_, cnmlCreateNdStridedSliceOp(&op_, param_, input.desc(), output_.desc()));
+  PZ_FORWARD(cnmlComputeNdStridedSliceOpForward_V2);
 }
 
-SliceLayer::~SliceLayer() = default;
+// ---- factories (layer_registry.h) -----------------------------------------------------
 
-cnmlStatus_t SliceLayer::forward(cnrtQueue_t queue) {
-  Tensor& in = *inputs_[0];
-  return PZ_CHECK_FORWARD(
-      name_, cnmlComputeNdStridedSliceOpForward_V2(op_, in.desc(), in.deviceData(), output_.desc(),
-                                                   output_.deviceData(), queue, nullptr));
+namespace detail {
+
+void addMiscFactories(std::vector<LayerFactory>& factories) {
+  using Inputs = std::vector<Tensor*>;
+  factories.push_back({"fully_connected", 1, {"out_features"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<FullyConnectedLayer>(
+                             name, *in[0], a.integer("out_features"));
+                       }});
+  factories.push_back({"softmax", 1, {"axis"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<SoftmaxLayer>(name, *in[0], a.integer("axis"));
+                       }});
+  factories.push_back({"concat", LayerFactory::kAnyInputs, {"axis"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<ConcatLayer>(name, in, a.integer("axis"));
+                       }});
+  factories.push_back({"reshape", 1, {"shape"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<ReshapeLayer>(name, *in[0], a.ints("shape"));
+                       }});
+  factories.push_back({"transpose", 1, {"perm"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<TransposeLayer>(name, *in[0], a.ints("perm"));
+                       }});
+  factories.push_back({"slice", 1, {"begin", "end", "step"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<SliceLayer>(name, *in[0], a.ints("begin"),
+                                                             a.ints("end"), a.ints("step"));
+                       }});
 }
+
+}  // namespace detail
 
 }  // namespace pz

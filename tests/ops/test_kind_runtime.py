@@ -62,3 +62,41 @@ def test_runtime_layer_declares_the_kinds_weights(kind: str, samples) -> None:
     for role, shape, _ in declared:
         if role in layer.weights:
             assert queue.weights[layer.weights[role]].size == int(np.prod(shape)), role
+
+
+def test_python_and_cpp_registries_agree() -> None:
+    """Every LayerKind has a wrapper factory (pz::layerFactories) of its binding name, with its
+    input count and its runtime attributes in the same order, and the wrapper has no kind
+    the Python registry lacks."""
+    import dataclasses
+
+    from paleozoic import _runtime as rt
+
+    cpp = {kind: (inputs, list(params)) for kind, inputs, params in rt.Session.layer_kinds()}
+    assert set(cpp) == {spec.binding for spec in KINDS.values()}
+    for spec in KINDS.values():
+        runtime = [f.name for f in dataclasses.fields(spec.attrs)
+                   if f.metadata.get("runtime", True)]
+        assert cpp[spec.binding] == (spec.arity, runtime), spec.name
+
+
+def test_registry_builder_errors_name_the_layer() -> None:
+    from paleozoic import _runtime as rt
+
+    s = rt.Session()
+    x = s.input("x", [1, 3, 8, 8])
+    with pytest.raises(rt.Error, match="c1: a conv layer has no attribute 'padding'; it takes "
+                                       "out_channels, kernel"):
+        s.conv("c1", x, out_channels=4, kernel=(3, 3), padding=(1, 1, 1, 1))
+    with pytest.raises(rt.Error, match="c2: attribute 'kernel' must hold 2 integers, got 3"):
+        s.conv("c2", x, 4, (3, 3, 3))
+    with pytest.raises(rt.Error, match="c3: needs attribute 'out_channels'"):
+        s.conv("c3", x, kernel=(3, 3))
+    with pytest.raises(rt.Error, match="c4: attribute 'kernel' given twice"):
+        s.conv("c4", x, 4, (3, 3), kernel=(3, 3))
+    with pytest.raises(rt.Error, match="p1: attribute 'ceil_mode' must be true or false"):
+        s.pool("p1", x, "max", (2, 2), ceil_mode=1)
+    with pytest.raises(rt.Error, match="cat: a concat layer takes a list of input tensors"):
+        s.concat("cat", x, 1)
+    with pytest.raises(AttributeError, match="Session has no attribute 'gelu'"):
+        s.gelu("g", x)

@@ -25,10 +25,7 @@ def deconv_attrs(co=6, k=3, s=2, pads=(1, 1, 1, 1), d=1, g=1, op=(0, 0)):
 ])
 def test_deconv_shape_matches_onnx_and_the_runtime(x, attrs, out) -> None:
     assert KINDS["Deconv"].output_shape(attrs, [x]) == out
-    assert rt.deconv_output_shape(
-        list(x), attrs["out_channels"], tuple(attrs["kernel"]), tuple(attrs["stride"]),
-        tuple(attrs["pads"]), tuple(attrs["dilation"]), attrs["groups"],
-        tuple(attrs["output_padding"])) == out
+    assert rt.output_shape("deconv", [list(x)], **attrs) == out
 
 
 def test_deconv_output_padding_defaults_to_zero() -> None:

@@ -130,8 +130,13 @@ def test_bad_layer_parameters(build, match):
 
 
 def test_shape_helpers():
-    assert rt.conv_output_shape([1, 3, 224, 224], 64, (7, 7), (2, 2), (3, 3, 3, 3)) == \
-        (1, 64, 112, 112)
-    assert rt.pool_output_shape([1, 64, 112, 112], (3, 3), (2, 2), (0, 0, 0, 0), True) == \
-        (1, 64, 56, 56)
-    assert rt.pool_output_shape([1, 1, 5, 5], (2, 2), (2, 2), (1, 1, 1, 1), True) == (1, 1, 3, 3)
+    assert rt.output_shape("conv", [[1, 3, 224, 224]], out_channels=64, kernel=(7, 7),
+                           stride=(2, 2), pads=(3, 3, 3, 3)) == (1, 64, 112, 112)
+    assert rt.output_shape("pool", [[1, 64, 112, 112]], mode="max", kernel=(3, 3),
+                           stride=(2, 2), ceil_mode=True) == (1, 64, 56, 56)
+    assert rt.output_shape("pool", [[1, 1, 5, 5]], mode="max", kernel=(2, 2), stride=(2, 2),
+                           pads=(1, 1, 1, 1), ceil_mode=True) == (1, 1, 3, 3)
+    with pytest.raises(rt.Error, match="a pool layer has no attribute 'groups'"):
+        rt.output_shape("pool", [[1, 1, 5, 5]], mode="max", kernel=(2, 2), groups=2)
+    with pytest.raises(rt.Error, match="unknown layer kind 'gelu'; known kinds: conv, "):
+        rt.output_shape("gelu", [[1, 1, 5, 5]])

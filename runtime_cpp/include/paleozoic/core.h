@@ -199,8 +199,9 @@ class Layer {
   void markFused(const std::string& block);
 
   // Binds the layer's weights in the order weightSpecs() gives; an absent optional one
-  // (nullptr, or left out at the end) is bound as zeros. Throws pz::Error naming the layer and the role for a missing
-  // required weight, too many or too few arguments, or a weight of the wrong extent.
+  // (nullptr, or left out at the end) is bound as zeros. Throws pz::Error naming the layer and the
+  // role for a missing required weight, too many or too few arguments, or a weight of the wrong
+  // extent.
   template <typename... Weights>
   void configLayer(const Weights&... weights) {
     bindWeights({WeightView(weights)...});
@@ -213,8 +214,18 @@ class Layer {
   bool configured() const { return configured_ || weights_.empty(); }
 
  protected:
-  // Subclasses create op_ in their constructor and forward it here.
-  virtual cnmlStatus_t forward(cnrtQueue_t queue) = 0;
+  // The SDK forwards of one-input ops, f(op, in, in_data, out, out_data, queue, extra), and
+  // of two-input ops, f(op, a, a_data, b, b_data, out, out_data, queue, extra).
+  using UnaryForward = cnmlStatus_t (*)(cnmlBaseOp_t, cnmlTensor_t, void*, cnmlTensor_t, void*,
+                                        cnrtQueue_t, void*);
+  using BinaryForward = cnmlStatus_t (*)(cnmlBaseOp_t, cnmlTensor_t, void*, cnmlTensor_t, void*,
+                                         cnmlTensor_t, void*, cnrtQueue_t, void*);
+  // A layer that runs one SDK op names its forward in its constructor (PZ_FORWARD in the
+  // wrapper's sources) instead of overriding forward(); `call` names it in errors.
+  void setForward(UnaryForward forward, const char* call);
+  void setForward(BinaryForward forward, const char* call);
+  // Runs op_ on the device buffers: the forward set with setForward, unless overridden.
+  virtual cnmlStatus_t forward(cnrtQueue_t queue);
   // Declares a weight in the constructor, before the op that reads its descriptor.
   const ConstTensor& declareWeight(std::string role, cnmlTensorType_t type, Shape shape,
                                    bool optional = false);
@@ -235,6 +246,9 @@ class Layer {
   };
   std::vector<Weight> weights_;
   bool configured_ = false;
+  UnaryForward unary_ = nullptr;
+  BinaryForward binary_ = nullptr;
+  const char* forward_call_ = "";
 };
 
 struct Window {

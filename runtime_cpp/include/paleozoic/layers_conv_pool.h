@@ -89,13 +89,8 @@ Shape interpOutputShape(const Shape& in, const Interp& p);
 class ConvLayer : public Layer {
  public:
   ConvLayer(std::string name, Tensor& input, const Conv& params);
-  ~ConvLayer() override;
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
-  Conv params_;
   SdkHandle<cnmlConvOpParam_t, cnmlDestroyConvOpParam> param_;
 };
 
@@ -106,13 +101,8 @@ class ConvLayer : public Layer {
 class DeconvLayer : public Layer {
  public:
   DeconvLayer(std::string name, Tensor& input, const Deconv& params);
-  ~DeconvLayer() override;
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
-  Deconv params_;
   SdkHandle<cnmlDeconvOpParam_t, cnmlDestroyDeconvOpParam> param_;
 };
 
@@ -122,13 +112,8 @@ class DeconvLayer : public Layer {
 class InterpLayer : public Layer {
  public:
   InterpLayer(std::string name, Tensor& input, const Interp& params);
-  ~InterpLayer() override;
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
-  Interp params_;
   SdkHandle<cnmlNearestNeighborOpParam_t, cnmlDestroyNearestNeighborOpParam> nearest_param_;
   SdkHandle<cnmlInterpOpParam_t, cnmlDestroyInterpOpParam> linear_param_;
 };
@@ -136,10 +121,6 @@ class InterpLayer : public Layer {
 class PoolLayer : public Layer {
  public:
   PoolLayer(std::string name, Tensor& input, const Pool& params);
-  ~PoolLayer() override;
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
   SdkHandle<cnmlPoolOpParam_t, cnmlDestroyPoolOpParam> param_;
@@ -149,10 +130,6 @@ class PoolLayer : public Layer {
 class GlobalAvgPoolLayer : public Layer {
  public:
   GlobalAvgPoolLayer(std::string name, Tensor& input);
-  ~GlobalAvgPoolLayer() override;
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
   SdkHandle<cnmlPoolOpParam_t, cnmlDestroyPoolOpParam> param_;
@@ -162,10 +139,6 @@ class GlobalAvgPoolLayer : public Layer {
 class LrnLayer : public Layer {
  public:
   LrnLayer(std::string name, Tensor& input, const Lrn& params);
-  ~LrnLayer() override;
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
   SdkHandle<cnmlLrnOpParam_t, cnmlDestroyLrnOpParam> param_;

@@ -14,35 +14,23 @@ namespace pz {
 class BatchNormLayer : public Layer {
  public:
   BatchNormLayer(std::string name, Tensor& input);
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 };
 
 // y = alpha * x + beta per channel (axis 1). Weights: alpha [C], beta [C].
 class ScaleLayer : public Layer {
  public:
   ScaleLayer(std::string name, Tensor& input);
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 };
 
 class ActiveLayer : public Layer {
  public:
   ActiveLayer(std::string name, Tensor& input, Active fn);
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 };
 
 // Element-wise sum of two tensors of equal shape.
 class AddLayer : public Layer {
  public:
   AddLayer(std::string name, Tensor& a, Tensor& b);
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 };
 
 // y = a (+ - * /) b. b has a's shape, or broadcasts to it: b's rank at most a's, dims
@@ -54,13 +42,6 @@ class AddLayer : public Layer {
 class BinaryLayer : public Layer {
  public:
   BinaryLayer(std::string name, Tensor& a, Tensor& b, Binary op);
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
-
- private:
-  Binary fn_;
-  bool broadcast_;  // b's shape differs from a's: the SDK's Broadcast* op
 };
 
 // y = x if x >= 0 else slope[c] * x, per channel (axis 1). LeakyRelu is a PRelu whose slope
@@ -68,9 +49,6 @@ class BinaryLayer : public Layer {
 class PReluLayer : public Layer {
  public:
   PReluLayer(std::string name, Tensor& input);
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 };
 
 }  // namespace pz

@@ -14,17 +14,11 @@ namespace pz {
 class FullyConnectedLayer : public Layer {
  public:
   FullyConnectedLayer(std::string name, Tensor& input, int out_features);
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 };
 
 class SoftmaxLayer : public Layer {
  public:
   SoftmaxLayer(std::string name, Tensor& input, int axis);
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 };
 
 class ConcatLayer : public Layer {
@@ -38,10 +32,6 @@ class ConcatLayer : public Layer {
 class ReshapeLayer : public Layer {
  public:
   ReshapeLayer(std::string name, Tensor& input, Shape shape);
-  ~ReshapeLayer() override;
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
   SdkHandle<cnmlReshapeOpParam_t, cnmlDestroyReshapeOpParam> param_;
@@ -50,10 +40,6 @@ class ReshapeLayer : public Layer {
 class TransposeLayer : public Layer {
  public:
   TransposeLayer(std::string name, Tensor& input, std::vector<int> perm);
-  ~TransposeLayer() override;
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
   SdkHandle<cnmlTransposeOpParam_t, cnmlDestroyTransposeOpParam> param_;
@@ -65,10 +51,6 @@ class SliceLayer : public Layer {
  public:
   SliceLayer(std::string name, Tensor& input, std::vector<int> begin, std::vector<int> end,
              std::vector<int> step);
-  ~SliceLayer() override;
-
- protected:
-  cnmlStatus_t forward(cnrtQueue_t queue) override;
 
  private:
   SdkHandle<cnmlNdStridedSliceOpParam_t, cnmlDestroyNdStridedSliceOpParam> param_;
