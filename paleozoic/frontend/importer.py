@@ -189,7 +189,8 @@ def _without_large_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dic
                 copy.input[k] = rename[name]
         for attr in copy.attribute:
             # TVM pads size // 2 channels on both sides, which for an even size gives one
-            # channel too many; the walker takes LRN's parameters from the ONNX node.
+            # channel too many; the LRN converter takes the size back from the node that
+            # emitted the match (normalize.convert_lrn).
             if copy.op_type == "LRN" and attr.name == "size" and attr.i % 2 == 0:
                 attr.i += 1
     light.graph.output.extend(graph.output)

@@ -128,9 +128,12 @@ def _read_lrn(forms: _Forms, found: Found, var_of: VarOf) -> Read:
         and ints(found[forms.lrn_expand].attrs.axis) == [1]
         and ints(found[forms.lrn_squeeze].attrs.axis or []) == [1])
     if not geometry_ok:
-        raise PatternError(f"has the form of TVM's LRN decomposition but its channel "
-                           f"window is not LRN's (avg_pool3d pool_size "
-                           f"{ints(window.pool_size)}, padding {ints(window.padding)})")
+        raise PatternError(
+            f"has the form of TVM's LRN decomposition but its channel window is not LRN's "
+            f"(avg_pool3d pool_size {ints(window.pool_size)}, strides {ints(window.strides)}, "
+            f"padding {ints(window.padding)}, count_include_pad {bool(window.count_include_pad)}"
+            f"; LRN averages a centred, zero-padded window of channels): this TVM lowers LRN "
+            f"unlike the one Paleozoic supports")
     attrs = {"size": size, **{name: _scalar(found[getattr(forms, f"lrn_{name}")])
                               for name in ("alpha", "beta", "bias")}}
     return {"x": var_of(found[forms.lrn_x])}, attrs
