@@ -228,6 +228,19 @@ def test_sum_and_clip_are_matched_wherever_they_are() -> None:
         ("floor0", "Active", {"function": "relu"})]
 
 
+def test_clips_of_two_shapes_are_both_matched() -> None:
+    """TVM numbers its TIR functions per shape (maximum, maximum1): both are Clip."""
+    model = _model([
+        helper.make_node("Clip", ["x", "lo", "hi"], ["c"], name="clip_map"),
+        helper.make_node("GlobalAveragePool", ["c"], ["g"], name="gap"),
+        helper.make_node("Clip", ["g", "lo", "hi"], ["v"], name="clip_vector"),
+        helper.make_node("Add", ["c", "v"], ["y"], name="add"),
+    ], [_scalar("lo", 0.0), _scalar("hi", 6.0)])
+    assert _layers(import_onnx(model)) == [
+        ("clip_map", "Active", {"function": "relu6"}), ("gap", "GlobalAvgPool", {}),
+        ("clip_vector", "Active", {"function": "relu6"}), ("add", "Binary", {"op": "add"})]
+
+
 def test_clip_without_an_sdk_activation_names_the_node() -> None:
     model = _model([helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clamp")],
                    [_scalar("lo", -1.0), _scalar("hi", 6.0)])
