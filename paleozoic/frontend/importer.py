@@ -321,4 +321,4 @@ def _parse_with_tvm(light: onnx.ModelProto) -> tuple[Any, dict[str, Any]]:
     opset = next((o.version for o in light.opset_import if o.domain in ("", "ai.onnx")), 1)
     importer = ONNXGraphImporter(None, "float32", keep_params_in_input=True, sanitize=True)
     mod = importer.from_onnx(light.graph, opset)
-    return mod, dict(importer._nodes)  # noqa: SLF001  (see the docstring)
+    return mod, dict(importer._nodes)  # a private attribute: see the docstring

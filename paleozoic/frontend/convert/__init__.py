@@ -34,7 +34,14 @@ from paleozoic.frontend.convert.registry import (
     converter,
     pattern_converter,
 )
-from paleozoic.frontend.convert.values import Absorbed, Act, Const, ConversionError, Tup, Value
+from paleozoic.frontend.convert.values import (
+    Absorbed,
+    Act,
+    Const,
+    ConversionError,
+    Tup,
+    Value,
+)
 from paleozoic.frontend.convert.walker import Walker, clean_identifier
 
 __all__ = ["CONST_EVAL", "CONVERTERS", "PATTERN_CONVERTERS", "TIR_CONVERTERS", "Absorbed",

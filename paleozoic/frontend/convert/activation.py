@@ -8,7 +8,11 @@ from typing import Any
 import numpy as np
 
 from paleozoic.frontend.convert.patterns import Match
-from paleozoic.frontend.convert.registry import converter, pattern_converter, tir_converter
+from paleozoic.frontend.convert.registry import (
+    converter,
+    pattern_converter,
+    tir_converter,
+)
 from paleozoic.frontend.convert.values import Act, Const, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, scalar
 

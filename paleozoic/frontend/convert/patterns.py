@@ -13,8 +13,9 @@ are absorbed. A match is accepted only when nothing outside it reads its inner b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
