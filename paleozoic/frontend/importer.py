@@ -17,7 +17,8 @@ from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend.attribute_checks import check_attributes
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.convert import (
-    CONST_EVAL, CONVERTERS, TIR_CONVERTERS, Act, Const, Tup, Walker, clean_identifier,
+    CONST_EVAL, CONVERTERS, PATTERN_CONVERTERS, TIR_CONVERTERS, Absorbed, Act, Const, Match,
+    Tup, Walker, binding_owners, clean_identifier, find_matches,
 )
 from paleozoic.frontend.prepare import (
     check_resize_scales, fix_input_shapes, fold_constants, fold_pads,
@@ -63,11 +64,10 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     # Imported late: TVM takes a second to import and is needed only here.
     import tvm.ir as tvm_ir  # noqa: F401  (Constant lives in tvm.ir.expr in 0.27)
     from tvm import relax
-    from tvm.relax.frontend.onnx import from_onnx
 
     try:
         light, renamed = _without_large_weights(proto)
-        mod = from_onnx(light, keep_params_in_input=True)
+        mod, produced = _parse_with_tvm(light)
         del light
     except Exception as err:  # TVM raises many types; name the model and the cause
         raise UnsupportedModelError(f"{source}: TVM's ONNX frontend failed: "
@@ -86,7 +86,6 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     inputs: list[TensorInfo] = []
     by_name = {v.name: v for v in data_inputs}
     initializers = {t.name: t for t in proto.graph.initializer}
-    readable = _readable_weight_names(proto)
     converted: dict[str, np.ndarray] = {}
     for var in func.params:
         name = renamed.get(str(var.name), str(var.name))
@@ -96,7 +95,6 @@ def import_onnx(model: str | Path | onnx.ModelProto,
             inputs.append(info)
             walker.tensors[ident] = info
             walker.env[var] = Act(ident)
-            walker.stems[ident] = ident
         elif name in initializers:
             if name in streamed:
                 converted[name] = streamed[name]
@@ -106,17 +104,19 @@ def import_onnx(model: str | Path | onnx.ModelProto,
                 # Our own proto (loaded or copied above): one copy of each weight.
                 tensor.ClearField("raw_data")
                 tensor.ClearField("float_data")
-            walker.env[var] = Const(converted[name], origin=readable.get(name, name))
+            walker.env[var] = Const(converted[name])
         else:
             raise UnsupportedModelError(f"{source}: TVM parameter {name!r} is neither an "
                                         f"input nor an initializer")
 
-    walker.consumers = _consumers(func, relax)
-    walker.lrn_attrs = [_lrn_attrs(node) for node in proto.graph.node if node.op_type == "LRN"]
+    owners = binding_owners(func, list(proto.graph.node), produced, relax)
+    del produced
+    matches = find_matches(func, relax)
     for block in func.body.blocks:
         for binding in block.bindings:
-            walker.current_binding = binding.var
-            walker.env[binding.var] = _convert_binding(walker, binding, relax)
+            walker.current_node = owners.get(binding.var)
+            walker.env[binding.var] = _convert_binding(walker, binding, matches, relax)
+    walker.current_node = None  # output copies below belong to no node
 
     result = _lookup(walker, func.body.body, relax)
     results = list(result.items) if isinstance(result, Tup) else [result]
@@ -129,7 +129,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
             # An output that is an input (Identity, inference Dropout) or another output
             # still needs its own buffer: a copy, which the SDK does as a reshape.
             value = walker.emit("Reshape", [value], {"shape": list(walker.tensors[
-                value.name].shape)}, suffix="copy")
+                value.name].shape)}, part="copy")
         outputs.append(value.name)
     queue = LayerQueue(layers=walker.layers, inputs=inputs, outputs=outputs,
                        tensors=walker.tensors, weights=walker.weights, source=source,
@@ -189,7 +189,8 @@ def _without_large_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dic
                 copy.input[k] = rename[name]
         for attr in copy.attribute:
             # TVM pads size // 2 channels on both sides, which for an even size gives one
-            # channel too many; the walker takes LRN's parameters from the ONNX node.
+            # channel too many; the LRN converter takes the size back from the node that
+            # emitted the match (normalize.convert_lrn).
             if copy.op_type == "LRN" and attr.name == "size" and attr.i % 2 == 0:
                 attr.i += 1
     light.graph.output.extend(graph.output)
@@ -210,31 +211,6 @@ def _without_large_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dic
         onnx.helper.make_tensor_value_info(rename[t.name], t.data_type, list(t.dims))
         for t in graph.initializer if t.name in large)
     return light, {new: old for old, new in rename.items()}
-
-
-def _lrn_attrs(node: onnx.NodeProto) -> dict[str, Any]:
-    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-    return {"size": int(attrs["size"]), "alpha": float(attrs.get("alpha", 1e-4)),
-            "beta": float(attrs.get("beta", 0.75)), "bias": float(attrs.get("bias", 1.0))}
-
-
-def _readable_weight_names(proto: onnx.ModelProto) -> dict[str, str]:
-    """Names for weights the exporter left anonymous ("onnx::Conv_193": PyTorch's
-    TorchScript exporter after folding BatchNorm), taken from the node that reads them
-    ("/layer1/layer1.0/conv1/Conv" -> "layer1.0.conv1.weight"), so layers get readable
-    names. Names that already say something are kept."""
-    names: dict[str, str] = {}
-    initializers = {t.name for t in proto.graph.initializer}
-    for node in proto.graph.node:
-        parts = [p for p in node.name.split("/") if p]
-        if len(parts) < 2:
-            continue
-        module = ".".join(parts[:-1]).split(".")
-        deduped = [part for i, part in enumerate(module) if i == 0 or part != module[i - 1]]
-        for slot, name in enumerate(node.input):
-            if name in initializers and name not in names and re.match(r"^(onnx::|\d)", name):
-                names[name] = ".".join(deduped) + (".weight" if slot == 1 else f".in{slot}")
-    return names
 
 
 def _lookup(walker: Walker, expr: Any, relax: Any) -> Any:
@@ -270,36 +246,6 @@ def _shape_of(var: Any) -> tuple[int, ...]:
         return ()
 
 
-def _consumers(func: Any, relax: Any) -> dict[Any, list[str]]:
-    """For each variable, the operators of the bindings that read it (call_tir as
-    "tir:<function>"); a variable in the function's result also gets "output"."""
-    readers: dict[Any, list[str]] = {}
-
-    def note(expr: Any, operator: str) -> None:
-        if isinstance(expr, relax.Tuple):
-            for field in expr.fields:
-                note(field, operator)
-        elif isinstance(expr, relax.Var):
-            readers.setdefault(expr, []).append(operator)
-
-    for block in func.body.blocks:
-        for binding in block.bindings:
-            value = binding.value
-            if isinstance(value, relax.Call) and hasattr(value.op, "name"):
-                operator = value.op.name
-                args = list(value.args)
-                if operator == "relax.call_tir":
-                    operator, args = f"tir:{_tir_name(value)}", [value.args[1]]
-                for arg in args:
-                    note(arg, operator)
-            elif isinstance(value, relax.TupleGetItem):
-                note(value.tuple_value, "tuple_get_item")
-            else:
-                note(value, "alias")
-    note(func.body.body, "output")
-    return readers
-
-
 def _tir_name(call: Any) -> str:
     # TVM numbers the functions of one kind per shape: maximum, maximum1, ...
     return re.sub(r"\d+$", "", str(call.args[0].name_hint))
@@ -315,10 +261,14 @@ def _convert_tir(walker: Walker, call: Any, relax: Any) -> Any:
     return converter(walker, call, args)
 
 
-def _convert_binding(walker: Walker, binding: Any, relax: Any) -> Any:
+def _convert_binding(walker: Walker, binding: Any, matches: dict[Any, Match],
+                     relax: Any) -> Any:
     var, value = binding.var, binding.value
     walker.current_var = f"binding {var.name}"
     walker.current_shape = _shape_of(var)
+    match = matches.get(var)
+    if match is not None:
+        return _convert_match(walker, var, match, relax)
     if isinstance(value, relax.TupleGetItem):
         tup = _lookup(walker, value.tuple_value, relax)
         if not isinstance(tup, Tup):
@@ -331,8 +281,7 @@ def _convert_binding(walker: Walker, binding: Any, relax: Any) -> Any:
         return _convert_tir(walker, value, relax)
     args = [_lookup(walker, arg, relax) for arg in value.args]
     if all(isinstance(a, Const) for a in args) and op_name in CONST_EVAL:
-        origin = next((a.origin for a in args if a.origin), "")
-        return Const(CONST_EVAL[op_name](value, args), origin)
+        return Const(CONST_EVAL[op_name](value, args))
     converter = CONVERTERS.get(op_name)
     if converter is None:
         raise walker.fail(f"Relax operator {op_name} has no Paleozoic layer")
@@ -343,3 +292,33 @@ def _convert_binding(walker: Walker, binding: Any, relax: Any) -> Any:
     if isinstance(result, Act) and walker.current_shape:
         walker.check_final_shape(result)
     return result
+
+
+def _convert_match(walker: Walker, var: Any, match: Match, relax: Any) -> Any:
+    """A binding of a pattern match: the root converts the whole match in one step."""
+    if not var.same_as(match.root):
+        return Absorbed(match.kind)
+    if match.error:
+        raise walker.fail(match.error)
+    operands = {role: _lookup(walker, expr, relax) for role, expr in match.operands.items()}
+    try:
+        result = PATTERN_CONVERTERS[match.kind](walker, match, operands)
+    except ShapeError as err:
+        raise walker.fail(str(err)) from None
+    if isinstance(result, Act) and walker.current_shape:
+        walker.check_final_shape(result)
+    return result
+
+
+def _parse_with_tvm(light: onnx.ModelProto) -> tuple[Any, dict[str, Any]]:
+    """TVM's Relax module of the model, and TVM's map from each ONNX tensor name to the
+    Relax expression it became, which ties bindings to the nodes that emitted them.
+
+    This is what tvm.relax.frontend.onnx.from_onnx does (less its ONNX checker pass, which
+    the loader has run), keeping the importer object whose map from_onnx discards."""
+    from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
+
+    opset = next((o.version for o in light.opset_import if o.domain in ("", "ai.onnx")), 1)
+    importer = ONNXGraphImporter(None, "float32", keep_params_in_input=True, sanitize=True)
+    mod = importer.from_onnx(light.graph, opset)
+    return mod, dict(importer._nodes)  # a private attribute: see the docstring

@@ -120,8 +120,10 @@ def test_exporter_names_reach_tvm_and_name_the_layers() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     queue = import_onnx(model)
-    assert [layer.name for layer in queue.layers][:2] == ["layer1_0_conv1",
-                                                          "layer1_0_conv1_bias"]
+    # Netron's node names, as C++ identifiers; the Conv's bias add is its second layer.
+    assert [layer.name for layer in queue.layers] == [
+        "layer1_layer1_0_conv1_Conv", "layer1_layer1_0_conv1_Conv_bias",
+        "layer1_layer1_0_relu_Relu"]
     assert queue.onnx_input_names == ["input.1"]
 
 

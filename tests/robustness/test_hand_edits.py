@@ -72,17 +72,17 @@ def test_mp_out_of_range(emitted, tmp_path, plan, mp):
                (r"(constexpr pz::BlockKnobs kBlock0\{\w+, )\d+\}", rf"\g<1>{mp}}}"))
     result = run_edited(out)
     # fused: the block is named; per-layer: the block's (only) layer
-    where = "block0: cnmlCompileFusionOp" if plan == "fuse-all" else "w1: cnmlCompileBaseOp"
+    where = "block0: cnmlCompileFusionOp" if plan == "fuse-all" else "conv1: cnmlCompileBaseOp"
     assert_refused(result, where, "failed with CNML_STATUS_INVALIDPARAM (8)",
                    f"mp {mp} is outside 1..32")
-    assert not (out / "fc_softmax.bin").exists()
+    assert not (out / "softmax.bin").exists()
 
 
 def test_layer_fused_into_two_blocks(emitted, tmp_path):
     # a second block that also claims `fc`, pasted before the compile loop
     out = edit(emitted, "fuse-all", tmp_path, (
         r"^(  for \(pz::Block& block : blocks\) block\.compile\(\);)",
-        '  blocks.emplace_back("block1", true, 4, std::vector<pz::Layer*>{&fc, &fc_softmax});\n'
+        '  blocks.emplace_back("block1", true, 4, std::vector<pz::Layer*>{&fc, &softmax});\n'
         r"\1"))
     assert_refused(run_edited(out),
                    "fc: already fused into block block0", "cannot join block block1")
@@ -98,28 +98,28 @@ def test_compile_a_block_twice(emitted, tmp_path):
 def test_compile_a_fused_layer_alone_after_compile(emitted, tmp_path):
     out = edit(emitted, "fuse-all", tmp_path, (
         r"^(  for \(pz::Block& block : blocks\) block\.compile\(\);)",
-        r"\1\n  w2.compileOp(4);"))
-    assert_refused(run_edited(out), "w2: cannot compile alone", "fused into block block0")
+        r"\1\n  conv2.compileOp(4);"))
+    assert_refused(run_edited(out), "conv2: cannot compile alone", "fused into block block0")
 
 
 def test_fuse_a_layer_after_compiling_it(emitted, tmp_path):
-    # per-layer session: compile conv w1 alone first, then the blocks fuse it
+    # per-layer session: compile conv1 alone first, then the blocks fuse it
     out = edit(emitted, "per-layer", tmp_path,
                (r"^(  std::vector<pz::Block> blocks;)",
-                r"  w1.compileOp(4);\n\1"),
+                r"  conv1.compileOp(4);\n\1"),
                (r'blocks\.emplace_back\("block0", kBlock0\.fuse',
                 'blocks.emplace_back("block0", true'),
-               (r"(std::vector<pz::Layer\*>\{\s*&w1)\}\);", r"\1, &gamma});"),
+               (r"(std::vector<pz::Layer\*>\{\s*&conv1)\}\);", r"\1, &bn1});"),
                (r'^  blocks\.emplace_back\("block1".*\n', ""))
-    assert_refused(run_edited(out), "w1: already compiled alone",
+    assert_refused(run_edited(out), "conv1: already compiled alone",
                    "cannot be fused into block block0")
 
 
 def test_compile_a_layer_twice(emitted, tmp_path):
     out = edit(emitted, "per-layer", tmp_path, (
         r"^(  for \(pz::Block& block : blocks\) block\.compile\(\);)",
-        r"\1\n  w1.compileOp(8);"))
-    assert_refused(run_edited(out), "w1: compileOp called twice")
+        r"\1\n  conv1.compileOp(8);"))
+    assert_refused(run_edited(out), "conv1: compileOp called twice")
 
 
 @pytest.mark.parametrize("plan", ["fuse-all", "per-layer"])
@@ -129,22 +129,22 @@ def test_run_before_compile(emitted, tmp_path, plan):
         r"^(  for \(pz::Block& block : blocks\) block\.compile\(\);)",
         r"  pz::runBlocks(blocks, device.queue());\n\1"))
     where = "block block0: run before compile" if plan == "fuse-all" else \
-        "w1: run before compile"
+        "conv1: run before compile"
     assert_refused(run_edited(out), where)
 
 
 def test_add_of_mismatched_shapes(emitted, tmp_path):
     # the residual Add fed the pre-pool activation ([1, 8, 16, 16]) instead of the pooled one
     out = edit(emitted, "fuse-all", tmp_path, (
-        r'(pz::AddLayer w2_add\{"w2_add", w2\.output\(\), )gamma_maxpool(\.output\(\)\})',
-        r"\1gamma_relu\2"))
-    assert_refused(run_edited(out), "w2_add", "[1, 8, 8, 8]", "[1, 8, 16, 16]")
+        r'(pz::AddLayer residual\{"residual", conv2\.output\(\), )pool1(\.output\(\)\})',
+        r"\1relu1\2"))
+    assert_refused(run_edited(out), "residual", "[1, 8, 8, 8]", "[1, 8, 16, 16]")
 
 
 def test_layer_fed_a_tensor_of_the_wrong_rank(emitted, tmp_path):
     # the fully-connected layer fed the 4-D activation before global pooling
     out = edit(emitted, "fuse-all", tmp_path, (
-        r'(pz::FullyConnectedLayer fc\{"fc", )w2_gap(\.output\(\), 10\})', r"\1w2_add\2"))
+        r'(pz::FullyConnectedLayer fc\{"fc", )gap(\.output\(\), 10\})', r"\1residual\2"))
     assert_refused(run_edited(out), "fc: weight 'fc.weight'", "[10, 8] (80 values)",
                    "[10, 512] (5120 values)")
 
@@ -152,20 +152,21 @@ def test_layer_fed_a_tensor_of_the_wrong_rank(emitted, tmp_path):
 def test_conv_kernel_edited_without_its_weights(emitted, tmp_path):
     # the kernel changed from 3x3 to 5x5 but the weights line left alone
     out = edit(emitted, "fuse-all", tmp_path, (
-        r'(pz::ConvLayer w2\{"w2", gamma_maxpool\.output\(\), pz::Conv\{8, )\{3, 3\}',
+        r'(pz::ConvLayer conv2\{"conv2", pool1\.output\(\), pz::Conv\{8, )\{3, 3\}',
         r"\1{5, 5}"))
-    assert_refused(run_edited(out), "w2: weight 'w2.weight'", "[8, 8, 3, 3] (576 values)",
+    assert_refused(run_edited(out), "conv2: weight 'conv2.weight'", "[8, 8, 3, 3] (576 values)",
                    "[8, 8, 5, 5] (1600 values)")
 
 
 def test_weights_shape_edited(emitted, tmp_path):
     out = edit(emitted, "fuse-all", tmp_path, (
-        r'weights\.get\("w1\.weight", \{8, 3, 3, 3\}\)', 'weights.get("w1.weight", {8, 3, 5, 5})'))
-    assert_refused(run_edited(out), "tensor 'w1.weight'", "[8, 3, 3, 3]", "[8, 3, 5, 5]")
+        r'weights\.get\("conv1\.weight", \{8, 3, 3, 3\}\)',
+        'weights.get("conv1.weight", {8, 3, 5, 5})'))
+    assert_refused(run_edited(out), "tensor 'conv1.weight'", "[8, 3, 3, 3]", "[8, 3, 5, 5]")
 
 
 def test_edit_that_does_not_compile_is_a_build_error(emitted, tmp_path):
     # a typo in a layer name: g++ refuses it, build_session reports the file and the error
-    out = edit(emitted, "fuse-all", tmp_path, (r"&w2_add,", "&w2_addd,"))
-    with pytest.raises(BuildError, match="w2_addd"):
+    out = edit(emitted, "fuse-all", tmp_path, (r"&residual,", "&residuall,"))
+    with pytest.raises(BuildError, match="residuall"):
         build_session(out, jobs=1)

@@ -77,7 +77,7 @@ def copy_weights(session: Path, tmp_path: Path) -> tuple[Path, bytearray]:
 def test_good_files_run(session, tmp_path):
     result = run(session, tmp_path)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "outputs" / "fc_softmax.bin").stat().st_size == 10 * 4
+    assert (tmp_path / "outputs" / "softmax.bin").stat().st_size == 10 * 4
 
 
 def test_weights_missing(session, tmp_path):

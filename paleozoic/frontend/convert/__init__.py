@@ -3,12 +3,14 @@
 TVM's ONNX frontend is the parser; this package maps its lowered forms back to layer
 kinds, one converter per Relax operator, registered with @converter on the operator it
 takes and grouped by family (spatial, activation, normalize, dense, layout, elementwise).
-Weights stay function parameters (keep_params_in_input=True) so they keep their ONNX
-names, which give the layers readable names; the few shape operations TVM applies to
-weights are evaluated with numpy (constant.CONST_EVAL).
+Weights stay function parameters (keep_params_in_input=True), read from the ONNX
+initializers by name; the few shape operations TVM applies to weights are evaluated with
+numpy (constant.CONST_EVAL). Layers are named after the ONNX node whose conversion emitted
+their binding (nodes.py).
 
-Multi-binding patterns (TVM's decomposition of LRN, Sum as broadcast/stack/sum, Clip as
-TIR maximum/minimum) are tracked as Pending values until the binding that completes them.
+Multi-binding forms (TVM's decomposition of LRN, Sum as stack then sum, Clip as TIR
+maximum then minimum) are matched with TVM's dataflow pattern language before the walk
+(patterns.py) and converted at their last binding by @pattern_converter functions.
 """
 
 from __future__ import annotations
@@ -23,17 +25,26 @@ from paleozoic.frontend.convert import (  # noqa: F401
     spatial,
 )
 from paleozoic.frontend.convert.constant import CONST_EVAL
-from paleozoic.frontend.convert.registry import CONVERTERS, TIR_CONVERTERS, converter
+from paleozoic.frontend.convert.nodes import NodeInfo, binding_owners
+from paleozoic.frontend.convert.patterns import Match, find_matches
+from paleozoic.frontend.convert.registry import (
+    CONVERTERS,
+    PATTERN_CONVERTERS,
+    TIR_CONVERTERS,
+    converter,
+    pattern_converter,
+)
 from paleozoic.frontend.convert.values import (
+    Absorbed,
     Act,
     Const,
     ConversionError,
-    Pending,
     Tup,
     Value,
 )
-from paleozoic.frontend.convert.walker import Walker, clean_identifier, stem_from_weight
+from paleozoic.frontend.convert.walker import Walker, clean_identifier
 
-__all__ = ["CONST_EVAL", "CONVERTERS", "TIR_CONVERTERS", "Act", "Const", "ConversionError",
-           "Pending", "Tup", "Value", "Walker", "clean_identifier", "converter",
-           "stem_from_weight"]
+__all__ = ["CONST_EVAL", "CONVERTERS", "PATTERN_CONVERTERS", "TIR_CONVERTERS", "Absorbed",
+           "Act", "Const", "ConversionError", "Match", "NodeInfo", "Tup", "Value", "Walker",
+           "binding_owners", "clean_identifier", "converter", "find_matches",
+           "pattern_converter"]

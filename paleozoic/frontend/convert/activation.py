@@ -7,24 +7,29 @@ from typing import Any
 
 import numpy as np
 
-from paleozoic.frontend.convert.registry import converter, tir_converter
-from paleozoic.frontend.convert.values import Act, Const, Pending, Value
-from paleozoic.frontend.convert.walker import Walker, act_of, scalar, stem_from_weight
+from paleozoic.frontend.convert.patterns import Match
+from paleozoic.frontend.convert.registry import (
+    converter,
+    pattern_converter,
+    tir_converter,
+)
+from paleozoic.frontend.convert.values import Act, Const, Value
+from paleozoic.frontend.convert.walker import Walker, act_of, scalar
 
 
 @converter("relax.nn.relu")
 def convert_relu(w: Walker, call: Any, args: list[Value]) -> Value:
-    return w.emit("Active", [act_of(w, args[0])], {"function": "relu"}, suffix="relu")
+    return w.emit("Active", [act_of(w, args[0])], {"function": "relu"}, part="relu")
 
 
 @converter("relax.sigmoid")
 def convert_sigmoid(w: Walker, call: Any, args: list[Value]) -> Value:
-    return w.emit("Active", [act_of(w, args[0])], {"function": "sigmoid"}, suffix="sigmoid")
+    return w.emit("Active", [act_of(w, args[0])], {"function": "sigmoid"}, part="sigmoid")
 
 
 @converter("relax.tanh")
 def convert_tanh(w: Walker, call: Any, args: list[Value]) -> Value:
-    return w.emit("Active", [act_of(w, args[0])], {"function": "tanh"}, suffix="tanh")
+    return w.emit("Active", [act_of(w, args[0])], {"function": "tanh"}, part="tanh")
 
 
 # The SDK's bounded activations: Clip becomes one of these or is refused.
@@ -37,7 +42,7 @@ def clip_layer(w: Walker, x: Act, lo: float, hi: float) -> Act:
         supported = ", ".join(f"[{a:g}, {b:g}] ({f})" for (a, b), f in _CLIP_FUNCTIONS.items())
         raise w.fail(f"Clip to [{lo:g}, {hi:g}] has no SDK activation; supported bounds: "
                      f"{supported}")
-    return w.emit("Active", [x], {"function": function}, suffix=function)
+    return w.emit("Active", [x], {"function": function}, part=function)
 
 
 @converter("relax.clip")
@@ -56,7 +61,7 @@ def convert_leakyrelu(w: Walker, call: Any, args: list[Value]) -> Value:
     if len(shape) < 2:
         raise w.fail("LeakyRelu needs an input with a channel axis")
     slope = np.full(shape[1], float(call.attrs.alpha), dtype=np.float32)
-    return w.emit("PRelu", [x], {}, {"slope": slope}, suffix="leakyrelu")
+    return w.emit("PRelu", [x], {}, {"slope": slope}, part="leakyrelu")
 
 
 @converter("relax.nn.prelu")
@@ -76,36 +81,43 @@ def convert_prelu(w: Walker, call: Any, args: list[Value]) -> Value:
     else:
         raise w.fail(f"PRelu slope of shape {slope.value.shape} on axis {call.attrs.axis} "
                      f"is not per-channel")
-    return w.emit("PRelu", [x], {}, {"slope": per_channel}, suffix="prelu",
-                  stem=stem_from_weight(slope.origin))
+    return w.emit("PRelu", [x], {}, {"slope": per_channel}, part="prelu")
 
 
 @converter("relax.nn.softmax")
 def convert_softmax(w: Walker, call: Any, args: list[Value]) -> Value:
     x = act_of(w, args[0])
     rank = len(w.tensors[x.name].shape)
-    return w.emit("Softmax", [x], {"axis": int(call.attrs.axis) % rank}, suffix="softmax")
+    return w.emit("Softmax", [x], {"axis": int(call.attrs.axis) % rank}, part="softmax")
+
+
+_OPSET_6_CLIP = ("opset-6 Clip with min/max attributes is not supported: re-export at "
+                 "opset 11+")
 
 
 @tir_converter("maximum")
 def convert_tir_maximum(w: Walker, call: Any, args: list[Value]) -> Value:
+    """Clip with a lower bound only (Clip with both bounds is the "clip" pattern)."""
     if len(args) != 2 or not isinstance(args[0], Act) or not isinstance(args[1], Const):
-        raise w.fail("maximum is supported as Clip's lower bound (a constant operand; "
-                     "opset-6 Clip with min/max attributes is not: re-export at opset 11+)")
-    lo = scalar(w, args[1], "Clip's lower bound")
-    if w.read_only_by("tir:minimum"):
-        return Pending("clip", source=args[0], attrs={"lo": lo})
-    return clip_layer(w, args[0], lo, float("inf"))
+        raise w.fail(f"maximum is supported as Clip's lower bound (a constant operand; "
+                     f"{_OPSET_6_CLIP})")
+    return clip_layer(w, args[0], scalar(w, args[1], "Clip's lower bound"), float("inf"))
 
 
 @tir_converter("minimum")
 def convert_tir_minimum(w: Walker, call: Any, args: list[Value]) -> Value:
-    if len(args) != 2 or not isinstance(args[1], Const):
-        raise w.fail("minimum is supported as Clip's upper bound (a constant operand; "
-                     "opset-6 Clip with min/max attributes is not: re-export at opset 11+)")
-    x, hi = args[0], scalar(w, args[1], "Clip's upper bound")
-    if isinstance(x, Pending) and x.pattern == "clip" and x.source is not None:
-        return clip_layer(w, x.source, x.attrs["lo"], hi)
-    if isinstance(x, Act):
-        return clip_layer(w, x, float("-inf"), hi)
-    raise w.fail("minimum of this operand is not supported")
+    """Clip with an upper bound only."""
+    if len(args) != 2 or not isinstance(args[0], Act) or not isinstance(args[1], Const):
+        raise w.fail(f"minimum is supported as Clip's upper bound (a constant operand; "
+                     f"{_OPSET_6_CLIP})")
+    return clip_layer(w, args[0], float("-inf"), scalar(w, args[1], "Clip's upper bound"))
+
+
+@pattern_converter("clip")
+def convert_clip_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
+    x, lo, hi = operands["x"], operands["lo"], operands["hi"]
+    if not isinstance(x, Act) or not isinstance(lo, Const) or not isinstance(hi, Const):
+        raise w.fail(f"Clip is supported on an activation with constant bounds "
+                     f"({_OPSET_6_CLIP})")
+    return clip_layer(w, x, scalar(w, lo, "Clip's lower bound"),
+                      scalar(w, hi, "Clip's upper bound"))

@@ -8,7 +8,7 @@ import numpy as np
 
 from paleozoic.frontend.convert.registry import converter
 from paleozoic.frontend.convert.values import Act, Const, Value
-from paleozoic.frontend.convert.walker import Walker, stem_from_weight
+from paleozoic.frontend.convert.walker import Walker
 
 
 @converter("relax.matmul")
@@ -24,11 +24,10 @@ def convert_matmul(w: Walker, call: Any, args: list[Value]) -> Value:
     # fold into the rows and are restored after.
     rows = int(np.prod(shape[:-1]))
     x2 = x if len(shape) == 2 else w.emit("Reshape", [x], {"shape": [rows, shape[-1]]},
-                                          suffix="rows")
+                                          part="rows", main=False)
     out = w.emit("FullyConnected", [x2], {"out_features": int(weight.value.shape[1])},
-                 {"weight": np.ascontiguousarray(weight.value.T)},
-                 stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "fc")
+                 {"weight": np.ascontiguousarray(weight.value.T)})
     if len(shape) != 2:
         out = w.emit("Reshape", [out], {"shape": [*shape[:-1], int(weight.value.shape[1])]},
-                     suffix="unrows")
+                     part="unrows")
     return out

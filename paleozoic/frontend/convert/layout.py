@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from paleozoic.frontend.convert.normalize import lrn_step
 from paleozoic.frontend.convert.registry import converter
-from paleozoic.frontend.convert.values import Act, Const, Pending, Tup, Value
+from paleozoic.frontend.convert.values import Act, Const, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, const_ints, ints
 
 
@@ -17,7 +16,7 @@ def convert_concat(w: Walker, call: Any, args: list[Value]) -> Value:
         raise w.fail("concat of constants is not supported")
     rank = len(w.tensors[items.items[0].name].shape)
     return w.emit("Concat", list(items.items), {"axis": int(call.attrs.axis) % rank},
-                  suffix="concat")
+                  part="concat")
 
 
 @converter("relax.reshape")
@@ -26,9 +25,7 @@ def convert_concat(w: Walker, call: Any, args: list[Value]) -> Value:
 @converter("relax.expand_dims")
 def convert_reshape_like(w: Walker, call: Any, args: list[Value]) -> Value:
     x = act_of(w, args[0])
-    if isinstance(x, Pending):
-        return lrn_step(w, call, x)
-    return w.emit("Reshape", [x], {"shape": list(w.current_shape)}, suffix="reshape")
+    return w.emit("Reshape", [x], {"shape": list(w.current_shape)}, part="reshape")
 
 
 @converter("relax.permute_dims")
@@ -37,7 +34,7 @@ def convert_permute_dims(w: Walker, call: Any, args: list[Value]) -> Value:
     rank = len(w.tensors[x.name].shape)
     axes = call.attrs.axes
     perm = list(reversed(range(rank))) if axes is None else [a % rank for a in ints(axes)]
-    return w.emit("Transpose", [x], {"perm": perm}, suffix="transpose")
+    return w.emit("Transpose", [x], {"perm": perm}, part="transpose")
 
 
 @converter("relax.broadcast_to")
@@ -63,7 +60,7 @@ def slice_layer(w: Walker, x: Act, axes: list[int], begin: list[int], end: list[
     if full_begin == [0] * len(shape) and full_end == list(shape) and full_step == [1] * len(shape):
         return x
     return w.emit("Slice", [x], {"begin": full_begin, "end": full_end, "step": full_step},
-                  suffix="slice")
+                  part="slice")
 
 
 @converter("relax.strided_slice")

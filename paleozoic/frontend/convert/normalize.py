@@ -6,9 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from paleozoic.frontend.convert.registry import converter
-from paleozoic.frontend.convert.values import Const, Pending, Tup, Value
-from paleozoic.frontend.convert.walker import Walker, act_of, ints, stem_from_weight
+from paleozoic.frontend.convert.patterns import Match
+from paleozoic.frontend.convert.registry import converter, pattern_converter
+from paleozoic.frontend.convert.values import Act, Const, Tup, Value
+from paleozoic.frontend.convert.walker import Walker, act_of
 
 
 @converter("relax.nn.batch_norm")
@@ -20,14 +21,13 @@ def convert_batch_norm(w: Walker, call: Any, args: list[Value]) -> Value:
     if int(call.attrs.axis) != 1:
         raise w.fail("batch_norm is supported on the channel axis (1) only")
     eps = float(call.attrs.epsilon)
-    stem = stem_from_weight(gamma.origin) or w.stem_of(x)
     # The SDK's BatchNorm is (x - mean) * var without affine terms: the paper's
     # weighted-BN substitution adds a Scale layer for gamma and beta.
     inv_std = 1.0 / np.sqrt(var.value.astype(np.float64) + eps)
     bn = w.emit("BatchNorm", [x], {"epsilon": eps},
-                {"mean": mean.value, "var": inv_std.astype(np.float32)}, stem=stem)
+                {"mean": mean.value, "var": inv_std.astype(np.float32)})
     scale = w.emit("Scale", [bn], {}, {"alpha": gamma.value, "beta": beta.value},
-                   stem=stem, suffix="scale")
+                   part="scale")
     return Tup((scale, mean, var))
 
 
@@ -39,33 +39,27 @@ def convert_dropout(w: Walker, call: Any, args: list[Value]) -> Value:
 
 @converter("relax.nn.avg_pool3d")
 def convert_avg_pool3d(w: Walker, call: Any, args: list[Value]) -> Value:
-    return lrn_step(w, call, args[0])
+    # Outside a match of TVM's LRN decomposition (patterns.py): a 3-D pool, or a
+    # hand-written LRN, which the SDK cannot run as such.
+    raise w.fail("3-D average pooling is supported only as part of TVM's decomposition of "
+                 "an ONNX LRN node, x / (bias + alpha * avg_pool3d(x * x)) ** beta with "
+                 "constant alpha, bias and beta; this one is not (a hand-written LRN?): "
+                 "use an LRN node")
 
 
-def lrn_step(w: Walker, call: Any, pending: Value, const: Value | None = None) -> Value:
-    """One binding of TVM's LRN decomposition:
-    x*x, expand_dims, avg_pool3d(size,1,1), squeeze, *alpha, +bias, **beta, x / (.)."""
-    if not isinstance(pending, Pending) or pending.pattern != "lrn":
-        raise w.fail(f"{call.op.name} is supported inside LRN only")
-    op = call.op.name
-    scalar = (float(const.value.reshape(())) if isinstance(const, Const)
-              and const.value.size == 1 else None)
-    if op in ("relax.expand_dims", "relax.squeeze"):
-        return pending
-    if op == "relax.nn.avg_pool3d":
-        size = ints(call.attrs.pool_size)
-        if size[1:] != [1, 1] or not call.attrs.count_include_pad:
-            raise w.fail("avg_pool3d is supported as LRN's channel window only")
-        pending.attrs["size"] = size[0]
-        return pending
-    if op == "relax.multiply" and scalar is not None:
-        # avg_pool divided by size; alpha * S / size is ONNX's LRN form.
-        pending.attrs["alpha"] = scalar
-        return pending
-    if op == "relax.add" and scalar is not None:
-        pending.attrs["bias"] = scalar
-        return pending
-    if op == "relax.power" and scalar is not None:
-        pending.attrs["beta"] = scalar
-        return pending
-    raise w.fail(f"{op} does not fit the LRN pattern")
+@pattern_converter("lrn")
+def convert_lrn(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
+    x = operands["x"]
+    if not isinstance(x, Act):
+        raise w.fail("LRN of a constant is not supported")
+    attrs = dict(match.attrs)
+    node = w.current_node
+    if node is not None and node.op_type == "LRN":
+        # TVM pads size // 2 channels on both sides, one too many for an even size, so
+        # the importer hands it size + 1: the node that emitted this match has the size.
+        size = int(node.attrs["size"])
+        if attrs["size"] != size + (1 - size % 2):
+            raise w.fail(f"TVM's LRN window has size {attrs['size']}, the node's size is "
+                         f"{size}")
+        attrs["size"] = size
+    return w.emit("LRN", [x], attrs)

@@ -1,6 +1,7 @@
-"""The converter tables: which function converts each Relax operator (and each TIR
-primitive TVM's frontend lowers straight to call_tir), filled by the decorators below as
-the family modules of this package are imported (the shape of TVM's own converter table).
+"""The converter tables: which function converts each Relax operator (each TIR primitive
+TVM's frontend lowers straight to call_tir, each multi-binding pattern of patterns.py),
+filled by the decorators below as the family modules of this package are imported (the
+shape of TVM's own converter table).
 """
 
 from __future__ import annotations
@@ -31,3 +32,15 @@ def converter(relax_op: str) -> Callable[[ConverterFn], ConverterFn]:
 def tir_converter(primitive: str) -> Callable[[ConverterFn], ConverterFn]:
     """Registers the decorated function for call_tir of `primitive` ("maximum")."""
     return _register(TIR_CONVERTERS, primitive)
+
+
+# (walker, match, operands) -> value; operands are the match's operands as walk values.
+PatternConverterFn = Callable[[Any, Any, dict[str, Any]], Any]
+
+PATTERN_CONVERTERS: dict[str, PatternConverterFn] = {}
+
+
+def pattern_converter(kind: str) -> Callable[[PatternConverterFn], PatternConverterFn]:
+    """Registers the decorated function for a match of the pattern `kind` ("lrn")
+    (patterns.py), called at the match's root binding."""
+    return _register(PATTERN_CONVERTERS, kind)  # type: ignore[arg-type]

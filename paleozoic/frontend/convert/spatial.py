@@ -6,7 +6,7 @@ from typing import Any
 
 from paleozoic.frontend.convert.registry import converter
 from paleozoic.frontend.convert.values import Act, Const, Value
-from paleozoic.frontend.convert.walker import Walker, act_of, ints, stem_from_weight
+from paleozoic.frontend.convert.walker import Walker, act_of, ints
 from paleozoic.ops.enums import INTERP_COORDINATES, INTERP_ROUNDING
 
 
@@ -31,8 +31,7 @@ def _conv_geometry(w: Walker, call: Any, args: list[Value], what: str,
 def convert_conv2d(w: Walker, call: Any, args: list[Value]) -> Value:
     x, weight, geometry = _conv_geometry(w, call, args, "conv2d", "OIHW")
     attrs = {"out_channels": int(weight.value.shape[0]), **geometry}
-    return w.emit("Conv", [x], attrs, {"weight": weight.value},
-                  stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "conv")
+    return w.emit("Conv", [x], attrs, {"weight": weight.value})
 
 
 @converter("relax.nn.conv2d_transpose")
@@ -40,8 +39,7 @@ def convert_conv2d_transpose(w: Walker, call: Any, args: list[Value]) -> Value:
     x, weight, geometry = _conv_geometry(w, call, args, "conv2d_transpose", "IOHW")
     attrs = {"out_channels": int(weight.value.shape[1]) * geometry["groups"], **geometry,
              "output_padding": ints(call.attrs.output_padding)}
-    return w.emit("Deconv", [x], attrs, {"weight": weight.value},
-                  stem=stem_from_weight(weight.origin), suffix="" if weight.origin else "deconv")
+    return w.emit("Deconv", [x], attrs, {"weight": weight.value})
 
 
 @converter("relax.image.resize2d")
@@ -68,7 +66,7 @@ def convert_resize2d(w: Walker, call: Any, args: list[Value]) -> Value:
              "coordinates": coordinates, "rounding": rounding if method == "nearest" else ""}
     if len(shape) != 4:
         raise w.fail("resize is supported on NCHW tensors only")
-    return w.emit("Interp", [x], attrs, suffix="resize")
+    return w.emit("Interp", [x], attrs, part="resize")
 
 
 def _pool(w: Walker, call: Any, args: list[Value], mode: str) -> Value:
@@ -84,7 +82,7 @@ def _pool(w: Walker, call: Any, args: list[Value], mode: str) -> Value:
     attrs = {"mode": mode, "kernel": ints(a.pool_size), "stride": ints(a.strides),
              "pads": [top, bottom, left, right], "ceil_mode": bool(a.ceil_mode),
              "count_include_pad": bool(a.count_include_pad) if mode == "avg" else False}
-    return w.emit("Pool", [x], attrs, suffix=f"{mode}pool")
+    return w.emit("Pool", [x], attrs, part=f"{mode}pool")
 
 
 @converter("relax.nn.max_pool2d")
@@ -105,9 +103,9 @@ def convert_mean(w: Walker, call: Any, args: list[Value]) -> Value:
             else sorted(a % len(shape) for a in ints(call.attrs.axis))) if shape else []
     if not isinstance(x, Act) or len(shape) != 4 or axes != [2, 3]:
         raise w.fail("mean is supported over the H and W axes of an NCHW tensor only")
-    out = w.emit("GlobalAvgPool", [x], suffix="gap")
+    out = w.emit("GlobalAvgPool", [x], part="gap")
     if not call.attrs.keepdims:
-        out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, suffix="flatten")
+        out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, part="flatten")
     return out
 
 
@@ -122,7 +120,7 @@ def convert_max(w: Walker, call: Any, args: list[Value]) -> Value:
                      "(GlobalMaxPool)")
     attrs = {"mode": "max", "kernel": [shape[2], shape[3]], "stride": [1, 1],
              "pads": [0, 0, 0, 0], "ceil_mode": False, "count_include_pad": False}
-    out = w.emit("Pool", [x], attrs, suffix="gmp")
+    out = w.emit("Pool", [x], attrs, part="gmp")
     if not call.attrs.keepdims:
-        out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, suffix="flatten")
+        out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, part="flatten")
     return out

@@ -1,9 +1,9 @@
-"""Values bound to Relax variables while walking: activations, constants, tuples
-and the partial patterns (Pending) that later bindings complete."""
+"""Values bound to Relax variables while walking: activations, constants, tuples, and
+the inner bindings of a pattern match, which its root binding converts."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,6 @@ class Act:
 @dataclass(frozen=True)
 class Const:
     value: np.ndarray
-    origin: str = ""  # ONNX name of the weight it came from, for naming layers
 
 
 @dataclass(frozen=True)
@@ -29,18 +28,15 @@ class Tup:
     items: tuple[Any, ...]
 
 
-@dataclass
-class Pending:
-    """A partly matched multi-binding pattern."""
+@dataclass(frozen=True)
+class Absorbed:
+    """An inner binding of a pattern match (LRN, Sum, Clip): no layer of its own; only
+    the match's root reads it."""
 
     pattern: str
-    source: Act | None = None
-    items: list[Act] = field(default_factory=list)
-    attrs: dict[str, float] = field(default_factory=dict)
-    params: dict[str, Any] = field(default_factory=dict)  # the layer's, once known
 
 
-Value = Act | Const | Tup | Pending
+Value = Act | Const | Tup | Absorbed
 
 
 class ConversionError(UnsupportedModelError):

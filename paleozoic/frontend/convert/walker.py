@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paleozoic.frontend.convert.values import (
-    Act,
-    Const,
-    ConversionError,
-    Pending,
-    Tup,
-    Value,
-)
+from paleozoic.frontend.convert.values import Act, Const, ConversionError, Tup, Value
 from paleozoic.ir import Layer, Operator, TensorInfo
 from paleozoic.ops import KINDS
+
+if TYPE_CHECKING:  # nodes imports clean_identifier from here
+    from paleozoic.frontend.convert.nodes import NodeInfo
 
 
 def ints(values: Any) -> list[int]:
@@ -34,13 +30,6 @@ def clean_identifier(name: str) -> str:
     return ident
 
 
-_WEIGHT_SUFFIX = re.compile(r"(_w|_weight|_W|_kernel|_s|_scale|_gamma)$")
-
-
-def stem_from_weight(origin: str) -> str:
-    return _WEIGHT_SUFFIX.sub("", clean_identifier(origin)) if origin else ""
-
-
 class Walker:
     """Holds the state of one walk; converters call its emit/lookup helpers."""
 
@@ -50,17 +39,13 @@ class Walker:
         self.tensors: dict[str, TensorInfo] = {}
         self.weights: dict[str, np.ndarray] = {}
         self.env: dict[Any, Value] = {}
-        self.stems: dict[str, str] = {}  # tensor -> stem of the layer that made it
         self.used_names: set[str] = set()
         self.current_shape: tuple[int, ...] = ()
         self.current_var = ""
-        # Operators that read each binding ("relax.expand_dims", "tir:minimum"), for the
-        # patterns that decide by what comes next.
-        self.consumers: dict[Any, list[str]] = {}
-        # LRN parameters of the ONNX nodes, in graph order, and how many were matched.
-        self.lrn_attrs: list[dict[str, Any]] = []
-        self.lrn_count = 0
-        self.current_binding: Any = None
+        # The ONNX node whose conversion emitted the current binding (None for the few
+        # bindings no node owns), and the nodes that have already given a layer their name.
+        self.current_node: NodeInfo | None = None
+        self.named_nodes: set[int] = set()
 
     # -- naming ----------------------------------------------------------------------
     def unique(self, base: str) -> str:
@@ -70,25 +55,28 @@ class Walker:
         self.used_names.add(name)
         return name
 
-    def read_only_by(self, operator: str) -> bool:
-        """True when the current binding's value is read by `operator` alone."""
-        return self.consumers.get(self.current_binding, []) == [operator]
-
-    def lrn_ahead(self, act: Act) -> bool:
-        """x * x opens TVM's LRN decomposition only when expand_dims reads it."""
-        return self.read_only_by("relax.expand_dims")
-
-    def stem_of(self, act: Act) -> str:
-        return self.stems.get(act.name, act.name)
+    def layer_name(self, kind: str, inputs: list[Act], part: str, main: bool) -> str:
+        """The node's name for its first main layer; `<node>_<part>` for the others (part
+        defaults to the kind: a BatchNormalization's Scale is `<node>_scale`)."""
+        node = self.current_node
+        tag = part or kind.lower()
+        if node is None:
+            return self.unique(f"{inputs[0].name}_{tag}" if inputs else tag)
+        if main and node.index not in self.named_nodes:
+            self.named_nodes.add(node.index)
+            return self.unique(node.ident)
+        return self.unique(f"{node.ident}_{tag}")
 
     # -- emission --------------------------------------------------------------------
     def emit(self, kind: str, inputs: list[Act], attrs: dict[str, Any] | None = None,
-             weights: dict[str, np.ndarray] | None = None, stem: str = "",
-             suffix: str = "") -> Act:
-        """Appends a layer, checks our shape function against TVM's, returns its output."""
+             weights: dict[str, np.ndarray] | None = None, part: str = "",
+             main: bool = True) -> Act:
+        """Appends a layer, checks our shape function against TVM's, returns its output.
+
+        `part` names the layer when it is not its node's first (a bias, a flatten);
+        `main=False` marks a helper layer that never takes the node's own name."""
         attrs = attrs or {}
-        stem = stem or (self.stem_of(inputs[0]) if inputs else "layer")
-        name = self.unique(f"{stem}_{suffix}" if suffix else stem)
+        name = self.layer_name(kind, inputs, part, main)
         spec = KINDS[kind]
         in_shapes = [self.tensors[a.name].shape for a in inputs]
         shape = spec.output_shape(attrs, in_shapes)
@@ -103,7 +91,6 @@ class Walker:
             layer.weights[role] = key
         self.layers.append(layer)
         self.tensors[name] = TensorInfo(name, shape)
-        self.stems[name] = stem
         return Act(name)
 
     def check_final_shape(self, act: Act) -> None:
@@ -114,7 +101,10 @@ class Walker:
                 f"(layer {act.name!r}): ours {ours}, TVM {self.current_shape}")
 
     def fail(self, message: str) -> ConversionError:
-        return ConversionError(f"{self.source}: {self.current_var}: {message}")
+        node = self.current_node
+        where = (f"node {node.label!r} ({node.op_type}), {self.current_var}" if node
+                 else self.current_var)
+        return ConversionError(f"{self.source}: {where}: {message}")
 
 
 def channel_vector(w: Walker, act: Act, const: Const) -> np.ndarray | None:
@@ -146,8 +136,8 @@ def scalar(w: Walker, const: Const, what: str) -> float:
     return float(value.reshape(-1)[0])
 
 
-def act_of(w: Walker, value: Value) -> Any:
-    if isinstance(value, (Act, Pending)):
+def act_of(w: Walker, value: Value) -> Act:
+    if isinstance(value, Act):
         return value
     raise w.fail("this operation on a constant is not supported")
 

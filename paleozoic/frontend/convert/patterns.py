@@ -1,0 +1,171 @@
+"""Multi-binding forms of TVM's ONNX frontend, found with TVM's dataflow pattern language.
+
+TVM lowers some ONNX operators to several Relax bindings that have one Paleozoic layer:
+
+  LRN   x / (bias + alpha * squeeze(avg_pool3d(expand_dims(x * x))))) ** beta
+  Sum   sum(stack((a, b, ...)), axis=0)
+  Clip  minimum(maximum(x, lo), hi)   (TIR functions from emit_te)
+
+Each match is found before the walk. Its root binding (the last one) is converted in one
+step by the function registered with @pattern_converter for its kind; the bindings inside
+are absorbed. A match is accepted only when nothing outside it reads its inner bindings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from paleozoic.frontend.convert.nodes import vars_read
+from paleozoic.frontend.convert.walker import ints
+
+
+@dataclass(frozen=True)
+class Match:
+    """One occurrence of a pattern: the operands its converter reads (Relax variables or
+    constants) and the attributes it took from the matched calls."""
+
+    kind: str
+    root: Any
+    inner: tuple[Any, ...]
+    operands: dict[str, Any] = field(default_factory=dict)
+    attrs: dict[str, Any] = field(default_factory=dict)
+    error: str = ""  # why the matched bindings are not the operator after all
+
+
+class _Forms:
+    """The patterns, built once per import (pattern objects are TVM objects)."""
+
+    def __init__(self) -> None:
+        from tvm.relax.dpl import is_call_tir, is_const, is_op, wildcard
+
+        # LRN: `x` appears twice, and the pattern language requires both to be one value.
+        self.lrn_x = wildcard()
+        self.lrn_square = is_op("relax.multiply")(self.lrn_x, self.lrn_x)
+        self.lrn_expand = is_op("relax.expand_dims")(self.lrn_square)
+        self.lrn_window = is_op("relax.nn.avg_pool3d")(self.lrn_expand)
+        self.lrn_squeeze = is_op("relax.squeeze")(self.lrn_window)
+        self.lrn_alpha, self.lrn_bias, self.lrn_beta = is_const(), is_const(), is_const()
+        self.lrn_scaled = is_op("relax.multiply")(self.lrn_squeeze, self.lrn_alpha)
+        self.lrn_biased = is_op("relax.add")(self.lrn_scaled, self.lrn_bias)
+        self.lrn_power = is_op("relax.power")(self.lrn_biased, self.lrn_beta)
+        self.lrn = is_op("relax.divide")(self.lrn_x, self.lrn_power)
+
+        self.sum_items = wildcard()
+        self.sum_stack = is_op("relax.stack")(self.sum_items)
+        self.sum = is_op("relax.sum")(self.sum_stack)
+
+        # TVM numbers its TIR functions per shape (maximum, maximum1, ...); the pattern
+        # matches the name as a prefix.
+        self.clip_x, self.clip_lo, self.clip_hi = wildcard(), wildcard(), wildcard()
+        self.clip_max = is_call_tir("maximum", [self.clip_x, self.clip_lo])
+        self.clip = is_call_tir("minimum", [self.clip_max, self.clip_hi])
+
+
+Found = dict[Any, Any]          # pattern -> the expression it matched
+VarOf = Callable[[Any], Any]     # a matched value -> the variable bound to it
+Read = tuple[dict[str, Any], dict[str, Any]]  # a match's operands and attributes
+
+
+class PatternError(ValueError):
+    """Bindings have the form of a pattern but not its parameters (the message says why)."""
+
+
+def find_matches(func: Any, relax: Any) -> dict[Any, Match]:
+    """Every binding variable that belongs to a match, mapped to the match."""
+    forms = _Forms()
+    bound: dict[Any, Any] = {}
+    var_of_value: dict[Any, Any] = {}
+    readers: dict[Any, int] = {}
+    for block in func.body.blocks:
+        for binding in block.bindings:
+            bound[binding.var] = binding.value
+            var_of_value[binding.value] = binding.var
+            for var in vars_read(binding.value, relax):
+                readers[var] = readers.get(var, 0) + 1
+    for var in vars_read(func.body.body, relax):
+        readers[var] = readers.get(var, 0) + 1
+
+    from tvm.relax.analysis import get_var2val
+    var2val = get_var2val(func)
+
+    def var_of(expr: Any) -> Any:
+        # The matcher follows bindings, so it reports a bound value, not its variable.
+        return var_of_value.get(expr, expr)
+
+    matches: dict[Any, Match] = {}
+    for var, value in bound.items():
+        for kind, (root, inner_patterns, read) in _KINDS.items():
+            found = getattr(forms, root).extract_matched_expr(value, var2val)
+            if found is None:
+                continue
+            inner = tuple(var_of(found[getattr(forms, p)]) for p in inner_patterns)
+            # An inner value read elsewhere is needed as a tensor of its own: no match.
+            if any(v not in bound or readers.get(v, 0) != 1 or v in matches for v in inner):
+                continue
+            try:
+                operands, attrs = read(forms, found, var_of)
+                match = Match(kind, var, inner, operands, attrs)
+            except PatternError as err:  # raised by the walker, which knows the node
+                match = Match(kind, var, inner, error=str(err))
+            for member in (*inner, var):
+                matches[member] = match
+            break
+    return matches
+
+
+def _read_lrn(forms: _Forms, found: Found, var_of: VarOf) -> Read:
+    window = found[forms.lrn_window].attrs
+    size, rest = ints(window.pool_size)[0], ints(window.pool_size)[1:]
+    half = size // 2
+    geometry_ok = (
+        rest == [1, 1] and ints(window.strides) == [1, 1, 1]
+        and ints(window.dilation) == [1, 1, 1] and not window.ceil_mode
+        and bool(window.count_include_pad) and size % 2 == 1
+        and ints(window.padding) == [half, 0, 0, half, 0, 0]
+        and ints(found[forms.lrn_expand].attrs.axis) == [1]
+        and ints(found[forms.lrn_squeeze].attrs.axis or []) == [1])
+    if not geometry_ok:
+        raise PatternError(
+            f"has the form of TVM's LRN decomposition but its channel window is not LRN's "
+            f"(avg_pool3d pool_size {ints(window.pool_size)}, strides {ints(window.strides)}, "
+            f"padding {ints(window.padding)}, count_include_pad {bool(window.count_include_pad)}"
+            f"; LRN averages a centred, zero-padded window of channels): this TVM lowers LRN "
+            f"unlike the one Paleozoic supports")
+    attrs = {"size": size, **{name: _scalar(found[getattr(forms, f"lrn_{name}")])
+                              for name in ("alpha", "beta", "bias")}}
+    return {"x": var_of(found[forms.lrn_x])}, attrs
+
+
+def _read_sum(forms: _Forms, found: Found, var_of: VarOf) -> Read:
+    total, stack = found[forms.sum].attrs, found[forms.sum_stack].attrs
+    if int(stack.axis) != 0 or total.axis is None or ints(total.axis) != [0] \
+            or total.keepdims:
+        raise PatternError("stack then sum is supported as ONNX Sum only (stack on "
+                           "axis 0, sum over axis 0 without keepdims)")
+    items = found[forms.sum_items]
+    fields = list(getattr(items, "fields", [items]))
+    return {f"item{i}": var_of(f) for i, f in enumerate(fields)}, {"count": len(fields)}
+
+
+def _read_clip(forms: _Forms, found: Found, var_of: VarOf) -> Read:
+    return ({"x": var_of(found[forms.clip_x]), "lo": var_of(found[forms.clip_lo]),
+             "hi": var_of(found[forms.clip_hi])}, {})
+
+
+# kind -> (root pattern, the inner patterns whose bindings the match absorbs, reader)
+_KINDS: dict[str, tuple[str, tuple[str, ...], Callable[[_Forms, Found, VarOf], Read]]] = {
+    "lrn": ("lrn", ("lrn_square", "lrn_expand", "lrn_window", "lrn_squeeze", "lrn_scaled",
+                    "lrn_biased", "lrn_power"), _read_lrn),
+    "sum": ("sum", ("sum_stack",), _read_sum),
+    "clip": ("clip", ("clip_max",), _read_clip),
+}
+
+
+def _scalar(constant: Any) -> float:
+    data = getattr(constant, "value", None)
+    data = data if data is not None else constant.data
+    return float(np.asarray(data.numpy()).reshape(-1)[0])
