@@ -316,9 +316,17 @@ def _parse_with_tvm(light: onnx.ModelProto) -> tuple[Any, dict[str, Any]]:
 
     This is what tvm.relax.frontend.onnx.from_onnx does (less its ONNX checker pass, which
     the loader has run), keeping the importer object whose map from_onnx discards."""
-    from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
+    from tvm.relax.frontend.onnx import onnx_frontend
 
     opset = next((o.version for o in light.opset_import if o.domain in ("", "ai.onnx")), 1)
-    importer = ONNXGraphImporter(None, "float32", keep_params_in_input=True, sanitize=True)
-    mod = importer.from_onnx(light.graph, opset)
-    return mod, dict(importer._nodes)  # a private attribute: see the docstring
+    try:
+        importer = onnx_frontend.ONNXGraphImporter(None, "float32", keep_params_in_input=True,
+                                                   sanitize=True)
+        mod = importer.from_onnx(light.graph, opset)
+        return mod, dict(importer._nodes)  # a private attribute: see the docstring
+    except (AttributeError, TypeError) as err:
+        # Another TVM release may rename the importer's internals: parse as from_onnx
+        # does and name layers after their inputs rather than fail the model.
+        logger.warning("TVM's ONNX importer has changed (%s): layers are named after their "
+                       "inputs, not their ONNX nodes", err)
+        return onnx_frontend.from_onnx(light, keep_params_in_input=True), {}

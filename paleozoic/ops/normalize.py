@@ -9,7 +9,7 @@ from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
 
 @dataclass(frozen=True)
 class BatchNormAttrs:
-    # Folded into the "var" weight, 1 / sqrt(var + eps): the wrapper never sees it.
+    # Folded into the "inv_std" weight, 1 / sqrt(var + eps): the wrapper never sees it.
     epsilon: float = field(metadata={"runtime": False})
 
 
@@ -41,7 +41,7 @@ def lrn_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 
 BATCH_NORM = LayerKind(
     name="BatchNorm", cpp_class="pz::BatchNormLayer", template="batch_norm",
-    binding="batch_norm", shape=channel_shape, weight_roles=("mean", "var"),
+    binding="batch_norm", shape=channel_shape, weight_roles=("mean", "inv_std"),
     attrs=BatchNormAttrs)
 SCALE = LayerKind(
     name="Scale", cpp_class="pz::ScaleLayer", template="scale", binding="scale",

@@ -62,9 +62,9 @@ BatchNormLayer::BatchNormLayer(std::string name, Tensor& input)
     : Layer(name, {&input}, input.shape()) {
   const Shape per_channel{channels(name_, input.shape())};
   const ConstTensor& mean = declareWeight("mean", CNML_CONST, per_channel);
-  const ConstTensor& var = declareWeight("var", CNML_CONST, per_channel);
+  const ConstTensor& inv_std = declareWeight("inv_std", CNML_CONST, per_channel);
   PZ_CHECK(name_,
-           cnmlCreateBatchNormOp(&op_, input.desc(), output_.desc(), mean.desc(), var.desc()));
+           cnmlCreateBatchNormOp(&op_, input.desc(), output_.desc(), mean.desc(), inv_std.desc()));
   PZ_FORWARD(cnmlComputeBatchNormOpForward_V4);
 }
 

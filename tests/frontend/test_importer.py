@@ -33,7 +33,7 @@ def test_batchnorm_substitution_values(small_cnn: onnx.ModelProto) -> None:
     queue = import_onnx(small_cnn)
     bn = next(layer for layer in queue.layers if layer.kind == "BatchNorm")
     inits = {t.name: onnx.numpy_helper.to_array(t) for t in small_cnn.graph.initializer}
-    np.testing.assert_allclose(queue.weights[bn.weights["var"]],
+    np.testing.assert_allclose(queue.weights[bn.weights["inv_std"]],
                                1 / np.sqrt(inits["var"] + 1e-5), rtol=1e-6)
     np.testing.assert_array_equal(queue.weights[bn.weights["mean"]], inits["mean"])
 

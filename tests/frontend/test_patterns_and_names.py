@@ -300,3 +300,25 @@ def test_graph_output_that_is_an_input_is_copied_under_its_input_name() -> None:
     queue = import_onnx(model)
     assert [(layer.name, layer.kind) for layer in queue.layers] == [("x_copy", "Reshape")]
     np.testing.assert_array_equal(queue.layers[0].op.attrs["shape"], [1, 6, 5, 5])
+
+
+def test_a_changed_tvm_importer_falls_back_to_input_names(small_cnn, monkeypatch,
+                                                          caplog) -> None:
+    """Node names come from a private map of TVM's importer; should a TVM release change
+    it, models still import (layers named after their inputs) and the log says why."""
+    from tvm.relax.frontend.onnx import onnx_frontend
+
+    class Changed(onnx_frontend.ONNXGraphImporter):
+        def from_onnx(self, *args, **kwargs):
+            mod = super().from_onnx(*args, **kwargs)
+            del self._nodes  # as if a release renamed it
+            return mod
+
+    monkeypatch.setattr(onnx_frontend, "ONNXGraphImporter", Changed)
+    with caplog.at_level("WARNING"):
+        queue = import_onnx(small_cnn)
+    assert "TVM's ONNX importer has changed" in caplog.text
+    assert [layer.kind for layer in queue.layers] == [
+        "Conv", "Scale", "BatchNorm", "Scale", "Active", "Pool", "Conv", "Add",
+        "GlobalAvgPool", "Reshape", "FullyConnected", "Scale", "Softmax"]
+    assert len({layer.name for layer in queue.layers}) == len(queue.layers)

@@ -29,8 +29,10 @@ from paleozoic.frontend.convert.nodes import NodeInfo, binding_owners
 from paleozoic.frontend.convert.patterns import Match, find_matches
 from paleozoic.frontend.convert.registry import (
     CONVERTERS,
+    ONNX_OPS,
     PATTERN_CONVERTERS,
     TIR_CONVERTERS,
+    OnnxOp,
     converter,
     pattern_converter,
 )
@@ -44,7 +46,7 @@ from paleozoic.frontend.convert.values import (
 )
 from paleozoic.frontend.convert.walker import Walker, clean_identifier
 
-__all__ = ["CONST_EVAL", "CONVERTERS", "PATTERN_CONVERTERS", "TIR_CONVERTERS", "Absorbed",
+__all__ = ["ONNX_OPS", "OnnxOp", "CONST_EVAL", "CONVERTERS", "PATTERN_CONVERTERS", "TIR_CONVERTERS", "Absorbed",
            "Act", "Const", "ConversionError", "Match", "NodeInfo", "Tup", "Value", "Walker",
            "binding_owners", "clean_identifier", "converter", "find_matches",
            "pattern_converter"]

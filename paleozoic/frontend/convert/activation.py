@@ -9,12 +9,26 @@ import numpy as np
 
 from paleozoic.frontend.convert.patterns import Match
 from paleozoic.frontend.convert.registry import (
+    OnnxOp,
     converter,
+    onnx_ops,
     pattern_converter,
     tir_converter,
 )
 from paleozoic.frontend.convert.values import Act, Const, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, scalar
+
+onnx_ops({
+    "Relu": OnnxOp("Active"),
+    "Sigmoid": OnnxOp("Active"),
+    "Tanh": OnnxOp("Active"),
+    "Clip": OnnxOp("Active (relu, relu1 or relu6 bounds)", parameters=(1, 2)),
+    "HardSigmoid": OnnxOp("Scale + Active relu1"),
+    "HardSwish": OnnxOp("Scale + Active relu6 + Binary"),
+    "LeakyRelu": OnnxOp("PRelu"),
+    "PRelu": OnnxOp("PRelu", weights=(1,)),
+    "Softmax": OnnxOp("Softmax"),
+})
 
 
 @converter("relax.nn.relu")

@@ -7,8 +7,15 @@ from typing import Any, Callable
 
 import numpy as np
 
+from paleozoic.frontend.convert.registry import OnnxOp, onnx_ops
 from paleozoic.frontend.convert.values import Const
 from paleozoic.frontend.convert.walker import ints
+
+onnx_ops({
+    "Identity": OnnxOp("(removed)"),
+    "Constant": OnnxOp("(folded)"),
+    "ConstantOfShape": OnnxOp("(folded)"),
+})
 
 
 def _const_reshape(call: Any, args: list[Const]) -> np.ndarray:

@@ -6,9 +6,14 @@ from typing import Any
 
 import numpy as np
 
-from paleozoic.frontend.convert.registry import converter
+from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Value
 from paleozoic.frontend.convert.walker import Walker
+
+onnx_ops({
+    "MatMul": OnnxOp("FullyConnected", weights=(1,)),
+    "Gemm": OnnxOp("FullyConnected", weights=(1, 2)),
+})
 
 
 @converter("relax.matmul")

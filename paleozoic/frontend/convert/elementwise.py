@@ -8,9 +8,17 @@ from typing import Any
 import numpy as np
 
 from paleozoic.frontend.convert.patterns import Match
-from paleozoic.frontend.convert.registry import converter, pattern_converter
+from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops, pattern_converter
 from paleozoic.frontend.convert.values import Act, Const, Value
 from paleozoic.frontend.convert.walker import Walker, channel_vector
+
+onnx_ops({
+    "Add": OnnxOp("Add, Binary or Scale"),
+    "Sub": OnnxOp("Binary or Scale"),
+    "Mul": OnnxOp("Binary or Scale"),
+    "Div": OnnxOp("Binary or Scale"),
+    "Sum": OnnxOp("Add"),
+})
 
 
 @converter("relax.stack")

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from paleozoic.frontend.convert.registry import converter
+from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, const_ints, ints
+
+onnx_ops({
+    "Reshape": OnnxOp("Reshape"),
+    "Flatten": OnnxOp("Reshape"),
+    "Squeeze": OnnxOp("Reshape"),
+    "Unsqueeze": OnnxOp("Reshape"),
+    "Transpose": OnnxOp("Transpose"),
+    "Concat": OnnxOp("Concat"),
+    "Split": OnnxOp("Slice"),
+    "Slice": OnnxOp("Slice"),
+})
 
 
 @converter("relax.concat")

@@ -7,9 +7,15 @@ from typing import Any
 import numpy as np
 
 from paleozoic.frontend.convert.patterns import Match
-from paleozoic.frontend.convert.registry import converter, pattern_converter
+from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops, pattern_converter
 from paleozoic.frontend.convert.values import Act, Const, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of
+
+onnx_ops({
+    "LRN": OnnxOp("LRN"),
+    "BatchNormalization": OnnxOp("BatchNorm + Scale", weights=(1, 2, 3, 4)),
+    "Dropout": OnnxOp("(removed)", parameters=(1, 2)),
+})
 
 
 @converter("relax.nn.batch_norm")
@@ -21,11 +27,11 @@ def convert_batch_norm(w: Walker, call: Any, args: list[Value]) -> Value:
     if int(call.attrs.axis) != 1:
         raise w.fail("batch_norm is supported on the channel axis (1) only")
     eps = float(call.attrs.epsilon)
-    # The SDK's BatchNorm is (x - mean) * var without affine terms: the paper's
+    # The SDK's BatchNorm is (x - mean) * inv_std without affine terms: the paper's
     # weighted-BN substitution adds a Scale layer for gamma and beta.
     inv_std = 1.0 / np.sqrt(var.value.astype(np.float64) + eps)
     bn = w.emit("BatchNorm", [x], {"epsilon": eps},
-                {"mean": mean.value, "var": inv_std.astype(np.float32)})
+                {"mean": mean.value, "inv_std": inv_std.astype(np.float32)})
     scale = w.emit("Scale", [bn], {}, {"alpha": gamma.value, "beta": beta.value},
                    part="scale")
     return Tup((scale, mean, var))

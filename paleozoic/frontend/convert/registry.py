@@ -6,6 +6,7 @@ shape of TVM's own converter table).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 ConverterFn = Callable[[Any, Any, list[Any]], Any]   # (walker, call, args) -> value
@@ -44,3 +45,33 @@ def pattern_converter(kind: str) -> Callable[[PatternConverterFn], PatternConver
     """Registers the decorated function for a match of the pattern `kind` ("lrn")
     (patterns.py), called at the match's root binding."""
     return _register(PATTERN_CONVERTERS, kind)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class OnnxOp:
+    """What the frontend does with one ONNX operator."""
+
+    becomes: str                        # the layer kinds it becomes (messages and docs)
+    # Input slots holding float32 weights the layer stores (checked for dtype, frozen by
+    # the backend when given as graph inputs).
+    weights: tuple[int, ...] = ()
+    # Other input slots that must be constant once shapes are fixed (Resize scales, Clip
+    # bounds, Dropout ratio): read at compile time, never a run-time tensor.
+    parameters: tuple[int, ...] = ()
+
+    @property
+    def constant_slots(self) -> tuple[int, ...]:
+        return self.weights + self.parameters
+
+
+# The one table of ONNX operators the frontend maps, filled by each family module with the
+# operators its converters take (paleozoic.frontend.support reads it).
+ONNX_OPS: dict[str, OnnxOp] = {}
+
+
+def onnx_ops(table: dict[str, OnnxOp]) -> None:
+    """Registers the ONNX operators a family module converts."""
+    for op_type, entry in table.items():
+        if op_type in ONNX_OPS:
+            raise ValueError(f"ONNX operator {op_type} is registered twice")
+        ONNX_OPS[op_type] = entry

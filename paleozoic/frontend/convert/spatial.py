@@ -4,10 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from paleozoic.frontend.convert.registry import converter
+from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, ints
 from paleozoic.ops.enums import INTERP_COORDINATES, INTERP_ROUNDING
+
+onnx_ops({
+    "Conv": OnnxOp("Conv", weights=(1, 2)),
+    "ConvTranspose": OnnxOp("Deconv", weights=(1, 2)),
+    "Resize": OnnxOp("Interp", parameters=(1, 2, 3)),
+    "MaxPool": OnnxOp("Pool"),
+    "AveragePool": OnnxOp("Pool"),
+    "GlobalAveragePool": OnnxOp("GlobalAvgPool"),
+    "GlobalMaxPool": OnnxOp("Pool"),
+    "ReduceMean": OnnxOp("GlobalAvgPool"),
+    "ReduceMax": OnnxOp("Pool"),
+})
 
 
 def _conv_geometry(w: Walker, call: Any, args: list[Value], what: str,

@@ -9,8 +9,8 @@
 
 namespace pz {
 
-// y = (x - mean) * var per channel. Weights: mean [C], var [C], which already holds
-// 1 / sqrt(variance + eps).
+// y = (x - mean) * inv_std per channel. Weights: mean [C] and inv_std [C], the
+// 1 / sqrt(variance + eps) the frontend computes (the SDK's var operand).
 class BatchNormLayer : public Layer {
  public:
   BatchNormLayer(std::string name, Tensor& input);
