@@ -16,9 +16,8 @@ executable.
 Which inputs are frozen (the "split") is decided per model, trying in order:
 
 1. the inputs Paleozoic must see as constants: every non-float input (shapes, axes) and
-   every input read at a weight or parameter slot (frontend.support.ONNX_OPS: Conv W/B,
-   Gemm B/C, MatMul B, BatchNormalization scale, bias, mean, var, PRelu slope, Resize
-   roi/scales/sizes, Clip bounds, Dropout ratio);
+   every input read at a weight or parameter slot (the `weights` and `parameters` slots
+   of frontend.support.ONNX_OPS: a Conv's W and B, a Resize's scales, a Clip's bounds);
    all other float inputs stay inputs of the session;
 2. everything but the first float run-time input of split 1 (an operand such as Mul's
    per-channel scale can be taken as a constant, but not as a second activation).

@@ -9,7 +9,8 @@ from typing import Any, Iterable
 import jinja2
 import numpy as np
 
-from paleozoic.ops.enums import ACTIVE, BINARY, INTERP_COORDINATES, INTERP_ROUNDING
+from paleozoic.ops.enums import ENUMS
+
 
 def template_dir() -> Path:
     """templates/ of a source checkout, else the copy installed inside the package."""
@@ -37,20 +38,14 @@ def cpp_bool(value: bool) -> str:
     return "true" if value else "false"
 
 
-def active_enum(function: str) -> str:
-    return ACTIVE.cpp(function)
-
-
-def binary_enum(op: str) -> str:
-    return BINARY.cpp(op)
-
-
-def interp_coordinates(mode: str) -> str:
-    return INTERP_COORDINATES.cpp(mode)
-
-
-def interp_rounding(mode: str) -> str:
-    return INTERP_ROUNDING.cpp(mode)
+def cpp_enum(value: str, enum: str) -> str:
+    """The pz:: enumerator of an IR value, for the enums of paleozoic.ops.enums
+    ("relu"|cpp_enum("Active") -> "pz::Active::kRelu")."""
+    for table in ENUMS:
+        if table.cpp_name == enum:
+            return f"pz::{enum}::{table.cpp(value)}"
+    raise KeyError(f"no enum {enum!r} in paleozoic.ops.enums; known: "
+                   f"{', '.join(t.cpp_name for t in ENUMS)}")
 
 
 def make_environment() -> jinja2.Environment:
@@ -63,6 +58,5 @@ def make_environment() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters.update(cpp_list=cpp_list, cpp_float=cpp_float, cpp_bool=cpp_bool,
-                       active_enum=active_enum, binary_enum=binary_enum,
-                       interp_coordinates=interp_coordinates, interp_rounding=interp_rounding)
+                       cpp_enum=cpp_enum)
     return env

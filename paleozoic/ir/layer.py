@@ -38,8 +38,9 @@ class Layer:
     """One layer of the queue: an operator bound to tensors and weights.
 
     `weights` maps a role of the layer kind ("weight", "bias", "mean", ...) to the name of
-    a tensor in LayerQueue.weights. MP, precision and sparsity are the per-layer knobs of
-    the paper's IR; MP is normally set per F-Block by the plan.
+    a tensor in LayerQueue.weights. MP is a knob of the F-Block (the plan), not of the
+    layer; precision is the per-layer knob of the paper's IR (fp32 until the precision
+    issue gives it a reader).
     """
 
     name: str
@@ -47,9 +48,7 @@ class Layer:
     inputs: list[str]
     output: str
     weights: dict[str, str] = field(default_factory=dict)
-    mp: int = 1
     precision: str = "fp32"
-    sparsity: float = 0.0
 
     @property
     def kind(self) -> str:

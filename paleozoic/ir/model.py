@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paleozoic.ir.boundary import block_boundary, read_counts
 from paleozoic.ir.layer import Layer, LayerQueue, TensorInfo
 from paleozoic.ir.plan import Plan
 
@@ -22,8 +21,6 @@ class FBlock:
     layers: list[Layer]
     mp: int
     fuse: bool
-    inputs: list[str]
-    outputs: list[str]
 
 
 @dataclass
@@ -40,14 +37,8 @@ class Model:
     def build(cls, queue: LayerQueue, plan: Plan) -> Model:
         plan.validate(queue)
         by_name = {layer.name: layer for layer in queue.layers}
-        reads = read_counts(queue.layers)
-        graph_outputs = set(queue.outputs)
-        blocks = []
-        for planned in plan.blocks:
-            layers = [by_name[name] for name in planned.layers]
-            inputs, outputs = block_boundary(layers, reads, graph_outputs)
-            blocks.append(FBlock(planned.name, layers, planned.mp, planned.fuse,
-                                 inputs, outputs))
+        blocks = [FBlock(planned.name, [by_name[name] for name in planned.layers], planned.mp,
+                         planned.fuse) for planned in plan.blocks]
         return cls(
             ir_version=queue.ir_version,
             opset=OpSet(queue.opset),

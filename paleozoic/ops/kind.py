@@ -47,6 +47,8 @@ class LayerKind:
     shape: ShapeFn
     macs: CountFn = elementwise_ops
     weight_roles: tuple[str, ...] = ()
+    # An optional "bias" holds one value per output channel (axis 1): the passes fold a
+    # following Scale into it.
     optional_roles: tuple[str, ...] = ()
     arity: int | None = 1           # None: any number of inputs
     fusible: bool = True            # may join a fusion op with other layers

@@ -27,7 +27,7 @@ def queue_fingerprint(queue: LayerQueue) -> str:
     for layer in queue.layers:
         digest.update(repr((layer.name, layer.op.op_type, sorted(layer.op.attrs.items()),
                             layer.inputs, layer.output, sorted(layer.weights.items()),
-                            layer.mp, layer.precision, layer.sparsity)).encode())
+                            layer.precision)).encode())
     digest.update(repr((sorted(queue.tensors.items()), queue.inputs, queue.outputs)).encode())
     for name in sorted(queue.weights):
         array = queue.weights[name]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from paleozoic.ir import LayerQueue
+from paleozoic.ops import KINDS
 from paleozoic.passes.rewrite import remove_forwarding, sole_consumer
 
 
@@ -37,13 +38,14 @@ def merge_scale_chains(queue: LayerQueue) -> int:
 
 
 def fold_bias_into_producer(queue: LayerQueue) -> int:
-    """A Scale with alpha == 1 right after a Conv, Deconv or FullyConnected becomes its bias."""
+    """A Scale with alpha == 1 right after a layer whose kind has an optional bias (Conv,
+    Deconv, FullyConnected: one value per output channel, axis 1) becomes that bias."""
     changed = 0
     for layer in list(queue.layers):
         if layer.kind != "Scale":
             continue
         producer = queue.producers().get(layer.inputs[0])
-        if producer is None or producer.kind not in ("Conv", "Deconv", "FullyConnected"):
+        if producer is None or "bias" not in KINDS[producer.kind].optional_roles:
             continue
         if sole_consumer(queue, producer.output) is not layer:
             continue

@@ -68,7 +68,7 @@ def _first_weight(queue) -> np.ndarray:
 
 
 @pytest.mark.parametrize("how", [
-    lambda q: setattr(q.layers[0], "mp", 8),
+    lambda q: setattr(q.layers[0], "precision", "int8"),
     lambda q: q.layers[0].op.attrs.update(groups=2),
     lambda q: q.layers.pop(),
     lambda q: q.weights.update({sorted(q.weights)[0]: np.zeros(3, np.float32)}),

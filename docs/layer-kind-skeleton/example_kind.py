@@ -1,0 +1,41 @@
+"""Skeleton of a layer kind's registry entry: copy into the family module of
+paleozoic/ops/ (conv, dense, elementwise, interp, layout, normalize, pool, or a new one
+added to paleozoic/ops/__init__.py's _FAMILIES) and rename Example throughout.
+
+The example: y = x >= 0 ? x : alpha * slope[c] * x, one attribute and one weight."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, elementwise_ops
+
+
+@dataclass(frozen=True)
+class ExampleAttrs:
+    # Every attribute with its type and, where ONNX has one, its default: operators are
+    # completed from here, so no other place repeats the default.
+    alpha: float = 1.0
+
+
+def example_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    """The output shape, or ShapeError naming what the kind cannot take."""
+    (x,) = inputs
+    if len(x) < 2:
+        raise ShapeError(f"Example needs a channel axis (axis 1), got shape {x}")
+    return x
+
+
+EXAMPLE = LayerKind(
+    name="Example",                      # the IR's op_type
+    cpp_class="pz::ExampleLayer",        # the wrapper class
+    template="example",                  # templates/layers/example.cpp.j2
+    binding="example",                   # the wrapper factory's name (pz::LayerFactory)
+    shape=example_shape,
+    macs=elementwise_ops,                # what the device cost and `inspect` count
+    weight_roles=("slope",),             # in the order configLayer takes them
+    attrs=ExampleAttrs,
+)
+
+# Add the kind to the family's tuple; paleozoic.ops collects it from there.
+FAMILY = (EXAMPLE,)

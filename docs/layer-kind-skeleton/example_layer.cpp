@@ -1,0 +1,36 @@
+// Skeleton of a wrapper class's source: copy the constructor into the family source of
+// runtime_cpp/wrapper/ and the factory into that file's detail::add...Factories.
+#include "example_layer.h"
+
+#include "detail.h"
+
+namespace pz {
+
+ExampleLayer::ExampleLayer(std::string name, Tensor& input, double alpha)
+    : Layer(name, {&input}, input.shape()) {
+  // Weights are declared before the op that reads their descriptors; configLayer binds
+  // them in this order (Layer::configLayer, with the extent checks).
+  const ConstTensor& slope = declareWeight("slope", CNML_CONST, Shape{input.shape().at(1)});
+  // TODO: the kind's own SDK op and parameters (SdkHandle<param, destroy> members own any
+  // param objects). PZ_CHECK turns a failing status into pz::SdkError naming this layer.
+  (void)alpha;
+  PZ_CHECK(name_, cnmlCreatePreluOp(&op_, input.desc(), output_.desc(), slope.desc()));
+  // The SDK forward the op runs with; override forward() only for an op of another shape.
+  PZ_FORWARD(cnmlComputePreluOpForward_V4);
+}
+
+namespace detail {
+
+// Paste the push_back into the family's add...Factories: the Python registry builds the
+// layer by this name, with these attributes in the LayerKind's attrs order.
+void addExampleFactory(std::vector<LayerFactory>& factories) {
+  factories.push_back({"example", 1, {"alpha"},
+                       [](const std::string& name, const std::vector<Tensor*>& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<ExampleLayer>(name, *in[0], a.real("alpha", 1.0));
+                       }});
+}
+
+}  // namespace detail
+
+}  // namespace pz
