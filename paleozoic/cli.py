@@ -1,4 +1,5 @@
-"""The `paleozoic` command line: compile, build, verify, inspect, space, tune, prefix."""
+"""The `paleozoic` command line: compile, build, verify, inspect, space, tune, calibrate,
+prefix."""
 
 from __future__ import annotations
 
@@ -205,6 +206,22 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from paleozoic.calibration import calibrate
+    from paleozoic.calibration.file import write_calibration
+    from paleozoic.pipeline import load_queue
+
+    queue = load_queue(args.model, **_shapes(args))
+    record = calibrate(queue, args.data, method=args.method, percentile=args.percentile,
+                       model=Path(args.model).name)
+    out = Path(args.output)
+    write_calibration(out, record)
+    print(f"wrote {out}: {args.method} ranges of {len(record['activations'])} tensors and "
+          f"per-channel ranges of {len(record['weights'])} weights, from "
+          f"{len(record['data'])} file(s)")
+    return 0
+
+
 def _cmd_prefix(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import runtime_prefix
 
@@ -282,6 +299,21 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace an existing plan file")
     _add_shape_options(p)
     p.set_defaults(func=_cmd_tune)
+
+    p = sub.add_parser("calibrate", help="activation and weight ranges for int8, from the fp32 "
+                       "model run on your data; write calib.json")
+    p.add_argument("model", help="the .onnx file")
+    p.add_argument("--data", nargs="+", required=True, metavar="PATH",
+                   help=".npy files (one input), .npz files (one array per input name) or "
+                        "folders of them; each file is one batch of the model's input shape")
+    p.add_argument("-o", "--output", default="calib.json", help="the calibration file")
+    p.add_argument("--method", choices=("absmax", "percentile", "entropy"), default="absmax",
+                   help="absmax (Cambricon's own, default), percentile, or entropy (KL, as "
+                        "TensorRT and ncnn)")
+    p.add_argument("--percentile", type=float, default=99.99,
+                   help="for --method percentile: the share of |x| kept (default 99.99)")
+    _add_shape_options(p)
+    p.set_defaults(func=_cmd_calibrate)
 
     p = sub.add_parser("prefix", help="print the runtime's CMake prefix (CMAKE_PREFIX_PATH)")
     p.set_defaults(func=_cmd_prefix)

@@ -16,7 +16,24 @@ from paleozoic.ir import LayerQueue, Plan
 from paleozoic.ir.boundary import block_boundary, read_counts
 from paleozoic.ops import KINDS
 
-__all__ = ["DeviceModelOracle", "build_runtime_graph"]
+__all__ = ["DeviceModelOracle", "InputRecorder", "build_runtime_graph"]
+
+
+class InputRecorder:
+    """Stands in for a Session while build_runtime_graph builds the graph, keeping the input
+    tensors so the caller can write data into them (measurement, calibration)."""
+
+    def __init__(self, session: object) -> None:
+        self._session = session
+        self.inputs: list[object] = []
+
+    def input(self, name: str, shape: list[int]) -> object:
+        tensor = self._session.input(name, shape)  # type: ignore[attr-defined]
+        self.inputs.append(tensor)
+        return tensor
+
+    def __getattr__(self, attr: str) -> object:
+        return getattr(self._session, attr)
 
 
 def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool) -> list[Any]:

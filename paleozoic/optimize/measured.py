@@ -58,10 +58,10 @@ class MeasuredOracle:
 
     def _measure(self, spans: list[Span], timed: set[int]) -> None:
         from paleozoic import _runtime
-        from paleozoic.optimize.device_cost import build_runtime_graph
+        from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
 
         session = _runtime.Session()
-        recorder = _InputRecorder(session)
+        recorder = InputRecorder(session)
         layers = build_runtime_graph(self.queue, recorder, bind_weights=True)
         rng = np.random.default_rng(0)
         for tensor, info in zip(recorder.inputs, self.queue.inputs):
@@ -79,20 +79,3 @@ class MeasuredOracle:
             logger.debug("measured %s: %.2f us", span, best[t])
             for observer in list(self.observers):
                 observer(*span, best[t])
-
-
-class _InputRecorder:
-    """Stands in for a Session while the graph is built, keeping the input tensors so the
-    measurement can write data into them."""
-
-    def __init__(self, session: object) -> None:
-        self._session = session
-        self.inputs: list[object] = []
-
-    def input(self, name: str, shape: list[int]) -> object:
-        tensor = self._session.input(name, shape)  # type: ignore[attr-defined]
-        self.inputs.append(tensor)
-        return tensor
-
-    def __getattr__(self, attr: str) -> object:
-        return getattr(self._session, attr)

@@ -14,21 +14,12 @@ from paleozoic.ir import LayerQueue, Plan
 
 def run_queue(queue: LayerQueue, plan: Plan, feeds: list[np.ndarray]) -> list[np.ndarray]:
     from paleozoic import _runtime
-    from paleozoic.optimize.device_cost import build_runtime_graph
+    from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
 
     session = _runtime.Session()
-    inputs: list[object] = []
-
-    class Recorder:
-        def input(self, name: str, shape: list[int]) -> object:
-            tensor = session.input(name, shape)
-            inputs.append(tensor)
-            return tensor
-
-        def __getattr__(self, attr: str) -> object:
-            return getattr(session, attr)
-
-    layers = build_runtime_graph(queue, Recorder(), bind_weights=True)
+    recorder = InputRecorder(session)
+    layers = build_runtime_graph(queue, recorder, bind_weights=True)
+    inputs = recorder.inputs
     by_name = {layer.name: built for layer, built in zip(queue.layers, layers)}
     for tensor, value in zip(inputs, feeds):
         session.set_input(tensor, np.ascontiguousarray(value, dtype=np.float32))
