@@ -15,6 +15,7 @@ from paleozoic.calibration.file import FORMAT, VERSION, model_id
 from paleozoic.calibration.quant import quantized_param
 from paleozoic.calibration.ranges import METHODS, TensorStats
 from paleozoic.ir import LayerQueue
+from paleozoic.ops import KINDS
 
 logger = logging.getLogger(__name__)
 
@@ -43,15 +44,15 @@ def _file_digest(path: Path) -> str:
 
 
 def _weight_ranges(queue: LayerQueue) -> dict[str, Any]:
-    """Per output channel (axis 0 of Conv / FC filters, axis 1 of Deconv's) absmax, with
-    the per-channel position and scale."""
+    """Per output channel (LayerKind.weight_channel_axis of the filter) absmax, with the
+    per-channel position and scale."""
     out: dict[str, Any] = {}
     for layer in queue.layers:
         key = layer.weights.get("weight")
         if key is None:
             continue
         w = np.asarray(queue.weights[key], dtype=np.float64)
-        axis = 1 if layer.kind == "Deconv" else 0
+        axis = KINDS[layer.kind].weight_channel_axis
         per_channel = np.abs(np.moveaxis(w, axis, 0).reshape(w.shape[axis], -1)).max(axis=1)
         params = [quantized_param(float(a)) for a in per_channel]
         out[layer.name] = {"weight": {

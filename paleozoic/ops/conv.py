@@ -106,7 +106,7 @@ def deconv_macs(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 DECONV = LayerKind(
     name="Deconv", cpp_class="pz::DeconvLayer", template="deconv", binding="deconv",
     shape=deconv_shape, macs=deconv_macs, weight_roles=("weight",), optional_roles=("bias",),
-    attrs=DeconvAttrs,
+    attrs=DeconvAttrs, weight_channel_axis=1,
 )
 
 # The kinds of this family, collected by paleozoic.ops.

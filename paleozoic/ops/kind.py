@@ -51,6 +51,8 @@ class LayerKind:
     # following Scale into it.
     optional_roles: tuple[str, ...] = ()
     arity: int | None = 1           # None: any number of inputs
+    # The axis of the "weight" role that indexes output channels (per-channel quantisation).
+    weight_channel_axis: int = 0
     fusible: bool = True            # may join a fusion op with other layers
     # The kind's attributes as a dataclass: names, types and defaults, written once.
     attrs: type = NoAttrs

@@ -97,3 +97,15 @@ def test_bad_data_is_refused_naming_the_file(small_cnn_path, tmp_path, capsys) -
     assert "wrong.npy" in err and "has shape (1, 2, 3)" in err
     with pytest.raises(CalibrationDataError, match="no such file or folder"):
         calibrate(load_queue(str(small_cnn_path)), [tmp_path / "missing"])
+
+
+def test_deconv_filters_are_ranged_per_output_channel() -> None:
+    from paleozoic.calibration.calibrate import _weight_ranges
+    from paleozoic.testing.blocks import BLOCKS
+
+    queue = load_queue(BLOCKS["detection_head"]())
+    deconv = next(l for l in queue.layers if l.kind == "Deconv")
+    w = queue.weights[deconv.weights["weight"]]  # [ci, co / groups, kh, kw]
+    got = _weight_ranges(queue)[deconv.name]["weight"]
+    assert got["axis"] == 1
+    np.testing.assert_allclose(got["absmax"], np.abs(w).max(axis=(0, 2, 3)))
