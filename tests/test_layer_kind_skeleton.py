@@ -36,9 +36,9 @@ def _load(name: str) -> ModuleType:
 def test_registry_entry() -> None:
     kind = _load("example_kind").EXAMPLE
     assert kind.name not in KINDS  # the skeleton is not registered
-    assert kind.complete_attrs({}) == {"alpha": 1.0}
+    assert kind.complete_attrs({}) == {"axis": 1}
     assert kind.output_shape({}, [(1, 4, 5, 5)]) == (1, 4, 5, 5)
-    with pytest.raises(ShapeError, match="channel axis"):
+    with pytest.raises(ShapeError, match="axis 1 is not an axis"):
         kind.output_shape({}, [(4,)])
 
 
@@ -57,10 +57,10 @@ def test_template_renders() -> None:
     env = make_environment()
     macros = env.from_string((SKELETON / "example.cpp.j2").read_text()).module
     layer = SimpleNamespace(cpp_class="pz::ExampleLayer", ident="leaky", name="leaky",
-                            inputs=["conv1.output()"], attrs={"alpha": 0.5},
+                            inputs=["conv1.output()"], attrs={"axis": 3},
                             weight=lambda role: f'weights.get("leaky.{role}", {{8}})')
     assert str(macros.construct(layer)) == \
-        'pz::ExampleLayer leaky{"leaky", conv1.output(), /*alpha=*/0.5};'
+        'pz::ExampleLayer leaky{"leaky", conv1.output(), /*axis=*/3};'
     assert str(macros.configure(layer)) == 'leaky.configLayer(weights.get("leaky.slope", {8}));'
 
 

@@ -28,5 +28,4 @@ def convert_example(w: Walker, call: Any, args: list[Value]) -> Value:
         raise w.fail(f"Example's slope must hold one value per channel, got shape "
                      f"{slope.value.shape}")
     # The layer is named after the ONNX node; `part` names any further layer of the node.
-    return w.emit("Example", [x], {"alpha": float(getattr(call.attrs, "alpha", 1.0))},
-                  {"slope": per_channel})
+    return w.emit("Example", [x], {"axis": 1}, {"slope": per_channel})

@@ -2,7 +2,8 @@
 paleozoic/ops/ (conv, dense, elementwise, interp, layout, normalize, pool, or a new one
 added to paleozoic/ops/__init__.py's _FAMILIES) and rename Example throughout.
 
-The example: y = x >= 0 ? x : alpha * slope[c] * x, one attribute and one weight."""
+The example: y = x >= 0 ? x : slope[c] * x along a channel axis, one attribute and one
+weight."""
 
 from __future__ import annotations
 
@@ -15,14 +16,14 @@ from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, elementwise_
 class ExampleAttrs:
     # Every attribute with its type and, where ONNX has one, its default: operators are
     # completed from here, so no other place repeats the default.
-    alpha: float = 1.0
+    axis: int = 1   # the axis the slope runs along
 
 
 def example_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     """The output shape, or ShapeError naming what the kind cannot take."""
     (x,) = inputs
-    if len(x) < 2:
-        raise ShapeError(f"Example needs a channel axis (axis 1), got shape {x}")
+    if not 0 <= attrs["axis"] < len(x):
+        raise ShapeError(f"Example's axis {attrs['axis']} is not an axis of shape {x}")
     return x
 
 

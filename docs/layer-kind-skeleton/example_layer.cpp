@@ -6,14 +6,18 @@
 
 namespace pz {
 
-ExampleLayer::ExampleLayer(std::string name, Tensor& input, double alpha)
+ExampleLayer::ExampleLayer(std::string name, Tensor& input, int axis)
     : Layer(name, {&input}, input.shape()) {
+  // What the SDK op cannot do is refused here, naming the layer, not left to a wrong answer.
+  if (detail::normaliseAxis(name_, axis, static_cast<int>(input.shape().size())) != 1) {
+    throw Error(name_ + ": the SDK's Prelu op runs along axis 1, got axis " +
+                std::to_string(axis));
+  }
   // Weights are declared before the op that reads their descriptors; configLayer binds
   // them in this order (Layer::configLayer, with the extent checks).
   const ConstTensor& slope = declareWeight("slope", CNML_CONST, Shape{input.shape().at(1)});
-  // TODO: the kind's own SDK op and parameters (SdkHandle<param, destroy> members own any
-  // param objects). PZ_CHECK turns a failing status into pz::SdkError naming this layer.
-  (void)alpha;
+  // The kind's SDK op (SdkHandle<param, destroy> members own any parameter objects).
+  // PZ_CHECK turns a failing status into pz::SdkError naming this layer.
   PZ_CHECK(name_, cnmlCreatePreluOp(&op_, input.desc(), output_.desc(), slope.desc()));
   // The SDK forward the op runs with; override forward() only for an op of another shape.
   PZ_FORWARD(cnmlComputePreluOpForward_V4);
@@ -24,10 +28,10 @@ namespace detail {
 // Paste the push_back into the family's add...Factories: the Python registry builds the
 // layer by this name, with these attributes in the LayerKind's attrs order.
 void addExampleFactory(std::vector<LayerFactory>& factories) {
-  factories.push_back({"example", 1, {"alpha"},
+  factories.push_back({"example", 1, {"axis"},
                        [](const std::string& name, const std::vector<Tensor*>& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         return std::make_unique<ExampleLayer>(name, *in[0], a.real("alpha", 1.0));
+                         return std::make_unique<ExampleLayer>(name, *in[0], a.integer("axis", 1));
                        }});
 }
 

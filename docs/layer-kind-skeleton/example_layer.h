@@ -10,10 +10,10 @@
 
 namespace pz {
 
-// y = x >= 0 ? x : alpha * slope[c] * x per channel (axis 1). Weights: slope [C].
+// y = x >= 0 ? x : slope[c] * x along `axis`. Weights: slope [C].
 class ExampleLayer : public Layer {
  public:
-  ExampleLayer(std::string name, Tensor& input, double alpha = 1.0);
+  ExampleLayer(std::string name, Tensor& input, int axis = 1);
 };
 
 }  // namespace pz

@@ -20,23 +20,31 @@ from paleozoic.ops import KINDS
 logger = logging.getLogger(__name__)
 
 
-def _tensors(queue: LayerQueue, feeds: list[np.ndarray]) -> Iterator[tuple[str, np.ndarray]]:
-    """Every graph input and layer output of the queue for one batch."""
-    from paleozoic import _runtime
-    from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
+class _Runner:
+    """The queue built and compiled once in a runtime Session, every layer compiled alone
+    so every tensor can be read back; each batch only sets the inputs and runs."""
 
-    session = _runtime.Session()
-    recorder = InputRecorder(session)
-    layers = build_runtime_graph(queue, recorder, bind_weights=True)
-    for tensor, value in zip(recorder.inputs, feeds):
-        session.set_input(tensor, value)
-    for index, built in enumerate(layers):
-        session.compile_block(f"calib{index}", False, 1, [built])
-    session.run()
-    for info, value in zip(queue.inputs, feeds):
-        yield info.name, value
-    for layer, built in zip(queue.layers, layers):
-        yield layer.output, np.asarray(session.get(built.output))
+    def __init__(self, queue: LayerQueue) -> None:
+        from paleozoic import _runtime
+        from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
+
+        self.queue = queue
+        self.session = _runtime.Session()
+        recorder = InputRecorder(self.session)
+        self.layers = build_runtime_graph(queue, recorder, bind_weights=True)
+        self.inputs = recorder.inputs
+        for index, built in enumerate(self.layers):
+            self.session.compile_block(f"calib{index}", False, 1, [built])
+
+    def tensors(self, feeds: list[np.ndarray]) -> Iterator[tuple[str, np.ndarray]]:
+        """Every graph input and layer output for one batch."""
+        for tensor, value in zip(self.inputs, feeds):
+            self.session.set_input(tensor, value)
+        self.session.run()
+        for info, value in zip(self.queue.inputs, feeds):
+            yield info.name, value
+        for layer, built in zip(self.queue.layers, self.layers):
+            yield layer.output, np.asarray(self.session.get(built.output))
 
 
 def _file_digest(path: Path) -> str:
@@ -68,15 +76,16 @@ def calibrate(queue: LayerQueue, data: Sequence[str | Path], method: str = "absm
         raise ValueError(f"unknown calibration method {method!r}; use one of "
                          f"{', '.join(METHODS)}")
     files = data_files(data)
+    runner = _Runner(queue)
     stats: dict[str, TensorStats] = {}
     for path, feeds in iter_batches(files, queue):
-        for name, value in _tensors(queue, feeds):
+        for name, value in runner.tensors(feeds):
             stats.setdefault(name, TensorStats()).observe(value)
     if method != "absmax":  # a second pass: histograms over the now known ranges
         for entry in stats.values():
             entry.start_histogram()
         for path, feeds in iter_batches(files, queue):
-            for name, value in _tensors(queue, feeds):
+            for name, value in runner.tensors(feeds):
                 stats[name].histogram(value)
     activations = {}
     for name, entry in stats.items():

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 import jinja2
 import numpy as np
 
-from paleozoic.ops.enums import ENUMS
+from paleozoic.ops import ENUMS
 
 
 def template_dir() -> Path:

@@ -1,22 +1,34 @@
 """The registry of layer kinds. Adding a kind: a LayerKind in its family module (listed in
-the module's FAMILY), a wrapper class in runtime_cpp, a template in templates/layers/, a
+the module's FAMILY; a new module is found by itself), a wrapper class in runtime_cpp, a template in templates/layers/, a
 converter in the frontend (docs/adding-a-layer-kind.md)."""
 
 from __future__ import annotations
 
-from types import MappingProxyType
+import importlib
+import pkgutil
+from types import MappingProxyType, ModuleType
 from typing import Mapping
 
-from paleozoic.ops import conv, dense, elementwise, interp, layout, normalize, pool
+from paleozoic.ops.enums import CppEnum
 from paleozoic.ops.kind import LayerKind, ShapeError
 
-# A family module lists its kinds in FAMILY, so adding a kind to a family edits that module
-# alone; a new family is one more module in this tuple.
-_FAMILIES = (conv, dense, elementwise, interp, layout, normalize, pool)
+
+def _families() -> list[ModuleType]:
+    """The family modules of this package (those that list their kinds in FAMILY), by name:
+    a new family is one more module here, nothing to register."""
+    modules = [importlib.import_module(f"{__name__}.{info.name}")
+               for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")]
+    return sorted((m for m in modules if hasattr(m, "FAMILY")), key=lambda m: m.__name__)
+
+
+_FAMILIES = _families()
 
 KINDS: Mapping[str, LayerKind] = MappingProxyType({
     kind.name: kind for family in _FAMILIES for kind in family.FAMILY
 })
+
+# The enumerated attributes of every family, in family order (the generated enums.h).
+ENUMS: tuple[CppEnum, ...] = tuple(e for family in _FAMILIES for e in getattr(family, "ENUMS", ()))
 
 
 def kind_of(op_type: str) -> LayerKind:
@@ -26,4 +38,4 @@ def kind_of(op_type: str) -> LayerKind:
         raise KeyError(f"unknown layer kind {op_type!r}; known: {', '.join(KINDS)}") from None
 
 
-__all__ = ["KINDS", "LayerKind", "ShapeError", "kind_of"]
+__all__ = ["ENUMS", "KINDS", "LayerKind", "ShapeError", "kind_of"]

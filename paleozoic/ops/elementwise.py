@@ -4,9 +4,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paleozoic.ops.enums import ACTIVE as ACTIVATIONS
-from paleozoic.ops.enums import BINARY as BINARY_OPS
+from paleozoic.ops.enums import CppEnum, Member
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+
+ACTIVATIONS = CppEnum("Active", "cnmlActiveFunction_t", "activation", (
+    Member("relu", "kRelu", "CNML_ACTIVE_RELU"),
+    Member("sigmoid", "kSigmoid", "CNML_ACTIVE_SIGMOID"),
+    Member("tanh", "kTanh", "CNML_ACTIVE_TANH"),
+    Member("relu6", "kRelu6", "CNML_ACTIVE_RELU6"),
+    Member("relu1", "kRelu1", "CNML_ACTIVE_RELU1"),   # min(max(x, 0), 1)
+))
+
+# Binary has no SDK enum: pz::BinaryLayer picks an SDK op from it and the operands' shapes.
+BINARY_OPS = CppEnum("Binary", "", "Binary op", (
+    Member("add", "kAdd"),
+    Member("sub", "kSub"),
+    Member("mul", "kMul"),
+    Member("div", "kDiv"),
+))
 
 
 @dataclass(frozen=True)
@@ -74,3 +89,5 @@ PRELU = LayerKind(name="PRelu", cpp_class="pz::PReluLayer", template="prelu", bi
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (ACTIVE, ADD, BINARY, PRELU,)
+# The enums of this family, written into runtime_cpp/include/paleozoic/enums.h.
+ENUMS = (ACTIVATIONS, BINARY_OPS)

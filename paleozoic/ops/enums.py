@@ -1,6 +1,7 @@
-"""The enumerated attributes of layer kinds, with their C++ and SDK spellings.
+"""Enumerated attributes of layer kinds, with their C++ and SDK spellings.
 
-Each is written once, here: the shape functions validate against it, the frontend and the
+Each is written once, as a CppEnum in its kind's family module (listed in the module's
+ENUMS, collected by paleozoic.ops): the shape functions validate against it, the frontend and the
 templates spell it from it, and runtime_cpp/include/paleozoic/enums.h is generated from it
 (paleozoic.codegen.cpp_enums; tests/codegen/test_cpp_enums.py fails if the checked-in
 header differs), so the wrapper's enums, the pybind module's name lookup and the mapping to
@@ -43,39 +44,3 @@ class CppEnum:
 
     def cpp(self, value: str) -> str:
         return self.member(value).cpp
-
-
-ACTIVE = CppEnum("Active", "cnmlActiveFunction_t", "activation", (
-    Member("relu", "kRelu", "CNML_ACTIVE_RELU"),
-    Member("sigmoid", "kSigmoid", "CNML_ACTIVE_SIGMOID"),
-    Member("tanh", "kTanh", "CNML_ACTIVE_TANH"),
-    Member("relu6", "kRelu6", "CNML_ACTIVE_RELU6"),
-    Member("relu1", "kRelu1", "CNML_ACTIVE_RELU1"),   # min(max(x, 0), 1)
-))
-
-# Binary has no SDK enum: pz::BinaryLayer picks an SDK op from it and the operands' shapes.
-BINARY = CppEnum("Binary", "", "Binary op", (
-    Member("add", "kAdd"),
-    Member("sub", "kSub"),
-    Member("mul", "kMul"),
-    Member("div", "kDiv"),
-))
-
-# ONNX Resize: how an output pixel maps to the input (coordinate_transformation_mode) and
-# how nearest rounds (nearest_mode).
-INTERP_COORDINATES = CppEnum("InterpCoordinates", "cnmlInterpCoordinateMode_t",
-                             "Interp coordinates", (
-    Member("half_pixel", "kHalfPixel", "CNML_INTERP_HALF_PIXEL"),
-    Member("pytorch_half_pixel", "kPytorchHalfPixel", "CNML_INTERP_PYTORCH_HALF_PIXEL"),
-    Member("align_corners", "kAlignCorners", "CNML_INTERP_ALIGN_CORNERS"),
-    Member("asymmetric", "kAsymmetric", "CNML_INTERP_ASYMMETRIC"),
-))
-INTERP_ROUNDING = CppEnum("InterpRounding", "cnmlNearestNeighborRoundMode_t",
-                          "Interp nearest rounding", (
-    Member("round_prefer_floor", "kRoundPreferFloor", "CNML_NEAREST_ROUND_PREFER_FLOOR"),
-    Member("round_prefer_ceil", "kRoundPreferCeil", "CNML_NEAREST_ROUND_PREFER_CEIL"),
-    Member("floor", "kFloor", "CNML_NEAREST_FLOOR"),
-    Member("ceil", "kCeil", "CNML_NEAREST_CEIL"),
-))
-
-ENUMS: tuple[CppEnum, ...] = (ACTIVE, BINARY, INTERP_COORDINATES, INTERP_ROUNDING)

@@ -4,9 +4,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paleozoic.ops.enums import INTERP_COORDINATES as COORDINATES
-from paleozoic.ops.enums import INTERP_ROUNDING as ROUNDINGS
+from paleozoic.ops.enums import CppEnum, Member
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+
+# ONNX Resize: how an output pixel maps to the input (coordinate_transformation_mode) and
+# how nearest rounds (nearest_mode).
+COORDINATES = CppEnum("InterpCoordinates", "cnmlInterpCoordinateMode_t",
+                      "Interp coordinates", (
+    Member("half_pixel", "kHalfPixel", "CNML_INTERP_HALF_PIXEL"),
+    Member("pytorch_half_pixel", "kPytorchHalfPixel", "CNML_INTERP_PYTORCH_HALF_PIXEL"),
+    Member("align_corners", "kAlignCorners", "CNML_INTERP_ALIGN_CORNERS"),
+    Member("asymmetric", "kAsymmetric", "CNML_INTERP_ASYMMETRIC"),
+))
+ROUNDINGS = CppEnum("InterpRounding", "cnmlNearestNeighborRoundMode_t",
+                    "Interp nearest rounding", (
+    Member("round_prefer_floor", "kRoundPreferFloor", "CNML_NEAREST_ROUND_PREFER_FLOOR"),
+    Member("round_prefer_ceil", "kRoundPreferCeil", "CNML_NEAREST_ROUND_PREFER_CEIL"),
+    Member("floor", "kFloor", "CNML_NEAREST_FLOOR"),
+    Member("ceil", "kCeil", "CNML_NEAREST_CEIL"),
+))
 
 INTERP_MODES = ("nearest", "linear")
 
@@ -54,3 +70,5 @@ INTERP = LayerKind(name="Interp", cpp_class="pz::InterpLayer", template="interp"
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (INTERP,)
+# The enums of this family, written into runtime_cpp/include/paleozoic/enums.h.
+ENUMS = (COORDINATES, ROUNDINGS)

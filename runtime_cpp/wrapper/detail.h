@@ -8,10 +8,9 @@
 #include "paleozoic/runtime.h"
 
 // Checks an SDK call; a failure throws pz::SdkError naming `owner` (a layer, tensor or
-// block) and the call. PZ_CHECK_FORWARD also returns the status, for Layer::forward.
-#define PZ_CHECK(owner, call) ::pz::check((call), (owner), ::pz::detail::callName(#call).c_str())
-#define PZ_CHECK_FORWARD(owner, call) \
-  ::pz::detail::checkForward((call), (owner), ::pz::detail::callName(#call).c_str())
+// block) and the call, and returns the status.
+// The call's name is cut from its text only on failure: these sit on the run path.
+#define PZ_CHECK(owner, call) ::pz::detail::checkCall((call), (owner), #call)
 
 // In a layer's constructor: the SDK forward its op runs with (Layer::setForward).
 #define PZ_FORWARD(call) setForward(call, #call)
@@ -24,12 +23,11 @@ cnmlTensor_t createTensorDesc(cnmlTensorType_t type, const Shape& shape, const s
 // Destructor helper: never throws.
 void destroyTensorDesc(cnmlTensor_t* desc) noexcept;
 
-// Checks a forward call inside Layer::forward so the error names the SDK call; returns status.
-cnmlStatus_t checkForward(cnmlStatus_t status, const std::string& layer, const char* call);
-
-// The SDK function's name from the text of a call ("cnmlCreateConvOp(&op_, ...)" ->
-// "cnmlCreateConvOp"), so a check names the call without the name being written twice.
-std::string callName(const char* call_text);
+// check() for PZ_CHECK: `call_text` is the call's source text, of which the SDK function's
+// name ("cnmlCreateConvOp(&op_, ...)" -> "cnmlCreateConvOp") goes into the error. Returns
+// the status.
+cnmlStatus_t checkCall(cnmlStatus_t status, const std::string& owner, const char* call_text);
+cnrtRet_t checkCall(cnrtRet_t status, const std::string& owner, const char* call_text);
 
 // Runs a shape function; a pz::Error it throws is re-thrown prefixed with the layer name.
 template <typename ShapeFn>

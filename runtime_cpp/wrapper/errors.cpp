@@ -107,14 +107,23 @@ void checkCompile(cnmlStatus_t status, const std::string& layer, const char* cal
 
 namespace detail {
 
-cnmlStatus_t checkForward(cnmlStatus_t status, const std::string& layer, const char* call) {
-  check(status, layer, call);
-  return status;
-}
+namespace {
 
 std::string callName(const char* call_text) {
   const std::string text(call_text);
   return text.substr(0, text.find('('));
+}
+
+}  // namespace
+
+cnmlStatus_t checkCall(cnmlStatus_t status, const std::string& owner, const char* call_text) {
+  if (status != CNML_STATUS_SUCCESS) check(status, owner, callName(call_text).c_str());
+  return status;
+}
+
+cnrtRet_t checkCall(cnrtRet_t status, const std::string& owner, const char* call_text) {
+  if (status != CNRT_RET_SUCCESS) check(status, owner, callName(call_text).c_str());
+  return status;
 }
 
 int normaliseAxis(const std::string& layer, int axis, int rank) {

@@ -117,7 +117,7 @@ cnmlStatus_t ConcatLayer::forward(cnrtQueue_t queue) {
   }
   cnmlTensor_t out_desc = output_.desc();
   void* out_data = output_.deviceData();
-  return PZ_CHECK_FORWARD(
+  return PZ_CHECK(
       name_, cnmlComputeConcatOpForward_V4(op_, in_descs.data(), in_data.data(),
                                            static_cast<int>(in_descs.size()), &out_desc, &out_data,
                                            1, queue, nullptr));

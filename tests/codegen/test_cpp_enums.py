@@ -8,7 +8,11 @@ from pathlib import Path
 import pytest
 
 from paleozoic.codegen.cpp_enums import enums_header
-from paleozoic.ops.enums import ACTIVE, BINARY, ENUMS, INTERP_COORDINATES, INTERP_ROUNDING
+from paleozoic.ops import ENUMS
+from paleozoic.ops.elementwise import ACTIVATIONS as ACTIVE
+from paleozoic.ops.elementwise import BINARY_OPS as BINARY
+from paleozoic.ops.interp import COORDINATES as INTERP_COORDINATES
+from paleozoic.ops.interp import ROUNDINGS as INTERP_ROUNDING
 
 HEADER = Path(__file__).resolve().parents[2] / "runtime_cpp/include/paleozoic/enums.h"
 

@@ -8,9 +8,9 @@ initializers by name; the few shape operations TVM applies to weights are evalua
 numpy (constant.CONST_EVAL). Layers are named after the ONNX node whose conversion emitted
 their binding (nodes.py).
 
-Multi-binding forms (TVM's decomposition of LRN, Sum as stack then sum, Clip as TIR
-maximum then minimum) are matched with TVM's dataflow pattern language before the walk
-(patterns.py) and converted at their last binding by @pattern_converter functions.
+Operators TVM lowers to several bindings are matched with TVM's dataflow pattern language
+before the walk (patterns.py lists them) and converted at their last binding by
+@pattern_converter functions.
 """
 
 from __future__ import annotations

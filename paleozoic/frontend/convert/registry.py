@@ -42,7 +42,7 @@ PATTERN_CONVERTERS: dict[str, PatternConverterFn] = {}
 
 
 def pattern_converter(kind: str) -> Callable[[PatternConverterFn], PatternConverterFn]:
-    """Registers the decorated function for a match of the pattern `kind` ("lrn")
+    """Registers the decorated function for a match of the pattern `kind` (patterns.py)
     (patterns.py), called at the match's root binding."""
     return _register(PATTERN_CONVERTERS, kind)  # type: ignore[arg-type]
 

@@ -7,7 +7,8 @@ from typing import Any
 from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, ints
-from paleozoic.ops.enums import INTERP_COORDINATES, INTERP_ROUNDING
+from paleozoic.ops.interp import COORDINATES as INTERP_COORDINATES
+from paleozoic.ops.interp import ROUNDINGS as INTERP_ROUNDING
 
 onnx_ops({
     "Conv": OnnxOp("Conv", weights=(1, 2)),

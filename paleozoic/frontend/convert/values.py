@@ -30,7 +30,7 @@ class Tup:
 
 @dataclass(frozen=True)
 class Absorbed:
-    """An inner binding of a pattern match (LRN, Sum, Clip): no layer of its own; only
+    """An inner binding of a pattern match (patterns.py): no layer of its own; only
     the match's root reads it."""
 
     pattern: str
