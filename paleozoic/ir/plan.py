@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from enum import Enum
 from typing import Any
 
 from paleozoic.ir.layer import LayerQueue
@@ -16,6 +17,24 @@ from paleozoic.ir.layer import LayerQueue
 PLAN_FORMAT = "paleozoic-plan"
 PLAN_VERSION = 1
 MP_MIN, MP_MAX = 1, 32
+
+
+class Precision(str, Enum):
+    """What a block computes in. fp16 and int8 store activations in binary16 between ops;
+    int8 runs the multiplying ops (conv, fully connected) on int8 operands and the rest in
+    fp16, as the MLU-100 does. The value is what plan.json and the CLI spell."""
+
+    FP32 = "fp32"
+    FP16 = "fp16"
+    INT8 = "int8"
+
+    @classmethod
+    def parse(cls, value: object, where: str) -> Precision:
+        try:
+            return cls(value)
+        except ValueError:
+            raise PlanError(f"{where}: precision {value!r} is not one of "
+                            f"{', '.join(p.value for p in cls)}") from None
 
 
 class PlanError(ValueError):
@@ -28,6 +47,12 @@ class PlannedBlock:
     layers: list[str]
     mp: int
     fuse: bool = True
+    precision: Precision = Precision.FP32
+    # Layers computed in another precision than their block's (layer name -> precision).
+    layer_precision: dict[str, Precision] = field(default_factory=dict)
+
+    def precision_of(self, layer: str) -> Precision:
+        return self.layer_precision.get(layer, self.precision)
 
 
 @dataclass
@@ -45,10 +70,7 @@ class Plan:
             "model": self.model,
             "strategy": self.strategy,
             "notes": self.notes,
-            "blocks": [
-                {"name": b.name, "mp": b.mp, "fuse": b.fuse, "layers": list(b.layers)}
-                for b in self.blocks
-            ],
+            "blocks": [_block_dict(b) for b in self.blocks],
         }
 
     def to_json(self) -> str:
@@ -66,9 +88,16 @@ class Plan:
         for i, raw in enumerate(data.get("blocks", [])):
             where = f"{source}: block {i} ({raw.get('name', '?')})"
             try:
+                overrides = raw.get("layer_precision", {})
+                if not isinstance(overrides, dict):
+                    raise PlanError(f"{where}: layer_precision must map layer names to "
+                                    f"precisions")
                 blocks.append(PlannedBlock(
                     name=str(raw["name"]), layers=[str(x) for x in raw["layers"]],
-                    mp=raw["mp"], fuse=raw.get("fuse", True)))
+                    mp=raw["mp"], fuse=raw.get("fuse", True),
+                    precision=Precision.parse(raw.get("precision", "fp32"), where),
+                    layer_precision={str(k): Precision.parse(v, f"{where}, layer {k!r}")
+                                     for k, v in overrides.items()}))
             except KeyError as missing:
                 raise PlanError(f"{where}: missing field {missing}") from None
             if not isinstance(blocks[-1].mp, int) or isinstance(blocks[-1].mp, bool):
@@ -117,6 +146,10 @@ class Plan:
                 raise PlanError(f"{where}: mp {block.mp} is outside {MP_MIN}..{MP_MAX}")
             if not block.layers:
                 raise PlanError(f"{where}: has no layers")
+            for name in block.layer_precision:
+                if name not in block.layers:
+                    raise PlanError(f"{where}: layer_precision names {name!r}, which is not "
+                                    f"a layer of this block")
             for name in block.layers:
                 if name not in position:
                     raise PlanError(f"{where}: layer {name!r} is not in the model "
@@ -138,3 +171,12 @@ class Plan:
         if expected != len(order):
             raise PlanError(f"plan covers {expected} of {len(order)} layers; missing from "
                             f"{order[expected]!r} on")
+
+
+def _block_dict(block: PlannedBlock) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": block.name, "mp": block.mp, "fuse": block.fuse,
+                           "precision": block.precision.value}
+    if block.layer_precision:
+        out["layer_precision"] = {k: v.value for k, v in block.layer_precision.items()}
+    out["layers"] = list(block.layers)
+    return out

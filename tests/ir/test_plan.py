@@ -76,3 +76,29 @@ def test_non_fusible_kind_must_stand_alone(queue) -> None:
 def test_bad_plan_files(text: str, message: str) -> None:
     with pytest.raises(PlanError, match=message):
         Plan.from_json(text, "plan.json")
+
+
+def test_precision_round_trips_and_defaults_to_fp32():
+    from paleozoic.ir.plan import Plan, PlannedBlock, Precision
+    plan = Plan([PlannedBlock("b0", ["a", "b"], mp=4, precision=Precision.INT8,
+                              layer_precision={"b": Precision.FP16})])
+    again = Plan.from_json(plan.to_json())
+    assert again.blocks[0].precision is Precision.INT8
+    assert again.blocks[0].precision_of("b") is Precision.FP16
+    assert again.blocks[0].precision_of("a") is Precision.INT8
+    data = plan.to_dict()
+    del data["blocks"][0]["precision"]
+    assert Plan.from_dict(data).blocks[0].precision is Precision.FP32
+
+
+def test_bad_precision_is_refused_by_block_and_layer():
+    import pytest
+    from paleozoic.ir.plan import Plan, PlanError, PlannedBlock
+    data = Plan([PlannedBlock("b0", ["a"], mp=1)]).to_dict()
+    data["blocks"][0]["precision"] = "int4"
+    with pytest.raises(PlanError, match=r"block 0 \(b0\): precision 'int4' is not one of"):
+        Plan.from_dict(data)
+    data["blocks"][0]["precision"] = "fp16"
+    data["blocks"][0]["layer_precision"] = {"a": "bf16"}
+    with pytest.raises(PlanError, match=r"layer 'a': precision 'bf16'"):
+        Plan.from_dict(data)
