@@ -44,7 +44,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import compile_model
 
     out = compile_model(args.model, args.output, plan=args.plan, force=args.force,
-                        emit=args.emit, **_shapes(args))
+                        emit=args.emit, precision=args.precision,
+                        calibration=args.calibration, **_shapes(args))
     print(f"wrote {out}/ (session.cpp, weights.bin, CMakeLists.txt, plan.json, session.json)")
     return 0
 
@@ -246,6 +247,12 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--emit", choices=("wrapper", "raw"), default="wrapper",
                    help="wrapper: the session over the runtime wrapper (default); raw: the "
                         "same session as direct CNML/CNRT calls, for comparison")
+    p.add_argument("--precision", choices=("fp32", "fp16", "int8"), default=None,
+                   help="what every block computes in (default: the plan's own precisions, "
+                        "fp32 for the built-in plans); int8 needs --calibration")
+    p.add_argument("--calibration", metavar="CALIB.json",
+                   help="a file made by `paleozoic calibrate` for this model: its int8 "
+                        "parameters go into weights.bin, so any block may be int8")
     _add_shape_options(p)
     p.set_defaults(func=_cmd_compile)
 

@@ -3,6 +3,7 @@ plus building it with cmake/g++ and verifying it against onnxruntime."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -16,12 +17,16 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from paleozoic.calibration.file import CalibrationError, load_calibration
+from paleozoic.calibration.params import LayerQuantization, layer_quantization
 from paleozoic.codegen import write_session
 from paleozoic.errors import (
     BuildError, OutputExistsError, PlanMismatchError, SessionRunError,
 )
 from paleozoic.frontend import import_onnx
 from paleozoic.ir import LayerQueue, Model, Plan, PlanError
+from paleozoic.ir.plan import Precision
+from paleozoic.ops import KINDS
 from paleozoic.optimize import BUILTIN_PLANS, fusible_kinds
 from paleozoic.passes import run_passes
 
@@ -56,6 +61,30 @@ def resolve_plan(queue: LayerQueue, plan: str | Path | Plan) -> Plan:
     return result
 
 
+def with_precision(plan: Plan, precision: Precision) -> Plan:
+    """The plan with every block at `precision` (per-layer overrides kept)."""
+    blocks = [dataclasses.replace(block, precision=precision) for block in plan.blocks]
+    return dataclasses.replace(plan, blocks=blocks)
+
+
+def quantization_for(queue: LayerQueue, plan: Plan, calibration: str | Path | None
+                     ) -> dict[str, LayerQuantization]:
+    """The int8 parameters of the calibration file, or an error when the plan computes a
+    layer with an int8 mode in int8 and there is no file."""
+    if calibration is not None:
+        return layer_quantization(queue, load_calibration(calibration, queue), str(calibration))
+    kinds = {layer.name: layer.kind for layer in queue.layers}
+    for block in plan.blocks:
+        for name in block.layers:
+            if block.precision_of(name) is Precision.INT8 and KINDS[kinds[name]].int8_mode:
+                raise CalibrationError(
+                    f"block {block.name!r} computes layer {name!r} in int8, which needs "
+                    f"quantisation parameters: make them with `paleozoic calibrate "
+                    f"{queue.source} --data YOUR_INPUTS -o calib.json` and pass "
+                    f"--calibration calib.json (fp16 needs none)")
+    return {}
+
+
 def _session_title(queue: LayerQueue) -> str:
     stem = Path(queue.source).stem or "model"
     return f"{stem} inference session"
@@ -65,7 +94,8 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
                   plan: str | Path | Plan = "per-layer", force: bool = False,
                   emit: str = "wrapper",
                   input_shapes: Mapping[str, tuple[int, ...]] | None = None,
-                  batch: int | None = None) -> Path:
+                  batch: int | None = None, precision: str | Precision | None = None,
+                  calibration: str | Path | None = None) -> Path:
     """Emits the session into `out`: over the runtime wrapper (emit="wrapper") or as
     direct CNML/CNRT calls (emit="raw", same SDK calls and outputs, for comparison). Nothing is left behind if anything fails: files are
     written into a temporary folder next to `out` and renamed into place at the end."""
@@ -75,7 +105,10 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
                                 f"pass --force to replace it")
     queue = load_queue(model, input_shapes, batch)
     chosen = resolve_plan(queue, plan)
-    ir_model = Model.build(queue, chosen)
+    if precision is not None:
+        chosen = with_precision(chosen, Precision(precision))
+    quantization = quantization_for(queue, chosen, calibration)
+    ir_model = Model.build(queue, chosen, quantization)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:

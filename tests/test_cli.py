@@ -86,8 +86,8 @@ def test_edited_plan_round_trip(tmp_path: Path, small_cnn_path: Path) -> None:
     second = tmp_path / "second"
     assert main(["compile", str(small_cnn_path), "-o", str(second), "--plan", str(edited)]) == 0
     text = (second / "session.cpp").read_text()
-    assert "constexpr pz::BlockKnobs kHead{true, 4};" in text
-    assert "constexpr pz::BlockKnobs kTail{false, 2};" in text
+    assert "constexpr pz::BlockKnobs kHead{true, 4, pz::Precision::kFp32};" in text
+    assert "constexpr pz::BlockKnobs kTail{false, 2, pz::Precision::kFp32};" in text
     assert main(["verify", str(second)]) == 0
 
 

@@ -16,9 +16,13 @@ ExampleLayer::ExampleLayer(std::string name, Tensor& input, int axis)
   // Weights are declared before the op that reads their descriptors; configLayer binds
   // them in this order (Layer::configLayer, with the extent checks).
   const ConstTensor& slope = declareWeight("slope", CNML_CONST, Shape{input.shape().at(1)});
-  // The kind's SDK op (SdkHandle<param, destroy> members own any parameter objects).
+  // How the kind's SDK op is created (SdkHandle<param, destroy> members own any parameter
+  // objects). The op is created when its block compiles, once the block's precision has
+  // set the dtypes and any cast is in place, so it reads its inputs through in(i).
   // PZ_CHECK turns a failing status into pz::SdkError naming this layer.
-  PZ_CHECK(name_, cnmlCreatePreluOp(&op_, input.desc(), output_.desc(), slope.desc()));
+  defineOp([this, &slope] {
+    PZ_CHECK(name_, cnmlCreatePreluOp(&op_, in(0), output_.desc(), slope.desc()));
+  });
   // The SDK forward the op runs with; override forward() only for an op of another shape.
   PZ_FORWARD(cnmlComputePreluOpForward_V4);
 }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,10 @@ from paleozoic.codegen.environment import make_environment
 from paleozoic.codegen.raw import raw_context, raw_title
 from paleozoic.codegen.weights import write_weights
 from paleozoic.ir import FBlock, Layer, Model
+from paleozoic.ir.plan import Precision
+
+PRECISION_CPP = {Precision.FP32: "pz::Precision::kFp32", Precision.FP16: "pz::Precision::kFp16",
+                 Precision.INT8: "pz::Precision::kInt8"}
 from paleozoic.ops import KINDS
 
 logger = logging.getLogger(__name__)
@@ -56,6 +60,7 @@ class LayerView:
     input_pointers: list[str]
     weight_shapes: dict[str, tuple[int, ...]]
     macros: Any
+    quantized: bool = False  # int8 parameters in weights.bin (setQuantization)
 
     @property
     def name(self) -> str:
@@ -95,8 +100,11 @@ class BlockView:
     const: str
     fuse: bool
     mp: int
+    precision: str  # the C++ enumerator, e.g. "pz::Precision::kInt8"
     summary: str
     pointer_lines: list[str]
+    # (layer ident, C++ precision) of layers computed in another precision than the block
+    layer_precision: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -148,7 +156,7 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
             layer=layer, ident=ident, inputs=ins, input_pointers=[f"&{e}" for e in ins],
             weight_shapes={key: tuple(queue.weights[key].shape)
                            for key in layer.weights.values()},
-            macros=macros[kind.template]))
+            macros=macros[kind.template], quantized=layer.name in model.quantization))
         expr[layer.output] = f"{ident}.output()"
     outputs = [TensorView(t.name, expr[t.name], t.shape, expr[t.name], f"&{expr[t.name]}")
                for t in model.outputs]
@@ -164,7 +172,7 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
         title=title, version=__version__, source=Path(queue.source).name,
         ir_version=model.ir_version, opset=model.opset.opset_version,
         strategy=model.plan.strategy, num_layers=len(queue.layers),
-        num_weights=len(weight_order), weights_id="{{WEIGHTS_ID}}", inputs=inputs,
+        num_weights=len(weight_order) + 2 * len(model.quantization), weights_id="{{WEIGHTS_ID}}", inputs=inputs,
         outputs=outputs, layers=views, blocks=blocks,
     )
     if emit == "raw":
@@ -178,7 +186,11 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
         "plan.json": model.plan.to_json(),
         "session.json": _manifest(model),
     }
-    return files, [(key, queue.weights[key]) for key in weight_order]
+    tensors = [(key, queue.weights[key]) for key in weight_order]
+    for layer in queue.layers:
+        if layer.name in model.quantization:
+            tensors += model.quantization[layer.name].weight_tensors(layer.name)
+    return files, tensors
 
 
 def _manifest(model: Model) -> str:
@@ -206,7 +218,9 @@ def _block_view(block: FBlock, idents: dict[str, str]) -> BlockView:
     span = first if first == last else f"{first} .. {last}"
     summary = f"{span} ({len(block.layers)} layer{'s' if len(block.layers) > 1 else ''})"
     const = "".join(part.capitalize() for part in re.split(r"[_\W]+", block.name) if part)
-    return BlockView(block.name, const or "Block", block.fuse, block.mp, summary, lines)
+    overrides = [(idents[name], PRECISION_CPP[p]) for name, p in block.layer_precision.items()]
+    return BlockView(block.name, const or "Block", block.fuse, block.mp,
+                     PRECISION_CPP[block.precision], summary, lines, overrides)
 
 
 def _project_name(title: str) -> str:

@@ -34,6 +34,7 @@ import numpy as np
 
 from paleozoic.codegen.environment import cpp_float
 from paleozoic.ir import Layer, Model
+from paleozoic.ir.plan import Precision
 from paleozoic.ops import KINDS
 
 logger = logging.getLogger(__name__)
@@ -172,8 +173,19 @@ def _build_and_run(rt: Any, log: Any, model: Model,
     from paleozoic.optimize.device_cost import build_runtime_graph
 
     queue = model.queue
+    mixed = [(b.name, p) for b in model.blocks
+             for p in {b.precision, *b.layer_precision.values()} if p is not Precision.FP32]
+    if mixed:
+        raise ValueError(f"the raw form is written for fp32 sessions; block {mixed[0][0]!r} "
+                         f"computes in {mixed[0][1].value} (emit the wrapper form, whose "
+                         f"blocks insert the casts between precisions)")
     session = rt.Session()
     layers = build_runtime_graph(queue, _ScopedSession(session, log), bind_weights=True)
+    # The wrapper creates a layer's SDK op when its block compiles; the raw form declares
+    # each op with its layer, so build them here, in the layer's scope.
+    for layer, built in zip(queue.layers, layers):
+        log.set_scope(f"layer:{layer.name}")
+        built.build_op()
     construction = json.loads(log.take())
     by_name = {layer.name: built for layer, built in zip(queue.layers, layers)}
     blocks = []

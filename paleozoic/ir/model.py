@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from paleozoic.ir.layer import Layer, LayerQueue, TensorInfo
-from paleozoic.ir.plan import Plan
+from paleozoic.ir.plan import Plan, Precision
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,11 @@ class FBlock:
     layers: list[Layer]
     mp: int
     fuse: bool
+    precision: Precision = Precision.FP32
+    layer_precision: dict[str, Precision] = field(default_factory=dict)
+
+    def precision_of(self, layer: str) -> Precision:
+        return self.layer_precision.get(layer, self.precision)
 
 
 @dataclass
@@ -32,13 +38,18 @@ class Model:
     blocks: list[FBlock]
     queue: LayerQueue
     plan: Plan
+    # Layer name -> int8 quantisation parameters (paleozoic.calibration.params), present
+    # when the session was compiled with a calibration file.
+    quantization: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, queue: LayerQueue, plan: Plan) -> Model:
+    def build(cls, queue: LayerQueue, plan: Plan,
+              quantization: dict[str, Any] | None = None) -> Model:
         plan.validate(queue)
         by_name = {layer.name: layer for layer in queue.layers}
         blocks = [FBlock(planned.name, [by_name[name] for name in planned.layers], planned.mp,
-                         planned.fuse) for planned in plan.blocks]
+                         planned.fuse, planned.precision, dict(planned.layer_precision))
+                  for planned in plan.blocks]
         return cls(
             ir_version=queue.ir_version,
             opset=OpSet(queue.opset),
@@ -47,4 +58,5 @@ class Model:
             blocks=blocks,
             queue=queue,
             plan=plan,
+            quantization=dict(quantization or {}),
         )

@@ -38,7 +38,7 @@ def softmax_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 FULLY_CONNECTED = LayerKind(
     name="FullyConnected", cpp_class="pz::FullyConnectedLayer", template="fully_connected",
     binding="fully_connected", shape=fc_shape, macs=fc_macs, weight_roles=("weight",),
-    optional_roles=("bias",), attrs=FullyConnectedAttrs)
+    optional_roles=("bias",), attrs=FullyConnectedAttrs, int8_mode=True)
 SOFTMAX = LayerKind(name="Softmax", cpp_class="pz::SoftmaxLayer", template="softmax",
                     binding="softmax", shape=softmax_shape, attrs=AxisAttrs)
 

@@ -54,6 +54,9 @@ class LayerKind:
     # The axis of the "weight" role that indexes output channels (per-channel quantisation).
     weight_channel_axis: int = 0
     fusible: bool = True            # may join a fusion op with other layers
+    # The SDK op has an int8 compute mode (int8 input and filter, int32 accumulation); in an
+    # int8 block the other kinds compute in fp16.
+    int8_mode: bool = False
     # The kind's attributes as a dataclass: names, types and defaults, written once.
     attrs: type = NoAttrs
 

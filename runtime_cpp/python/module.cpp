@@ -63,8 +63,9 @@ class Session {
 
   // Builds a block and compiles it; a block that fails to compile is not kept.
   pz::Block& compileBlock(const std::string& name, bool fuse, int mp,
-                          const std::vector<pz::Layer*>& layers) {
-    auto block = std::make_unique<pz::Block>(name, fuse, mp, layers);
+                          const std::vector<pz::Layer*>& layers, pz::Precision precision,
+                          const std::map<std::string, pz::Precision>& layer_precision) {
+    auto block = makeBlock(name, fuse, mp, layers, precision, layer_precision);
     block->compile();
     blocks_.push_back(std::move(block));
     return *blocks_.back();
@@ -72,9 +73,26 @@ class Session {
 
   // Adds a block without compiling it (Block.compile() later).
   pz::Block& addBlock(const std::string& name, bool fuse, int mp,
-                      const std::vector<pz::Layer*>& layers) {
-    blocks_.push_back(std::make_unique<pz::Block>(name, fuse, mp, layers));
+                      const std::vector<pz::Layer*>& layers, pz::Precision precision,
+                      const std::map<std::string, pz::Precision>& layer_precision) {
+    blocks_.push_back(makeBlock(name, fuse, mp, layers, precision, layer_precision));
     return *blocks_.back();
+  }
+
+  static std::unique_ptr<pz::Block> makeBlock(
+      const std::string& name, bool fuse, int mp, const std::vector<pz::Layer*>& layers,
+      pz::Precision precision, const std::map<std::string, pz::Precision>& layer_precision) {
+    auto block = std::make_unique<pz::Block>(name, fuse, mp, layers, precision);
+    for (const auto& [layer_name, p] : layer_precision) {
+      const auto it = std::find_if(layers.begin(), layers.end(),
+                                   [&](const pz::Layer* l) { return l->name() == layer_name; });
+      if (it == layers.end()) {
+        throw pz::Error("block " + name + ": layer_precision names " + layer_name +
+                        ", which is not one of its layers");
+      }
+      block->setLayerPrecision(**it, p);
+    }
+    return block;
   }
 
   cnrtQueue_t queue() const { return device_->queue(); }
@@ -200,6 +218,20 @@ struct BlockRef {
 };
 
 Session& sessionOf(const py::object& self) { return self.cast<Session&>(); }
+
+pz::Precision parsePrecision(const std::string& name) {
+  if (name == "fp32") return pz::Precision::kFp32;
+  if (name == "fp16") return pz::Precision::kFp16;
+  if (name == "int8") return pz::Precision::kInt8;
+  throw pz::Error("unknown precision '" + name + "'; use fp32, fp16 or int8");
+}
+
+std::map<std::string, pz::Precision> parsePrecisions(
+    const std::map<std::string, std::string>& names) {
+  std::map<std::string, pz::Precision> out;
+  for (const auto& [layer, name] : names) out[layer] = parsePrecision(name);
+  return out;
+}
 
 std::vector<pz::Layer*> layerPtrs(const std::vector<LayerRef>& layers) {
   std::vector<pz::Layer*> ptrs;
@@ -390,6 +422,31 @@ void bindHandles(py::module_& m) {
             pz::check(cnrtSyncQueue(queue), l.layer->name(), "cnrtSyncQueue");
           },
           "Runs the layer alone (Layer::run) and waits for it.")
+      .def_property_readonly(
+          "precision", [](const LayerRef& l) { return pz::precisionName(l.layer->precision()); })
+      .def(
+          "set_precision",
+          [](LayerRef& l, const std::string& p) { l.layer->setPrecision(parsePrecision(p)); },
+          py::arg("precision"),
+          "Sets what the layer computes in before its op is built (blocks do it when they "
+          "compile; the device model's estimates use it).")
+      .def(
+          "build_op", [](LayerRef& l) { l.layer->op(); },
+          "Creates the layer's SDK op now, at its precision (blocks do it when they compile).")
+      .def_property_readonly("has_int8_mode",
+                             [](const LayerRef& l) { return l.layer->hasInt8Mode(); })
+      .def(
+          "set_quantization",
+          [](LayerRef& l, std::pair<int, float> input,
+             const std::vector<std::pair<int, float>>& filter) {
+            pz::LayerQuantization q;
+            q.input = {input.first, input.second};
+            for (const auto& [position, scale] : filter) q.filter.push_back({position, scale});
+            l.layer->setQuantization(std::move(q));
+          },
+          py::arg("input"), py::arg("filter"),
+          "int8 parameters (Layer::setQuantization): the input's (position, scale) and one "
+          "(position, scale) per output channel of the filter.")
       .def("config", &configLayer,
            "Binds the layer's weights (Layer::configLayer), one float array per role in "
            "weight_specs order; None leaves an optional one (a bias) as zeros.")
@@ -403,6 +460,8 @@ void bindHandles(py::module_& m) {
       .def_property_readonly("name", [](const BlockRef& b) { return b.block->name(); })
       .def_property_readonly("fuse", [](const BlockRef& b) { return b.block->fuse(); })
       .def_property_readonly("mp", [](const BlockRef& b) { return b.block->mp(); })
+      .def_property_readonly("precision",
+                             [](const BlockRef& b) { return pz::precisionName(b.block->precision()); })
       .def_property_readonly("last_device_micros",
                              [](const BlockRef& b) { return b.block->lastDeviceMicros(); })
       .def("compile", [](BlockRef& b) { b.block->compile(); })
@@ -455,21 +514,35 @@ void bindSession(py::module_& m) {
       .def(
           "compile_block",
           [](py::object self, const std::string& name, bool fuse, int mp,
-             const std::vector<LayerRef>& layers) {
+             const std::vector<LayerRef>& layers, const std::string& precision,
+             const std::map<std::string, std::string>& layer_precision) {
             std::vector<pz::Layer*> ptrs;
             for (const auto& l : layers) ptrs.push_back(l.layer);
-            return BlockRef{&sessionOf(self).compileBlock(name, fuse, mp, ptrs), self};
+            return BlockRef{&sessionOf(self).compileBlock(name, fuse, mp, ptrs,
+                                                          parsePrecision(precision),
+                                                          parsePrecisions(layer_precision)),
+                            self};
           },
-          py::arg("name"), py::arg("fuse"), py::arg("mp"), py::arg("layers"))
+          py::arg("name"), py::arg("fuse"), py::arg("mp"), py::arg("layers"),
+          py::arg("precision") = "fp32",
+          py::arg("layer_precision") = std::map<std::string, std::string>{},
+          "Builds and compiles a block (pz::Block) at `precision` (fp32, fp16, int8), with "
+          "`layer_precision` {layer name: precision} for layers computed otherwise.")
       .def(
           "make_block",
           [](py::object self, const std::string& name, bool fuse, int mp,
-             const std::vector<LayerRef>& layers) {
+             const std::vector<LayerRef>& layers, const std::string& precision,
+             const std::map<std::string, std::string>& layer_precision) {
             std::vector<pz::Layer*> ptrs;
             for (const auto& l : layers) ptrs.push_back(l.layer);
-            return BlockRef{&sessionOf(self).addBlock(name, fuse, mp, ptrs), self};
+            return BlockRef{&sessionOf(self).addBlock(name, fuse, mp, ptrs,
+                                                      parsePrecision(precision),
+                                                      parsePrecisions(layer_precision)),
+                            self};
           },
           py::arg("name"), py::arg("fuse"), py::arg("mp"), py::arg("layers"),
+          py::arg("precision") = "fp32",
+          py::arg("layer_precision") = std::map<std::string, std::string>{},
           "Adds a block to the run list without compiling it; call Block.compile().")
       .def(
           "set_input",

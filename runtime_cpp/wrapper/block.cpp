@@ -1,10 +1,30 @@
-// Block: one F-Block of the plan, fused or compiled layer by layer, timed with notifiers.
+// Block: one F-Block of the plan, fused or compiled layer by layer at its precision, with
+// the casts its precision boundaries need, timed with notifiers.
+#include <algorithm>
+
 #include "detail.h"
 
 namespace pz {
 
-Block::Block(std::string name, bool fuse, int mp, std::vector<Layer*> layers)
-    : name_(std::move(name)), fuse_(fuse), mp_(mp), layers_(std::move(layers)) {
+CastLayer::CastLayer(std::string name, Tensor& input, cnmlDataType_t to)
+    : Layer(std::move(name), {&input}, input.shape()), to_(to) {
+  const cnmlCastType_t cast =
+      to == CNML_DATA_FLOAT16 ? CNML_CAST_FLOAT32_TO_FLOAT16 : CNML_CAST_FLOAT16_TO_FLOAT32;
+  defineOp([this, cast] { PZ_CHECK(name_, cnmlCreateCastOp(&op_, cast, in(0), output_.desc())); });
+  PZ_FORWARD(cnmlComputeCastOpForward_V4);
+}
+
+void CastLayer::settleDataTypes() { output_.setDataType(to_); }
+
+Block::Block(std::string name, const BlockKnobs& knobs, std::vector<Layer*> layers)
+    : Block(std::move(name), knobs.fuse, knobs.mp, std::move(layers), knobs.precision) {}
+
+Block::Block(std::string name, bool fuse, int mp, std::vector<Layer*> layers, Precision precision)
+    : name_(std::move(name)),
+      fuse_(fuse),
+      mp_(mp),
+      precision_(precision),
+      layers_(std::move(layers)) {
   for (Layer* layer : layers_) {
     if (layer == nullptr) throw Error("block " + name_ + ": null layer");
   }
@@ -19,7 +39,11 @@ Block::Block(Block&& other) noexcept
     : name_(std::move(other.name_)),
       fuse_(other.fuse_),
       mp_(other.mp_),
+      precision_(other.precision_),
       layers_(std::move(other.layers_)),
+      layer_precision_(std::move(other.layer_precision_)),
+      casts_(std::move(other.casts_)),
+      sequence_(std::move(other.sequence_)),
       fusion_(std::move(other.fusion_)),
       start_(other.start_),
       end_(other.end_),
@@ -28,28 +52,70 @@ Block::Block(Block&& other) noexcept
   other.end_ = nullptr;
 }
 
+void Block::setLayerPrecision(const Layer& layer, Precision precision) {
+  if (std::find(layers_.begin(), layers_.end(), &layer) == layers_.end()) {
+    throw Error("block " + name_ + ": setLayerPrecision names " + layer.name() +
+                ", which is not one of its layers");
+  }
+  if (!sequence_.empty()) throw Error("block " + name_ + ": setLayerPrecision after compile");
+  layer_precision_[&layer] = precision;
+}
+
+Precision Block::precisionOf(const Layer& layer) const {
+  const auto it = layer_precision_.find(&layer);
+  return it == layer_precision_.end() ? precision_ : it->second;
+}
+
 void Block::compile() {
   if (layers_.empty()) throw Error("block " + name_ + ": has no layers to compile");
+  if (!sequence_.empty()) {
+    throw Error("block " + name_ + ": compile called twice; it is already compiled");
+  }
+  // Every output's dtype first, so that a layer reading one produced earlier in the block
+  // sees what it will be.
+  for (Layer* layer : layers_) {
+    layer->setPrecision(precisionOf(*layer));
+    layer->output().setDataType(storageType(layer->effectivePrecision()));
+  }
+  std::vector<Layer*> sequence;
+  std::unordered_map<const Tensor*, CastLayer*> cast_of;
+  for (Layer* layer : layers_) {
+    const cnmlDataType_t wanted = storageType(layer->effectivePrecision());
+    for (std::size_t i = 0; i < layer->inputs().size(); ++i) {
+      Tensor& input = *layer->inputs()[i];
+      if (input.dataType() == wanted) continue;
+      CastLayer*& cast = cast_of[&input];
+      if (cast == nullptr) {
+        casts_.push_back(std::make_unique<CastLayer>(name_ + "_cast_" + input.name(), input, wanted));
+        cast = casts_.back().get();
+        sequence.push_back(cast);
+      }
+      layer->redirectInput(i, cast->output());
+    }
+    sequence.push_back(layer);
+  }
+  sequence_ = sequence;
   if (!fuse_) {
-    for (Layer* layer : layers_) layer->compileOp(mp_);
+    for (Layer* layer : sequence_) layer->compileOp(mp_);
     return;
   }
-  if (fusion_) throw Error("block " + name_ + ": compile called twice; it is already compiled");
   auto fusion = std::make_unique<FusionLayer>(name_);
-  for (Layer* layer : layers_) fusion->fuseLayer(*layer);
+  for (Layer* layer : sequence_) fusion->fuseLayer(*layer);
   fusion->compileFusionOp(mp_);
   fusion_ = std::move(fusion);
 }
 
 void Block::run(cnrtQueue_t queue) {
-  if (fuse_ && !fusion_) throw Error("block " + name_ + ": run before compile; call compile()");
+  if (sequence_.empty() || (fuse_ && !fusion_)) {
+    throw Error("block " + name_ + ": run before compile; call compile()");
+  }
   if (start_ == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&start_));
   if (end_ == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&end_));
   PZ_CHECK(name_, cnrtPlaceNotifier(start_, queue));
   if (fuse_) {
     fusion_->run(queue);
   } else {
-    for (Layer* layer : layers_) layer->run(queue);
+    for (Layer* layer : sequence_) layer->run(queue);
   }
   PZ_CHECK(name_, cnrtPlaceNotifier(end_, queue));
   PZ_CHECK(name_, cnrtSyncQueue(queue));

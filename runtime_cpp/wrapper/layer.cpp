@@ -72,6 +72,11 @@ void Layer::bindWeights(const std::vector<WeightView>& weights) {
   if (weights_.empty()) {
     throw Error(name_ + ": the layer has no weights to configure; do not call configLayer");
   }
+  if (compiled_ || fused_) {
+    throw Error(name_ + ": configLayer after the layer was compiled or fused; configure first");
+  }
+  // An op built before (for a device-model estimate) has no data; build it again with it.
+  if (op_ != nullptr) cnmlDestroyBaseOp(&op_);
   // Trailing optional weights may be left out, as default arguments would be.
   std::size_t required = 0;
   for (std::size_t i = 0; i < weights_.size(); ++i) {
@@ -127,6 +132,113 @@ cnmlStatus_t Layer::forward(cnrtQueue_t queue) {
   return status;
 }
 
+const char* precisionName(Precision precision) {
+  switch (precision) {
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kInt8:
+      return "int8";
+  }
+  return "?";
+}
+
+cnmlDataType_t storageType(Precision precision) {
+  return precision == Precision::kFp32 ? CNML_DATA_FLOAT32 : CNML_DATA_FLOAT16;
+}
+
+namespace {
+
+const char* dtypeName(cnmlDataType_t dtype) {
+  return dtype == CNML_DATA_FLOAT16 ? "fp16" : dtype == CNML_DATA_FLOAT32 ? "fp32" : "another dtype";
+}
+
+}  // namespace
+
+void Layer::allowInt8(const ConstTensor& filter) {
+  for (std::size_t i = 0; i < weights_.size(); ++i) {
+    if (weights_[i].tensor.get() == &filter) int8_filter_ = static_cast<int>(i);
+  }
+  if (int8_filter_ < 0) throw Error(name_ + ": allowInt8 needs a weight declared by the layer");
+}
+
+void Layer::setPrecision(Precision precision) {
+  if (precision == precision_) return;
+  if (compiled_ || fused_) {
+    throw Error(name_ + ": its precision cannot change after it was compiled or fused");
+  }
+  if (op_ != nullptr) cnmlDestroyBaseOp(&op_);  // an estimate built it; rebuild at the new one
+  precision_ = precision;
+}
+
+Precision Layer::effectivePrecision() const {
+  return precision_ == Precision::kInt8 && !hasInt8Mode() ? Precision::kFp16 : precision_;
+}
+
+void Layer::setQuantization(LayerQuantization quantization) {
+  if (!hasInt8Mode()) {
+    throw Error(name_ + ": the layer has no int8 mode, so it takes no quantisation parameters");
+  }
+  const Shape& filter = weights_[static_cast<std::size_t>(int8_filter_)].spec.shape;
+  if (static_cast<int>(quantization.filter.size()) != filter.at(0)) {
+    throw Error(name_ + ": " + std::to_string(quantization.filter.size()) +
+                " filter quantisation parameters for " + std::to_string(filter.at(0)) +
+                " output channels");
+  }
+  quantization_ = std::make_unique<LayerQuantization>(std::move(quantization));
+}
+
+void Layer::redirectInput(std::size_t index, Tensor& tensor) {
+  if (op_ != nullptr) throw Error(name_ + ": inputs cannot change once its op is built");
+  inputs_.at(index)->removeConsumer();
+  inputs_.at(index) = &tensor;
+  tensor.addConsumer();
+}
+
+void Layer::settleDataTypes() {
+  const cnmlDataType_t dtype = storageType(effectivePrecision());
+  output_.setDataType(dtype);
+  for (Tensor* input : inputs_) {
+    if (input->dataType() != dtype) {
+      throw Error(name_ + ": computes in " + precisionName(effectivePrecision()) + " but input " +
+                  input->name() + " is " + dtypeName(input->dataType()) +
+                  "; compile the layer through a pz::Block, which inserts the cast");
+    }
+  }
+}
+
+cnmlBaseOp_t Layer::op() {
+  if (op_ == nullptr) buildOp();
+  return op_;
+}
+
+void Layer::buildOp() {
+  if (!create_) throw Error(name_ + ": the layer defines no SDK op (defineOp in its constructor)");
+  const Precision precision = effectivePrecision();
+  if (precision == Precision::kInt8 && quantization_ == nullptr) {
+    throw Error(name_ + ": computes in int8 but has no quantisation parameters; compile the "
+                "model with --calibration CALIB.json (made by `paleozoic calibrate`), or give "
+                "its block pz::Precision::kFp16");
+  }
+  settleDataTypes();
+  for (std::size_t i = 0; i < weights_.size(); ++i) {
+    ConstTensor& weight = *weights_[i].tensor;
+    if (precision == Precision::kInt8 && static_cast<int>(i) == int8_filter_) {
+      weight.bindAs(CNML_DATA_INT8, &quantization_->filter);
+    } else {
+      weight.bindAs(storageType(precision));
+    }
+  }
+  create_();
+  if (precision == Precision::kInt8) {
+    SdkHandle<cnmlQuantizedParam_t, cnmlDestroyQuantizedParam> param;
+    PZ_CHECK(name_, cnmlCreateQuantizedParam(param.out(), quantization_->input.position,
+                                             quantization_->input.scale, 0.0f));
+    PZ_CHECK(name_, cnmlSetOperationComputingDataType(op_, in(0), CNML_DATA_INT8, param));
+  }
+}
+
 void Layer::compileOp(int mp) {
   if (fused_) {
     throw Error(name_ + ": cannot compile alone, the layer is fused into block " + fused_into_ +
@@ -134,7 +246,7 @@ void Layer::compileOp(int mp) {
   }
   if (compiled_) throw Error(name_ + ": compileOp called twice; the layer is already compiled");
   checkConfigured("compileOp");
-  checkCompile(cnmlCompileBaseOp(op_, CNML_MLU100, mp), name_, "cnmlCompileBaseOp", mp);
+  checkCompile(cnmlCompileBaseOp(op(), CNML_MLU100, mp), name_, "cnmlCompileBaseOp", mp);
   compiled_ = true;
 }
 

@@ -115,13 +115,19 @@ ConvLayer::ConvLayer(std::string name, Tensor& input, const Conv& params)
            cnmlCreateConvOpParam_V2(param_.out(), params.stride_.h, params.stride_.w,
                                     params.dilation_.h, params.dilation_.w, params.pads_.top,
                                     params.pads_.bottom, params.pads_.left, params.pads_.right));
-  if (params.groups_ > 1) {
-    PZ_CHECK(name_, cnmlCreateConvGroupOp(&op_, param_, input.desc(), output_.desc(), weight.desc(),
-                                          bias.desc(), params.groups_));
+  allowInt8(weight);
+  const int groups = params.groups_;
+  if (groups > 1) {
+    defineOp([this, &weight, &bias, groups] {
+      PZ_CHECK(name_, cnmlCreateConvGroupOp(&op_, param_, in(0), output_.desc(), weight.desc(),
+                                            bias.desc(), groups));
+    });
     PZ_FORWARD(cnmlComputeConvGroupOpForward_V4);
   } else {
-    PZ_CHECK(name_, cnmlCreateConvOp(&op_, param_, input.desc(), output_.desc(), weight.desc(),
-                                     bias.desc()));
+    defineOp([this, &weight, &bias] {
+      PZ_CHECK(name_, cnmlCreateConvOp(&op_, param_, in(0), output_.desc(), weight.desc(),
+                                       bias.desc()));
+    });
     PZ_FORWARD(cnmlComputeConvOpForward_V4);
   }
 }
@@ -158,13 +164,18 @@ DeconvLayer::DeconvLayer(std::string name, Tensor& input, const Deconv& params)
                                             pad.top, pad.bottom - params.output_padding_.h,
                                             pad.left, pad.right - params.output_padding_.w));
   }
-  if (params.groups_ > 1) {
-    PZ_CHECK(name_, cnmlCreateDeconvGroupOp(&op_, param_, input.desc(), output_.desc(),
-                                            weight.desc(), bias.desc(), params.groups_));
+  const int groups = params.groups_;
+  if (groups > 1) {
+    defineOp([this, &weight, &bias, groups] {
+      PZ_CHECK(name_, cnmlCreateDeconvGroupOp(&op_, param_, in(0), output_.desc(), weight.desc(),
+                                              bias.desc(), groups));
+    });
     PZ_FORWARD(cnmlComputeDeconvGroupOpForward_V4);
   } else {
-    PZ_CHECK(name_, cnmlCreateDeconvOp(&op_, param_, input.desc(), output_.desc(), weight.desc(),
-                                       bias.desc()));
+    defineOp([this, &weight, &bias] {
+      PZ_CHECK(name_, cnmlCreateDeconvOp(&op_, param_, in(0), output_.desc(), weight.desc(),
+                                         bias.desc()));
+    });
     PZ_FORWARD(cnmlComputeDeconvOpForward_V4);
   }
 }
@@ -187,15 +198,18 @@ InterpLayer::InterpLayer(std::string name, Tensor& input, const Interp& params)
       PZ_CHECK(name_, cnmlSetNearestNeighborRoundMode(nearest_param_.address(),
                                                       sdkValue(params.rounding_)));
     }
-    PZ_CHECK(name_,
-             cnmlCreateNearestNeighborOp(&op_, input.desc(), output_.desc(), nearest_param_));
+    defineOp([this] {
+      PZ_CHECK(name_, cnmlCreateNearestNeighborOp(&op_, in(0), output_.desc(), nearest_param_));
+    });
   } else {
     PZ_CHECK(name_, cnmlCreateInterpOpParam(linear_param_.out(), params.size.w, params.size.h,
                                             c == InterpCoordinates::kAlignCorners));
     if (c != InterpCoordinates::kAlignCorners && c != InterpCoordinates::kAsymmetric) {
       PZ_CHECK(name_, cnmlSetInterpCoordinateMode(linear_param_.address(), sdkValue(c)));
     }
-    PZ_CHECK(name_, cnmlCreateInterpOp(&op_, input.desc(), output_.desc(), linear_param_));
+    defineOp([this] {
+      PZ_CHECK(name_, cnmlCreateInterpOp(&op_, in(0), output_.desc(), linear_param_));
+    });
   }
   if (params.linear_) {
     PZ_FORWARD(cnmlComputeInterpOpForward_V4);
@@ -210,14 +224,12 @@ namespace {
 
 using PoolParam = SdkHandle<cnmlPoolOpParam_t, cnmlDestroyPoolOpParam>;
 
-void createPoolOp(const std::string& name, PoolParam& param, cnmlBaseOp_t* op, const Pool& p,
-                  Tensor& input, Tensor& output) {
+void createPoolParam(const std::string& name, PoolParam& param, const Pool& p) {
   PZ_CHECK(name,
            cnmlCreatePoolOpParam_V3(param.out(), p.kernel.h, p.kernel.w, p.stride_.h, p.stride_.w,
                                     p.pads_.top, p.pads_.bottom, p.pads_.left, p.pads_.right, 1, 1,
                                     p.mode, p.ceil_mode_ ? CNML_POOL_KFULL : CNML_POOL_KVALID,
                                     !p.count_include_pad_, 0.0f));
-  PZ_CHECK(name, cnmlCreatePoolOp(op, param, input.desc(), output.desc()));
 }
 
 Pool globalPool(const Shape& in) {
@@ -232,7 +244,8 @@ Pool globalPool(const Shape& in) {
 PoolLayer::PoolLayer(std::string name, Tensor& input, const Pool& params)
     : Layer(name, {&input},
             detail::layerShape(name, [&] { return poolOutputShape(input.shape(), params); })) {
-  createPoolOp(name_, param_, &op_, params, input, output_);
+  createPoolParam(name_, param_, params);
+  defineOp([this] { PZ_CHECK(name_, cnmlCreatePoolOp(&op_, param_, in(0), output_.desc())); });
   PZ_FORWARD(cnmlComputePoolOpForward_V4);
 }
 
@@ -240,7 +253,8 @@ GlobalAvgPoolLayer::GlobalAvgPoolLayer(std::string name, Tensor& input)
     : Layer(name, {&input}, detail::layerShape(name, [&] {
               return poolOutputShape(input.shape(), globalPool(input.shape()));
             })) {
-  createPoolOp(name_, param_, &op_, globalPool(input.shape()), input, output_);
+  createPoolParam(name_, param_, globalPool(input.shape()));
+  defineOp([this] { PZ_CHECK(name_, cnmlCreatePoolOp(&op_, param_, in(0), output_.desc())); });
   PZ_FORWARD(cnmlComputePoolOpForward_V4);
 }
 
@@ -250,7 +264,7 @@ LrnLayer::LrnLayer(std::string name, Tensor& input, const Lrn& params)
     : Layer(name, {&input}, input.shape()) {
   PZ_CHECK(name_, cnmlCreateLrnOpParam(param_.out(), CNML_LRN_V3, params.size, params.alpha,
                                        params.beta, params.bias));
-  PZ_CHECK(name_, cnmlCreateLrnOp(&op_, param_, input.desc(), output_.desc()));
+  defineOp([this] { PZ_CHECK(name_, cnmlCreateLrnOp(&op_, param_, in(0), output_.desc())); });
   PZ_FORWARD(cnmlComputeLrnOpForward_V4);
 }
 

@@ -63,8 +63,10 @@ BatchNormLayer::BatchNormLayer(std::string name, Tensor& input)
   const Shape per_channel{channels(name_, input.shape())};
   const ConstTensor& mean = declareWeight("mean", CNML_CONST, per_channel);
   const ConstTensor& inv_std = declareWeight("inv_std", CNML_CONST, per_channel);
-  PZ_CHECK(name_,
-           cnmlCreateBatchNormOp(&op_, input.desc(), output_.desc(), mean.desc(), inv_std.desc()));
+  defineOp([this, &mean, &inv_std] {
+    PZ_CHECK(name_,
+             cnmlCreateBatchNormOp(&op_, in(0), output_.desc(), mean.desc(), inv_std.desc()));
+  });
   PZ_FORWARD(cnmlComputeBatchNormOpForward_V4);
 }
 
@@ -74,7 +76,9 @@ ScaleLayer::ScaleLayer(std::string name, Tensor& input) : Layer(name, {&input}, 
   const Shape per_channel{channels(name_, input.shape())};
   const ConstTensor& alpha = declareWeight("alpha", CNML_CONST, per_channel);
   const ConstTensor& beta = declareWeight("beta", CNML_CONST, per_channel);
-  PZ_CHECK(name_, cnmlCreateScaleOp(&op_, input.desc(), output_.desc(), alpha.desc(), beta.desc()));
+  defineOp([this, &alpha, &beta] {
+    PZ_CHECK(name_, cnmlCreateScaleOp(&op_, in(0), output_.desc(), alpha.desc(), beta.desc()));
+  });
   PZ_FORWARD(cnmlComputeScaleOpForward_V4);
 }
 
@@ -82,7 +86,9 @@ ScaleLayer::ScaleLayer(std::string name, Tensor& input) : Layer(name, {&input}, 
 
 ActiveLayer::ActiveLayer(std::string name, Tensor& input, Active fn)
     : Layer(name, {&input}, input.shape()) {
-  PZ_CHECK(name_, cnmlCreateActiveOp(&op_, sdkValue(fn), input.desc(), output_.desc()));
+  defineOp([this, fn] {
+    PZ_CHECK(name_, cnmlCreateActiveOp(&op_, sdkValue(fn), in(0), output_.desc()));
+  });
   PZ_FORWARD(cnmlComputeActiveOpForward_V4);
 }
 
@@ -93,7 +99,7 @@ AddLayer::AddLayer(std::string name, Tensor& a, Tensor& b) : Layer(name, {&a, &b
     throw Error(name_ + ": add needs equal shapes, got " + a.name() + " " +
                 shapeToString(a.shape()) + " and " + b.name() + " " + shapeToString(b.shape()));
   }
-  PZ_CHECK(name_, cnmlCreateAddOp(&op_, a.desc(), b.desc(), output_.desc()));
+  defineOp([this] { PZ_CHECK(name_, cnmlCreateAddOp(&op_, in(0), in(1), output_.desc())); });
   PZ_FORWARD(cnmlComputeAddOpForward_V4);
 }
 
@@ -103,8 +109,12 @@ BinaryLayer::BinaryLayer(std::string name, Tensor& a, Tensor& b, Binary fn)
     : Layer(name, {&a, &b}, a.shape()) {
   // b's shape differs from a's: the SDK's Broadcast* op.
   const BinaryCalls calls = binaryCalls(fn, a.shape() != b.shape());
-  const cnmlStatus_t status = calls.create(&op_, a.desc(), b.desc(), output_.desc());
-  if (status != CNML_STATUS_SUCCESS) check(status, name_, calls.create_name, binaryHint(fn, a, b));
+  defineOp([this, calls, fn] {
+    const cnmlStatus_t status = calls.create(&op_, in(0), in(1), output_.desc());
+    if (status != CNML_STATUS_SUCCESS) {
+      check(status, name_, calls.create_name, binaryHint(fn, *inputs_[0], *inputs_[1]));
+    }
+  });
   setForward(calls.forward, calls.forward_name);
 }
 
@@ -113,7 +123,9 @@ BinaryLayer::BinaryLayer(std::string name, Tensor& a, Tensor& b, Binary fn)
 PReluLayer::PReluLayer(std::string name, Tensor& input) : Layer(name, {&input}, input.shape()) {
   const ConstTensor& slope =
       declareWeight("slope", CNML_CONST, Shape{channels(name_, input.shape())});
-  PZ_CHECK(name_, cnmlCreatePreluOp(&op_, input.desc(), output_.desc(), slope.desc()));
+  defineOp([this, &slope] {
+    PZ_CHECK(name_, cnmlCreatePreluOp(&op_, in(0), output_.desc(), slope.desc()));
+  });
   PZ_FORWARD(cnmlComputePreluOpForward_V4);
 }
 

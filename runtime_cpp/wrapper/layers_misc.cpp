@@ -82,7 +82,10 @@ FullyConnectedLayer::FullyConnectedLayer(std::string name, Tensor& input, int ou
   const ConstTensor& weight = declareWeight("weight", CNML_FILTER, Shape{out_features, k});
   const ConstTensor& bias =
       declareWeight("bias", CNML_CONST, Shape{out_features}, /*optional=*/true);
-  PZ_CHECK(name_, cnmlCreateMlpOp(&op_, input.desc(), output_.desc(), weight.desc(), bias.desc()));
+  allowInt8(weight);
+  defineOp([this, &weight, &bias] {
+    PZ_CHECK(name_, cnmlCreateMlpOp(&op_, in(0), output_.desc(), weight.desc(), bias.desc()));
+  });
   PZ_FORWARD(cnmlComputeMlpOpForward_V4);
 }
 
@@ -91,8 +94,10 @@ FullyConnectedLayer::FullyConnectedLayer(std::string name, Tensor& input, int ou
 SoftmaxLayer::SoftmaxLayer(std::string name, Tensor& input, int axis)
     : Layer(name, {&input}, input.shape()) {
   const int a = detail::normaliseAxis(name_, axis, static_cast<int>(input.shape().size()));
-  PZ_CHECK(name_, cnmlCreateSoftmaxOp(&op_, static_cast<cnmlDimension_t>(a), input.desc(),
-                                      output_.desc()));
+  defineOp([this, a] {
+    PZ_CHECK(name_,
+             cnmlCreateSoftmaxOp(&op_, static_cast<cnmlDimension_t>(a), in(0), output_.desc()));
+  });
   PZ_FORWARD(cnmlComputeSoftmaxOpForward_V4);
 }
 
@@ -101,11 +106,13 @@ SoftmaxLayer::SoftmaxLayer(std::string name, Tensor& input, int axis)
 ConcatLayer::ConcatLayer(std::string name, std::vector<Tensor*> inputs, int axis)
     : Layer(name, inputs, concatShape(name, inputs, axis)) {
   const int a = detail::normaliseAxis(name_, axis, static_cast<int>(output_.shape().size()));
-  std::vector<cnmlTensor_t> in_descs;
-  for (Tensor* t : inputs_) in_descs.push_back(t->desc());
-  cnmlTensor_t out_desc = output_.desc();
-  PZ_CHECK(name_, cnmlCreateNdConcatOp(&op_, a, in_descs.data(), static_cast<int>(in_descs.size()),
-                                       &out_desc, 1));
+  defineOp([this, a] {
+    std::vector<cnmlTensor_t> in_descs;
+    for (Tensor* t : inputs_) in_descs.push_back(t->desc());
+    cnmlTensor_t out_desc = output_.desc();
+    PZ_CHECK(name_, cnmlCreateNdConcatOp(&op_, a, in_descs.data(),
+                                         static_cast<int>(in_descs.size()), &out_desc, 1));
+  });
 }
 
 cnmlStatus_t ConcatLayer::forward(cnrtQueue_t queue) {
@@ -130,7 +137,7 @@ ReshapeLayer::ReshapeLayer(std::string name, Tensor& input, Shape shape)
   std::vector<int> dims(output_.shape());
   PZ_CHECK(name_,
            cnmlCreateNdReshapeOpParam(param_.out(), dims.data(), static_cast<int>(dims.size())));
-  PZ_CHECK(name_, cnmlCreateReshapeOp(&op_, param_, input.desc(), output_.desc()));
+  defineOp([this] { PZ_CHECK(name_, cnmlCreateReshapeOp(&op_, param_, in(0), output_.desc())); });
   PZ_FORWARD(cnmlComputeReshapeOpForward_V4);
 }
 
@@ -140,7 +147,9 @@ TransposeLayer::TransposeLayer(std::string name, Tensor& input, std::vector<int>
     : Layer(name, {&input}, transposeShape(name, input.shape(), perm)) {
   PZ_CHECK(name_,
            cnmlCreateNdTransposeOpParam(param_.out(), perm.data(), static_cast<int>(perm.size())));
-  PZ_CHECK(name_, cnmlCreateNdTransposeProOp(&op_, input.desc(), output_.desc(), param_));
+  defineOp([this] {
+    PZ_CHECK(name_, cnmlCreateNdTransposeProOp(&op_, in(0), output_.desc(), param_));
+  });
   PZ_FORWARD(cnmlComputeTransposeProOpForward_V4);
 }
 
@@ -151,7 +160,9 @@ SliceLayer::SliceLayer(std::string name, Tensor& input, std::vector<int> begin,
     : Layer(name, {&input}, sliceShape(name, input.shape(), begin, end, step)) {
   PZ_CHECK(name_, cnmlCreateNdStridedSliceOpParam(param_.out(), static_cast<int>(begin.size()),
                                                   begin.data(), end.data(), step.data()));
-  PZ_CHECK(name_, cnmlCreateNdStridedSliceOp(&op_, param_, input.desc(), output_.desc()));
+  defineOp([this] {
+    PZ_CHECK(name_, cnmlCreateNdStridedSliceOp(&op_, param_, in(0), output_.desc()));
+  });
   PZ_FORWARD(cnmlComputeNdStridedSliceOpForward_V2);
 }
 

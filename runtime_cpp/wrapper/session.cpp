@@ -94,12 +94,12 @@ double runRepeated(std::vector<Block>& blocks, cnrtQueue_t queue, int repeat) {
 void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream& out) {
   double total_us = 0.0;
   out << std::left << std::setw(16) << "block" << std::setw(6) << "fuse" << std::setw(5)
-      << "mp" << std::right << std::setw(14) << "device us" << "\n";
+      << "mp" << std::setw(6) << "prec" << std::right << std::setw(14) << "device us" << "\n";
   for (const Block& block : blocks) {
     out << std::left << std::setw(16) << block.name() << std::setw(6)
-        << (block.fuse() ? "yes" : "no") << std::setw(5) << block.mp() << std::right
-        << std::setw(14) << std::fixed << std::setprecision(1) << block.lastDeviceMicros()
-        << "\n";
+        << (block.fuse() ? "yes" : "no") << std::setw(5) << block.mp() << std::setw(6)
+        << precisionName(block.precision()) << std::right << std::setw(14) << std::fixed
+        << std::setprecision(1) << block.lastDeviceMicros() << "\n";
     total_us += block.lastDeviceMicros();
   }
   out << "total device time: " << std::fixed << std::setprecision(1) << total_us

@@ -1,4 +1,6 @@
 // Tensor (activations with a lazily allocated device buffer) and ConstTensor (weights).
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "detail.h"
@@ -44,6 +46,19 @@ Tensor::~Tensor() {
   detail::destroyTensorDesc(&desc_);
 }
 
+std::size_t Tensor::bytes() const {
+  return elements() * (dtype_ == CNML_DATA_FLOAT16 ? 2 : sizeof(float));
+}
+
+void Tensor::setDataType(cnmlDataType_t dtype) {
+  if (dtype == dtype_) return;
+  if (data_ != nullptr) {
+    throw Error("tensor " + name_ + ": its dtype cannot change once it has a device buffer");
+  }
+  PZ_CHECK(name_, cnmlSetTensorDataType(desc_, dtype));
+  dtype_ = dtype;
+}
+
 void* Tensor::deviceData() {
   if (data_ == nullptr) PZ_CHECK(name_, cnrtMalloc(&data_, bytes()));
   return data_;
@@ -54,6 +69,13 @@ void Tensor::copyFromHost(const float* src, std::size_t count) {
     throw Error("tensor " + name_ + ": copyFromHost got " + std::to_string(count) +
                 " floats, expected " + std::to_string(elements()) + " for shape " +
                 shapeToString(shape_) + "; pass a buffer of exactly that size");
+  }
+  if (dtype_ == CNML_DATA_FLOAT16) {
+    std::vector<std::uint16_t> half(count);
+    PZ_CHECK(name_, cnrtCastDataType(const_cast<float*>(src), CNRT_FLOAT32, half.data(),
+                                     CNRT_FLOAT16, static_cast<int>(count), nullptr));
+    PZ_CHECK(name_, cnrtMemcpy(deviceData(), half.data(), bytes(), CNRT_MEM_TRANS_DIR_HOST2DEV));
+    return;
   }
   PZ_CHECK(name_,
            cnrtMemcpy(deviceData(), const_cast<float*>(src), bytes(), CNRT_MEM_TRANS_DIR_HOST2DEV));
@@ -70,6 +92,13 @@ void Tensor::copyToHost(float* dst, std::size_t count) {
                 " has no device data: it was never written, or it is internal to a fused "
                 "block; mark it as a graph output (markGraphOutput) before compiling to read it");
   }
+  if (dtype_ == CNML_DATA_FLOAT16) {
+    std::vector<std::uint16_t> half(count);
+    PZ_CHECK(name_, cnrtMemcpy(half.data(), data_, bytes(), CNRT_MEM_TRANS_DIR_DEV2HOST));
+    PZ_CHECK(name_, cnrtCastDataType(half.data(), CNRT_FLOAT16, dst, CNRT_FLOAT32,
+                                     static_cast<int>(count), nullptr));
+    return;
+  }
   PZ_CHECK(name_, cnrtMemcpy(dst, data_, bytes(), CNRT_MEM_TRANS_DIR_DEV2HOST));
 }
 
@@ -80,9 +109,75 @@ ConstTensor::ConstTensor(const std::string& layer, cnmlTensorType_t type, Shape 
 
 ConstTensor::~ConstTensor() { detail::destroyTensorDesc(&desc_); }
 
-void ConstTensor::bind(const float* data) {
-  data_.assign(data, data + elementCount(shape_));
-  PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, data_.data(), false));
+void ConstTensor::bind(const float* data) { data_.assign(data, data + elementCount(shape_)); }
+
+namespace {
+
+// RAII for the host quantisation parameter of cnrtCastDataType.
+struct HostQuant {
+  cnrtQuantizedParam_t param = nullptr;
+  ~HostQuant() {
+    if (param != nullptr) cnrtDestroyQuantizedParam(param);
+  }
+};
+
+}  // namespace
+
+void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* channels) {
+  if (!bound_.empty() || dtype_ != CNML_DATA_FLOAT32) {
+    // Bound before at another precision (an estimate built the op): SDK const data cannot
+    // change dtype, so start from a fresh descriptor.
+    detail::destroyTensorDesc(&desc_);
+    desc_ = detail::createTensorDesc(type_, shape_, layer_);
+    bound_.clear();
+    dtype_ = CNML_DATA_FLOAT32;
+  }
+  const std::size_t count = data_.size();
+  if (count == 0) {  // not configured: a descriptor for the device model only
+    if (dtype != CNML_DATA_FLOAT32) PZ_CHECK(layer_, cnmlSetTensorDataType(desc_, dtype));
+    dtype_ = dtype;
+    return;
+  }
+  if (dtype == CNML_DATA_FLOAT32) {
+    bound_.resize(count * sizeof(float));
+    std::memcpy(bound_.data(), data_.data(), bound_.size());
+  } else if (dtype == CNML_DATA_FLOAT16) {
+    bound_.resize(count * 2);
+    PZ_CHECK(layer_, cnrtCastDataType(data_.data(), CNRT_FLOAT32, bound_.data(), CNRT_FLOAT16,
+                                      static_cast<int>(count), nullptr));
+  } else if (dtype == CNML_DATA_INT8) {
+    // Quantised on the host one output channel at a time, as Cambricon's tools do.
+    const int n = shape_.at(0);
+    if (channels == nullptr || static_cast<int>(channels->size()) != n) {
+      throw Error(layer_ + ": an int8 filter needs one quantisation parameter per output channel (" +
+                  std::to_string(n) + ")");
+    }
+    const std::size_t per = count / static_cast<std::size_t>(n);
+    bound_.resize(count);
+    std::vector<int> positions;
+    std::vector<float> scales;
+    for (int c = 0; c < n; ++c) {
+      const QuantParam& q = (*channels)[static_cast<std::size_t>(c)];
+      HostQuant host;
+      PZ_CHECK(layer_, cnrtCreateQuantizedParam(&host.param, q.position, q.scale, 0));
+      PZ_CHECK(layer_, cnrtCastDataType(data_.data() + c * per, CNRT_FLOAT32,
+                                        bound_.data() + c * per, CNRT_INT8,
+                                        static_cast<int>(per), host.param));
+      positions.push_back(q.position);
+      scales.push_back(q.scale);
+    }
+    PZ_CHECK(layer_, cnmlSetTensorDataType(desc_, dtype));
+    PZ_CHECK(layer_, cnmlSetQuantizedPositionByChannel(desc_, positions.data(), n));
+    PZ_CHECK(layer_, cnmlSetQuantizedScaleByChannel(desc_, scales.data(), n));
+    PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, bound_.data(), false));
+    dtype_ = dtype;
+    return;
+  } else {
+    throw Error(layer_ + ": weights cannot be bound as SDK dtype " + std::to_string(dtype));
+  }
+  if (dtype != CNML_DATA_FLOAT32) PZ_CHECK(layer_, cnmlSetTensorDataType(desc_, dtype));
+  PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, bound_.data(), false));
+  dtype_ = dtype;
 }
 
 }  // namespace pz

@@ -217,6 +217,32 @@ WeightView WeightFile::get(const std::string& name, const Shape& shape) const {
               " tensors) -- the file does not match this session; re-run paleozoic compile");
 }
 
+LayerQuantization WeightFile::quantization(const std::string& layer) const {
+  const Entry* input = nullptr;
+  const Entry* filter = nullptr;
+  for (const auto& [entry_name, entry] : entries_) {
+    if (entry_name == layer + ".quant.input") input = &entry;
+    if (entry_name == layer + ".quant.filter") filter = &entry;
+  }
+  if (input == nullptr || filter == nullptr) {
+    throw Error("weights file '" + path_ + "' has no int8 quantisation parameters for layer " +
+                layer + " -- compile the model with --calibration CALIB.json (made by " +
+                "`paleozoic calibrate MODEL --data ...`)");
+  }
+  if (input->shape != Shape{2} || filter->shape.size() != 2 || filter->shape[1] != 2) {
+    throw Error("weights file '" + path_ + "': the quantisation parameters of layer " + layer +
+                " have shapes " + shapeToString(input->shape) + " and " +
+                shapeToString(filter->shape) + ", expected [2] and [channels, 2]");
+  }
+  // Positions are small integers, stored exactly as float32.
+  auto param = [](const float* p) { return QuantParam{static_cast<int>(p[0]), p[1]}; };
+  LayerQuantization out;
+  out.input = param(data_.data() + input->offset / sizeof(float));
+  const float* f = data_.data() + filter->offset / sizeof(float);
+  for (int c = 0; c < filter->shape[0]; ++c) out.filter.push_back(param(f + 2 * c));
+  return out;
+}
+
 std::size_t WeightFile::tensorCount() const { return entries_.size(); }
 
 }  // namespace pz

@@ -47,7 +47,22 @@ def test_fuse_switches_follow_the_plan(small_cnn: onnx.ModelProto) -> None:
     queue = load_queue(small_cnn)
     plan = fuse_all(queue, mp=12)
     files, _ = session_files(Model.build(queue, plan), "t")
-    assert "constexpr pz::BlockKnobs kBlock0{true, 12};" in files["session.cpp"]
+    assert ("constexpr pz::BlockKnobs kBlock0{true, 12, pz::Precision::kFp32};"
+            in files["session.cpp"])
+
+
+def test_precision_is_a_knob_with_per_layer_overrides(small_cnn: onnx.ModelProto) -> None:
+    from paleozoic.ir.plan import Precision
+    queue = load_queue(small_cnn)
+    plan = fuse_all(queue, mp=4)
+    plan.blocks[0].precision = Precision.FP16
+    last = queue.layers[-1].name
+    plan.blocks[0].layer_precision = {last: Precision.FP32}
+    text = session_files(Model.build(queue, plan), "t")[0]["session.cpp"]
+    assert "constexpr pz::BlockKnobs kBlock0{true, 4, pz::Precision::kFp16};" in text
+    assert f"blocks.back().setLayerPrecision({last}, pz::Precision::kFp32);" in text
+    # No calibration: no quantisation lines and no quantisation tensors.
+    assert "setQuantization" not in text
 
 
 def test_strict_environment_rejects_undefined_names() -> None:

@@ -69,7 +69,7 @@ def assert_refused(result: subprocess.CompletedProcess[str], *fragments: str) ->
 @pytest.mark.parametrize("mp", [0, 33])
 def test_mp_out_of_range(emitted, tmp_path, plan, mp):
     out = edit(emitted, plan, tmp_path,
-               (r"(constexpr pz::BlockKnobs kBlock0\{\w+, )\d+\}", rf"\g<1>{mp}}}"))
+               (r"(constexpr pz::BlockKnobs kBlock0\{\w+, )\d+,", rf"\g<1>{mp},"))
     result = run_edited(out)
     # fused: the block is named; per-layer: the block's (only) layer
     where = "block0: cnmlCompileFusionOp" if plan == "fuse-all" else "conv1: cnmlCompileBaseOp"

@@ -104,9 +104,11 @@ def test_binary_sdk_rules_name_the_layer(op, b_shape, call):
     s = rt.Session()
     a = s.input("a", [2, 3, 4, 5])
     b = s.input("b", list(b_shape))
+    # SDK ops are created when their block compiles (precision decides their dtypes).
+    layer = s.binary(f"bad_{op}", a, b, op)
     with pytest.raises(rt.SdkError, match=rf"bad_{op}: {call} failed with "
                                           rf"CNML_STATUS_INVALIDPARAM \(8\)") as info:
-        s.binary(f"bad_{op}", a, b, op)
+        s.compile_block("b", False, 1, [layer])
     assert info.value.layer == f"bad_{op}"
     assert info.value.status == CNML_STATUS_INVALIDPARAM
     hint = "div needs equal shapes" if op == "div" else "b must broadcast to a"

@@ -7,6 +7,7 @@
 #include <cnrt.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -52,6 +53,27 @@ constexpr int kMaxMp = 32;
 // check() for the compile calls: a failure with `mp` outside 1..kMaxMp names the range.
 void checkCompile(cnmlStatus_t status, const std::string& layer, const char* call, int mp);
 
+// What a layer computes in, the third knob of an F-Block. kFp16 and kInt8 keep activations
+// in IEEE binary16 between ops; kInt8 runs the layers that have an SDK int8 mode (conv and
+// fully connected) on int8 operands with the calibration's quantisation parameters, and
+// the other layers of the block in fp16, as the MLU-100 does.
+enum class Precision { kFp32, kFp16, kInt8 };
+const char* precisionName(Precision precision);  // "fp32", "fp16", "int8"
+// The dtype activations are stored in between ops at `precision`.
+cnmlDataType_t storageType(Precision precision);
+
+// One quantisation of Cambricon's form: real = q * 2^position / scale, q in [-127, 127].
+struct QuantParam {
+  int position = 0;
+  float scale = 1.0f;
+};
+// What an int8 layer needs from calibration: its input activation's parameters (per
+// tensor) and its filter's (one per output channel). Travels in the weights file.
+struct LayerQuantization {
+  QuantParam input;
+  std::vector<QuantParam> filter;
+};
+
 // Owns the SDK: cnmlInit/cnmlExit, the device and one queue.
 class Device {
  public:
@@ -77,16 +99,22 @@ class Tensor {
   const std::string& name() const { return name_; }
   const Shape& shape() const { return shape_; }
   std::size_t elements() const { return elementCount(shape_); }
-  std::size_t bytes() const { return elements() * sizeof(float); }
+  std::size_t bytes() const;  // of the device buffer, in the tensor's dtype
   cnmlTensor_t desc() const { return desc_; }
+  // FLOAT32 unless a layer computing in fp16 or int8 produces it (Layer::setPrecision).
+  cnmlDataType_t dataType() const { return dtype_; }
+  void setDataType(cnmlDataType_t dtype);
   void* deviceData();  // allocates on first call
   bool hasDeviceData() const { return data_ != nullptr; }
 
-  void copyFromHost(const float* src, std::size_t count);  // count must equal elements()
+  // Host data is float32; an fp16 tensor is converted on the host (cnrtCastDataType), as
+  // CNML users do before cnrtMemcpy. count must equal elements().
+  void copyFromHost(const float* src, std::size_t count);
   void copyToHost(float* dst, std::size_t count);
 
   // Consumers are counted at layer construction so fusion blocks can tell their outputs.
   void addConsumer() { ++consumers_; }
+  void removeConsumer() { --consumers_; }
   int consumers() const { return consumers_; }
   void markGraphOutput() { graph_output_ = true; }
   bool isGraphOutput() const { return graph_output_; }
@@ -95,6 +123,7 @@ class Tensor {
   std::string name_;
   Shape shape_;
   cnmlTensor_t desc_ = nullptr;
+  cnmlDataType_t dtype_ = CNML_DATA_FLOAT32;
   void* data_ = nullptr;
   int consumers_ = 0;
   bool graph_output_ = false;
@@ -122,7 +151,9 @@ struct WeightView {
         file(std::move(path)) {}
 };
 
-// A weight tensor bound as CNML_FILTER / CNML_CONST data.
+// A weight tensor bound as CNML_FILTER / CNML_CONST data. The float32 values are kept on
+// the host and handed to the SDK when the layer's op is built, in the dtype its precision
+// needs: the precision is a block knob, known only when the block compiles.
 class ConstTensor {
  public:
   ConstTensor(const std::string& layer, cnmlTensorType_t type, Shape shape);
@@ -133,6 +164,9 @@ class ConstTensor {
   const Shape& shape() const { return shape_; }
   cnmlTensorType_t type() const { return type_; }
   void bind(const float* data);  // copies; data must hold elementCount(shape) floats
+  // Binds the values to the SDK as FLOAT32 or FLOAT16, or as INT8 quantised per output
+  // channel (axis 0) with `channels` (one entry per channel).
+  void bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* channels = nullptr);
 
  private:
   std::string layer_;
@@ -140,6 +174,8 @@ class ConstTensor {
   Shape shape_;
   cnmlTensor_t desc_ = nullptr;
   std::vector<float> data_;
+  cnmlDataType_t dtype_ = CNML_DATA_FLOAT32;
+  std::vector<unsigned char> bound_;  // what the SDK was given, kept until the layer goes
 };
 
 // One weight a layer declares: its role ("weight", "bias", "mean", ...), shape and whether
@@ -186,7 +222,9 @@ class Layer {
   const std::string& name() const { return name_; }
   Tensor& output() { return output_; }
   const std::vector<Tensor*>& inputs() const { return inputs_; }
-  cnmlBaseOp_t op() const { return op_; }
+  // The SDK op, created on first use at the layer's precision: ops are built when their
+  // block compiles, once precision and casts are settled, not in the constructor.
+  cnmlBaseOp_t op();
   bool compiled() const { return compiled_; }
   bool fused() const { return fused_; }
 
@@ -197,6 +235,17 @@ class Layer {
 
   // Called by FusionLayer::fuseLayer.
   void markFused(const std::string& block);
+
+  // The precision the layer computes in; set before its op is built (Block::compile does).
+  // A layer without an SDK int8 mode runs kInt8 as kFp16 (effectivePrecision).
+  void setPrecision(Precision precision);
+  Precision precision() const { return precision_; }
+  Precision effectivePrecision() const;
+  bool hasInt8Mode() const { return int8_filter_ >= 0; }
+  // Quantisation parameters for kInt8 (from WeightFile::quantization).
+  void setQuantization(LayerQuantization quantization);
+  // Reads `tensor` instead of input `index` (a cast of it); before the op is built.
+  void redirectInput(std::size_t index, Tensor& tensor);
 
   // Binds the layer's weights in the order weightSpecs() gives; an absent optional one
   // (nullptr, or left out at the end) is bound as zeros. Throws pz::Error naming the layer and the
@@ -230,6 +279,15 @@ class Layer {
   const ConstTensor& declareWeight(std::string role, cnmlTensorType_t type, Shape shape,
                                    bool optional = false);
   void checkConfigured(const char* what) const;
+  // In the constructor: how the op is created (called by op() with the inputs as they are
+  // then, casts included). The function creates op_ and throws on failure.
+  void defineOp(std::function<void()> create) { create_ = std::move(create); }
+  // In the constructor of a layer with an SDK int8 mode: the weight that is its filter.
+  void allowInt8(const ConstTensor& filter);
+  // The descriptor of input `index` as the op must read it.
+  cnmlTensor_t in(std::size_t index) const { return inputs_.at(index)->desc(); }
+  // Sets the output's dtype for the precision and checks the inputs'; a Cast overrides it.
+  virtual void settleDataTypes();
 
   std::string name_;
   std::vector<Tensor*> inputs_;
@@ -244,8 +302,14 @@ class Layer {
     WeightSpec spec;
     std::unique_ptr<ConstTensor> tensor;
   };
+  void buildOp();
+
   std::vector<Weight> weights_;
   bool configured_ = false;
+  std::function<void()> create_;
+  Precision precision_ = Precision::kFp32;
+  int int8_filter_ = -1;  // index in weights_ of the filter of a layer with an int8 mode
+  std::unique_ptr<LayerQuantization> quantization_;
   UnaryForward unary_ = nullptr;
   BinaryForward binary_ = nullptr;
   const char* forward_call_ = "";

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "paleozoic/core.h"
@@ -45,11 +46,35 @@ class FusionLayer {
   bool compiled_ = false;
 };
 
+// Converts a tensor between fp32 and fp16 storage. Block::compile inserts one where a layer
+// reads a tensor stored in another dtype than its precision computes in; it runs (and is
+// timed) inside that block.
+class CastLayer : public Layer {
+ public:
+  CastLayer(std::string name, Tensor& input, cnmlDataType_t to);
+
+ protected:
+  void settleDataTypes() override;
+
+ private:
+  cnmlDataType_t to_;
+};
+
+// The three knobs of one F-Block, as named constants at the top of an emitted session.
+struct BlockKnobs {
+  bool fuse;  // compile the block's layers into one fusion op
+  int mp;     // cores the block is compiled for, 1..32
+  Precision precision = Precision::kFp32;
+};
+
 // One F-Block of the plan: fused into a FusionLayer when `fuse` is true, otherwise each
-// layer compiled alone with the block's MP. Times itself with CNRT notifiers.
+// layer compiled alone with the block's MP, all at the block's precision unless a layer is
+// given its own. Times itself with CNRT notifiers.
 class Block {
  public:
-  Block(std::string name, bool fuse, int mp, std::vector<Layer*> layers);
+  Block(std::string name, const BlockKnobs& knobs, std::vector<Layer*> layers);
+  Block(std::string name, bool fuse, int mp, std::vector<Layer*> layers,
+        Precision precision = Precision::kFp32);
   ~Block();
   Block(Block&&) noexcept;
   Block(const Block&) = delete;
@@ -59,15 +84,27 @@ class Block {
   const std::string& name() const { return name_; }
   bool fuse() const { return fuse_; }
   int mp() const { return mp_; }
+  Precision precision() const { return precision_; }
+  // A layer of this block computed in another precision than the block's; before compile.
+  void setLayerPrecision(const Layer& layer, Precision precision);
+  // Sets each layer's precision, inserts the casts its inputs need, then fuses or compiles.
   void compile();
   void run(cnrtQueue_t queue);  // synchronises the queue and records device time
   float lastDeviceMicros() const { return last_us_; }
+  // The layers as compiled and run, casts included.
+  const std::vector<Layer*>& sequence() const { return sequence_; }
 
  private:
+  Precision precisionOf(const Layer& layer) const;
+
   std::string name_;
   bool fuse_;
   int mp_;
+  Precision precision_;
   std::vector<Layer*> layers_;
+  std::unordered_map<const Layer*, Precision> layer_precision_;
+  std::vector<std::unique_ptr<CastLayer>> casts_;
+  std::vector<Layer*> sequence_;
   std::unique_ptr<FusionLayer> fusion_;
   cnrtNotifier_t start_ = nullptr, end_ = nullptr;
   float last_us_ = 0.0f;

@@ -11,12 +11,6 @@
 
 namespace pz {
 
-// The two knobs of one F-Block, as named constants at the top of an emitted session.
-struct BlockKnobs {
-  bool fuse;  // compile the block's layers into one fusion op
-  int mp;     // cores the block is compiled for, 1..32
-};
-
 struct SessionOptions {
   std::string weights = "weights.bin";
   std::vector<std::string> inputs;   // raw little-endian float32, one file per graph input

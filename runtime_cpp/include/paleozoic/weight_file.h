@@ -30,6 +30,10 @@ class WeightFile {
   // lives), so a layer configured with it checks that it holds as many values as the layer
   // needs. Throws pz::Error when the tensor is absent or its shape differs from `shape`.
   WeightView get(const std::string& name, const Shape& shape) const;
+  // The int8 parameters of `layer` ("<layer>.quant.input" [position, scale] and
+  // "<layer>.quant.filter" [channels, 2]). Throws pz::Error saying how to get them when the
+  // file has none (the session was compiled without --calibration).
+  LayerQuantization quantization(const std::string& layer) const;
   std::size_t tensorCount() const;
 
  private:

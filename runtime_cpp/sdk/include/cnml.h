@@ -438,6 +438,34 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
                                            int output_num, cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlDestroyFusionOp(cnmlFusionOp_t* fusion_op);
 
+// Quantisation (G2/G3) and casts.
+typedef struct cnmlQuantizedParam* cnmlQuantizedParam_t;
+cnmlStatus_t cnmlCreateQuantizedParam(cnmlQuantizedParam_t* param, int position, float scale,
+                                      float offset);
+cnmlStatus_t cnmlDestroyQuantizedParam(cnmlQuantizedParam_t* param);
+cnmlStatus_t cnmlSetOperationComputingDataType(cnmlBaseOp_t op, cnmlTensor_t tensor,
+                                               cnmlDataType_t dtype, cnmlQuantizedParam_t param);
+cnmlStatus_t cnmlSetQuantizedPosition(cnmlTensor_t tensor, int position);
+cnmlStatus_t cnmlSetQuantizedScale(cnmlTensor_t tensor, float scale);
+cnmlStatus_t cnmlSetQuantizedPositionByChannel(cnmlTensor_t tensor, int* positions,
+                                               int channel_num);
+cnmlStatus_t cnmlSetQuantizedScaleByChannel(cnmlTensor_t tensor, float* scales, int channel_num);
+typedef enum {
+  CNML_CAST_FLOAT32_TO_UINT8 = 0,
+  CNML_CAST_UINT8_TO_FLOAT32 = 1,
+  CNML_CAST_FIX8_TO_FLOAT16 = 3,
+  CNML_CAST_FLOAT16_TO_FLOAT32 = 4,
+  CNML_CAST_FLOAT16_TO_FIX8 = 5,
+  CNML_CAST_FLOAT32_TO_FLOAT16 = 6,
+  CNML_CAST_INT16_TO_FLOAT16 = 7,
+  CNML_CAST_FLOAT16_TO_INT16 = 8
+} cnmlCastType_t;
+cnmlStatus_t cnmlCreateCastOp(cnmlBaseOp_t* op, cnmlCastType_t cast_type, cnmlTensor_t input,
+                              cnmlTensor_t output);
+cnmlStatus_t cnmlComputeCastOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
+                                         cnmlTensor_t output_tensor, void* output,
+                                         cnrtQueue_t queue, void* extra);
+
 #ifdef __cplusplus
 }
 #endif

@@ -102,6 +102,13 @@ cnrtRet_t cnrtPlaceNotifier(cnrtNotifier_t notifier, cnrtQueue_t queue);
 // Microseconds between two placed notifiers (device time; the mock reports simulated time).
 cnrtRet_t cnrtNotifierDuration(cnrtNotifier_t start, cnrtNotifier_t end, float* us);
 
+// Host-side quantisation and dtype conversion (G3).
+typedef struct cnrtQuantizedParam* cnrtQuantizedParam_t;
+cnrtRet_t cnrtCreateQuantizedParam(cnrtQuantizedParam_t* param, int pos, float scale, int offset);
+cnrtRet_t cnrtDestroyQuantizedParam(cnrtQuantizedParam_t param);
+cnrtRet_t cnrtCastDataType(void* src, cnrtDataType_t src_type, void* dst, cnrtDataType_t dst_type,
+                           int count, cnrtQuantizedParam_t param);
+
 #ifdef __cplusplus
 }
 #endif
