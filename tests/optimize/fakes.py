@@ -86,3 +86,25 @@ class PrecisionFake:
 
     def cost_table(self, mps: Sequence[int], precisions=None) -> np.ndarray | None:
         return None
+
+
+def random_sensitivities(names: Sequence[str], seed: int, zero_fp16: Sequence[str] = ()):
+    """Sensitivities with int8 typically ~30x noisier than fp16 (log-normal spread), as
+    measured noises tend to be; layers in `zero_fp16` lose nothing in fp16."""
+    from paleozoic.optimize.sensitivities import Sensitivities
+
+    rng = np.random.default_rng(seed + 2000)
+    return Sensitivities({
+        name: {"fp16": 0.0 if name in zero_fp16 else float(rng.lognormal(-11.0, 1.5)),
+               "int8": float(rng.lognormal(-7.5, 1.5))}
+        for name in names})
+
+
+class NamesQueue:
+    """The part of a LayerQueue the accuracy search reads: layer names (and a source)."""
+
+    def __init__(self, n: int) -> None:
+        from types import SimpleNamespace
+
+        self.layers = [SimpleNamespace(name=f"layer{i}", kind="Conv") for i in range(n)]
+        self.source = "fake"
