@@ -168,11 +168,15 @@ def _cheapest_rest(blocks: _Blocks, allowed: np.ndarray) -> np.ndarray:
 def search_accuracy_aware(queue: LayerQueue, space: SearchSpace, cost: CostOracle,
                           sensitivities: Sensitivities, budget: AccuracyBudget,
                           candidates: int = 8, resolution: float | None = None,
-                          ) -> list[Candidate]:
+                          spacing_db: float = 0.0) -> list[Candidate]:
     """The fastest plans whose predicted noise is within `budget`, cheapest first (at most
     `candidates`; each next one strictly less noisy). [] when no plan fits, which happens
     only when the space leaves out fp32 and some layer is noisy in every precision left.
     ValueError for a negative budget.
+
+    `spacing_db` > 0 spreads the fallbacks: each next candidate is the cheapest front plan
+    predicted at least that many dB more accurate than the previous one (the first is
+    always the optimum).
 
     `space.precisions` are the precisions searched; the oracle must price them. Exact unless
     `resolution` is given (module docstring). Each candidate's plan.notes records its cost,
@@ -245,7 +249,7 @@ def search_accuracy_aware(queue: LayerQueue, space: SearchSpace, cost: CostOracl
             space.report(j / n, float(c[0]) if len(c) else float("nan"))
     labels = offset[-1]
     flat_back, flat_owner = np.concatenate(back), np.concatenate(owner)
-    flat_prec = np.concatenate(prec)
+    flat_prec, flat_noise = np.concatenate(prec), np.concatenate(noises)
     final = range(offset[n], offset[n + 1])
     exact = thinned == 0
     logger.info("accuracy-aware search: %d layers, %d precisions, %d labels, front of %d "
@@ -253,8 +257,17 @@ def search_accuracy_aware(queue: LayerQueue, space: SearchSpace, cost: CostOracl
                 "exact" if exact else f"thinned at {thinned} cut points",
                 time.monotonic() - started)
 
+    chosen: list[int] = []
+    last_db = -math.inf
+    for label in final:                      # cheapest first, noise strictly decreasing
+        db = noise_to_sqnr_db(float(flat_noise[label]))
+        if not chosen or db >= last_db + spacing_db:
+            chosen.append(label)
+            last_db = db
+        if len(chosen) == candidates:
+            break
     out: list[Candidate] = []
-    for rank, label in enumerate(list(final)[:candidates]):
+    for rank, label in enumerate(chosen):
         spans: list[Span] = []
         at = label
         while flat_back[at] >= 0:
@@ -297,7 +310,7 @@ class AccuracyAware(Optimizer):
 
     @classmethod
     def option_names(cls) -> tuple[str, ...]:
-        return ("sensitivities", "sqnr_db", "noise", "resolution", "candidates")
+        return ("sensitivities", "sqnr_db", "noise", "resolution", "candidates", "spacing_db")
 
     def optimize(self, queue: LayerQueue, space: SearchSpace, cost: CostOracle) -> Plan:
         if "sensitivities" not in self.options:
@@ -311,6 +324,7 @@ class AccuracyAware(Optimizer):
         resolution = self.options.get("resolution")
         ranked = search_accuracy_aware(queue, space, cost, sens, budget,
                                        candidates=int(self.options.get("candidates", 8)),
+                                       spacing_db=float(self.options.get("spacing_db", 0.0)),
                                        resolution=None if resolution is None
                                        else float(resolution))
         if not ranked:

@@ -184,6 +184,18 @@ def test_tiny_and_negative_budgets() -> None:
         search_accuracy_aware(queue, space, cost, sens, AccuracyBudget("noise", -1.0))
 
 
+def test_spaced_candidates() -> None:
+    queue, names, cost, space, sens = setup(20, (1, 2, 4), 2)
+    budget = AccuracyBudget.sqnr(25)
+    dense = search_accuracy_aware(queue, space, cost, sens, budget, candidates=10_000)
+    spread = search_accuracy_aware(queue, space, cost, sens, budget, candidates=5,
+                                   spacing_db=3.0)
+    assert spread[0].spans == dense[0].spans
+    assert all(b.sqnr_db >= a.sqnr_db + 3.0 for a, b in zip(spread, spread[1:]))
+    for a, b in zip(spread, spread[1:]):  # b is the cheapest front plan 3 dB past a
+        assert b.cost_us == min(c.cost_us for c in dense if c.sqnr_db >= a.sqnr_db + 3.0)
+
+
 # ---- budgets, sensitivities -----------------------------------------------------------
 def test_budget_kinds() -> None:
     assert AccuracyBudget.sqnr(30).noise() == pytest.approx(1e-3)
