@@ -154,6 +154,18 @@ def _parse_options(pairs: list[str]) -> dict[str, object]:
     return options
 
 
+def _precisions_arg(text: str) -> tuple[object, ...]:
+    from paleozoic.ir.plan import Precision
+    from paleozoic.optimize.space import canonical_precisions
+
+    names = [name.strip().lower() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in {p.value for p in Precision}]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a comma-separated list of {', '.join(p.value for p in Precision)}")
+    return canonical_precisions(names)
+
+
 def _make_oracle(args: argparse.Namespace, queue: LayerQueue) -> CostOracle:
     from paleozoic.errors import OptimizerError
 
@@ -199,7 +211,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
             if done > bar.n:
                 bar.update(done - bar.n)
 
-        space = SearchSpace.from_queue(queue, report=report)
+        space = SearchSpace.from_queue(queue, report=report, precisions=args.precisions)
         plan = run_optimizer(optimizer, queue, cost, space)
     out.write_text(plan.to_json())
     print("\n".join(plan_table(plan, queue, cost)))
@@ -300,6 +312,10 @@ def make_parser() -> argparse.ArgumentParser:
                    help="cost oracle: the analytic device model (default) or measurement "
                    "through the runtime (device time reported by the SDK timers)")
     p.add_argument("--profile", help="device profile file for --cost model")
+    p.add_argument("--precisions", type=_precisions_arg, default=_precisions_arg("fp32"),
+                   metavar="LIST", help="precisions a block may compute in, e.g. "
+                   "fp32,fp16,int8; the optimizer picks one per block for speed (default: "
+                   "fp32). The cost oracle must price them")
     p.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option of the optimizer, e.g. -O iterations=20000 (repeatable)")
     p.add_argument("-o", "--output", required=True, help="plan file to write (plan.json)")

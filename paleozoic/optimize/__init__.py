@@ -1,5 +1,6 @@
-"""The optimizer hook: plans (the queue cut into F-Blocks with an MP each), search spaces,
-cost oracles, the Optimizer interface, the built-in optimizers and their registry.
+"""The optimizer hook: plans (the queue cut into F-Blocks with an MP and a precision each),
+search spaces, cost oracles, the Optimizer interface, the built-in optimizers and their
+registry; and the accuracy-aware search (accuracy.py) over measured sensitivities.
 
     from paleozoic.optimize import load_optimizer, run_optimizer
     plan = run_optimizer(load_optimizer("dp"), queue, DeviceModelOracle(queue))
@@ -17,9 +18,12 @@ from paleozoic.optimize.registry import (
     BUILTIN_OPTIMIZERS, ENTRY_POINT_GROUP, known_names, load_optimizer, optimizer_class,
 )
 from paleozoic.optimize.run import queue_fingerprint, run_optimizer
+from paleozoic.optimize.sensitivities import NoiseProbe, Sensitivities, measure_sensitivities
+from paleozoic.optimize.accuracy import AccuracyBudget, Candidate, search_accuracy_aware
 
 __all__ = [
-    "BUILTIN_OPTIMIZERS", "BUILTIN_PLANS", "ENTRY_POINT_GROUP", "CostLookup", "CostOracle",
+    "AccuracyBudget", "Candidate", "NoiseProbe", "Sensitivities", "measure_sensitivities",
+    "search_accuracy_aware", "BUILTIN_OPTIMIZERS", "BUILTIN_PLANS", "ENTRY_POINT_GROUP", "CostLookup", "CostOracle",
     "Optimizer", "SearchSpace", "TableOracle", "block_costs", "eq3_space", "fuse_all",
     "fusible_kinds", "known_names", "load_optimizer", "optimizer_class", "per_layer",
     "plan_cost", "plan_spans", "queue_fingerprint", "run_optimizer", "spans_to_plan",

@@ -1,8 +1,9 @@
-"""Simulated annealing over cut points and per-block MPs.
+"""Simulated annealing over cut points and per-block choices (MP and precision).
 
-State: block boundaries 0 = b0 < b1 < ... < bm = n and an MP per block. Moves: split a
-block, merge two neighbours, shift a cut, change a block's MP. A block created by a move
-takes its best MP (with probability 1 - `mp_noise`, else it keeps an old one), so on a
+State: block boundaries 0 = b0 < b1 < ... < bm = n and a choice per block (an index into
+space.choices: an MP, and a precision when the space has several). Moves: split a block,
+merge two neighbours, shift a cut, change a block's choice. A block created by a move
+takes its best choice (with probability 1 - `mp_noise`, else it keeps an old one), so on a
 block-separable cost the walk is over cut sets. Seeded by a numpy Generator; stops after
 `iterations` moves or `budget_s` seconds, whichever comes first (with neither: 2,000
 moves per layer). Iteration-bounded runs are repeatable under a seed; time-bounded ones are
@@ -20,7 +21,7 @@ import numpy as np
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.optimize.base import CostLookup, Optimizer, spans_to_plan
 from paleozoic.optimize.greedy import greedy_spans
-from paleozoic.optimize.oracle import CostOracle, Span
+from paleozoic.optimize.oracle import CostOracle, Span, span_parts
 from paleozoic.optimize.plans import fuse_all
 from paleozoic.optimize.space import SearchSpace
 
@@ -67,6 +68,7 @@ class _Costs:
 
 class SimulatedAnnealing(Optimizer):
     name = "annealing"
+    searches_precision = True
 
     @classmethod
     def option_names(cls) -> tuple[str, ...]:
@@ -85,10 +87,15 @@ class SimulatedAnnealing(Optimizer):
         if kind == "greedy":
             return greedy_spans(lookup, space.with_report(lambda f, c: None))
         if kind == "fuse-all":
-            spans, at = [], 0
+            spans: list[Span] = []
+            at = 0
             for block in fuse_all(queue, mp=space.max_mp).blocks:
-                spans.append((at, at + len(block.layers), space.max_mp))
-                at += len(block.layers)
+                # Each block at the largest MP in its cheapest precision.
+                stop = at + len(block.layers)
+                k = min((k for k, (mp, _) in enumerate(space.choices) if mp == space.max_mp),
+                        key=lambda k: lookup(at, stop, k))
+                spans.append(lookup.span(at, stop, k))
+                at = stop
             return spans
         raise ValueError(f"start must be 'greedy' or 'fuse-all', not {kind!r}")
 
@@ -96,9 +103,10 @@ class SimulatedAnnealing(Optimizer):
     def _anneal(self, space: SearchSpace, costs: _Costs,
                 start: list[Span]) -> tuple[list[Span], float]:
         n = space.n
-        column = {mp: k for k, mp in enumerate(space.mps)}
-        bounds = [s for s, _, _ in start] + [n]
-        ks = [column[mp] for _, _, mp in start]
+        column = {choice: k for k, choice in enumerate(space.choices)}
+        parts = [span_parts(span) for span in start]
+        bounds = [s for s, _, _, _ in parts] + [n]
+        ks = [column[mp, precision] for _, _, mp, precision in parts]
         cost, best_of, max_stop = costs.cost, costs.best, costs.max_stop
         block = [cost(bounds[t], bounds[t + 1], ks[t]) for t in range(len(ks))]
         current = sum(block)
@@ -114,7 +122,7 @@ class SimulatedAnnealing(Optimizer):
         t_lo = float(self.options.get("t_end", 1e-4)) * scale
         noise = float(self.options.get("mp_noise", 0.1))
         u = _Random(self.rng())
-        n_mps = len(space.mps)
+        n_mps = len(space.choices)
 
         def pick_k(i: int, j: int, old: int) -> tuple[float, int]:
             if u() >= noise:
@@ -177,7 +185,7 @@ class SimulatedAnnealing(Optimizer):
                     ks[t], ks[t + 1] = k1, k2
                     block[t], block[t + 1] = c1, c2
                     current += delta
-            else:                                            # change block t's MP
+            else:                                            # change block t's choice
                 k = u.below(n_mps)
                 c = cost(i, j, k)
                 delta = c - block[t]
@@ -188,8 +196,8 @@ class SimulatedAnnealing(Optimizer):
                 best_total, best_state = current, (list(bounds), list(ks))
         space.report(1.0, best_total)
         bounds, ks = best_state
-        spans = [(bounds[t], bounds[t + 1], space.mps[ks[t]]) for t in range(len(ks))]
-        total = sum(cost(s, e, column[mp]) for s, e, mp in spans)
+        spans = [costs.lookup.span(bounds[t], bounds[t + 1], ks[t]) for t in range(len(ks))]
+        total = sum(cost(bounds[t], bounds[t + 1], ks[t]) for t in range(len(ks)))
         return spans, total
 
 

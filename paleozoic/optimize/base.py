@@ -7,7 +7,11 @@
 An optimizer reads the queue (never modifies it), explores `space` asking `cost` what
 blocks cost, calls `space.report(fraction_done, best_cost)` now and then, and returns a
 Plan: plain data that the framework validates (`run_optimizer`). `spans_to_plan` turns a
-list of (start, stop, mp) into a Plan with the conventional block names.
+list of (start, stop, mp[, precision]) into a Plan with the conventional block names.
+
+Precision: an optimizer that chooses a precision per block sets `searches_precision = True`.
+One that does not (every optimizer written before precisions existed) is run on the fp32
+part of the space only, so it never meets a choice it does not understand.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from paleozoic.ir import LayerQueue, Plan, PlannedBlock
-from paleozoic.optimize.oracle import CostOracle, Span
+from paleozoic.optimize.oracle import (
+    CostOracle, Span, make_span, precision_table, price, span_parts,
+)
 from paleozoic.optimize.space import SearchSpace
 
 
@@ -29,6 +35,8 @@ class Optimizer(ABC):
     are the optimizer's own (e.g. `iterations=` for simulated annealing)."""
 
     name: ClassVar[str] = "unnamed"
+    # True when optimize() reads space.precisions / space.choices and emits precisions.
+    searches_precision: ClassVar[bool] = False
 
     def __init__(self, seed: int = 0, budget_s: float | None = None, **options: Any) -> None:
         self.seed = seed
@@ -66,45 +74,62 @@ class Optimizer(ABC):
 
 def spans_to_plan(queue: LayerQueue, spans: Sequence[Span], strategy: str,
                   notes: dict[str, Any] | None = None) -> Plan:
-    """Plan from (start, stop, mp) spans: blocks "block0", ...; multi-layer blocks fused."""
-    blocks = [
-        PlannedBlock(f"block{b}", [layer.name for layer in queue.layers[start:stop]],
-                     mp=int(mp), fuse=stop - start > 1)
-        for b, (start, stop, mp) in enumerate(spans)
-    ]
+    """Plan from (start, stop, mp[, precision]) spans: blocks "block0", ...; multi-layer
+    blocks fused; a span without a precision is fp32."""
+    blocks = []
+    for b, span in enumerate(spans):
+        start, stop, mp, precision = span_parts(span)
+        blocks.append(PlannedBlock(f"block{b}",
+                                   [layer.name for layer in queue.layers[start:stop]],
+                                   mp=mp, fuse=stop - start > 1, precision=precision))
     return Plan(blocks, strategy=strategy, model=queue.source, notes=dict(notes or {}))
 
 
 class CostLookup:
     """O(1) block costs for optimizers: the oracle's cost table when it has one, otherwise
-    `block_cost` memoised per (start, stop, mp). Disallowed blocks cost inf."""
+    `block_cost` memoised per (start, stop, choice). Disallowed blocks cost inf.
+
+    Choice k is space.choices[k], an (mp, precision) pair; with fp32 only that is mps[k],
+    so optimizers written for MPs alone index it as before. `table` is [n, n+1, choices].
+    """
 
     def __init__(self, space: SearchSpace, cost: CostOracle) -> None:
         self.space = space
         self.cost = cost
         self.mps = space.mps
-        table = cost.cost_table(space.mps)
+        self.choices = space.choices
+        table = precision_table(cost, space.mps, space.precisions)  # checks it prices them
         self.table: np.ndarray | None = None
         if table is not None:
-            table = np.array(table, dtype=np.float64)
-            for start in range(space.n):
+            n = space.n
+            # [n, n+1, M, P] -> [n, n+1, P * M] (a copy we may write): precision-major.
+            table = np.array(np.moveaxis(table, 3, 2), dtype=np.float64, order="C").reshape(
+                n, n + 1, len(self.choices))
+            for start in range(n):
                 table[start, space.max_stop(start) + 1:, :] = np.inf
             self.table = table
         self._memo: dict[tuple[int, int, int], float] = {}
         self._best: dict[tuple[int, int], tuple[float, int]] = {}
 
+    def span(self, start: int, stop: int, k: int) -> Span:
+        """The span of [start, stop) at choice k (short form in fp32)."""
+        mp, precision = self.choices[k]
+        return make_span(start, stop, mp, precision)
+
     def __call__(self, start: int, stop: int, k: int) -> float:
-        """Cost of [start, stop) on mps[k]."""
+        """Cost of [start, stop) at choices[k]."""
         if self.table is not None:
             return float(self.table[start, stop, k])
         key = (start, stop, k)
         if key not in self._memo:
-            self._memo[key] = (float(self.cost.block_cost(start, stop, self.mps[k]))
+            mp, precision = self.choices[k]
+            self._memo[key] = (price(self.cost, start, stop, mp, precision)
                                if self.space.allows(start, stop) else float("inf"))
         return self._memo[key]
 
     def best(self, start: int, stop: int) -> tuple[float, int]:
-        """(cost, k) of the cheapest MP for [start, stop); ties go to the smaller MP."""
+        """(cost, k) of the cheapest choice for [start, stop); ties go to the more precise
+        precision, then the smaller MP."""
         key = (start, stop)
         if key not in self._best:
             if self.table is not None:
@@ -114,7 +139,7 @@ class CostLookup:
             elif not self.space.allows(start, stop):
                 self._best[key] = (float("inf"), 0)
             else:
-                costs = [self(start, stop, k) for k in range(len(self.mps))]
+                costs = [self(start, stop, k) for k in range(len(self.choices))]
                 k = min(range(len(costs)), key=costs.__getitem__)
                 self._best[key] = (costs[k], k)
         return self._best[key]

@@ -14,6 +14,7 @@ import numpy as np
 
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.ir.boundary import block_boundary, read_counts
+from paleozoic.ir.plan import Precision
 from paleozoic.ops import KINDS
 
 __all__ = ["DeviceModelOracle", "InputRecorder", "build_runtime_graph"]
@@ -77,6 +78,18 @@ class DeviceModelOracle:
     """
 
     name = "model"
+    # ---- precision adapter (issue 12) ------------------------------------------------
+    # The C++ device model prices fp32 only for now. When it prices fp16/int8, this is the
+    # one place to wire it: list them here and pass `precision` on in block_cost and
+    # cost_table (the optimizers read only this protocol, see oracle.py).
+    precisions: tuple[Precision, ...] = (Precision.FP32,)
+
+    def _fp32_only(self, precision: Precision) -> None:
+        if precision != Precision.FP32:
+            raise ValueError(f"the device model prices fp32 only (not "
+                             f"{Precision(precision).value}) until the C++ model prices "
+                             f"precisions (issue 12)")
+    # ---- end of the precision adapter --------------------------------------------------
 
     def __init__(self, queue: LayerQueue, profile: str | None = None) -> None:
         from paleozoic import _runtime as rt
@@ -106,7 +119,9 @@ class DeviceModelOracle:
         return [self._layers[i].output for i, layer in enumerate(layers, start)
                 if layer.output in names]
 
-    def block_cost(self, start: int, stop: int, mp: int) -> float:
+    def block_cost(self, start: int, stop: int, mp: int,
+                   precision: Precision = Precision.FP32) -> float:
+        self._fp32_only(precision)
         if not 0 <= start < stop <= len(self._layers):
             raise ValueError(f"block [{start}, {stop}) is outside the queue's "
                              f"{len(self._layers)} layers")
@@ -123,7 +138,12 @@ class DeviceModelOracle:
         return dict(self._session.explain_block(self._layers[start:stop], mp,
                                                 outputs=self._outputs(start, stop)))
 
-    def cost_table(self, mps: Sequence[int]) -> np.ndarray:
+    def cost_table(self, mps: Sequence[int],
+                   precisions: Sequence[Precision] | None = None) -> np.ndarray:
+        for precision in precisions or ():
+            self._fp32_only(precision)
+        if precisions is not None:
+            return self.cost_table(mps)[..., None]
         key = tuple(int(m) for m in mps)
         if key not in self._tables:
             self._apply_profile()
@@ -147,7 +167,8 @@ class DeviceModelOracle:
                 raise ValueError(f"block {block.name!r}: layers are not a contiguous run of "
                                  f"the queue")
             if block.fuse or stop - start == 1:
-                total += self.block_cost(start, stop, block.mp)
+                total += self.block_cost(start, stop, block.mp, block.precision)
             else:
-                total += sum(self.block_cost(i, i + 1, block.mp) for i in range(start, stop))
+                total += sum(self.block_cost(i, i + 1, block.mp, block.precision_of(name))
+                             for i, name in zip(range(start, stop), block.layers))
         return total

@@ -1,7 +1,8 @@
 """Greedy: grow each block while fusing the next layer in is cheaper than cutting before it.
 
-From the current block [start, stop) (best MP), the next layer joins when
-cost([start, stop+1)) < cost([start, stop)) + cost([stop, stop+1)), each at its best MP;
+From the current block [start, stop) (best MP and precision), the next layer joins when
+cost([start, stop+1)) < cost([start, stop)) + cost([stop, stop+1)), each at its best
+(mp, precision);
 with `lookahead` > 1 the block also grows when a run of up to that many layers joins
 profitably. O(n * lookahead * |mps|) block costs; fast, not exact.
 """
@@ -31,19 +32,20 @@ def greedy_spans(lookup: CostLookup, space: SearchSpace, lookahead: int = 4) -> 
             if not grown:
                 break
             stop += grown
-        spans.append((start, stop, space.mps[lookup.best(start, stop)[1]]))
+        spans.append(lookup.span(start, stop, lookup.best(start, stop)[1]))
         space.report(stop / space.n, float("nan"))
         start = stop
     return spans
 
 
 def sum_best(lookup: CostLookup, start: int, stop: int) -> float:
-    """Cost of layers start..stop-1 each alone at its best MP."""
+    """Cost of layers start..stop-1 each alone at its best choice."""
     return sum(lookup.best(i, i + 1)[0] for i in range(start, stop))
 
 
 class Greedy(Optimizer):
     name = "greedy"
+    searches_precision = True
 
     @classmethod
     def option_names(cls) -> tuple[str, ...]:

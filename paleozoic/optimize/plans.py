@@ -8,17 +8,18 @@ from __future__ import annotations
 from typing import Callable
 
 from paleozoic.ir import LayerQueue, Plan, PlannedBlock
-from paleozoic.ir.plan import MP_MAX
+from paleozoic.ir.plan import MP_MAX, Precision
 from paleozoic.ops import KINDS
 
 
-def per_layer(queue: LayerQueue, mp: int = 1) -> Plan:
-    blocks = [PlannedBlock(f"block{i}", [layer.name], mp=mp, fuse=False)
+def per_layer(queue: LayerQueue, mp: int = 1, precision: Precision = Precision.FP32) -> Plan:
+    blocks = [PlannedBlock(f"block{i}", [layer.name], mp=mp, fuse=False, precision=precision)
               for i, layer in enumerate(queue.layers)]
     return Plan(blocks, strategy="per-layer", model=queue.source)
 
 
-def fuse_all(queue: LayerQueue, mp: int = MP_MAX) -> Plan:
+def fuse_all(queue: LayerQueue, mp: int = MP_MAX,
+             precision: Precision = Precision.FP32) -> Plan:
     runs: list[list[str]] = [[]]
     for layer in queue.layers:
         if not KINDS[layer.kind].fusible:
@@ -30,7 +31,8 @@ def fuse_all(queue: LayerQueue, mp: int = MP_MAX) -> Plan:
         else:
             runs[-1].append(layer.name)
     runs = [run for run in runs if run]
-    blocks = [PlannedBlock(f"block{i}", run, mp=mp, fuse=True) for i, run in enumerate(runs)]
+    blocks = [PlannedBlock(f"block{i}", run, mp=mp, fuse=True, precision=precision)
+              for i, run in enumerate(runs)]
     return Plan(blocks, strategy="fuse-all", model=queue.source)
 
 

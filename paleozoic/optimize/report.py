@@ -64,7 +64,13 @@ def plan_table(plan: Plan, queue: LayerQueue, cost: CostOracle) -> list[str]:
     rows = [(b.name, f"{b.layers[0]} .. {b.layers[-1]}" if len(b.layers) > 1 else b.layers[0],
              str(len(b.layers)), str(b.mp), "yes" if b.fuse else "no", f"{c:,.1f}")
             for b, c in zip(plan.blocks, costs)]
-    lines = _table(("block", "layers", "#", "MP", "fuse", "cost us"), rows, {2, 3, 5})
+    headers = ("block", "layers", "#", "MP", "fuse", "cost us")
+    if any(b.precision.value != "fp32" or b.layer_precision for b in plan.blocks):
+        # Only when a block leaves fp32, so fp32 plans print as they always have.
+        rows = [row[:5] + (b.precision.value + ("*" if b.layer_precision else ""),) + row[5:]
+                for row, b in zip(rows, plan.blocks)]
+        headers = headers[:5] + ("precision",) + headers[5:]
+    lines = _table(headers, rows, {2, 3, len(headers) - 1})
     total = sum(costs)
     lines.append("")
     for label, baseline in (("per-layer (MP 1)", per_layer(queue)),

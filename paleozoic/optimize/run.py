@@ -12,9 +12,9 @@ from typing import Iterator
 from paleozoic.errors import OptimizerError
 from paleozoic.ir import LayerQueue, Plan, PlanError
 from paleozoic.optimize.base import Optimizer
-from paleozoic.optimize.oracle import CostOracle, plan_cost
+from paleozoic.optimize.oracle import CostOracle, check_prices, plan_cost
 from paleozoic.optimize.plans import fusible_kinds
-from paleozoic.optimize.space import SearchSpace
+from paleozoic.optimize.space import FP32_ONLY, SearchSpace
 
 logger = logging.getLogger(__name__)
 
@@ -62,12 +62,26 @@ def run_optimizer(optimizer: Optimizer, queue: LayerQueue, cost: CostOracle,
     notes {"cost_us", "oracle"} (computed here, not trusted from the optimizer) and strategy = the optimizer's name.
 
     Raises OptimizerError naming the optimizer if it raises, modifies the queue, or returns
-    something that is not a valid plan (the message names the offending block)."""
+    something that is not a valid plan (the message names the offending block).
+
+    A space with other precisions than fp32 needs an oracle that prices them; an optimizer
+    that does not search precisions (searches_precision False) gets the space's fp32 part
+    (fp32 must then be in the space) and a warning says so."""
     space = space or SearchSpace.from_queue(queue)
     if space.n != len(queue.layers):
         raise OptimizerError(f"search space has {space.n} layers, the queue {len(queue.layers)}")
     who = f"optimizer {optimizer.name!r} ({type(optimizer).__module__}." \
           f"{type(optimizer).__qualname__})"
+    if space.precisions != FP32_ONLY and not optimizer.searches_precision:
+        if FP32_ONLY[0] not in space.precisions:
+            raise OptimizerError(f"{who} does not search precisions (searches_precision is "
+                                 f"False) and the space leaves out fp32")
+        logger.warning("%s does not search precisions; it runs on fp32 only", who)
+        space = space.with_precisions(FP32_ONLY)
+    try:
+        check_prices(cost, space.precisions)
+    except ValueError as err:
+        raise OptimizerError(str(err)) from None
     before = queue_fingerprint(queue)
     observers = _observed(optimizer, cost)
     if observers is not None:
@@ -102,9 +116,18 @@ def run_optimizer(optimizer: Optimizer, queue: LayerQueue, cost: CostOracle,
     if bad_mp:
         raise OptimizerError(f"{who} returned an invalid plan: block {bad_mp[0]!r}: mp is "
                              f"not one of the search space's MPs {space.mps}")
+    bad_precision = [b.name for b in plan.blocks
+                     if {b.precision, *b.layer_precision.values()} - set(space.precisions)]
+    if bad_precision:
+        raise OptimizerError(f"{who} returned an invalid plan: block {bad_precision[0]!r}: "
+                             f"precision is not one of the search space's "
+                             f"{', '.join(p.value for p in space.precisions)}")
     plan.strategy = optimizer.name
     plan.model = plan.model or queue.source
-    plan.notes["cost_us"] = plan_cost(plan, queue, cost)
+    try:
+        plan.notes["cost_us"] = plan_cost(plan, queue, cost)
+    except ValueError as err:
+        raise OptimizerError(f"{who} returned a plan its oracle cannot price: {err}") from None
     plan.notes["oracle"] = cost.name
     logger.info("%s: %d blocks, %.1f us under %s in %.2f s", optimizer.name, len(plan.blocks),
                 plan.notes["cost_us"], cost.name, seconds)

@@ -1,5 +1,5 @@
-"""The search space an optimizer explores: where the queue may be cut and which MPs a block
-may take, plus the progress channel the framework hands to the optimizer.
+"""The search space an optimizer explores: where the queue may be cut, which MPs and which
+precisions a block may take, plus the progress channel the framework hands to the optimizer.
 
 Also the space's size: the paper's Eq. 3 and the exact count under the fusion constraints
 actually in force (Python integers, no overflow).
@@ -12,13 +12,16 @@ from math import comb
 from typing import Callable, Sequence
 
 from paleozoic.ir import LayerQueue
-from paleozoic.ir.plan import MP_MAX, MP_MIN
+from paleozoic.ir.plan import MP_MAX, MP_MIN, Precision
 from paleozoic.ops import KINDS
 
 Report = Callable[[float, float], None]
 """report(fraction_done in [0, 1], best_cost_so_far_us); the CLI draws a progress bar."""
 
 ALL_MPS: tuple[int, ...] = tuple(range(MP_MIN, MP_MAX + 1))
+FP32_ONLY: tuple[Precision, ...] = (Precision.FP32,)
+# Most precise first: searches break cost ties towards the earlier (more accurate) choice.
+PRECISION_ORDER: tuple[Precision, ...] = (Precision.FP32, Precision.FP16, Precision.INT8)
 
 
 def _no_report(fraction: float, best_cost: float) -> None:
@@ -31,13 +34,17 @@ class SearchSpace:
 
     A block [start, stop) is allowed when it has one layer, or when every layer in it is
     of a fusible kind (KINDS[kind].fusible). Multi-layer blocks are fused; one-layer blocks
-    are not.
+    are not. Each block computes in one of `precisions` (fp32 only unless asked).
+
+    A block's choice is an (mp, precision) pair; `choices` lists them precision-major
+    (all MPs in fp32 first), so with fp32 only choice k is mps[k], as before precisions.
     """
 
     n: int
     fusible: tuple[bool, ...]
     mps: tuple[int, ...] = ALL_MPS
     report: Report = field(default=_no_report, compare=False, repr=False)
+    precisions: tuple[Precision, ...] = FP32_ONLY
 
     def __post_init__(self) -> None:
         if len(self.fusible) != self.n:
@@ -46,16 +53,34 @@ class SearchSpace:
             raise ValueError(f"mps {self.mps} must be non-empty and within {MP_MIN}..{MP_MAX}")
         if list(self.mps) != sorted(set(self.mps)):
             raise ValueError(f"mps {self.mps} must be strictly increasing")
+        try:
+            # Frozen dataclass: normalise "fp16" to Precision.FP16 in place, once.
+            object.__setattr__(self, "precisions", tuple(Precision(p) for p in self.precisions))
+        except ValueError:
+            raise ValueError(f"precisions {self.precisions} must be among "
+                             f"{', '.join(p.value for p in PRECISION_ORDER)}") from None
+        if not self.precisions:
+            raise ValueError("precisions must not be empty")
+        if list(self.precisions) != sorted(set(self.precisions), key=PRECISION_ORDER.index):
+            raise ValueError(f"precisions {[p.value for p in self.precisions]} must be "
+                             f"distinct and ordered most precise first (fp32, fp16, int8)")
 
     @classmethod
     def from_queue(cls, queue: LayerQueue, mps: Sequence[int] = ALL_MPS,
-                   report: Report = _no_report) -> SearchSpace:
+                   report: Report = _no_report,
+                   precisions: Sequence[Precision] = FP32_ONLY) -> SearchSpace:
         fusible = tuple(KINDS[layer.kind].fusible for layer in queue.layers)
-        return cls(n=len(queue.layers), fusible=fusible, mps=tuple(mps), report=report)
+        return cls(n=len(queue.layers), fusible=fusible, mps=tuple(mps), report=report,
+                   precisions=canonical_precisions(precisions))
 
     @property
     def max_mp(self) -> int:
         return self.mps[-1]
+
+    @property
+    def choices(self) -> tuple[tuple[int, Precision], ...]:
+        """Every (mp, precision) a block may take, precision-major."""
+        return tuple((mp, p) for p in self.precisions for mp in self.mps)
 
     def allows(self, start: int, stop: int) -> bool:
         """May queue.layers[start:stop] be one block?"""
@@ -81,16 +106,21 @@ class SearchSpace:
         return stop
 
     def with_report(self, report: Report) -> SearchSpace:
-        return SearchSpace(self.n, self.fusible, self.mps, report)
+        return SearchSpace(self.n, self.fusible, self.mps, report, self.precisions)
+
+    def with_precisions(self, precisions: Sequence[Precision]) -> SearchSpace:
+        return SearchSpace(self.n, self.fusible, self.mps, self.report,
+                           canonical_precisions(precisions))
 
     # ---- size ------------------------------------------------------------------------
     def size(self) -> int:
-        """Plans in this space: cut sets with only allowed blocks, times len(mps) per block.
+        """Plans in this space: cut sets with only allowed blocks, times the (mp, precision)
+        choices per block.
 
         Counts exactly (DP over cut positions): ways[j] = sum over allowed [i, j) of
-        ways[i] * len(mps). Includes the single-block plan, which Eq. 3's sum leaves out.
+        ways[i] * len(choices). Includes the single-block plan, which Eq. 3's sum leaves out.
         """
-        choices = len(self.mps)
+        choices = len(self.mps) * len(self.precisions)
         ways = [0] * (self.n + 1)
         ways[0] = 1
         for stop in range(1, self.n + 1):
@@ -101,6 +131,11 @@ class SearchSpace:
                 total += ways[start] * choices
             ways[stop] = total
         return ways[self.n]
+
+
+def canonical_precisions(precisions: Sequence[Precision | str]) -> tuple[Precision, ...]:
+    """Distinct precisions, most precise first ("fp16" and Precision.FP16 both accepted)."""
+    return tuple(sorted({Precision(p) for p in precisions}, key=PRECISION_ORDER.index))
 
 
 def eq3_space(n: int, mp_choices: int = MP_MAX) -> int:
