@@ -291,6 +291,15 @@ when no plan can meet the budget, writing nothing.
 """
 
 
+def _paragraphs(text: str, width: int = 78) -> str:
+    """Blank-line separated paragraphs, each filled to `width` (argparse's own formatter
+    would run them into one)."""
+    import textwrap
+
+    return "\n\n".join(textwrap.fill(" ".join(par.split()), width)
+                       for par in text.strip().split("\n\n"))
+
+
 def _cmd_prefix(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import runtime_prefix
 
@@ -389,7 +398,8 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("debug", help="where a session's numbers part from onnxruntime's: "
                        "SQNR and cosine per block and layer, by ONNX node; --fix writes a "
                        "plan that meets a budget",
-                       description=_DEBUG_HELP % {"ceiling": CEILING_DB, "jump": JUMP_DB},
+                       description=_paragraphs(_DEBUG_HELP % {"ceiling": CEILING_DB,
+                                                              "jump": JUMP_DB}),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("output", help="folder written by `paleozoic compile`")
     p.add_argument("--data", nargs="+", metavar="PATH",
