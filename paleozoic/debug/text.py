@@ -37,8 +37,9 @@ def _block_line(b: BlockFigures) -> str:
 
 
 def _layer_lines(f: LayerFigures) -> list[str]:
-    line = (f"  {_fit(f.name, 26):<26} {_fit(f.kind, 14):<14} {f.precision:<5} "
-            f"{_db(f.input_sqnr_db):>6} {_db(f.sqnr_db):>7} {_db(f.drop_db):>6} "
+    # The figures sit in the block rows' columns (the layer count's stays blank).
+    head = f"  {_fit(f.name, 20):<20} {_fit(f.kind, 9):<9} {f.precision:<5}".ljust(43)
+    line = (f"{head}{_db(f.input_sqnr_db):>6} {_db(f.sqnr_db):>7} {_db(f.drop_db):>6} "
             f"{_cos(f.cosine):>9}")
     nodes = ", ".join(f.onnx_nodes) or "(no ONNX node: an output copy)"
     label = "ONNX nodes" if len(f.onnx_nodes) > 1 else "ONNX node"
@@ -46,9 +47,9 @@ def _layer_lines(f: LayerFigures) -> list[str]:
 
 
 def report_lines(report: DebugReport, all_layers: bool = False) -> list[str]:
-    lines = [_fit(f"session {report.folder}, plan {report.strategy!r}: {report.batches} "
-                  f"batch(es) of {report.data}", WIDTH),
-             "SQNR (dB) and cosine vs onnxruntime fp32, pooled over all batches"]
+    lines = [_fit(f"session {report.folder}, plan {report.strategy!r}", WIDTH),
+             _fit(f"{report.batches} batch(es) of {report.data}; SQNR (dB) and cosine vs "
+                  f"onnxruntime fp32, pooled over the batches", WIDTH)]
     for name, o in report.outputs.items():
         lines.append(_fit(f"output {name}: SQNR {_db(o['sqnr_db'])} dB, cosine "
                           f"{_cos(o['cosine'])}", WIDTH))
@@ -70,9 +71,8 @@ def report_lines(report: DebugReport, all_layers: bool = False) -> list[str]:
                      f"its input's")
     else:
         b = next(b for b in report.blocks if b.name == report.first_jump)
-        lines.append(_fit(f"first jump: block {b.name} (SQNR {_db(b.sqnr_db)} dB, "
-                          f"{_db(b.drop_db)} dB below its input's; rule: drop > "
-                          f"{report.jump_db:g} dB)", WIDTH))
+        lines.append(_fit(f"first jump: block {b.name} (SQNR {_db(b.sqnr_db)} dB, drop "
+                          f"{_db(b.drop_db)} dB > {report.jump_db:g} dB)", WIDTH))
     if report.first_jump_layer is not None:
         f = next(f for b in report.blocks for f in b.layers
                  if f.name == report.first_jump_layer)
