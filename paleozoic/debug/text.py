@@ -48,8 +48,8 @@ def _layer_lines(f: LayerFigures) -> list[str]:
 
 def report_lines(report: DebugReport, all_layers: bool = False) -> list[str]:
     lines = [_fit(f"session {report.folder}, plan {report.strategy!r}", WIDTH),
-             _fit(f"{report.batches} batch(es) of {report.data}; SQNR (dB) and cosine vs "
-                  f"onnxruntime fp32, pooled over the batches", WIDTH)]
+             _fit(f"{report.batches} batch(es) of {report.data}", WIDTH),
+             "SQNR (dB) and cosine vs onnxruntime fp32, pooled over the batches"]
     for name, o in report.outputs.items():
         lines.append(_fit(f"output {name}: SQNR {_db(o['sqnr_db'])} dB, cosine "
                           f"{_cos(o['cosine'])}", WIDTH))
