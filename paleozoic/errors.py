@@ -54,3 +54,15 @@ class SessionRunError(PaleozoicError):
     """An emitted session exited with an error (its message names the layer or file)."""
 
     exit_code = 8
+
+
+class PrecisionUnavailableError(PaleozoicError, NotImplementedError):
+    """A plan asks for a precision the runtime cannot compute yet (it names the block)."""
+
+    exit_code = 9
+
+
+class BudgetError(PaleozoicError):
+    """`debug --fix` cannot meet the accuracy budget with any plan it may write."""
+
+    exit_code = 10

@@ -58,3 +58,44 @@ def write_weights(path: Path, tensors: Iterable[tuple[str, np.ndarray]]) -> str:
             out.write(data)
             out.write(b"\0" * (_align(len(data)) - len(data)))
     return model_id.hex()
+
+
+class WeightFileError(ValueError):
+    """A weights file that cannot be read back; the message names the file."""
+
+
+def read_weights(path: Path) -> dict[str, np.ndarray]:
+    """The tensors of a file written by write_weights, by name, in file order; checks the
+    header and every tensor's CRC (as pz::WeightFile does) so a damaged file is refused."""
+    try:
+        blob = Path(path).read_bytes()
+    except OSError as err:
+        raise WeightFileError(f"{path}: cannot read ({err.strerror})") from None
+    if blob[:8] != MAGIC:
+        raise WeightFileError(f"{path}: not a Paleozoic weights file")
+    try:
+        version, count = struct.unpack_from("<II", blob, 8)
+        if version != VERSION:
+            raise WeightFileError(f"{path}: weights file version {version}, expected {VERSION}")
+        data_offset = struct.unpack_from("<Q", blob, 32)[0]
+        pos, out = 40, {}
+        for _ in range(count):
+            (length,) = struct.unpack_from("<H", blob, pos)
+            name = blob[pos + 2:pos + 2 + length].decode("utf-8")
+            pos += 2 + length
+            dtype, rank = struct.unpack_from("<BB", blob, pos)
+            shape = struct.unpack_from(f"<{rank}I", blob, pos + 2)
+            pos += 2 + 4 * rank
+            offset, nbytes, crc = struct.unpack_from("<QQI", blob, pos)
+            pos += 20
+            start = data_offset + offset
+            data = blob[start:start + nbytes]
+            if dtype != DTYPE_FLOAT32 or len(data) != nbytes or zlib.crc32(data) != crc:
+                raise WeightFileError(f"{path}: tensor {name!r} is damaged (size or CRC)")
+            out[name] = np.frombuffer(data, dtype="<f4").reshape(shape).astype(np.float32)
+        (header_crc,) = struct.unpack_from("<I", blob, pos)
+    except struct.error:
+        raise WeightFileError(f"{path}: truncated weights file") from None
+    if zlib.crc32(blob[:pos]) != header_crc:
+        raise WeightFileError(f"{path}: header CRC mismatch (damaged file)")
+    return out

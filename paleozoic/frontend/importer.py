@@ -18,7 +18,7 @@ from paleozoic.frontend.attribute_checks import check_attributes
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.convert import (
     CONST_EVAL, CONVERTERS, PATTERN_CONVERTERS, TIR_CONVERTERS, Absorbed, Act, Const, Match,
-    Tup, Walker, binding_owners, clean_identifier, find_matches,
+    Tup, Walker, binding_owners, clean_identifier, find_matches, tensor_bindings,
 )
 from paleozoic.frontend.prepare import (
     check_resize_scales, fix_input_shapes, fold_constants, fold_pads,
@@ -110,6 +110,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
                                         f"input nor an initializer")
 
     owners = binding_owners(func, list(proto.graph.node), produced, relax)
+    onnx_vars = tensor_bindings(func, list(proto.graph.node), produced, relax)
     del produced
     matches = find_matches(func, relax)
     for block in func.body.blocks:
@@ -140,8 +141,21 @@ def import_onnx(model: str | Path | onnx.ModelProto,
         queue.source_path = str(Path(model).resolve())
     queue.onnx_output_names = [o.name for o in proto.graph.output]
     queue.onnx_input_names = [v.name for v in data_inputs]
+    queue.onnx_tensors = _onnx_tensors(walker, onnx_vars, inputs, queue.onnx_input_names)
     logger.info("%s: %d layers, %d weights", source, len(queue.layers), len(queue.weights))
     return queue
+
+
+def _onnx_tensors(walker: Walker, onnx_vars: dict[str, Any], inputs: list[TensorInfo],
+                  onnx_inputs: list[str]) -> dict[str, list[str]]:
+    """Queue tensor -> ONNX tensors of the same value: the graph inputs, and each node
+    output whose binding the walker turned into a layer output (or forwarded one to)."""
+    out: dict[str, list[str]] = {info.name: [name] for info, name in zip(inputs, onnx_inputs)}
+    for name, var in onnx_vars.items():
+        value = walker.env.get(var)
+        if isinstance(value, Act) and value.name in walker.tensors:
+            out.setdefault(value.name, []).append(name)
+    return out
 
 
 # Float initializers at least this large reach TVM as typed graph inputs instead: TVM

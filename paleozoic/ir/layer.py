@@ -49,6 +49,10 @@ class Layer:
     output: str
     weights: dict[str, str] = field(default_factory=dict)
     precision: str = "fp32"
+    # The ONNX nodes (labels as Netron shows them) whose computation this layer does, in
+    # graph order: one, or several when a pass merged layers (a bias Add folded into its
+    # Conv names the Conv then the Add). Empty for the output copies no node owns.
+    onnx_nodes: list[str] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
@@ -70,6 +74,10 @@ class LayerQueue:
     source_path: str = ""  # absolute path of the ONNX file, when loaded from one
     onnx_input_names: list[str] = field(default_factory=list)
     onnx_output_names: list[str] = field(default_factory=list)
+    # Queue tensor -> the ONNX tensors holding the same values (same data, possibly another
+    # shape, as a flatten's output), in graph order; tensors no ONNX tensor equals (inside
+    # a node that became several layers) have no entry. For mapping numbers back to ONNX.
+    onnx_tensors: dict[str, list[str]] = field(default_factory=dict)
 
     def layer(self, name: str) -> Layer:
         for layer in self.layers:
@@ -95,3 +103,4 @@ class LayerQueue:
         self.weights = {k: v for k, v in self.weights.items() if k in used}
         live = {t.name for t in self.inputs} | {layer.output for layer in self.layers}
         self.tensors = {k: v for k, v in self.tensors.items() if k in live}
+        self.onnx_tensors = {k: v for k, v in self.onnx_tensors.items() if k in live}

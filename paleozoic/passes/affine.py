@@ -30,7 +30,7 @@ def merge_scale_chains(queue: LayerQueue) -> int:
             a2, b2 = (queue.weights[layer.weights[r]] for r in ("alpha", "beta"))
             queue.weights[first.weights["alpha"]] = (a1 * a2).astype(np.float32)
             queue.weights[first.weights["beta"]] = (b1 * a2 + b2).astype(np.float32)
-            remove_forwarding(queue, layer, first.output)
+            remove_forwarding(queue, layer, first.output, absorbed=True)
             changed += 1
             progress = True
             break
@@ -57,6 +57,6 @@ def fold_bias_into_producer(queue: LayerQueue) -> int:
         old = queue.weights.get(producer.weights.get("bias", ""), 0.0)
         queue.weights[key] = (old + beta).astype(np.float32)
         producer.weights["bias"] = key
-        remove_forwarding(queue, layer, producer.output)
+        remove_forwarding(queue, layer, producer.output, absorbed=True)
         changed += 1
     return changed

@@ -27,7 +27,9 @@ def collapse_reshapes(queue: LayerQueue) -> int:
             if before is not None and before.kind == "Reshape" and \
                     sole_consumer(queue, source) is layer:
                 layer.inputs = list(before.inputs)
+                layer.onnx_nodes = list(dict.fromkeys(before.onnx_nodes + layer.onnx_nodes))
                 queue.layers.remove(before)
+                queue.onnx_tensors.pop(before.output, None)  # no layer holds it any more
                 changed += 1
                 progress = True
                 break

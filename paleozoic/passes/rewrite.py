@@ -13,9 +13,27 @@ def sole_consumer(queue: LayerQueue, tensor: str) -> Layer | None:
     return users[0] if len(users) == 1 else None
 
 
-def remove_forwarding(queue: LayerQueue, layer: Layer, replacement: str) -> None:
-    """Deletes `layer`, making its readers (and graph outputs) read `replacement`."""
+def remove_forwarding(queue: LayerQueue, layer: Layer, replacement: str,
+                      absorbed: bool = False) -> None:
+    """Deletes `layer`, making its readers (and graph outputs) read `replacement`.
+
+    absorbed=False: `layer` was a no-op (a reshape), so `replacement` already held its
+    values. absorbed=True: the producer of `replacement` now computes what `layer` did (a
+    folded bias), so it takes over the layer's ONNX nodes, and its tensor stands for the
+    layer's ONNX tensors instead of its own earlier ones, which no longer exist."""
     queue.layers.remove(layer)
+    moved = queue.onnx_tensors.pop(layer.output, [])
+    if absorbed:
+        producer = queue.producers().get(replacement)
+        if producer is not None:
+            # A Conv's own bias (TVM adds it as a second binding) is the same node twice.
+            producer.onnx_nodes = list(dict.fromkeys(producer.onnx_nodes + layer.onnx_nodes))
+        if moved:
+            queue.onnx_tensors[replacement] = moved
+        else:
+            queue.onnx_tensors.pop(replacement, None)
+    elif moved:
+        queue.onnx_tensors[replacement] = queue.onnx_tensors.get(replacement, []) + moved
     for other in queue.layers:
         other.inputs = [replacement if name == layer.output else name
                         for name in other.inputs]

@@ -25,7 +25,7 @@ from paleozoic.frontend.convert import (  # noqa: F401
     spatial,
 )
 from paleozoic.frontend.convert.constant import CONST_EVAL
-from paleozoic.frontend.convert.nodes import NodeInfo, binding_owners
+from paleozoic.frontend.convert.nodes import NodeInfo, binding_owners, tensor_bindings
 from paleozoic.frontend.convert.patterns import Match, find_matches
 from paleozoic.frontend.convert.registry import (
     CONVERTERS,
@@ -48,5 +48,5 @@ from paleozoic.frontend.convert.walker import Walker, clean_identifier
 
 __all__ = ["ONNX_OPS", "OnnxOp", "CONST_EVAL", "CONVERTERS", "PATTERN_CONVERTERS", "TIR_CONVERTERS", "Absorbed",
            "Act", "Const", "ConversionError", "Match", "NodeInfo", "Tup", "Value", "Walker",
-           "binding_owners", "clean_identifier", "converter", "find_matches",
+           "binding_owners", "tensor_bindings", "clean_identifier", "converter", "find_matches",
            "pattern_converter"]

@@ -90,3 +90,26 @@ def vars_read(expr: Any, relax: Any) -> list[Any]:
     if isinstance(expr, relax.Call):
         return [v for a in expr.args for v in vars_read(a, relax)]
     return []
+
+
+def tensor_bindings(func: Any, nodes: list[onnx.NodeProto], produced: dict[str, Any],
+                    relax: Any) -> dict[str, Any]:
+    """ONNX tensor name -> the binding variable whose value is that tensor, for every node
+    output TVM converted to one binding (tuple-valued outputs are left out: no one layer
+    holds them). The walker's value for that variable is then the tensor's layer output."""
+    bound: set[Any] = set()
+    var_of_value: dict[Any, Any] = {}
+    for block in func.body.blocks:
+        for binding in block.bindings:
+            bound.add(binding.var)
+            var_of_value[binding.value] = binding.var
+    out: dict[str, Any] = {}
+    for node in nodes:
+        for name in node.output:
+            expr = produced.get(name) if name else None
+            if expr is None or isinstance(expr, relax.Tuple):
+                continue
+            var = expr if expr in bound else var_of_value.get(expr)
+            if var is not None:
+                out[name] = var
+    return out

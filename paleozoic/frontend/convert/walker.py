@@ -84,7 +84,8 @@ class Walker:
             raise self.fail(f"{kind} layer {name!r} would produce an empty tensor {shape}; "
                             f"zero-size tensors are not supported")
         layer = Layer(name=name, op=Operator(kind, attrs), inputs=[a.name for a in inputs],
-                      output=name)
+                      output=name, onnx_nodes=[self.current_node.label]
+                      if self.current_node else [])
         for role, value in (weights or {}).items():
             key = f"{name}.{role}"
             self.weights[key] = np.ascontiguousarray(value, dtype=np.float32)
