@@ -38,6 +38,21 @@ class LayerQuantization:
                 (filter_key(layer), np.array(self.filter, dtype=np.float32).reshape(-1, 2))]
 
 
+def quantization_from_tensors(tensors: dict[str, np.ndarray]) -> dict[str, LayerQuantization]:
+    """The parameters a weights.bin carries (a session compiled with --calibration)."""
+    out: dict[str, LayerQuantization] = {}
+    suffix = ".quant.input"
+    for key, value in tensors.items():
+        if not key.endswith(suffix):
+            continue
+        layer = key[:-len(suffix)]
+        filt = np.asarray(tensors.get(filter_key(layer), np.zeros((0, 2))), dtype=np.float64)
+        out[layer] = LayerQuantization(
+            input=(int(value[0]), float(value[1])),
+            filter=tuple((int(p), float(s)) for p, s in filt.reshape(-1, 2)))
+    return out
+
+
 def layer_quantization(queue: LayerQueue, record: dict[str, Any],
                        source: str = "calibration") -> dict[str, LayerQuantization]:
     """Parameters for every int8-capable layer of `queue`. Positions and scales are derived

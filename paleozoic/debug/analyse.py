@@ -153,8 +153,9 @@ def measure(folder: SessionFolder, batches: Sequence[list[np.ndarray]], data: st
     queue, plan = folder.queue, plan or folder.plan
     outputs_of = block_outputs(queue, plan)
     fused_read = {t for names in outputs_of.values() for t in names} | set(queue.outputs)
-    fused = PlanRun(queue, plan, fused_read)
-    single = PlanRun(queue, per_layer_plan(plan), [layer.output for layer in queue.layers])
+    fused = PlanRun(queue, plan, fused_read, folder.quantization)
+    single = PlanRun(queue, per_layer_plan(plan), [layer.output for layer in queue.layers],
+                     folder.quantization)
     reference = OnnxReference(folder.model, queue)
     fused_stats: dict[str, Pooled] = {}
     single_stats: dict[str, Pooled] = {}

@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,13 +97,15 @@ class _Judge:
     """Runs plans on the batches and compares their graph outputs with onnxruntime's."""
 
     def __init__(self, queue: LayerQueue, batches: Sequence[list[np.ndarray]],
-                 truths: Sequence[dict[str, np.ndarray]], budget: Budget) -> None:
+                 truths: Sequence[dict[str, np.ndarray]], budget: Budget,
+                 quantization: Mapping[str, Any]) -> None:
         self.queue, self.batches, self.truths, self.budget = queue, batches, truths, budget
+        self.quantization = quantization
         self.runs = 0
 
     def figures(self, plan: Plan) -> dict[str, Pooled]:
         self.runs += 1
-        run = PlanRun(self.queue, plan, self.queue.outputs)
+        run = PlanRun(self.queue, plan, self.queue.outputs, self.quantization)
         stats = {t: Pooled() for t in self.queue.outputs}
         for feeds, truth in zip(self.batches, self.truths):
             for tensor, value in run.run(feeds).items():
@@ -142,7 +145,7 @@ def fix_plan(folder: SessionFolder, report: DebugReport, batches: Sequence[list[
              truths: Sequence[dict[str, np.ndarray]], budget: Budget) -> FixResult:
     """The fixed plan, or BudgetError when even every layer in fp32 and unfused misses."""
     plan, queue = folder.plan, folder.queue
-    judge = _Judge(queue, batches, truths, budget)
+    judge = _Judge(queue, batches, truths, budget, folder.quantization)
     everything = _Changes({layer.name: Precision.FP32 for layer in queue.layers},
                           {layer.name for layer in queue.layers})
     if not judge.meets(apply_changes(plan, everything)):

@@ -5,11 +5,13 @@ when a bug or a hand edit put other numbers there), and plan.json."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import onnx
 
+from paleozoic.calibration.params import quantization_from_tensors
 from paleozoic.codegen.weights import WeightFileError, read_weights
 from paleozoic.errors import ModelLoadError, PlanMismatchError
 from paleozoic.ir import LayerQueue, Plan, PlanError
@@ -22,6 +24,8 @@ class SessionFolder:
     queue: LayerQueue                        # its layer queue, weights from weights.bin
     plan: Plan                               # plan.json, validated against the queue
     input_shapes: dict[str, tuple[int, ...]]  # ONNX input name -> the session's shape
+    # int8 parameters from weights.bin (layer -> LayerQuantization); empty without them
+    quantization: dict[str, Any] = field(default_factory=dict)
 
 
 def load_folder(out: str | Path, model_path: str | Path | None = None) -> SessionFolder:
@@ -43,7 +47,7 @@ def load_folder(out: str | Path, model_path: str | Path | None = None) -> Sessio
     # The shapes the session was compiled for (--input-shape / --batch), so the queue
     # is the one the folder was emitted from.
     queue = load_queue(model_path or manifest["source_path"], input_shapes=shapes)
-    _load_weights(queue, out / "weights.bin")
+    quantization = _load_weights(queue, out / "weights.bin")
     plan_path = out / "plan.json"
     if not plan_path.is_file():
         raise PlanMismatchError(f"{out}: no plan.json; recompile with `paleozoic compile`")
@@ -52,11 +56,12 @@ def load_folder(out: str | Path, model_path: str | Path | None = None) -> Sessio
         plan.validate(queue, fusible_kinds())
     except PlanError as err:
         raise PlanMismatchError(f"{plan_path}: {err}") from None
-    return SessionFolder(out, model, queue, plan, shapes)
+    return SessionFolder(out, model, queue, plan, shapes, quantization)
 
 
-def _load_weights(queue: LayerQueue, path: Path) -> None:
-    """Replaces the queue's weights with the file's, which must hold the same tensors."""
+def _load_weights(queue: LayerQueue, path: Path) -> dict[str, Any]:
+    """Replaces the queue's weights with the file's, which must hold the same tensors;
+    returns the int8 parameters the file carries."""
     if not path.is_file():
         raise ModelLoadError(f"{path}: no such file; recompile with `paleozoic compile`")
     try:
@@ -70,3 +75,4 @@ def _load_weights(queue: LayerQueue, path: Path) -> None:
                                  f"{list(value.shape)}; the folder was compiled from "
                                  f"another model (pass --model) or version")
         queue.weights[key] = stored[key]
+    return quantization_from_tensors(stored)

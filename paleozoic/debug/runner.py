@@ -7,7 +7,7 @@ hands a block's precision to the runtime."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,28 +20,33 @@ from paleozoic.ir.plan import Precision
 logger = logging.getLogger(__name__)
 
 
-def _build_blocks(queue: LayerQueue, plan: Plan, session: Any) -> tuple[list[Any],
-                                                                        dict[str, Any]]:
+def _build_blocks(queue: LayerQueue, plan: Plan, session: Any,
+                  quantization: Mapping[str, Any] | None = None,
+                  ) -> tuple[list[Any], dict[str, Any]]:
     """Builds the queue in `session` (a paleozoic._runtime.Session) with the weights bound
-    and compiles `plan`'s blocks in order; returns the input tensors (queue input order)
-    and every runtime tensor by queue tensor name."""
+    and compiles `plan`'s blocks in order, each at its precision (int8 layers with
+    `quantization`, layer -> LayerQuantization); returns the input tensors (queue input
+    order) and every runtime tensor by queue tensor name."""
     from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
 
     recorder = InputRecorder(session)
     built = build_runtime_graph(queue, recorder, bind_weights=True)
     by_name = {layer.name: b for layer, b in zip(queue.layers, built)}
+    for name, q in (quantization or {}).items():
+        if name in by_name:
+            by_name[name].set_quantization(tuple(q.input), [tuple(f) for f in q.filter])
     for block in plan.blocks:
-        layers = [by_name[name] for name in block.layers]
-        if _all_fp32(block):
-            session.compile_block(block.name, block.fuse, block.mp, layers)
-        else:
-            # When the runtime grows precision this branch becomes
-            # session.compile_block(block.name, block.fuse, block.mp, layers,
-            #     precision=block.precision.value, layer_precision={k: v.value ...}).
-            raise PrecisionUnavailableError(
-                f"block {block.name!r} asks for {_precision_text(block)}, but the runtime "
-                f"computes only fp32 so far (_runtime.Session.compile_block has no precision "
-                f"argument yet); set the block to fp32 in plan.json to debug it")
+        for name in block.layers:
+            if (block.precision_of(name) is Precision.INT8 and by_name[name].has_int8_mode
+                    and name not in (quantization or {})):
+                raise PrecisionUnavailableError(
+                    f"block {block.name!r} computes layer {name!r} in int8, but the folder's "
+                    f"weights.bin has no quantisation parameters; recompile with "
+                    f"--calibration CALIB.json")
+        session.compile_block(
+            block.name, block.fuse, block.mp, [by_name[name] for name in block.layers],
+            precision=block.precision.value,
+            layer_precision={k: v.value for k, v in block.layer_precision.items()})
     tensors = {info.name: t for info, t in zip(queue.inputs, recorder.inputs)}
     tensors.update({layer.output: b.output for layer, b in zip(queue.layers, built)})
     return recorder.inputs, tensors
@@ -86,11 +91,12 @@ class PlanRun:
     tensors asked for (a fused block's inner tensors are not readable: ask only for
     block_outputs)."""
 
-    def __init__(self, queue: LayerQueue, plan: Plan, read: Iterable[str]) -> None:
+    def __init__(self, queue: LayerQueue, plan: Plan, read: Iterable[str],
+                 quantization: Mapping[str, Any] | None = None) -> None:
         from paleozoic import _runtime
 
         self.session = _runtime.Session()
-        self.inputs, tensors = _build_blocks(queue, plan, self.session)
+        self.inputs, tensors = _build_blocks(queue, plan, self.session, quantization)
         self.read = {name: tensors[name] for name in read}
 
     def run(self, feeds: Sequence[np.ndarray]) -> dict[str, np.ndarray]:

@@ -53,7 +53,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Literal, Sequence
+from typing import Callable, Literal
 
 import numpy as np
 

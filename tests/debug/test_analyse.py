@@ -6,9 +6,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
-from conftest import DIGITS, corrupt_filter, write_plan
+from debug_helpers import DIGITS, corrupt_filter, write_plan
 
 from paleozoic.debug import CEILING_DB, load_folder, measure, report_lines
 from paleozoic.debug.data import load_batches
@@ -107,16 +106,22 @@ def test_seeded_batch_without_data(tmp_path: Path, branch_path: Path) -> None:
     assert measure(loaded, batches, source).first_jump is None
 
 
-def test_non_fp32_block_is_refused_by_name(tmp_path: Path, branch_path: Path) -> None:
-    """Until the runtime computes other precisions, the one session builder refuses."""
+def test_int8_block_without_calibration_is_refused_by_name(tmp_path: Path,
+                                                           branch_path: Path) -> None:
+    """A plan edited to int8 in a folder compiled without --calibration: the conv has no
+    quantisation parameters, and the refusal names the block, the layer and the fix."""
     import json
 
     out = compile_model(branch_path, tmp_path / "s", plan="per-layer")
     plan = json.loads((out / "plan.json").read_text())
-    plan["blocks"][3]["precision"] = "int8"
+    index, block = next((i, b) for i, b in enumerate(plan["blocks"])
+                        if b["layers"][0].endswith("conv"))
+    plan["blocks"][index]["precision"] = "int8"
     (out / "plan.json").write_text(json.dumps(plan))
     loaded = load_folder(out)
     batches, source = load_batches(loaded, None, seed=0)
-    with pytest.raises(PrecisionUnavailableError, match="block 'block3' asks for int8"):
+    with pytest.raises(PrecisionUnavailableError,
+                       match=rf"block '{block['name']}' computes layer "
+                             rf"'{block['layers'][0]}' in int8.*--calibration"):
         measure(loaded, batches, source)
     assert isinstance(PrecisionUnavailableError("x"), NotImplementedError)

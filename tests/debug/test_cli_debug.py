@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DIGITS
+from debug_helpers import DIGITS
 
 from paleozoic.cli import main
 from paleozoic.pipeline import compile_model

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import corrupt_filter, write_plan
+from debug_helpers import corrupt_filter, write_plan
 from test_analyse import BRANCH_FUSED
 
 import paleozoic.debug.runner as runner
@@ -30,14 +30,14 @@ def fusion_fault(monkeypatch: pytest.MonkeyPatch):
     other layers: a stand-in for a fusion bug, the one fault an fp32 plan can fix."""
     original = runner._build_blocks
 
-    def faulty(queue, plan, session):
+    def faulty(queue, plan, session, quantization=None):
         if any(b.fuse and len(b.layers) > 1 and "b_conv" in b.layers for b in plan.blocks):
             queue = copy.copy(queue)
             queue.weights = dict(queue.weights)
             w = queue.weights["b_conv.weight"].copy()
             w[0] *= -1.0
             queue.weights["b_conv.weight"] = w
-        return original(queue, plan, session)
+        return original(queue, plan, session, quantization)
 
     monkeypatch.setattr(runner, "_build_blocks", faulty)
 
