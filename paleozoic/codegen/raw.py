@@ -219,6 +219,10 @@ class RawPrinter:
         self.arrays: dict[tuple[str, tuple[int, ...]], str] = {}
         self.zero_floats = 0
         self._digests: dict[str, str] = {}
+        # Host memory written by cnrtCastDataType (converted weights): digest -> variable,
+        # and id(hostout arg) -> (variable, bytes) for its declaration.
+        self.host_outputs: dict[str, str] = {}
+        self.host_decls: dict[int, tuple[str, int]] = {}
 
     # ---- analysis -----------------------------------------------------------------------
     def analyse(self, records: list[Record]) -> None:
@@ -229,6 +233,12 @@ class RawPrinter:
         for call in records:
             if any(arg["k"] == "host" for arg in call["args"]):
                 self._resolve_bind(call)
+            for arg in call["args"]:
+                if arg["k"] == "hostout":
+                    scope = self.scopes.get(call["scope"])
+                    var = self.unique_ident(f"{scope.ident if scope else 'host'}_converted")
+                    self.host_outputs[arg["digest"]] = var
+                    self.host_decls[id(arg)] = (var, int(arg["bytes"]))
         buffers_of: dict[int, int] = {}
         for call in records:
             for arg in call["args"]:
@@ -284,15 +294,21 @@ class RawPrinter:
         if layer is None:
             raise ValueError(f"{call['fn']} binds const data outside a layer "
                              f"({self._who(call['scope'])})")
-        tensor_id = next(a["id"] for a in call["args"] if a["k"] == "handle")
+        tensor_id = next((a["id"] for a in call["args"] if a["k"] == "handle"), None)
         host = next(a for a in call["args"] if a["k"] == "host")
+        if host["digest"] in self.host_outputs:
+            # Bytes a cnrtCastDataType wrote earlier (a weight converted to fp16 or int8).
+            self.binds[id(host)] = f"{self.host_outputs[host['digest']]}.data()"
+            return
         weights = self.model.queue.weights
         used = {h.role for h in self.handles.values() if h.scope == call["scope"] and h.role}
         matches = [role for role, key in layer.weights.items()
                    if np.asarray(weights[key]).size * FLOAT_BYTES == host["bytes"]
                    and self._digest(key) == host["digest"]]
         matches.sort(key=lambda role: role in used)  # stable: unused roles first
-        handle = self.handles.get(tensor_id)
+        handle = self.handles.get(tensor_id) if tensor_id is not None else None
+        if call["fn"] == "cnrtCastDataType":
+            handle = None  # the converted copy, not a tensor, carries the weight
         if matches:
             role = matches[0]
             key = layer.weights[role]
@@ -387,6 +403,15 @@ class RawPrinter:
             var = self.unique_ident(f"{owner or 'array'}_{arg['hint']}")
             pre.append(f"int {var}[] = {{{', '.join(str(v) for v in arg['v'])}}};")
             return var
+        if kind == "floats":
+            var = self.unique_ident(f"{owner or 'array'}_{arg['hint']}")
+            values = ", ".join(cpp_float(float(v)) + "f" for v in arg["v"])
+            pre.append(f"float {var}[] = {{{values}}};")
+            return var
+        if kind == "hostout":
+            var, nbytes = self.host_decls[id(arg)]
+            pre.append(f"std::vector<unsigned char> {var}({nbytes});")
+            return f"{var}.data()"
         if kind in ("tensors", "buffers"):
             names = [self.name(i, call) for i in arg["ids"]]
             if len(names) == 1:

@@ -27,12 +27,8 @@ cnmlStatus_t run(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds,
   s = checkOperands(op->desc.outputs, out_tensors, outputs, output_num);
   if (s != CNML_STATUS_SUCCESS) return s;
   return guarded(CNML_STATUS_BADALLOC, [&] {
-    std::vector<const float*> in(input_num);
-    for (int i = 0; i < input_num; ++i) in[i] = static_cast<const float*>(inputs[i]);
-    std::vector<float*> out(output_num);
-    for (int i = 0; i < output_num; ++i) out[i] = static_cast<float*>(outputs[i]);
     // A recording that skips compute only needs the calls, not the arithmetic.
-    if (!call_log::skipsCompute()) execute(*op->prepared, in.data(), out.data());
+    if (!call_log::skipsCompute()) execute(*op->prepared, inputs, outputs);
     advanceQueue(queue, op->time_us);
     return CNML_STATUS_SUCCESS;
   });
@@ -74,6 +70,8 @@ cnmlStatus_t cnmlCompileBaseOp(cnmlBaseOp_t op, cnmlCoreVersion_t version, int c
   if (s != CNML_STATUS_SUCCESS) return s;
   if (op->compiled || op->fused) return CNML_STATUS_INVALIDARG;
   if (!constsBound(op->desc)) return CNML_STATUS_INVALIDARG;
+  s = checkPrecision(op->desc);
+  if (s != CNML_STATUS_SUCCESS) return s;
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     op->prepared = prepare(op->desc, threadsFor(core_limit));
     op->time_us = baseOpTimeUs(layerWorkOf(op->desc), core_limit, mockProfile());
@@ -382,6 +380,16 @@ cnmlStatus_t cnmlComputeNdStridedSliceOpForward_V2(cnmlBaseOp_t op, cnmlTensor_t
                                                    void* output, cnrtQueue_t queue, void* extra) {
   return logged(run1(op, {OpKind::kSlice}, input_tensor, input, output_tensor, output, queue),
                 "cnmlComputeNdStridedSliceOpForward_V2", [&](Call& c) {
+    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
+        .buffer(output, output_tensor).queue().opaque(extra);
+  });
+}
+
+cnmlStatus_t cnmlComputeCastOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                         void* input, cnmlTensor_t output_tensor, void* output,
+                                         cnrtQueue_t queue, void* extra) {
+  return logged(run1(op, {OpKind::kCast}, input_tensor, input, output_tensor, output, queue),
+                "cnmlComputeCastOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
         .buffer(output, output_tensor).queue().opaque(extra);
   });

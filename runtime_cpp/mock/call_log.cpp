@@ -205,6 +205,24 @@ Call& Call::value(cnmlNearestNeighborRoundMode_t v) {
   return raw(enumArg(names, std::size(names), static_cast<int>(v)));
 }
 
+Call& Call::value(cnmlCastType_t v) {
+  static const EnumName names[] = {
+      {0, "CNML_CAST_FLOAT32_TO_UINT8"}, {1, "CNML_CAST_UINT8_TO_FLOAT32"},
+      {3, "CNML_CAST_FIX8_TO_FLOAT16"}, {4, "CNML_CAST_FLOAT16_TO_FLOAT32"},
+      {5, "CNML_CAST_FLOAT16_TO_FIX8"}, {6, "CNML_CAST_FLOAT32_TO_FLOAT16"},
+      {7, "CNML_CAST_INT16_TO_FLOAT16"}, {8, "CNML_CAST_FLOAT16_TO_INT16"}};
+  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+}
+
+Call& Call::value(cnrtDataType_t v) {
+  static const EnumName names[] = {
+      {0x0, "CNRT_INVALID"}, {0x12, "CNRT_FLOAT16"}, {0x13, "CNRT_FLOAT32"},
+      {0x14, "CNRT_FLOAT64"}, {0x21, "CNRT_INT8"}, {0x22, "CNRT_INT16"}, {0x23, "CNRT_INT32"},
+      {0x31, "CNRT_UINT8"}, {0x33, "CNRT_UINT32"}, {0x41, "CNRT_FIX8"}, {0x51, "CNRT_QUANT8"},
+      {0x61, "CNRT_BOOL"}};
+  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+}
+
 Call& Call::null() { return raw("{\"k\":\"null\"}"); }
 Call& Call::queue() { return raw("{\"k\":\"queue\"}"); }
 Call& Call::opaque(const void* p) {
@@ -215,6 +233,23 @@ Call& Call::ints(const char* hint, const int* values, int count) {
   std::string list;
   for (int i = 0; i < count; ++i) list += (i ? "," : "") + std::to_string(values[i]);
   return raw("{\"k\":\"ints\",\"hint\":" + quoted(hint) + ",\"v\":[" + list + "]}");
+}
+
+Call& Call::floats(const char* hint, const float* values, int count) {
+  std::string list;
+  for (int i = 0; i < count; ++i) {
+    char buf[40];
+    std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(values[i]));
+    list += (i ? "," : "") + quoted(buf);
+  }
+  return raw("{\"k\":\"floats\",\"hint\":" + quoted(hint) + ",\"v\":[" + list + "]}");
+}
+
+Call& Call::hostOut(const void* data, std::size_t bytes) {
+  char digest[24];
+  std::snprintf(digest, sizeof(digest), "%016" PRIx64, cnmlMockDataDigest(data, bytes));
+  return raw("{\"k\":\"hostout\",\"bytes\":" + std::to_string(bytes) + ",\"digest\":" +
+             quoted(digest) + "}");
 }
 
 Call& Call::hostData(const void* data, std::size_t bytes) {

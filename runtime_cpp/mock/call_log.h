@@ -44,6 +44,8 @@ PZ_MOCK_HANDLE_TYPE(cnmlNdStridedSliceOpParam_t)
 PZ_MOCK_HANDLE_TYPE(cnmlDeconvOpParam_t)
 PZ_MOCK_HANDLE_TYPE(cnmlNearestNeighborOpParam_t)
 PZ_MOCK_HANDLE_TYPE(cnmlInterpOpParam_t)
+PZ_MOCK_HANDLE_TYPE(cnmlQuantizedParam_t)
+PZ_MOCK_HANDLE_TYPE(cnrtQuantizedParam_t)
 #undef PZ_MOCK_HANDLE_TYPE
 
 // A handle about to be destroyed: its id (0 when it was never recorded).
@@ -69,15 +71,22 @@ class Call {
   Call& value(cnmlLrnType_t v);
   Call& value(cnmlInterpCoordinateMode_t v);
   Call& value(cnmlNearestNeighborRoundMode_t v);
+  Call& value(cnmlCastType_t v);
+  Call& value(cnrtDataType_t v);
   Call& null();
   Call& queue();
   // A pointer the SDK does not read here (a forward's compute_forw_param): null, or unknown.
   Call& opaque(const void* p);
   // An int array argument; the printer declares it as <owner>_<hint>.
   Call& ints(const char* hint, const int* values, int count);
+  // A float array argument (printed exactly); the printer declares it as <owner>_<hint>.
+  Call& floats(const char* hint, const float* values, int count);
   // Host data bound to a const tensor: its size and a digest, so the printer can tell which
   // weight it is (the caller may have copied it) without the log holding the bytes.
   Call& hostData(const void* data, std::size_t bytes);
+  // Host memory a call writes (cnrtCastDataType's dst): its size and the digest of what was
+  // written, so a later bind of the same bytes can be traced to the conversion.
+  Call& hostOut(const void* data, std::size_t bytes);
 
   template <typename T>
   Call& created(T* slot) {

@@ -6,6 +6,7 @@
 
 #include "call_log.h"
 #include "device_memory.h"
+#include "numerics.h"
 #include "state.h"
 
 namespace pz_mock {
@@ -194,6 +195,68 @@ cnrtRet_t cnrtNotifierDuration(cnrtNotifier_t start, cnrtNotifier_t end, float* 
   if (!start->placed || !end->placed) return CNRT_RET_ERR_NOTIFIER;
   *us = static_cast<float>(end->time_us - start->time_us);
   return CNRT_RET_SUCCESS;
+}
+
+// ---- host conversions ----------------------------------------------------------------------
+
+cnrtRet_t cnrtCreateQuantizedParam(cnrtQuantizedParam_t* param, int pos, float scale,
+                                   int offset) {
+  if (!param) return CNRT_RET_ERR_INVALID_POINTER;
+  if (!numerics::validPosition(pos) || !numerics::validScale(scale)) return CNRT_RET_ERR_INVALID;
+  if (offset != 0) return CNRT_RET_ERR_UNSUPPORTED;  // symmetric only
+  const cnrtRet_t status = guarded(CNRT_RET_ERR_NOMEM, [&] {
+    *param = new cnrtQuantizedParam{pos, scale};
+    return CNRT_RET_SUCCESS;
+  });
+  return logged(status, "cnrtCreateQuantizedParam", [&](Call& c) {
+    c.created(param).value(pos).value(scale).value(offset);
+  });
+}
+
+cnrtRet_t cnrtDestroyQuantizedParam(cnrtQuantizedParam_t param) {
+  const Doomed gone = doomedId(param);
+  if (!param) return CNRT_RET_ERR_INVALID_POINTER;
+  delete param;
+  return logged(CNRT_RET_SUCCESS, "cnrtDestroyQuantizedParam",
+                [&](Call& c) { c.destroyed(gone, false); });
+}
+
+cnrtRet_t cnrtCastDataType(void* src, cnrtDataType_t src_type, void* dst,
+                           cnrtDataType_t dst_type, int count, cnrtQuantizedParam_t param) {
+  if (!src || !dst) return CNRT_RET_ERR_INVALID_POINTER;
+  if (count < 0) return CNRT_RET_ERR_INVALID;
+  const std::size_t n = static_cast<std::size_t>(count);
+  std::size_t src_bytes = 0, dst_bytes = 0;
+  if (src_type == CNRT_FLOAT32 && dst_type == CNRT_FLOAT16) {
+    numerics::encodeHalf(static_cast<const float*>(src), static_cast<std::uint16_t*>(dst), n, 1);
+    src_bytes = 4 * n;
+    dst_bytes = 2 * n;
+  } else if (src_type == CNRT_FLOAT16 && dst_type == CNRT_FLOAT32) {
+    numerics::decodeHalf(static_cast<const std::uint16_t*>(src), static_cast<float*>(dst), n, 1);
+    src_bytes = 2 * n;
+    dst_bytes = 4 * n;
+  } else if (src_type == CNRT_FLOAT32 && dst_type == CNRT_INT8) {
+    if (!param) return CNRT_RET_ERR_INVALID;
+    numerics::quantizeArray(static_cast<const float*>(src), static_cast<std::int8_t*>(dst), n,
+                            param->position, param->scale);
+    src_bytes = 4 * n;
+    dst_bytes = n;
+  } else if (src_type == CNRT_INT8 && dst_type == CNRT_FLOAT32) {
+    if (!param) return CNRT_RET_ERR_INVALID;
+    const auto* q = static_cast<const std::int8_t*>(src);
+    auto* x = static_cast<float*>(dst);
+    for (std::size_t i = 0; i < n; ++i) x[i] = numerics::dequantize(q[i], param->position, param->scale);
+    src_bytes = n;
+    dst_bytes = 4 * n;
+  } else {
+    return CNRT_RET_ERR_UNSUPPORTED;
+  }
+  return logged(CNRT_RET_SUCCESS, "cnrtCastDataType", [&](Call& c) {
+    c.hostData(src, src_bytes).value(src_type).hostOut(dst, dst_bytes).value(dst_type)
+        .value(count);
+    if (param) c.handle(param);
+    else c.null();
+  });
 }
 
 }  // extern "C"

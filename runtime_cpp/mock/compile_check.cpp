@@ -1,6 +1,7 @@
 #include "compile_check.h"
 
 #include "device_memory.h"
+#include "numerics.h"
 
 namespace pz_mock {
 
@@ -16,11 +17,36 @@ cnmlStatus_t checkOperands(const std::vector<Operand>& declared, const cnmlTenso
   if (count != static_cast<int>(declared.size())) return CNML_STATUS_INVALIDARG;
   if (!ptrs) return CNML_STATUS_INVALIDPARAM;
   for (int i = 0; i < count; ++i) {
-    if (tensors && tensors[i] && tensors[i]->impl->dims != declared[i].dims)
+    if (tensors && tensors[i] && (tensors[i]->impl->dims != declared[i].dims ||
+                                  tensors[i]->impl->dtype != declared[i].dtype))
       return CNML_STATUS_INVALIDPARAM;
     if (!ptrs[i] || !deviceRangeValid(ptrs[i], declared[i].bytes()))
       return CNML_STATUS_INVALIDPARAM;
   }
+  return CNML_STATUS_SUCCESS;
+}
+
+cnmlStatus_t checkPrecision(const OpDesc& op) {
+  if (op.kind == OpKind::kCast) return CNML_STATUS_SUCCESS;
+  const cnmlDataType_t act = op.inputs.at(0).dtype;
+  if (!op.int8) {
+    // fp32 ops take FLOAT32 consts, fp16 ops FLOAT16 ones; an INT8 filter needs int8 compute.
+    for (const TensorRef& t : op.consts)
+      if (t && t->dtype != act) return CNML_STATUS_INVALIDARG;
+    return CNML_STATUS_SUCCESS;
+  }
+  if (act != CNML_DATA_FLOAT16) return CNML_STATUS_INVALIDARG;
+  const TensorRef& filter = op.consts.at(0);
+  if (!filter || filter->dtype != CNML_DATA_INT8) return CNML_STATUS_INVALIDARG;
+  if (op.consts.size() > 1 && op.consts[1] && op.consts[1]->dtype != CNML_DATA_FLOAT16)
+    return CNML_STATUS_INVALIDARG;
+  const TensorQuant& q = filter->quant;
+  if (!q.positionSet() || !q.scaleSet()) return CNML_STATUS_INVALIDARG;
+  const std::size_t channels = static_cast<std::size_t>(filter->dims.at(0));
+  if (!q.positions.empty() && q.positions.size() != channels) return CNML_STATUS_INVALIDARG;
+  if (!q.scales.empty() && q.scales.size() != channels) return CNML_STATUS_INVALIDARG;
+  const long long reduction = static_cast<long long>(elementCount(filter->dims) / channels);
+  if (reduction > numerics::kMaxInt8Reduction) return CNML_STATUS_UNSUPPORT;
   return CNML_STATUS_SUCCESS;
 }
 

@@ -18,6 +18,10 @@ cnmlStatus_t checkTarget(cnmlCoreVersion_t version, int core_limit);
 cnmlStatus_t checkOperands(const std::vector<Operand>& declared, const cnmlTensor_t* tensors,
                            void* const* ptrs, int count);
 
+// Precision rules of an op at compile (cnml.h, "Mock rules on precision"): INVALIDARG, or
+// UNSUPPORT for an int8 reduction that could overflow int32.
+cnmlStatus_t checkPrecision(const OpDesc& op);
+
 }  // namespace pz_mock
 
 #endif  // PZ_MOCK_COMPILE_CHECK_H_

@@ -13,7 +13,9 @@ double syncUs(int mp, const DeviceProfile& p) {
   return mp > 1 ? p.sync_us_per_log2_core * std::log2(static_cast<double>(mp)) : 0.0;
 }
 
-double flopsPerUs(const DeviceProfile& p) { return p.coreFlops() * 1e-6; }
+double flopsPerUs(const DeviceProfile& p, Precision precision) {
+  return p.coreFlops(precision) * 1e-6;
+}
 
 bool tiled(const LayerWork& w) { return w.row_local && w.out_height > 1; }
 
@@ -21,7 +23,8 @@ int ownRows(int height, int mp) { return (height + mp - 1) / mp; }
 
 // Compute time of a layer split over channels (a base op, or a non-row-local layer).
 double channelComputeUs(const LayerWork& w, int mp, const DeviceProfile& p) {
-  return w.flops / (mp * flopsPerUs(p) * parallelEfficiency(w.parallel_extent, mp));
+  return w.flops /
+         (mp * flopsPerUs(p, w.precision) * parallelEfficiency(w.parallel_extent, mp));
 }
 
 // Compute time of a layer inside a fusion op, given its halo; adds the halo part to *halo.
@@ -30,7 +33,7 @@ double fusedComputeUs(const LayerWork& w, int mp, int g, const DeviceProfile& p,
   const int h = w.out_height;
   const int own = ownRows(h, mp);
   const int rows = std::min(h, own + g);
-  const double per_row = w.flops / h / flopsPerUs(p);
+  const double per_row = w.flops / h / flopsPerUs(p, w.precision);
   if (halo) *halo += per_row * (rows - own);
   return per_row * rows;
 }

@@ -3,9 +3,21 @@
 // through cnml_mock.h and pybind11), so both agree by construction. Pure C++; no CNML types.
 // Parameters come from a DeviceProfile (device_profile.h, runtime_cpp/profiles/*.profile).
 //
-// Notation: F = core_flops = peak_fp16 * fp32_rate * compute_efficiency / cores (FLOP/us
-// after scaling), B = dram_gbps * dram_efficiency, sync(mp) = sync_us_per_log2_core *
-// log2(mp), cap(mp) = mp * onchip_bytes_per_core. Flops count a multiply-add as 2.
+// Notation: F = core_flops of the layer's compute precision, B = dram_gbps *
+// dram_efficiency, sync(mp) = sync_us_per_log2_core * log2(mp), cap(mp) = mp *
+// onchip_bytes_per_core. Flops count a multiply-add as 2.
+//
+// Precision. Each layer has one (LayerWork::precision):
+//   fp32: F = peak_fp16_tflops * fp32_rate * compute_efficiency / cores
+//   fp16: F = peak_fp16_tflops * compute_efficiency / cores
+//   int8: F = peak_int8_tops * compute_efficiency / cores (only Conv, ConvGroup and Mlp
+//         compute in int8; the other layers of an int8 block are fp16)
+// and its bytes are real dtype sizes: activations 4 (FLOAT32) or 2 (FLOAT16; an int8 layer
+// reads and writes FLOAT16 activations, quantising on chip), weights 4 (fp32), 2 (fp16 and
+// the fp16 bias of an int8 layer) or 1 (an int8 filter). So precision changes compute time,
+// DRAM traffic, and (through intermediate sizes) on-chip residency and spill of fusions.
+// Cast layers (fp16 <-> fp32) are element-wise data movement: one op per element, reading
+// the input's dtype and writing the output's, row-local.
 //
 // A layer compiled alone (base op) on mp cores splits its output channels (or N*C planes)
 // among the cores:
@@ -47,6 +59,7 @@
 #include <vector>
 
 #include "device_profile.h"
+#include "precision.h"
 
 namespace pz_mock {
 
@@ -62,6 +75,7 @@ struct LayerWork {
   int window_h = 1;             // input rows per output row (dilated kernel height)
   int stride_h = 1;
   int upsample_h = 1;           // output rows per input row (deconv, resize up)
+  Precision precision = Precision::kFp32;  // picks F (see above); bytes are already sized
 };
 
 // A layer in a list of layers (a block, or the run of layers a cost table covers).

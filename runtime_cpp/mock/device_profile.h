@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "precision.h"
+
 namespace pz_mock {
 
 struct DeviceProfile {
@@ -27,6 +29,16 @@ struct DeviceProfile {
   // Sustained fp32 FLOP/s of one core.
   double coreFlops() const {
     return peak_fp16_tflops * 1e12 * fp32_rate * compute_efficiency / cores;
+  }
+  // Sustained FLOP/s (int8: OP/s) of one core in a precision: fp32 as coreFlops(), fp16 at
+  // peak_fp16_tflops, int8 at peak_int8_tops (both times compute_efficiency).
+  double coreFlops(Precision precision) const {
+    switch (precision) {
+      case Precision::kFp16: return peak_fp16_tflops * 1e12 * compute_efficiency / cores;
+      case Precision::kInt8: return peak_int8_tops * 1e12 * compute_efficiency / cores;
+      case Precision::kFp32: break;
+    }
+    return coreFlops();
   }
   // Sustained DRAM bytes per microsecond.
   double dramBytesPerUs() const { return dram_gbps * 1e3 * dram_efficiency; }

@@ -1,6 +1,7 @@
 #include "executor.h"
 
 #include "kernels.h"
+#include "numerics.h"
 
 namespace pz_mock {
 
@@ -8,21 +9,43 @@ std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
   auto op = std::make_unique<PreparedOp>();
   op->desc = deepCopy(desc);  // later rebinding by the caller must not change a compiled op
   op->threads = threads;
-  if (op->desc.kind == OpKind::kConv || op->desc.kind == OpKind::kConvGroup) prepareConv(*op);
-  if (op->desc.kind == OpKind::kMlp) prepareMlp(*op);
-  if (op->desc.kind == OpKind::kDeconv || op->desc.kind == OpKind::kDeconvGroup) prepareDeconv(*op);
-  if (op->desc.kind == OpKind::kNearestNeighbor || op->desc.kind == OpKind::kInterp)
-    prepareResize(*op);
+  op->precision = precisionOf(op->desc);
+  const OpKind kind = op->desc.kind;
+  const bool int8 = op->desc.int8;
+  if ((kind == OpKind::kConv || kind == OpKind::kConvGroup) && !int8) prepareConv(*op);
+  if ((kind == OpKind::kConv || kind == OpKind::kConvGroup) && int8) prepareConvInt8(*op);
+  if (kind == OpKind::kMlp && !int8) prepareMlp(*op);
+  if (kind == OpKind::kMlp && int8) prepareMlpInt8(*op);
+  if (kind == OpKind::kDeconv || kind == OpKind::kDeconvGroup) prepareDeconv(*op);
+  if (kind == OpKind::kNearestNeighbor || kind == OpKind::kInterp) prepareResize(*op);
+  if (op->precision != Precision::kFp32 && kind != OpKind::kCast) {
+    for (const Operand& o : op->desc.inputs) op->in32.emplace_back(o.elements());
+    for (const Operand& o : op->desc.outputs) op->out32.emplace_back(o.elements());
+  }
   return op;
 }
 
-void execute(PreparedOp& op, const float* const* in, float* const* out) {
+namespace {
+
+// The op's arithmetic on fp32 buffers (fp32 ops directly; fp16 and int8 ops on decoded
+// copies, numerics.h assumption 2).
+void executeFloat(PreparedOp& op, const float* const* in, float* const* out) {
   const OpDesc& d = op.desc;
   const int t = op.threads;
   switch (d.kind) {
     case OpKind::kConv:
-    case OpKind::kConvGroup: convForward(op, in[0], out[0]); break;
-    case OpKind::kMlp: mlpForward(op, in[0], out[0]); break;
+    case OpKind::kConvGroup:
+      if (d.int8)
+        convForwardInt8(op, in[0], out[0]);
+      else
+        convForward(op, in[0], out[0]);
+      break;
+    case OpKind::kMlp:
+      if (d.int8)
+        mlpForwardInt8(op, in[0], out[0]);
+      else
+        mlpForward(op, in[0], out[0]);
+      break;
     case OpKind::kPool: poolForward(d, in[0], out[0], t); break;
     case OpKind::kLrn: lrnForward(d, in[0], out[0], t); break;
     case OpKind::kActive: activeForward(d.active, in[0], out[0], d.inputs[0].elements(), t); break;
@@ -40,7 +63,45 @@ void execute(PreparedOp& op, const float* const* in, float* const* out) {
     case OpKind::kDeconvGroup: deconvForward(op, in[0], out[0]); break;
     case OpKind::kNearestNeighbor: nearestForward(op, in[0], out[0]); break;
     case OpKind::kInterp: bilinearForward(op, in[0], out[0]); break;
+    case OpKind::kCast: break;  // execute() handles it
   }
+}
+
+}  // namespace
+
+void execute(PreparedOp& op, const void* const* in, void* const* out) {
+  const OpDesc& d = op.desc;
+  if (d.kind == OpKind::kCast) {
+    const std::size_t n = d.inputs[0].elements();
+    if (d.cast == CNML_CAST_FLOAT32_TO_FLOAT16)
+      numerics::encodeHalf(static_cast<const float*>(in[0]), static_cast<std::uint16_t*>(out[0]),
+                           n, op.threads);
+    else
+      numerics::decodeHalf(static_cast<const std::uint16_t*>(in[0]), static_cast<float*>(out[0]),
+                           n, op.threads);
+    return;
+  }
+  if (op.precision == Precision::kFp32) {
+    std::vector<const float*> fin(d.inputs.size());
+    std::vector<float*> fout(d.outputs.size());
+    for (std::size_t i = 0; i < fin.size(); ++i) fin[i] = static_cast<const float*>(in[i]);
+    for (std::size_t i = 0; i < fout.size(); ++i) fout[i] = static_cast<float*>(out[i]);
+    executeFloat(op, fin.data(), fout.data());
+    return;
+  }
+  // Activations are binary16: decode exactly, compute, round each output once.
+  std::vector<const float*> fin(d.inputs.size());
+  std::vector<float*> fout(d.outputs.size());
+  for (std::size_t i = 0; i < fin.size(); ++i) {
+    numerics::decodeHalf(static_cast<const std::uint16_t*>(in[i]), op.in32[i].data(),
+                         d.inputs[i].elements(), op.threads);
+    fin[i] = op.in32[i].data();
+  }
+  for (std::size_t i = 0; i < fout.size(); ++i) fout[i] = op.out32[i].data();
+  executeFloat(op, fin.data(), fout.data());
+  for (std::size_t i = 0; i < fout.size(); ++i)
+    numerics::encodeHalf(fout[i], static_cast<std::uint16_t*>(out[i]), d.outputs[i].elements(),
+                         op.threads);
 }
 
 }  // namespace pz_mock

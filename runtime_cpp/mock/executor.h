@@ -4,6 +4,7 @@
 #ifndef PZ_MOCK_EXECUTOR_H_
 #define PZ_MOCK_EXECUTOR_H_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -26,13 +27,22 @@ struct PreparedOp {
   // bilinear, the two neighbours (i1, i2) and their weights (d1, d2) as onnxruntime's.
   std::vector<int> row_index, col_index;
   std::vector<float> row_weight, col_weight;
+  // fp16 / int8 ops: inputs decoded to fp32 and outputs before rounding to binary16.
+  Precision precision = Precision::kFp32;
+  std::vector<AlignedBuffer> in32, out32;
+  // int8 conv / mlp (kernels_int8.cpp): per output channel rescale f_c (and `bias`), the
+  // quantised input, the filter's q values (conv: packed panels), per-thread im2col blocks.
+  std::vector<float> rescale;
+  std::vector<std::int16_t> qinput, qweights, qscratch;
+  int block_panels = 1;
 };
 
 // desc must have every const bound.
 std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads);
 
-// inputs/outputs follow desc.inputs/desc.outputs order; buffers are dense fp32.
-void execute(PreparedOp& op, const float* const* inputs, float* const* outputs);
+// inputs/outputs follow desc.inputs/desc.outputs order; buffers are dense in each operand's
+// dtype (fp32, or binary16 for FLOAT16 operands).
+void execute(PreparedOp& op, const void* const* inputs, void* const* outputs);
 
 }  // namespace pz_mock
 

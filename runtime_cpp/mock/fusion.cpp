@@ -66,7 +66,8 @@ cnmlStatus_t plan(cnmlFusionOp& f) {
     if (!read.count(in.id) || produced.count(in.id)) return CNML_STATUS_INVALIDPARAM;
   for (const Operand& out : f.outputs) {
     auto it = produced.find(out.id);
-    if (it == produced.end() || it->second->dims != out.dims) return CNML_STATUS_INVALIDPARAM;
+    if (it == produced.end() || it->second->dims != out.dims || it->second->dtype != out.dtype)
+      return CNML_STATUS_INVALIDPARAM;
   }
   std::map<std::uint64_t, int> scratch_of;
   std::vector<std::size_t> scratch_sizes;
@@ -76,7 +77,8 @@ cnmlStatus_t plan(cnmlFusionOp& f) {
     for (const Operand& o : f.ops[i].inputs) {
       int k = indexOf(f.inputs, o.id);
       if (k >= 0) {
-        if (f.inputs[k].dims != o.dims) return CNML_STATUS_INVALIDPARAM;
+        if (f.inputs[k].dims != o.dims || f.inputs[k].dtype != o.dtype)
+          return CNML_STATUS_INVALIDPARAM;
         f.in_slots[i].push_back({Slot::kInput, k});
       } else if ((k = indexOf(f.outputs, o.id)) >= 0) {
         f.in_slots[i].push_back({Slot::kOutput, k});
@@ -142,9 +144,11 @@ cnmlStatus_t cnmlSetFusionIO(cnmlFusionOp_t fusion_op, cnmlTensor_t* inputs, int
     fusion_op->inputs.clear();
     fusion_op->outputs.clear();
     for (int i = 0; i < input_num; ++i)
-      fusion_op->inputs.push_back({inputs[i]->impl->id, inputs[i]->impl->dims});
+      fusion_op->inputs.push_back(
+          {inputs[i]->impl->id, inputs[i]->impl->dims, inputs[i]->impl->dtype});
     for (int i = 0; i < output_num; ++i)
-      fusion_op->outputs.push_back({outputs[i]->impl->id, outputs[i]->impl->dims});
+      fusion_op->outputs.push_back(
+          {outputs[i]->impl->id, outputs[i]->impl->dims, outputs[i]->impl->dtype});
     fusion_op->io_set = true;
     return CNML_STATUS_SUCCESS;
   });
@@ -161,8 +165,11 @@ cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t ver
   if (s != CNML_STATUS_SUCCESS) return s;
   cnmlFusionOp& f = *fusion_op;
   if (f.compiled || !f.io_set || f.ops.empty()) return CNML_STATUS_INVALIDARG;
-  for (const OpDesc& op : f.ops)
+  for (const OpDesc& op : f.ops) {
     if (!constsBound(op)) return CNML_STATUS_INVALIDARG;
+    s = checkPrecision(op);
+    if (s != CNML_STATUS_SUCCESS) return s;
+  }
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     cnmlStatus_t st = plan(f);
     if (st != CNML_STATUS_SUCCESS) return st;
@@ -195,16 +202,16 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
   s = checkOperands(f.outputs, output_tensors, outputs, output_num);
   if (s != CNML_STATUS_SUCCESS) return s;
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    auto resolve = [&](const Slot& slot) -> float* {
+    auto resolve = [&](const Slot& slot) -> void* {
       switch (slot.kind) {
-        case Slot::kInput: return static_cast<float*>(inputs[slot.index]);
-        case Slot::kOutput: return static_cast<float*>(outputs[slot.index]);
+        case Slot::kInput: return inputs[slot.index];
+        case Slot::kOutput: return outputs[slot.index];
         case Slot::kScratch: break;
       }
-      return f.scratch[slot.index].data();
+      return f.scratch[slot.index].data();  // sized in floats: enough for any dtype
     };
-    std::vector<const float*> in;
-    std::vector<float*> out;
+    std::vector<const void*> in;
+    std::vector<void*> out;
     // A recording that skips compute only needs the calls, not the arithmetic.
     const std::size_t ops = call_log::skipsCompute() ? 0 : f.ops.size();
     for (std::size_t i = 0; i < ops; ++i) {

@@ -19,6 +19,13 @@ void prepareResize(PreparedOp& op);
 void nearestForward(const PreparedOp& op, const float* in, float* out);
 void bilinearForward(const PreparedOp& op, const float* in, float* out);
 
+// kernels_int8.cpp: int8 compute (numerics.h); in is the decoded fp32 input, out gets y
+// before the binary16 rounding.
+void prepareConvInt8(PreparedOp& op);
+void convForwardInt8(PreparedOp& op, const float* in, float* out);
+void prepareMlpInt8(PreparedOp& op);
+void mlpForwardInt8(PreparedOp& op, const float* in, float* out);
+
 // kernels_mlp.cpp
 void prepareMlp(PreparedOp& op);
 void mlpForward(PreparedOp& op, const float* in, float* out);

@@ -38,6 +38,19 @@ cnmlStatus_t wrapped(F&& f) {
   }
 }
 
+cnmlStatus_t overrides(const int* precisions, int op_num, std::vector<PrecisionOverride>& out) {
+  out.assign(op_num, PrecisionOverride::kAsBuilt);
+  if (!precisions) return CNML_STATUS_SUCCESS;
+  for (int i = 0; i < op_num; ++i) {
+    if (precisions[i] < CNML_MOCK_PRECISION_AS_BUILT || precisions[i] > CNML_MOCK_PRECISION_INT8)
+      return fail(CNML_STATUS_INVALIDPARAM, "precision " + std::to_string(precisions[i]) +
+                                                " of op " + std::to_string(i) +
+                                                " is not a cnmlMockPrecision_t");
+    out[i] = static_cast<PrecisionOverride>(precisions[i]);
+  }
+  return CNML_STATUS_SUCCESS;
+}
+
 cnmlStatus_t collect(cnmlBaseOp_t ops[], int op_num, std::vector<const OpDesc*>& out) {
   if (!ops || op_num < 1) return fail(CNML_STATUS_INVALIDPARAM, "no ops given");
   std::set<cnmlBaseOp_t> seen;
@@ -84,6 +97,13 @@ cnmlStatus_t cnmlMockGetDeviceProfileItem(int index, const char** key, double* v
 
 cnmlStatus_t cnmlMockExplainFusion(cnmlBaseOp_t ops[], int op_num, cnmlTensor_t outputs[],
                                    int output_num, int mp, double* values, int value_num) {
+  return cnmlMockExplainFusion_V2(ops, op_num, nullptr, outputs, output_num, mp, values,
+                                  value_num);
+}
+
+cnmlStatus_t cnmlMockExplainFusion_V2(cnmlBaseOp_t ops[], int op_num, const int precisions[],
+                                      cnmlTensor_t outputs[], int output_num, int mp,
+                                      double* values, int value_num) {
   if (!values || value_num < 0) return fail(CNML_STATUS_INVALIDPARAM, "null result pointer");
   if (!validMp(mp)) return fail(CNML_STATUS_INVALIDPARAM, "mp must be in " + mpRange());
   if (output_num < 0 || (output_num > 0 && !outputs))
@@ -97,7 +117,10 @@ cnmlStatus_t cnmlMockExplainFusion(cnmlBaseOp_t ops[], int op_num, cnmlTensor_t 
       if (!outputs[i]) return fail(CNML_STATUS_INVALIDPARAM, "null output tensor");
       out_ids.push_back(outputs[i]->impl->id);
     }
-    const std::vector<GraphLayer> graph = fusionGraphOf(descs, out_ids);
+    std::vector<PrecisionOverride> as;
+    s = overrides(precisions, op_num, as);
+    if (s != CNML_STATUS_SUCCESS) return s;
+    const std::vector<GraphLayer> graph = fusionGraphOf(descs, out_ids, as);
     BlockBreakdown b;
     fusedBlockTimeUs(graph, 0, static_cast<int>(graph.size()), mp, mockProfile(), &b);
     const double all[] = {b.total_us,   b.launch_sync_us, b.layers_us,
@@ -119,16 +142,29 @@ cnmlStatus_t cnmlMockEstimateFusionUs(cnmlBaseOp_t ops[], int op_num, cnmlTensor
 }
 
 cnmlStatus_t cnmlMockEstimateBaseOpUs(cnmlBaseOp_t op, int mp, float* us) {
+  return cnmlMockEstimateBaseOpUs_V2(op, CNML_MOCK_PRECISION_AS_BUILT, mp, us);
+}
+
+cnmlStatus_t cnmlMockEstimateBaseOpUs_V2(cnmlBaseOp_t op, int precision, int mp, float* us) {
   if (!op || !us) return fail(CNML_STATUS_INVALIDPARAM, "null op or result pointer");
   if (!validMp(mp)) return fail(CNML_STATUS_INVALIDPARAM, "mp must be in " + mpRange());
+  std::vector<PrecisionOverride> as;
+  cnmlStatus_t s = overrides(&precision, 1, as);
+  if (s != CNML_STATUS_SUCCESS) return s;
   return wrapped([&] {
-    *us = static_cast<float>(baseOpTimeUs(layerWorkOf(op->desc), mp, mockProfile()));
+    *us = static_cast<float>(baseOpTimeUs(layerWorkOf(op->desc, as[0]), mp, mockProfile()));
     return CNML_STATUS_SUCCESS;
   });
 }
 
 cnmlStatus_t cnmlMockCostTable(cnmlBaseOp_t ops[], int op_num, const int last_use[],
                                const int mps[], int mp_num, double* table) {
+  return cnmlMockCostTable_V2(ops, op_num, last_use, nullptr, mps, mp_num, table);
+}
+
+cnmlStatus_t cnmlMockCostTable_V2(cnmlBaseOp_t ops[], int op_num, const int last_use[],
+                                  const int precisions[], const int mps[], int mp_num,
+                                  double* table) {
   if (!last_use || !mps || mp_num < 1 || !table)
     return fail(CNML_STATUS_INVALIDPARAM, "null argument or empty mp list");
   for (int k = 0; k < mp_num; ++k)
@@ -139,8 +175,11 @@ cnmlStatus_t cnmlMockCostTable(cnmlBaseOp_t ops[], int op_num, const int last_us
     std::vector<const OpDesc*> descs;
     cnmlStatus_t s = collect(ops, op_num, descs);
     if (s != CNML_STATUS_SUCCESS) return s;
+    std::vector<PrecisionOverride> as;
+    s = overrides(precisions, op_num, as);
+    if (s != CNML_STATUS_SUCCESS) return s;
     std::vector<int> uses(last_use, last_use + op_num);
-    std::vector<GraphLayer> graph = listGraphOf(descs, uses);
+    std::vector<GraphLayer> graph = listGraphOf(descs, uses, as);
     std::vector<double> t = costTable(graph, std::vector<int>(mps, mps + mp_num), mockProfile());
     std::copy(t.begin(), t.end(), table);
     return CNML_STATUS_SUCCESS;

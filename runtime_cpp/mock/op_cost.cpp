@@ -7,9 +7,46 @@
 namespace pz_mock {
 namespace {
 
-double bytesOf(const std::vector<Operand>& ops) {
+// How one op is priced: its precision and the byte size of its activations and consts.
+struct Pricing {
+  Precision precision = Precision::kFp32;
+  PrecisionOverride as = PrecisionOverride::kAsBuilt;
+  bool int8_filter = false;  // const 0 is an int8 filter (priced at 1 byte)
+
+  double activation(const Operand& o) const {
+    if (as == PrecisionOverride::kAsBuilt) return static_cast<double>(dtypeSize(o.dtype));
+    return as == PrecisionOverride::kFp32 ? 4.0 : 2.0;
+  }
+  double constant(const TensorImpl& t, std::size_t index) const {
+    if (as == PrecisionOverride::kAsBuilt) return static_cast<double>(dtypeSize(t.dtype));
+    if (as == PrecisionOverride::kFp32) return 4.0;
+    return index == 0 && int8_filter ? 1.0 : 2.0;
+  }
+};
+
+bool hasInt8Mode(OpKind kind) {
+  return kind == OpKind::kConv || kind == OpKind::kConvGroup || kind == OpKind::kMlp;
+}
+
+Pricing pricingOf(const OpDesc& op, PrecisionOverride as) {
+  Pricing p;
+  if (op.kind == OpKind::kCast) as = PrecisionOverride::kAsBuilt;
+  p.as = as;
+  switch (as) {
+    case PrecisionOverride::kAsBuilt: p.precision = precisionOf(op); break;
+    case PrecisionOverride::kFp32: p.precision = Precision::kFp32; break;
+    case PrecisionOverride::kFp16: p.precision = Precision::kFp16; break;
+    case PrecisionOverride::kInt8:
+      p.precision = hasInt8Mode(op.kind) ? Precision::kInt8 : Precision::kFp16;
+      p.int8_filter = hasInt8Mode(op.kind);
+      break;
+  }
+  return p;
+}
+
+double bytesOf(const std::vector<Operand>& ops, const Pricing& pr) {
   double b = 0.0;
-  for (const Operand& o : ops) b += static_cast<double>(o.bytes());
+  for (const Operand& o : ops) b += static_cast<double>(o.elements()) * pr.activation(o);
   return b;
 }
 
@@ -17,18 +54,19 @@ double bytesOf(const std::vector<Operand>& ops) {
 // only what it selects: the selected rows along the outer axes, but along the innermost axis
 // the DMA moves contiguous bursts, so a stride there still costs the span from the first to
 // the last element taken.
-double readBytes(const OpDesc& op, std::size_t i) {
-  if (op.kind != OpKind::kSlice) return static_cast<double>(op.inputs[i].bytes());
+double readBytes(const OpDesc& op, std::size_t i, const Pricing& pr) {
+  const double size = pr.activation(op.inputs[i]);
+  if (op.kind != OpKind::kSlice) return static_cast<double>(op.inputs[i].elements()) * size;
   const Dims& out = op.outputs[0].dims;
   const std::size_t last = out.size() - 1;
   double elements = static_cast<double>(out[last] - 1) * op.slice.stride[last] + 1.0;
   for (std::size_t a = 0; a < last; ++a) elements *= out[a];
-  return elements * sizeof(float);
+  return elements * size;
 }
 
-double readBytes(const OpDesc& op) {
+double readBytes(const OpDesc& op, const Pricing& pr) {
   double b = 0.0;
-  for (std::size_t i = 0; i < op.inputs.size(); ++i) b += readBytes(op, i);
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) b += readBytes(op, i, pr);
   return b;
 }
 
@@ -52,16 +90,19 @@ std::map<std::uint64_t, int> producers(const std::vector<const OpDesc*>& ops) {
   return by_id;
 }
 
-std::vector<GraphLayer> baseGraph(const std::vector<const OpDesc*>& ops) {
+std::vector<GraphLayer> baseGraph(const std::vector<const OpDesc*>& ops,
+                                  const std::vector<PrecisionOverride>& as) {
   const auto by_id = producers(ops);
   std::vector<GraphLayer> graph(ops.size());
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    graph[i].work = layerWorkOf(*ops[i]);
+    const PrecisionOverride a = i < as.size() ? as[i] : PrecisionOverride::kAsBuilt;
+    const Pricing pr = pricingOf(*ops[i], a);
+    graph[i].work = layerWorkOf(*ops[i], a);
     graph[i].last_use = static_cast<int>(i);
     for (std::size_t k = 0; k < ops[i]->inputs.size(); ++k) {
       auto it = by_id.find(ops[i]->inputs[k].id);
       int p = it != by_id.end() && it->second < static_cast<int>(i) ? it->second : -1;
-      graph[i].inputs.emplace_back(p, readBytes(*ops[i], k));
+      graph[i].inputs.emplace_back(p, readBytes(*ops[i], k, pr));
     }
   }
   return graph;
@@ -71,12 +112,16 @@ std::vector<GraphLayer> baseGraph(const std::vector<const OpDesc*>& ops) {
 
 const DeviceProfile& mockProfile() { return currentProfile(); }
 
-LayerWork layerWorkOf(const OpDesc& op) {
+LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
+  const Pricing pr = pricingOf(op, as);
   LayerWork w;
-  w.input_bytes = readBytes(op);
-  w.output_bytes = bytesOf(op.outputs);
-  for (const TensorRef& t : op.consts)
-    if (t) w.weight_bytes += static_cast<double>(elementCount(t->dims)) * sizeof(float);
+  w.precision = pr.precision;
+  w.input_bytes = readBytes(op, pr);
+  w.output_bytes = bytesOf(op.outputs, pr);
+  for (std::size_t i = 0; i < op.consts.size(); ++i)
+    if (op.consts[i])
+      w.weight_bytes += static_cast<double>(elementCount(op.consts[i]->dims)) *
+                        pr.constant(*op.consts[i], i);
   const Dims& in = op.inputs[0].dims;
   const Dims& out = op.outputs[0].dims;
   const double out_elems = static_cast<double>(op.outputs[0].elements());
@@ -171,13 +216,19 @@ LayerWork layerWorkOf(const OpDesc& op) {
       break;
     case OpKind::kReshape:
     case OpKind::kTranspose: break;  // pure data movement, whole tensors
+    case OpKind::kCast:
+      // Element-wise conversion: one op per element, memory-bound in practice.
+      w.flops = out_elems;
+      rowLocal(w, out);
+      break;
   }
   return w;
 }
 
 std::vector<GraphLayer> fusionGraphOf(const std::vector<const OpDesc*>& ops,
-                                      const std::vector<std::uint64_t>& outputs) {
-  std::vector<GraphLayer> graph = baseGraph(ops);
+                                      const std::vector<std::uint64_t>& outputs,
+                                      const std::vector<PrecisionOverride>& as) {
+  std::vector<GraphLayer> graph = baseGraph(ops, as);
   const int n = static_cast<int>(ops.size());
   const std::set<std::uint64_t> out_ids(outputs.begin(), outputs.end());
   for (int i = 0; i < n; ++i) {
@@ -191,8 +242,9 @@ std::vector<GraphLayer> fusionGraphOf(const std::vector<const OpDesc*>& ops,
 }
 
 std::vector<GraphLayer> listGraphOf(const std::vector<const OpDesc*>& ops,
-                                    const std::vector<int>& last_use) {
-  std::vector<GraphLayer> graph = baseGraph(ops);
+                                    const std::vector<int>& last_use,
+                                    const std::vector<PrecisionOverride>& as) {
+  std::vector<GraphLayer> graph = baseGraph(ops, as);
   for (std::size_t i = 0; i < graph.size(); ++i)
     graph[i].last_use = std::max(static_cast<int>(i), last_use[i]);
   return graph;

@@ -20,7 +20,7 @@ bool isWeight(cnmlTensor_t t) {
   return t && t->impl->shape_set && (t->impl->type == CNML_FILTER || t->impl->type == CNML_CONST);
 }
 const Dims& dimsOf(cnmlTensor_t t) { return t->impl->dims; }
-Operand operand(cnmlTensor_t t) { return Operand{t->impl->id, t->impl->dims}; }
+Operand operand(cnmlTensor_t t) { return Operand{t->impl->id, t->impl->dims, t->impl->dtype}; }
 
 // Output extent of a conv / floor-mode pool window along one axis; <= 0 when it does not fit.
 int windowOutput(int size, int pad_sum, int k, int dil, int stride, bool ceil_mode, int pad_lo) {
@@ -34,7 +34,16 @@ int windowOutput(int size, int pad_sum, int k, int dil, int stride, bool ceil_mo
 
 // Registers the op; rejects an op that writes one of its own inputs (no in-place ops:
 // fusion ordering is decided by tensor identity).
+// Every op but Cast computes in one precision: its activations share one dtype (Mock
+// rule: INVALIDARG otherwise).
 cnmlStatus_t finish(cnmlBaseOp_t* op, OpDesc&& desc) {
+  if (desc.kind != OpKind::kCast) {
+    const cnmlDataType_t dtype = desc.inputs.at(0).dtype;
+    for (const Operand& o : desc.inputs)
+      if (o.dtype != dtype) return CNML_STATUS_INVALIDARG;
+    for (const Operand& o : desc.outputs)
+      if (o.dtype != dtype) return CNML_STATUS_INVALIDARG;
+  }
   std::set<std::uint64_t> in_ids;
   for (const Operand& o : desc.inputs) in_ids.insert(o.id);
   for (const Operand& o : desc.outputs)
@@ -488,6 +497,53 @@ cnmlStatus_t cnmlCreateNdStridedSliceOp(cnmlBaseOp_t* op, cnmlNdStridedSliceOpPa
   d.slice = p;
   return logged(finish(op, std::move(d)), "cnmlCreateNdStridedSliceOp", [&](Call& c) {
     c.created(op).handle(param).handle(input).handle(output);
+  });
+}
+
+cnmlStatus_t cnmlCreateCastOp(cnmlBaseOp_t* op, cnmlCastType_t cast_type, cnmlTensor_t input,
+                              cnmlTensor_t output) {
+  if (!op || !isActivation(input) || !isActivation(output)) return kBad;
+  if (cast_type < CNML_CAST_FLOAT32_TO_UINT8 || cast_type > CNML_CAST_FLOAT16_TO_INT16 ||
+      cast_type == 2)
+    return kBad;
+  cnmlDataType_t from, to;
+  if (cast_type == CNML_CAST_FLOAT32_TO_FLOAT16) {
+    from = CNML_DATA_FLOAT32;
+    to = CNML_DATA_FLOAT16;
+  } else if (cast_type == CNML_CAST_FLOAT16_TO_FLOAT32) {
+    from = CNML_DATA_FLOAT16;
+    to = CNML_DATA_FLOAT32;
+  } else {
+    return CNML_STATUS_UNSUPPORT;
+  }
+  if (dimsOf(input) != dimsOf(output)) return kBad;
+  if (input->impl->dtype != from || output->impl->dtype != to) return CNML_STATUS_INVALIDARG;
+  OpDesc d;
+  d.kind = OpKind::kCast;
+  d.cast = cast_type;
+  d.inputs = {operand(input)};
+  d.outputs = {operand(output)};
+  return logged(finish(op, std::move(d)), "cnmlCreateCastOp", [&](Call& c) {
+    c.created(op).value(cast_type).handle(input).handle(output);
+  });
+}
+
+cnmlStatus_t cnmlSetOperationComputingDataType(cnmlBaseOp_t op, cnmlTensor_t tensor,
+                                               cnmlDataType_t dtype,
+                                               cnmlQuantizedParam_t param) {
+  if (!op || !tensor) return kBad;
+  if (op->compiled || op->fused) return CNML_STATUS_INVALIDARG;
+  if (dtype != CNML_DATA_INT8) return CNML_STATUS_UNSUPPORT;
+  OpDesc& d = op->desc;
+  if (d.kind != OpKind::kConv && d.kind != OpKind::kConvGroup && d.kind != OpKind::kMlp)
+    return CNML_STATUS_UNSUPPORT;
+  if (d.inputs.empty() || d.inputs[0].id != tensor->impl->id) return kBad;
+  if (!param) return kBad;
+  d.int8 = true;
+  d.in_position = param->position;
+  d.in_scale = param->scale;
+  return logged(CNML_STATUS_SUCCESS, "cnmlSetOperationComputingDataType", [&](Call& c) {
+    c.handle(op).handle(tensor).value(dtype).handle(param);
   });
 }
 

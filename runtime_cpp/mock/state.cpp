@@ -36,6 +36,7 @@ const char* opKindName(OpKind kind) {
     case OpKind::kDeconvGroup: return "DeconvGroup";
     case OpKind::kNearestNeighbor: return "NearestNeighbor";
     case OpKind::kInterp: return "Interp";
+    case OpKind::kCast: return "Cast";
   }
   return "?";
 }
@@ -45,6 +46,21 @@ OpDesc deepCopy(const OpDesc& op) {
   for (TensorRef& t : copy.consts)
     if (t && t->bound) t = std::make_shared<TensorImpl>(*t);
   return copy;
+}
+
+std::size_t dtypeSize(cnmlDataType_t dtype) {
+  switch (dtype) {
+    case CNML_DATA_FLOAT16: return 2;
+    case CNML_DATA_INT8: return 1;
+    default: return 4;
+  }
+}
+
+Precision precisionOf(const OpDesc& op) {
+  if (op.int8) return Precision::kInt8;
+  if (op.kind == OpKind::kCast) return Precision::kFp16;
+  return !op.inputs.empty() && op.inputs[0].dtype == CNML_DATA_FLOAT16 ? Precision::kFp16
+                                                                       : Precision::kFp32;
 }
 
 bool constsBound(const OpDesc& op) {

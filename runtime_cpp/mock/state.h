@@ -12,6 +12,8 @@
 #include <new>
 #include <vector>
 
+#include "precision.h"
+
 namespace pz_mock {
 
 constexpr int kMaxDims = 6;
@@ -22,24 +24,44 @@ std::size_t elementCount(const Dims& dims);
 
 // Tensor state lives behind a shared_ptr so ops keep FILTER/CONST data alive after the
 // caller destroys the handle (Paddle-Lite and MegEngine destroy early).
+// Quantisation of a tensor (filters): per tensor, or per channel (axis 0); a quantity is
+// set when its per-tensor flag is on or its per-channel vector is non-empty.
+struct TensorQuant {
+  bool has_position = false, has_scale = false;
+  int position = 0;
+  float scale = 1.0f;
+  std::vector<int> positions;  // per channel
+  std::vector<float> scales;   // per channel
+  bool positionSet() const { return has_position || !positions.empty(); }
+  bool scaleSet() const { return has_scale || !scales.empty(); }
+};
+
 struct TensorImpl {
   std::uint64_t id = 0;  // identity for fusion I/O matching; handles may be reused
   cnmlTensorType_t type = CNML_TENSOR;
   Dims dims;
   bool shape_set = false;
-  cnmlDataType_t dtype = CNML_DATA_FLOAT32;  // the only dtype the mock computes in
+  cnmlDataType_t dtype = CNML_DATA_FLOAT32;
+  // Bound data decoded exactly to fp32 (FLOAT32 as given, FLOAT16 decoded, INT8 q values),
+  // which the fp32 kernels read; INT8 data also as bytes in `q`.
   std::vector<float> data;
+  std::vector<std::int8_t> q;
   bool bound = false;
+  TensorQuant quant;
 };
 using TensorRef = std::shared_ptr<TensorImpl>;
 
 // Activation operand snapshot: later reshapes of the handle must not change a built op.
+std::size_t dtypeSize(cnmlDataType_t dtype);  // FLOAT32 4, FLOAT16 2, INT8 1
+
 struct Operand {
   std::uint64_t id = 0;
   Dims dims;
+  cnmlDataType_t dtype = CNML_DATA_FLOAT32;
   std::size_t elements() const { return elementCount(dims); }
-  std::size_t bytes() const { return elements() * sizeof(float); }
+  std::size_t bytes() const { return elements() * dtypeSize(dtype); }
 };
+
 
 enum class OpKind {
   kConv,
@@ -61,7 +83,8 @@ enum class OpKind {
   kDeconv,
   kDeconvGroup,
   kNearestNeighbor,
-  kInterp  // bilinear
+  kInterp,  // bilinear
+  kCast
 };
 const char* opKindName(OpKind kind);
 
@@ -117,7 +140,16 @@ struct OpDesc {
   SliceParams slice;
   DeconvParams deconv;  // with `group`
   InterpParams interp;
+  cnmlCastType_t cast = CNML_CAST_FLOAT32_TO_FLOAT16;
+  // int8 compute of the activation input (Conv, ConvGroup, Mlp), from
+  // cnmlSetOperationComputingDataType.
+  bool int8 = false;
+  int in_position = 0;
+  float in_scale = 1.0f;
 };
+
+// fp32, fp16 (FLOAT16 activations) or int8 (int8 compute set) for Conv/ConvGroup/Mlp.
+Precision precisionOf(const OpDesc& op);
 
 struct PreparedOp;  // executor.h
 
@@ -161,6 +193,14 @@ struct cnmlNearestNeighborOpParam {
 };
 struct cnmlInterpOpParam {
   pz_mock::InterpParams p;
+};
+struct cnmlQuantizedParam {
+  int position = 0;
+  float scale = 1.0f;
+};
+struct cnrtQuantizedParam {
+  int position = 0;
+  float scale = 1.0f;
 };
 
 struct cnmlBaseOp {

@@ -1,9 +1,10 @@
-// Tensor descriptors. Data is dense fp32 in logical row-major order (Mock rule), so the
-// only accepted strides are the dense ones and the only dtype is FLOAT32.
+// Tensor descriptors and their quantisation. Data is dense in logical row-major order in
+// the tensor's dtype (Mock rule), so the only accepted strides are the dense ones.
 #include <atomic>
 #include <cstring>
 
 #include "call_log.h"
+#include "numerics.h"
 #include "state.h"
 
 using namespace pz_mock;
@@ -62,8 +63,14 @@ cnmlStatus_t cnmlSetTensorShape_V2(cnmlTensor_t tensor, int dim_num, int dim_val
 
 cnmlStatus_t cnmlSetTensorDataType(cnmlTensor_t tensor, cnmlDataType_t data_type) {
   if (!tensor) return CNML_STATUS_INVALIDPARAM;
-  if (data_type != CNML_DATA_FLOAT32) return CNML_STATUS_UNSUPPORT;
-  tensor->impl->dtype = data_type;
+  TensorImpl& t = *tensor->impl;
+  bool ok = data_type == CNML_DATA_FLOAT32;
+  if (t.type == CNML_TENSOR || t.type == CNML_CONST) ok = ok || data_type == CNML_DATA_FLOAT16;
+  if (t.type == CNML_FILTER)
+    ok = ok || data_type == CNML_DATA_FLOAT16 || data_type == CNML_DATA_INT8;
+  if (!ok) return CNML_STATUS_UNSUPPORT;
+  if (t.bound && t.dtype != data_type) return CNML_STATUS_INVALIDARG;  // data is in the old dtype
+  t.dtype = data_type;
   return logged(CNML_STATUS_SUCCESS, "cnmlSetTensorDataType", [&](Call& c) {
     c.handle(tensor).value(data_type);
   });
@@ -72,7 +79,7 @@ cnmlStatus_t cnmlSetTensorDataType(cnmlTensor_t tensor, cnmlDataType_t data_type
 cnmlStatus_t cnmlGetTensorSize_V2(cnmlTensor_t tensor, size_t* size) {
   if (!tensor || !size) return CNML_STATUS_INVALIDPARAM;
   if (!tensor->impl->shape_set) return CNML_STATUS_INVALIDARG;
-  *size = elementCount(tensor->impl->dims) * sizeof(float);
+  *size = elementCount(tensor->impl->dims) * dtypeSize(tensor->impl->dtype);
   return CNML_STATUS_SUCCESS;
 }
 
@@ -97,16 +104,107 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
   TensorImpl& t = *tensor->impl;
   if (t.type != CNML_FILTER && t.type != CNML_CONST) return CNML_STATUS_INVALIDPARAM;
   if (!t.shape_set) return CNML_STATUS_INVALIDPARAM;
+  const std::size_t n = elementCount(t.dims);
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    std::size_t n = elementCount(t.dims);
     t.data.resize(n);
-    std::memcpy(t.data.data(), cpu_tensor_ptr, n * sizeof(float));
+    t.q.clear();
+    if (t.dtype == CNML_DATA_FLOAT16) {
+      numerics::decodeHalf(static_cast<const std::uint16_t*>(cpu_tensor_ptr), t.data.data(), n, 1);
+    } else if (t.dtype == CNML_DATA_INT8) {
+      const auto* q = static_cast<const std::int8_t*>(cpu_tensor_ptr);
+      t.q.assign(q, q + n);
+      for (std::size_t i = 0; i < n; ++i) t.data[i] = static_cast<float>(q[i]);
+    } else {
+      std::memcpy(t.data.data(), cpu_tensor_ptr, n * sizeof(float));
+    }
     t.bound = true;
     return CNML_STATUS_SUCCESS;
   });
   return logged(status, "cnmlBindConstData_V2", [&](Call& c) {
-    c.handle(tensor).hostData(cpu_tensor_ptr, tensor->impl->data.size() * sizeof(float))
+    c.handle(tensor).hostData(cpu_tensor_ptr, n * dtypeSize(tensor->impl->dtype))
         .value(free_aftercompile);
+  });
+}
+
+// ---- quantisation ----------------------------------------------------------------------
+
+cnmlStatus_t cnmlCreateQuantizedParam(cnmlQuantizedParam_t* param, int position, float scale,
+                                      float offset) {
+  if (!param) return CNML_STATUS_INVALIDPARAM;
+  if (!numerics::validPosition(position) || !numerics::validScale(scale))
+    return CNML_STATUS_INVALIDARG;
+  if (offset != 0.0f) return CNML_STATUS_UNSUPPORT;  // symmetric only
+  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
+    *param = new cnmlQuantizedParam{position, scale};
+    return CNML_STATUS_SUCCESS;
+  });
+  return logged(status, "cnmlCreateQuantizedParam", [&](Call& c) {
+    c.created(param).value(position).value(scale).value(offset);
+  });
+}
+
+cnmlStatus_t cnmlDestroyQuantizedParam(cnmlQuantizedParam_t* param) {
+  const Doomed gone = doomed(param);
+  if (!param || !*param) return CNML_STATUS_INVALIDPARAM;
+  delete *param;
+  *param = nullptr;
+  return logged(CNML_STATUS_SUCCESS, "cnmlDestroyQuantizedParam",
+                [&](Call& c) { c.destroyed(gone); });
+}
+
+cnmlStatus_t cnmlSetQuantizedPosition(cnmlTensor_t tensor, int position) {
+  if (!tensor) return CNML_STATUS_INVALIDPARAM;
+  if (!numerics::validPosition(position)) return CNML_STATUS_INVALIDARG;
+  TensorQuant& q = tensor->impl->quant;
+  q.has_position = true;
+  q.position = position;
+  q.positions.clear();
+  return logged(CNML_STATUS_SUCCESS, "cnmlSetQuantizedPosition", [&](Call& c) {
+    c.handle(tensor).value(position);
+  });
+}
+
+cnmlStatus_t cnmlSetQuantizedScale(cnmlTensor_t tensor, float scale) {
+  if (!tensor) return CNML_STATUS_INVALIDPARAM;
+  if (!numerics::validScale(scale)) return CNML_STATUS_INVALIDARG;
+  TensorQuant& q = tensor->impl->quant;
+  q.has_scale = true;
+  q.scale = scale;
+  q.scales.clear();
+  return logged(CNML_STATUS_SUCCESS, "cnmlSetQuantizedScale", [&](Call& c) {
+    c.handle(tensor).value(scale);
+  });
+}
+
+cnmlStatus_t cnmlSetQuantizedPositionByChannel(cnmlTensor_t tensor, int* positions,
+                                               int channel_num) {
+  if (!tensor || !positions || channel_num < 1) return CNML_STATUS_INVALIDPARAM;
+  for (int i = 0; i < channel_num; ++i)
+    if (!numerics::validPosition(positions[i])) return CNML_STATUS_INVALIDARG;
+  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
+    TensorQuant& q = tensor->impl->quant;
+    q.positions.assign(positions, positions + channel_num);
+    q.has_position = false;
+    return CNML_STATUS_SUCCESS;
+  });
+  return logged(status, "cnmlSetQuantizedPositionByChannel", [&](Call& c) {
+    c.handle(tensor).ints("positions", positions, channel_num).value(channel_num);
+  });
+}
+
+cnmlStatus_t cnmlSetQuantizedScaleByChannel(cnmlTensor_t tensor, float* scales,
+                                            int channel_num) {
+  if (!tensor || !scales || channel_num < 1) return CNML_STATUS_INVALIDPARAM;
+  for (int i = 0; i < channel_num; ++i)
+    if (!numerics::validScale(scales[i])) return CNML_STATUS_INVALIDARG;
+  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
+    TensorQuant& q = tensor->impl->quant;
+    q.scales.assign(scales, scales + channel_num);
+    q.has_scale = false;
+    return CNML_STATUS_SUCCESS;
+  });
+  return logged(status, "cnmlSetQuantizedScaleByChannel", [&](Call& c) {
+    c.handle(tensor).floats("scales", scales, channel_num).value(channel_num);
   });
 }
 

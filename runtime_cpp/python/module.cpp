@@ -40,6 +40,28 @@ std::shared_ptr<pz::Device> sharedDevice() {
   return device;
 }
 
+// Per-layer precision of a device-model query: None (the whole argument, or one entry) prices
+// a layer as built; "fp32", "fp16", "int8" as if built in that precision (cnml_mock.h,
+// cnmlMockPrecision_t).
+using Precisions = std::optional<std::vector<std::optional<std::string>>>;
+
+std::vector<int> precisionCodes(const Precisions& precisions, std::size_t layers) {
+  std::vector<int> codes(layers, CNML_MOCK_PRECISION_AS_BUILT);
+  if (!precisions) return codes;
+  if (precisions->size() != layers)
+    throw pz::Error("precisions: " + std::to_string(precisions->size()) + " given for " +
+                    std::to_string(layers) + " layers");
+  for (std::size_t i = 0; i < layers; ++i) {
+    const std::optional<std::string>& p = (*precisions)[i];
+    if (!p) continue;
+    if (*p == "fp32") codes[i] = CNML_MOCK_PRECISION_FP32;
+    else if (*p == "fp16") codes[i] = CNML_MOCK_PRECISION_FP16;
+    else if (*p == "int8") codes[i] = CNML_MOCK_PRECISION_INT8;
+    else throw pz::Error("precisions: '" + *p + "' is not fp32, fp16, int8 or None");
+  }
+  return codes;
+}
+
 class Session {
  public:
   Session() : device_(sharedDevice()) {}
@@ -108,27 +130,31 @@ class Session {
   }
 
   static std::vector<double> explain(const std::vector<pz::Layer*>& layers, int mp,
-                                     const std::vector<pz::Tensor*>& outputs) {
+                                     const std::vector<pz::Tensor*>& outputs,
+                                     const std::vector<int>& precisions) {
     std::vector<cnmlBaseOp_t> ops;
     for (pz::Layer* layer : layers) ops.push_back(layer->op());
     std::vector<cnmlTensor_t> outs;
     for (pz::Tensor* t : outputs) outs.push_back(t->desc());
     std::vector<double> values(9, 0.0);
-    mockCheck(cnmlMockExplainFusion(ops.data(), static_cast<int>(ops.size()), outs.data(),
-                                    static_cast<int>(outs.size()), mp, values.data(),
-                                    static_cast<int>(values.size())),
-              "cnmlMockExplainFusion");
+    mockCheck(cnmlMockExplainFusion_V2(ops.data(), static_cast<int>(ops.size()),
+                                       precisions.data(), outs.data(),
+                                       static_cast<int>(outs.size()), mp, values.data(),
+                                       static_cast<int>(values.size())),
+              "cnmlMockExplainFusion_V2");
     return values;
   }
 
   static double estimate(const std::vector<pz::Layer*>& layers, int mp, bool fuse,
-                         const std::vector<pz::Tensor*>& outputs) {
+                         const std::vector<pz::Tensor*>& outputs,
+                         const std::vector<int>& precisions) {
     if (layers.empty()) throw pz::Error("estimate_block: no layers given");
     if (!fuse) {
       double total = 0.0;
-      for (pz::Layer* layer : layers) {
+      for (std::size_t i = 0; i < layers.size(); ++i) {
         float us = 0.0f;
-        mockCheck(cnmlMockEstimateBaseOpUs(layer->op(), mp, &us), "cnmlMockEstimateBaseOpUs");
+        mockCheck(cnmlMockEstimateBaseOpUs_V2(layers[i]->op(), precisions[i], mp, &us),
+                  "cnmlMockEstimateBaseOpUs_V2");
         total += us;
       }
       return total;
@@ -137,16 +163,18 @@ class Session {
     for (pz::Layer* layer : layers) ops.push_back(layer->op());
     std::vector<cnmlTensor_t> outs;
     for (pz::Tensor* t : outputs) outs.push_back(t->desc());
-    float us = 0.0f;
-    mockCheck(cnmlMockEstimateFusionUs(ops.data(), static_cast<int>(ops.size()), outs.data(),
-                                       static_cast<int>(outs.size()), mp, &us),
-              "cnmlMockEstimateFusionUs");
-    return us;
+    double total = 0.0;
+    mockCheck(cnmlMockExplainFusion_V2(ops.data(), static_cast<int>(ops.size()),
+                                       precisions.data(), outs.data(),
+                                       static_cast<int>(outs.size()), mp, &total, 1),
+              "cnmlMockExplainFusion_V2");
+    return static_cast<float>(total);  // as cnmlMockEstimateFusionUs reports it
   }
 
   // [n, n + 1, len(mps)] table of block times over `layers` (see cnmlMockCostTable).
   static py::array_t<double> costTable(const std::vector<pz::Layer*>& layers,
-                                       const std::vector<int>& mps) {
+                                       const std::vector<int>& mps,
+                                       const std::vector<int>& precisions) {
     const int n = static_cast<int>(layers.size());
     if (n == 0) throw pz::Error("cost_table: no layers given");
     if (mps.empty()) throw pz::Error("cost_table: no MP choices given");
@@ -175,10 +203,11 @@ class Session {
     cnmlStatus_t status;
     {
       py::gil_scoped_release release;
-      status = cnmlMockCostTable(ops.data(), n, last_use.data(), mps.data(),
-                                 static_cast<int>(mps.size()), table.mutable_data());
+      status = cnmlMockCostTable_V2(ops.data(), n, last_use.data(), precisions.data(),
+                                    mps.data(), static_cast<int>(mps.size()),
+                                    table.mutable_data());
     }
-    mockCheck(status, "cnmlMockCostTable");
+    mockCheck(status, "cnmlMockCostTable_V2");
     return table;
   }
 
@@ -565,23 +594,27 @@ void bindSession(py::module_& m) {
       .def(
           "estimate_block",
           [](Session&, const std::vector<LayerRef>& layers, int mp, bool fuse,
-             const std::optional<std::vector<TensorRef>>& outputs) {
+             const std::optional<std::vector<TensorRef>>& outputs, const Precisions& precisions) {
             std::vector<pz::Layer*> ptrs = layerPtrs(layers);
-            return Session::estimate(ptrs, mp, fuse, blockOutputs(ptrs, outputs));
+            return Session::estimate(ptrs, mp, fuse, blockOutputs(ptrs, outputs),
+                                     precisionCodes(precisions, ptrs.size()));
           },
           py::arg("layers"), py::arg("mp"), py::arg("fuse") = true,
-          py::arg("outputs") = py::none(),
+          py::arg("outputs") = py::none(), py::arg("precisions") = py::none(),
           "Simulated device us of `layers` as one block on mp cores (the device model; what "
           "the block reports when compiled and run). fuse=False: the sum of the layers' "
           "base-op times. outputs default to the tensors read outside the layers, graph "
-          "outputs and tensors read by nobody, as a fused block derives them.")
+          "outputs and tensors read by nobody, as a fused block derives them. precisions: "
+          "one of 'fp32', 'fp16', 'int8' or None per layer, pricing the layer as if built in "
+          "that precision (None, or no list: as built).")
       .def(
           "explain_block",
           [](Session&, const std::vector<LayerRef>& layers, int mp,
-             const std::optional<std::vector<TensorRef>>& outputs) {
+             const std::optional<std::vector<TensorRef>>& outputs, const Precisions& precisions) {
             std::vector<pz::Layer*> ptrs = layerPtrs(layers);
             if (ptrs.empty()) throw pz::Error("explain_block: no layers given");
-            const std::vector<double> v = Session::explain(ptrs, mp, blockOutputs(ptrs, outputs));
+            const std::vector<double> v = Session::explain(
+                ptrs, mp, blockOutputs(ptrs, outputs), precisionCodes(precisions, ptrs.size()));
             py::dict d;
             const char* keys[] = {"total_us", "launch_sync_us", "layers_us",
                                   "compute_us", "halo_us", "dram_us",
@@ -590,6 +623,7 @@ void bindSession(py::module_& m) {
             return d;
           },
           py::arg("layers"), py::arg("mp"), py::arg("outputs") = py::none(),
+          py::arg("precisions") = py::none(),
           "Where the fused time of estimate_block goes: launch and barriers, per-layer "
           "max(compute, dram) sum, compute (of which recomputed halo rows), DRAM, spill.")
       .def_static(
@@ -608,14 +642,17 @@ void bindSession(py::module_& m) {
           "rule a FusionLayer applies at compile time.")
       .def(
           "cost_table",
-          [](Session&, const std::vector<LayerRef>& layers, const std::vector<int>& mps) {
-            return Session::costTable(layerPtrs(layers), mps);
+          [](Session&, const std::vector<LayerRef>& layers, const std::vector<int>& mps,
+             const Precisions& precisions) {
+            return Session::costTable(layerPtrs(layers), mps,
+                                      precisionCodes(precisions, layers.size()));
           },
-          py::arg("layers"), py::arg("mps"),
+          py::arg("layers"), py::arg("mps"), py::arg("precisions") = py::none(),
           "float64 [n, n+1, len(mps)]: [i, j, k] = us of layers[i:j] on mps[k] cores, fused "
           "when j > i + 1, the single layer unfused when j == i + 1, inf elsewhere. Block "
           "outputs are relative to the whole list (plus graph outputs); equals "
-          "estimate_block entry by entry.");
+          "estimate_block entry by entry. precisions: as estimate_block's (one per layer; "
+          "None: as built).");
 }
 
 void bindFiles(py::module_& m) {

@@ -2,7 +2,9 @@
 //
 // Names, parameter order and enum values follow the public cnml.h of CNML 7.2/7.3
 // (docs: cnml-subset.md). Only the calls Paleozoic emits are declared. The CPU mock
-// (runtime_cpp/mock) implements them with fp32 data; its own rules are marked "Mock rule".
+// (runtime_cpp/mock) implements them with FLOAT32, FLOAT16 and (conv/mlp filters) INT8 data,
+// emulating the fp16/int8 arithmetic bit for bit as runtime_cpp/mock/numerics.h states; its
+// own rules are marked "Mock rule".
 #ifndef PALEOZOIC_SDK_CNML_H_
 #define PALEOZOIC_SDK_CNML_H_
 
@@ -138,13 +140,32 @@ typedef struct cnmlNdStridedSliceOpParam* cnmlNdStridedSliceOpParam_t;
 typedef struct cnmlDeconvOpParam* cnmlDeconvOpParam_t;
 typedef struct cnmlNearestNeighborOpParam* cnmlNearestNeighborOpParam_t;
 typedef struct cnmlInterpOpParam* cnmlInterpOpParam_t;
+typedef struct cnmlQuantizedParam* cnmlQuantizedParam_t;
+
+// Cast op types (CNML G2/G3 values). The mock implements FLOAT16_TO_FLOAT32 and
+// FLOAT32_TO_FLOAT16; the others -> CNML_STATUS_UNSUPPORT at creation.
+typedef enum {
+  CNML_CAST_FLOAT32_TO_UINT8 = 0,
+  CNML_CAST_UINT8_TO_FLOAT32 = 1,
+  CNML_CAST_FIX8_TO_FLOAT16 = 3,
+  CNML_CAST_FLOAT16_TO_FLOAT32 = 4,
+  CNML_CAST_FLOAT16_TO_FIX8 = 5,
+  CNML_CAST_FLOAT32_TO_FLOAT16 = 6,
+  CNML_CAST_INT16_TO_FLOAT16 = 7,
+  CNML_CAST_FLOAT16_TO_INT16 = 8
+} cnmlCastType_t;
 
 // ---- setup -------------------------------------------------------------------
 cnmlStatus_t cnmlInit(int flag);
 cnmlStatus_t cnmlExit(void);
 
 // ---- tensors -----------------------------------------------------------------
-// Mock rule: device buffers are dense fp32 in the logical (NCHW / N-D row-major) order.
+// Mock rule: device buffers are dense in the logical (NCHW / N-D row-major) order, in the
+// tensor's dtype: FLOAT32 4 bytes, FLOAT16 2 bytes (IEEE binary16), INT8 1 byte.
+// cnmlSetTensorDataType: CNML_TENSOR FLOAT32 or FLOAT16; CNML_FILTER FLOAT32, FLOAT16 or
+// INT8; CNML_CONST FLOAT32 or FLOAT16; anything else UNSUPPORT (VARIABLE: FLOAT32 only).
+// Changing the dtype of a bound FILTER/CONST -> INVALIDARG. The default dtype is FLOAT32.
+// cnmlGetTensorSize_V2 = elements x element size of the dtype.
 cnmlStatus_t cnmlCreateTensor_V2(cnmlTensor_t* tensor, cnmlTensorType_t tensor_type);
 cnmlStatus_t cnmlSetTensorShape_V2(cnmlTensor_t tensor, int dim_num, int dim_values[],
                                    int dim_strides[]);
@@ -152,9 +173,37 @@ cnmlStatus_t cnmlSetTensorDataType(cnmlTensor_t tensor, cnmlDataType_t data_type
 cnmlStatus_t cnmlGetTensorSize_V2(cnmlTensor_t tensor, size_t* size);
 cnmlStatus_t cnmlGetTensorDataType(cnmlTensor_t tensor, cnmlDataType_t* data_type);
 cnmlStatus_t cnmlDestroyTensor(cnmlTensor_t* tensor);
-// FILTER / CONST tensors only; data is in the tensor's dtype and copied at bind time.
+// FILTER / CONST tensors only; data is in the tensor's dtype (elements x element size
+// bytes: fp32, binary16 bits, or int8 q values) and copied at bind time.
 cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
                                   bool free_aftercompile);
+
+// ---- quantisation (G3) ----------------------------------------------------------
+// A quantised value q stands for q * 2^position / scale (numerics.h). Mock rules: position
+// in [-32, 32] and scale finite and > 0, else INVALIDARG; offset != 0 -> UNSUPPORT (the
+// mock is symmetric only); null pointers -> INVALIDPARAM.
+cnmlStatus_t cnmlCreateQuantizedParam(cnmlQuantizedParam_t* param, int position, float scale,
+                                      float offset);
+cnmlStatus_t cnmlDestroyQuantizedParam(cnmlQuantizedParam_t* param);
+// Sets the on-chip dtype of one operand of an op. Mock rules: only CNML_DATA_INT8 on the
+// activation input of a Conv, ConvGroup (incl. depthwise) or Mlp op; the op copies the
+// param (it may be destroyed right after). Another dtype, or another op kind -> UNSUPPORT;
+// a tensor that is not the op's activation input, or a null param -> INVALIDPARAM; after
+// the op was compiled or fused -> INVALIDARG. At compile, an int8 op needs FLOAT16
+// activations, a FLOAT16 bias (or none) and an INT8 filter whose position and scale are
+// set per tensor or per output channel (channel_num == output channels), else INVALIDARG.
+cnmlStatus_t cnmlSetOperationComputingDataType(cnmlBaseOp_t op, cnmlTensor_t tensor,
+                                               cnmlDataType_t dtype,
+                                               cnmlQuantizedParam_t param);
+// Quantisation of a (filter) tensor, per tensor or per channel (axis 0 of the filter).
+// Ranges as cnmlCreateQuantizedParam (INVALIDARG); null arrays or channel_num < 1 ->
+// INVALIDPARAM. Setting one form replaces the other for that quantity.
+cnmlStatus_t cnmlSetQuantizedPosition(cnmlTensor_t tensor, int position);
+cnmlStatus_t cnmlSetQuantizedScale(cnmlTensor_t tensor, float scale);
+cnmlStatus_t cnmlSetQuantizedPositionByChannel(cnmlTensor_t tensor, int* positions,
+                                               int channel_num);
+cnmlStatus_t cnmlSetQuantizedScaleByChannel(cnmlTensor_t tensor, float* scales,
+                                            int channel_num);
 
 // ---- operator parameters ----------------------------------------------------
 cnmlStatus_t cnmlCreateConvOpParam_V2(cnmlConvOpParam_t* param, int stride_height,
@@ -322,9 +371,20 @@ cnmlStatus_t cnmlCreateNearestNeighborOp(cnmlBaseOp_t* op, cnmlTensor_t input,
                                          cnmlNearestNeighborOpParam_t param);
 cnmlStatus_t cnmlCreateInterpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                                 cnmlInterpOpParam_t param);
+// Element-wise dtype conversion; input and output of equal dims. Mock rules: FLOAT32_TO_FLOAT16
+// (round to nearest even, numerics.h) and FLOAT16_TO_FLOAT32 (exact) only, other cast types
+// -> UNSUPPORT; operand dtypes not those of the cast type -> INVALIDARG; a value outside the
+// enum -> INVALIDPARAM.
+cnmlStatus_t cnmlCreateCastOp(cnmlBaseOp_t* op, cnmlCastType_t cast_type, cnmlTensor_t input,
+                              cnmlTensor_t output);
 
 // ---- compile -----------------------------------------------------------------
 // core_limit: cores the op is compiled for. Mock rule: 1..32 on MLU100, else INVALIDPARAM.
+// Mock rules on precision (at op creation: INVALIDARG): every activation input and output
+// of an op other than Cast has one dtype. At compile (INVALIDARG): consts of an fp32 op are
+// FLOAT32, of an fp16 op FLOAT16, except an int8 op's INT8 filter; an INT8 filter needs the
+// op's input in int8 compute (cnmlSetOperationComputingDataType); an int8 op with a
+// reduction longer than 133143 (int32 overflow) -> UNSUPPORT.
 cnmlStatus_t cnmlCompileBaseOp(cnmlBaseOp_t op, cnmlCoreVersion_t version, int core_limit);
 cnmlStatus_t cnmlDestroyBaseOp(cnmlBaseOp_t* op);
 
@@ -422,6 +482,9 @@ cnmlStatus_t cnmlComputeNearestNeighborOpForward_V4(cnmlBaseOp_t op, cnmlTensor_
 cnmlStatus_t cnmlComputeInterpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                            void* input, cnmlTensor_t output_tensor,
                                            void* output, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeCastOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                         void* input, cnmlTensor_t output_tensor, void* output,
+                                         cnrtQueue_t queue, void* extra);
 
 // ---- fusion ------------------------------------------------------------------
 // Base ops are fused in topological order and must not have been compiled alone.
@@ -437,34 +500,6 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
                                            cnmlTensor_t output_tensors[], void* outputs[],
                                            int output_num, cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlDestroyFusionOp(cnmlFusionOp_t* fusion_op);
-
-// Quantisation (G2/G3) and casts.
-typedef struct cnmlQuantizedParam* cnmlQuantizedParam_t;
-cnmlStatus_t cnmlCreateQuantizedParam(cnmlQuantizedParam_t* param, int position, float scale,
-                                      float offset);
-cnmlStatus_t cnmlDestroyQuantizedParam(cnmlQuantizedParam_t* param);
-cnmlStatus_t cnmlSetOperationComputingDataType(cnmlBaseOp_t op, cnmlTensor_t tensor,
-                                               cnmlDataType_t dtype, cnmlQuantizedParam_t param);
-cnmlStatus_t cnmlSetQuantizedPosition(cnmlTensor_t tensor, int position);
-cnmlStatus_t cnmlSetQuantizedScale(cnmlTensor_t tensor, float scale);
-cnmlStatus_t cnmlSetQuantizedPositionByChannel(cnmlTensor_t tensor, int* positions,
-                                               int channel_num);
-cnmlStatus_t cnmlSetQuantizedScaleByChannel(cnmlTensor_t tensor, float* scales, int channel_num);
-typedef enum {
-  CNML_CAST_FLOAT32_TO_UINT8 = 0,
-  CNML_CAST_UINT8_TO_FLOAT32 = 1,
-  CNML_CAST_FIX8_TO_FLOAT16 = 3,
-  CNML_CAST_FLOAT16_TO_FLOAT32 = 4,
-  CNML_CAST_FLOAT16_TO_FIX8 = 5,
-  CNML_CAST_FLOAT32_TO_FLOAT16 = 6,
-  CNML_CAST_INT16_TO_FLOAT16 = 7,
-  CNML_CAST_FLOAT16_TO_INT16 = 8
-} cnmlCastType_t;
-cnmlStatus_t cnmlCreateCastOp(cnmlBaseOp_t* op, cnmlCastType_t cast_type, cnmlTensor_t input,
-                              cnmlTensor_t output);
-cnmlStatus_t cnmlComputeCastOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
-                                         cnmlTensor_t output_tensor, void* output,
-                                         cnrtQueue_t queue, void* extra);
 
 #ifdef __cplusplus
 }

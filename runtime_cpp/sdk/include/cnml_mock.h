@@ -59,6 +59,30 @@ cnmlStatus_t cnmlMockEstimateBaseOpUs(cnmlBaseOp_t op, int mp, float* us);
 cnmlStatus_t cnmlMockCostTable(cnmlBaseOp_t ops[], int op_num, const int last_use[],
                                const int mps[], int mp_num, double* table);
 
+/* Precision overrides of the estimates below (planning a precision before building the
+ * session in it). AS_BUILT prices each op as created (its dtypes and int8 mode); FP32, FP16
+ * and INT8 price it as if built so: activations 4 / 2 / 2 bytes, weights 4 / 2 / 2 bytes
+ * except an int8 filter at 1 byte, compute at the precision's peak (device_model.h). INT8
+ * on an op other than Conv, ConvGroup or Mlp prices it as FP16; Cast ops are always priced
+ * as built. */
+typedef enum {
+  CNML_MOCK_PRECISION_AS_BUILT = -1,
+  CNML_MOCK_PRECISION_FP32 = 0,
+  CNML_MOCK_PRECISION_FP16 = 1,
+  CNML_MOCK_PRECISION_INT8 = 2
+} cnmlMockPrecision_t;
+
+/* The estimates above with one cnmlMockPrecision_t per op (precisions may be NULL: all as
+ * built, which is what the versions without _V2 do). A value outside the enum ->
+ * CNML_STATUS_INVALIDPARAM. */
+cnmlStatus_t cnmlMockExplainFusion_V2(cnmlBaseOp_t ops[], int op_num, const int precisions[],
+                                      cnmlTensor_t outputs[], int output_num, int mp,
+                                      double* values, int value_num);
+cnmlStatus_t cnmlMockEstimateBaseOpUs_V2(cnmlBaseOp_t op, int precision, int mp, float* us);
+cnmlStatus_t cnmlMockCostTable_V2(cnmlBaseOp_t ops[], int op_num, const int last_use[],
+                                  const int precisions[], const int mps[], int mp_num,
+                                  double* table);
+
 /* Call log: while recording, every successful CNML call that creates, configures, binds,
  * fuses, compiles, runs or destroys something, and cnrtMalloc / cnrtFree, is appended to a
  * process-wide log (device, queue and notifier calls are not). Paleozoic prints a recorded

@@ -68,6 +68,7 @@ typedef enum {
 } cnrtDataType_t;
 
 typedef uint64_t cnrtDev_t;
+typedef struct cnrtQuantizedParam* cnrtQuantizedParam_t;
 typedef struct cnrtQueue* cnrtQueue_t;
 typedef struct cnrtNotifier* cnrtNotifier_t;
 
@@ -102,12 +103,20 @@ cnrtRet_t cnrtPlaceNotifier(cnrtNotifier_t notifier, cnrtQueue_t queue);
 // Microseconds between two placed notifiers (device time; the mock reports simulated time).
 cnrtRet_t cnrtNotifierDuration(cnrtNotifier_t start, cnrtNotifier_t end, float* us);
 
-// Host-side quantisation and dtype conversion (G3).
-typedef struct cnrtQuantizedParam* cnrtQuantizedParam_t;
-cnrtRet_t cnrtCreateQuantizedParam(cnrtQuantizedParam_t* param, int pos, float scale, int offset);
+// ---- host conversions (G3) ------------------------------------------------------
+// A quantised value q stands for q * 2^pos / scale. Mock rules: null -> ERR_INVALID_POINTER;
+// pos outside [-32, 32] or scale not finite and > 0 -> ERR_INVALID; offset != 0 ->
+// ERR_UNSUPPORTED (symmetric only).
+cnrtRet_t cnrtCreateQuantizedParam(cnrtQuantizedParam_t* param, int pos, float scale,
+                                   int offset);
 cnrtRet_t cnrtDestroyQuantizedParam(cnrtQuantizedParam_t param);
-cnrtRet_t cnrtCastDataType(void* src, cnrtDataType_t src_type, void* dst, cnrtDataType_t dst_type,
-                           int count, cnrtQuantizedParam_t param);
+// Converts count elements. Mock rules: FLOAT32 <-> FLOAT16 (round to nearest even / exact)
+// and FLOAT32 <-> INT8 (q = clamp(rint(x * scale / 2^pos), -127, 127); x = q * 2^pos / scale),
+// as runtime_cpp/mock/numerics.h states; the INT8 casts need a param (NULL ->
+// ERR_INVALID), the fp16 ones ignore it. Other pairs -> ERR_UNSUPPORTED; null src/dst ->
+// ERR_INVALID_POINTER; count < 0 -> ERR_INVALID.
+cnrtRet_t cnrtCastDataType(void* src, cnrtDataType_t src_type, void* dst,
+                           cnrtDataType_t dst_type, int count, cnrtQuantizedParam_t param);
 
 #ifdef __cplusplus
 }
