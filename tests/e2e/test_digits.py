@@ -11,12 +11,11 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from helpers import runtime_outputs
 
 from paleozoic.calibration import calibrate, load_calibration
 from paleozoic.calibration.file import write_calibration
 from paleozoic.pipeline import load_queue
-
-from helpers import runtime_outputs
 
 DIGITS = Path(__file__).resolve().parents[2] / "examples" / "digits"
 
