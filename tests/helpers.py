@@ -8,6 +8,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from paleozoic.ir import LayerQueue, Plan
 from paleozoic.pipeline import build_session, compile_model, run_session
 from paleozoic.testing.zoo import random_inputs
 from paleozoic.verify import reference_outputs
@@ -32,6 +33,32 @@ def compile_build_compare(model: onnx.ModelProto, out: Path, plan: str = "per-la
         err = float(np.abs(ours - ref).max())
         assert np.allclose(ours, ref, rtol=rtol, atol=atol), f"max abs error {err}"
     return result.report
+
+
+def runtime_outputs(queue: LayerQueue, batches: list[np.ndarray],
+                    plan: str | Plan = "per-layer") -> np.ndarray:
+    """The queue's first output for each batch, run in-process on the pybind runtime (the
+    wrapper and mock SDK an emitted session links) under `plan`, the session built and
+    compiled once; the batches' outputs concatenated along the first axis."""
+    from paleozoic import _runtime
+    from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
+    from paleozoic.pipeline import resolve_plan
+
+    session = _runtime.Session()
+    recorder = InputRecorder(session)
+    layers = build_runtime_graph(queue, recorder, bind_weights=True)
+    by_name = {layer.name: built for layer, built in zip(queue.layers, layers)}
+    for block in resolve_plan(queue, plan).blocks:
+        session.compile_block(block.name, block.fuse, block.mp,
+                              [by_name[name] for name in block.layers])
+    output = {layer.output: built for layer, built in zip(queue.layers, layers)}[
+        queue.outputs[0]].output
+    results = []
+    for batch in batches:
+        session.set_input(recorder.inputs[0], np.ascontiguousarray(batch, dtype=np.float32))
+        session.run()
+        results.append(np.array(session.get(output)))
+    return np.concatenate(results)
 
 
 # The start of a C++ program against the mock SDK alone (no wrapper): tensors and a line

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from helpers import runtime_outputs
 
 from paleozoic.calibration import calibrate, load_calibration
 from paleozoic.calibration.file import write_calibration
-from paleozoic.optimize import fuse_all
 from paleozoic.pipeline import load_queue
 
 DIGITS = Path(__file__).resolve().parents[2] / "examples" / "digits"
@@ -28,23 +28,8 @@ def digits():
 
 
 def _predict(queue, images: np.ndarray) -> np.ndarray:
-    from paleozoic import _runtime
-    from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
-
-    session = _runtime.Session()
-    recorder = InputRecorder(session)
-    layers = build_runtime_graph(queue, recorder, bind_weights=True)
-    by_name = {layer.name: built for layer, built in zip(queue.layers, layers)}
-    for block in fuse_all(queue).blocks:
-        session.compile_block(block.name, block.fuse, block.mp,
-                              [by_name[name] for name in block.layers])
-    output = layers[-1].output
-    predictions = []
-    for image in images:
-        session.set_input(recorder.inputs[0], image[None])
-        session.run()
-        predictions.append(int(np.argmax(session.get(output))))
-    return np.array(predictions)
+    return np.argmax(runtime_outputs(queue, [image[None] for image in images], "fuse-all"),
+                     axis=1)
 
 
 def test_fp32_session_matches_onnxruntime_and_keeps_top1(digits) -> None:
