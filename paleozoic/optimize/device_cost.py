@@ -78,18 +78,11 @@ class DeviceModelOracle:
     """
 
     name = "model"
-    # ---- precision adapter (issue 12) ------------------------------------------------
-    # The C++ device model prices fp32 only for now. When it prices fp16/int8, this is the
-    # one place to wire it: list them here and pass `precision` on in block_cost and
-    # cost_table (the optimizers read only this protocol, see oracle.py).
-    precisions: tuple[Precision, ...] = (Precision.FP32,)
-
-    def _fp32_only(self, precision: Precision) -> None:
-        if precision != Precision.FP32:
-            raise ValueError(f"the device model prices fp32 only (not "
-                             f"{Precision(precision).value}) until the C++ model prices "
-                             f"precisions (issue 12)")
-    # ---- end of the precision adapter --------------------------------------------------
+    # The C++ model prices each layer at a precision: its compute rate (fp32, fp16, int8
+    # for layers with an int8 mode, fp16 for the others) and its bytes by dtype. A block is
+    # priced with its inputs already in its storage dtype: the casts a mixed plan needs at
+    # precision boundaries are in an emitted session's device time, not in these costs.
+    precisions: tuple[Precision, ...] = (Precision.FP32, Precision.FP16, Precision.INT8)
 
     def __init__(self, queue: LayerQueue, profile: str | None = None) -> None:
         from paleozoic import _runtime as rt
@@ -102,7 +95,7 @@ class DeviceModelOracle:
         self._layers = build_runtime_graph(queue, self._session, bind_weights=False)
         self._index = {layer.name: i for i, layer in enumerate(queue.layers)}
         self._reads = read_counts(queue.layers)
-        self._tables: dict[tuple[int, ...], np.ndarray] = {}
+        self._tables: dict[tuple[tuple[int, ...], Precision], np.ndarray] = {}
 
     def _apply_profile(self) -> None:
         # The mock's profile is process-wide: set it before every query so two oracles with
@@ -121,16 +114,17 @@ class DeviceModelOracle:
 
     def block_cost(self, start: int, stop: int, mp: int,
                    precision: Precision = Precision.FP32) -> float:
-        self._fp32_only(precision)
         if not 0 <= start < stop <= len(self._layers):
             raise ValueError(f"block [{start}, {stop}) is outside the queue's "
                              f"{len(self._layers)} layers")
         self._apply_profile()
         layers = self._layers[start:stop]
+        each = [Precision(precision).value] * len(layers)
         if stop - start == 1:
-            return float(self._session.estimate_block(layers, mp, fuse=False))
+            return float(self._session.estimate_block(layers, mp, fuse=False, precisions=each))
         return float(self._session.estimate_block(layers, mp, fuse=True,
-                                                  outputs=self._outputs(start, stop)))
+                                                  outputs=self._outputs(start, stop),
+                                                  precisions=each))
 
     def explain_block(self, start: int, stop: int, mp: int) -> dict[str, float]:
         """Where a fused block's time goes (launch/barriers, compute, halo, DRAM, spill)."""
@@ -140,14 +134,16 @@ class DeviceModelOracle:
 
     def cost_table(self, mps: Sequence[int],
                    precisions: Sequence[Precision] | None = None) -> np.ndarray:
-        for precision in precisions or ():
-            self._fp32_only(precision)
         if precisions is not None:
-            return self.cost_table(mps)[..., None]
-        key = tuple(int(m) for m in mps)
+            return np.stack([self._table(mps, Precision(p)) for p in precisions], axis=-1)
+        return self._table(mps, Precision.FP32)
+
+    def _table(self, mps: Sequence[int], precision: Precision) -> np.ndarray:
+        key = (tuple(int(m) for m in mps), precision)
         if key not in self._tables:
             self._apply_profile()
-            table = self._session.cost_table(self._layers, list(key))
+            table = self._session.cost_table(self._layers, list(key[0]),
+                                             precisions=[precision.value] * len(self._layers))
             table.setflags(write=False)
             self._tables[key] = table
         return self._tables[key]

@@ -232,12 +232,39 @@ def test_cli_rejects_unknown_precision(small_cnn_path: Path, tmp_path: Path) -> 
     assert exit_.value.code == 2
 
 
-def test_cli_model_oracle_says_it_prices_fp32_only(small_cnn_path: Path, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_tunes_precision_with_the_device_model(small_cnn_path: Path, tmp_path: Path
+                                                   ) -> None:
     pytest.importorskip("paleozoic.optimize.device_cost")
     from paleozoic import cli
+    from paleozoic.ir import Plan
+    from paleozoic.optimize.device_cost import DeviceModelOracle
+    from paleozoic.pipeline import load_queue
 
-    code = cli.main(["tune", str(small_cnn_path), "--precisions", "fp32,int8", "-o",
-                     str(tmp_path / "x.json")])
-    assert code == OptimizerError.exit_code
-    assert "prices fp32 only" in capsys.readouterr().err
+    fp32, mixed = tmp_path / "fp32.json", tmp_path / "mixed.json"
+    assert cli.main(["tune", str(small_cnn_path), "-o", str(fp32)]) == 0
+    assert cli.main(["tune", str(small_cnn_path), "--precisions", "fp32,fp16,int8",
+                     "-o", str(mixed)]) == 0
+    oracle = DeviceModelOracle(load_queue(str(small_cnn_path)))
+    fast, slow = Plan.load(mixed), Plan.load(fp32)
+    assert {b.precision for b in fast.blocks} - {FP32}
+    assert oracle.plan_cost(fast) < oracle.plan_cost(slow)
+
+
+def test_device_model_table_per_precision_matches_block_costs(small_cnn_path: Path) -> None:
+    pytest.importorskip("paleozoic.optimize.device_cost")
+    from paleozoic.ir.plan import Precision
+    from paleozoic.optimize.device_cost import DeviceModelOracle
+    from paleozoic.pipeline import load_queue
+
+    oracle = DeviceModelOracle(load_queue(str(small_cnn_path)))
+    precisions = (FP32, Precision.FP16, INT8)
+    table = oracle.cost_table([1, 4], precisions=precisions)
+    n = len(oracle.queue.layers)
+    assert table.shape == (n, n + 1, 2, 3)
+    for start, stop in [(0, 1), (0, 3), (1, n)]:
+        for k, mp in enumerate([1, 4]):
+            for p, precision in enumerate(precisions):
+                assert table[start, stop, k, p] == pytest.approx(
+                    oracle.block_cost(start, stop, mp, precision), rel=1e-6)  # float us
+    # The first layer is a conv: int8 beats fp16 beats fp32 on it alone.
+    assert table[0, 1, 0, 2] < table[0, 1, 0, 1] < table[0, 1, 0, 0]
