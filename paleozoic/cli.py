@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import sys
 from pathlib import Path
 
@@ -196,6 +197,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     if out.exists() and not args.force:
         raise OutputExistsError(f"{out}: exists; choose another file or pass --force to "
                                 f"replace it")
+    if args.accuracy_budget is not None:
+        return _tune_for_accuracy(args, out)
     optimizer = load_optimizer(args.optimizer, seed=args.seed, budget_s=args.budget,
                                **_parse_options(args.option))
     queue = load_queue(args.model, **_shapes(args))
@@ -216,6 +219,69 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     out.write_text(plan.to_json())
     print("\n".join(plan_table(plan, queue, cost)))
     print(f"wrote {out} (re-emit with `paleozoic compile {args.model} --plan {out} -o DIR`)")
+    return 0
+
+
+def _accuracy_budget_arg(text: str) -> tuple[str, float]:
+    metric, _, value = text.partition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if metric not in ("sqnr", "cosine", "top1") or not math.isfinite(number):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give METRIC=VALUE with METRIC sqnr (dB), cosine or top1 (agreement "
+            f"with fp32, 0..1), e.g. sqnr=30")
+    return metric, number
+
+
+def _tune_for_accuracy(args: argparse.Namespace, out: Path) -> int:
+    """tune --accuracy-budget: sensitivities on --data, exact search, held-out checks."""
+    from paleozoic.accuracy_tune import RuntimeNoiseProbe, measure_sensitivities, \
+        tune_for_accuracy
+    from paleozoic.calibration.data import data_files, iter_batches
+    from paleozoic.calibration.file import load_calibration
+    from paleozoic.calibration.params import layer_quantization
+    from paleozoic.optimize.report import plan_table
+    from paleozoic.errors import BudgetError
+    from paleozoic.optimize.sensitivities import Sensitivities
+    from paleozoic.pipeline import load_queue
+
+    if args.calibration is None or not args.data:
+        raise PaleozoicError("--accuracy-budget needs --calibration CALIB.json and --data "
+                             "PATH... (the inputs sensitivities are measured on)")
+    queue = load_queue(args.model, **_shapes(args))
+    quantization = layer_quantization(queue, load_calibration(args.calibration, queue),
+                                      args.calibration)
+    batches = [feeds for _, feeds in iter_batches(data_files(args.data), queue)]
+    holdout = ([feeds for _, feeds in iter_batches(data_files(args.holdout), queue)]
+               if args.holdout else batches)
+    if args.sensitivities and Path(args.sensitivities).is_file():
+        sensitivities = Sensitivities.load(args.sensitivities)
+        print(f"read sensitivities from {args.sensitivities}")
+    else:
+        probe = RuntimeNoiseProbe(queue, quantization, batches)
+        sensitivities = measure_sensitivities(queue, probe)
+        if args.sensitivities:
+            sensitivities.save(args.sensitivities)
+        print(f"measured sensitivities: {probe.runs} runs on {len(batches)} batch(es)")
+    cost = _make_oracle(args, queue)
+    metric, target = args.accuracy_budget
+    try:
+        result = tune_for_accuracy(queue, quantization, sensitivities, cost, metric, target,
+                                   holdout)
+    except ValueError as err:
+        raise BudgetError(f"{args.model}: {err}; nothing written") from None
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(result.plan.to_json())
+    tmp.replace(out)
+    print("\n".join(plan_table(result.plan, queue, cost)))
+    where = "held-out data" if args.holdout else "the --data batches (no --holdout given)"
+    m = result.measured
+    print(f"measured on {where}: SQNR {m.sqnr_db:.1f} dB, cosine {m.cosine:.6f}, top-1 "
+          f"agreement {m.top1:.4f}; {len(result.tried)} candidate(s) run")
+    print(f"wrote {out} (compile with `paleozoic compile {args.model} --plan {out} "
+          f"--calibration {args.calibration} -o DIR`)")
     return 0
 
 
@@ -396,6 +462,18 @@ def make_parser() -> argparse.ArgumentParser:
                    "fp32). The cost oracle must price them")
     p.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option of the optimizer, e.g. -O iterations=20000 (repeatable)")
+    p.add_argument("--accuracy-budget", type=_accuracy_budget_arg, metavar="METRIC=VALUE",
+                   help="accuracy-aware tuning: the fastest plan (cuts, MP, precision) whose "
+                        "outputs keep sqnr=DB, cosine=X or top1=X against fp32; needs "
+                        "--calibration and --data (sensitivities are measured there) and "
+                        "checks candidates on --holdout")
+    p.add_argument("--calibration", metavar="CALIB.json", help="from `paleozoic calibrate`")
+    p.add_argument("--data", nargs="+", metavar="PATH", help="batches to measure "
+                   "sensitivities on (as for calibrate)")
+    p.add_argument("--holdout", nargs="+", metavar="PATH",
+                   help="batches the chosen plan must meet the budget on (default: --data)")
+    p.add_argument("--sensitivities", metavar="FILE.json",
+                   help="reuse this file's sensitivities if it exists, else write them there")
     p.add_argument("-o", "--output", required=True, help="plan file to write (plan.json)")
     p.add_argument("--force", action="store_true", help="replace an existing plan file")
     _add_shape_options(p)
