@@ -9,7 +9,10 @@ them all as outputs, which breaks the fusion being debugged).
 The jump rule: a tensor's SQNR is capped at CEILING_DB (two fp32 implementations summing
 in different orders differ there; below it the difference is a real loss). A block's input
 SQNR is the lowest (capped) SQNR of the tensors it reads (graph inputs are exact), its
-output SQNR the lowest of the ONNX-mapped tensors it writes; its drop is input minus output.
+output SQNR the lowest of the ONNX-mapped tensors it writes; its drop is input minus output,
+with the input first capped at what the block's precision can carry (PRECISION_CEILING_DB:
+fp16 about 60 dB, int8 about 40 dB — a quantiser gains some 6 dB per bit and real ranges
+waste a few bits), so that a block doing what its precision allows is not a jump.
 The first jump is the first block, in plan order, whose drop exceeds jump_db. Layers in the
 per-layer run are judged the same way. A tensor no ONNX tensor equals (inside a node that
 became several layers) is skipped: its readers look through it to its producer's inputs.
@@ -126,6 +129,13 @@ def _capped(db: float) -> float:
     return min(db, CEILING_DB)
 
 
+PRECISION_CEILING_DB = {"fp32": CEILING_DB, "fp16": 60.0, "int8": 40.0}
+
+
+def _ceiling(*precisions: str) -> float:
+    return min(PRECISION_CEILING_DB.get(p, CEILING_DB) for p in precisions)
+
+
 class _Upstream:
     """The (capped) SQNR a tensor carries: its own if measured, else the lowest of the
     tensors its producer reads (through unmeasured tensors), graph inputs exact."""
@@ -204,7 +214,9 @@ def _block_figures(queue: LayerQueue, plan: Plan, outputs_of: Mapping[str, list[
         figures = BlockFigures(
             block.name, block.fuse, block.mp, block.precision.value +
             ("*" if block.layer_precision else ""), outs, sqnr, cosine, input_db,
-            None if sqnr is None else input_db - _capped(sqnr))
+            None if sqnr is None else
+            min(input_db, _ceiling(*(block.precision_of(n).value for n in block.layers)))
+            - _capped(sqnr))
         for layer in layers:
             stats = single_stats.get(layer.output)
             layer_in = min((single_up(t) for t in layer.inputs), default=CEILING_DB)
@@ -214,6 +226,8 @@ def _block_figures(queue: LayerQueue, plan: Plan, outputs_of: Mapping[str, list[
                 block.precision_of(layer.name).value,
                 None if stats is None else stats.sqnr_db,
                 None if stats is None else stats.cosine, layer_in,
-                None if stats is None else layer_in - _capped(stats.sqnr_db)))
+                None if stats is None else
+                min(layer_in, _ceiling(block.precision_of(layer.name).value))
+                - _capped(stats.sqnr_db)))
         blocks.append(figures)
     return blocks
