@@ -137,3 +137,10 @@ def test_debug_names_the_block_with_bad_quantisation_parameters(digits, tmp_path
     assert main(["debug", str(out), "--data", str(calib)]) == 0
     report = capsys.readouterr().out
     assert re.search(r"first jump: block block2\b", report), report
+    # --fix moves exactly the spoiled layer up one precision, and the fixed plan holds.
+    fixed = tmp_path / "fixed.json"
+    assert main(["debug", str(out), "--data", str(calib), "--budget-sqnr", "30",
+                 "--fix", str(fixed)]) == 0
+    from paleozoic.ir import Plan
+    plan = Plan.load(fixed)
+    assert plan.notes["debug_fix"]["moves"] == ["t2_Conv: int8 -> fp16"]
