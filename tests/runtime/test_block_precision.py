@@ -143,3 +143,16 @@ def test_precision_cannot_change_after_compile(conv_data) -> None:
         conv.set_precision("fp32")
     with pytest.raises(rt.Error, match="unknown precision 'bf16'"):
         s.compile_block("b1", False, 1, [conv], precision="bf16")
+
+
+@pytest.mark.parametrize("input_q,filter_q,call", [
+    ((0, -1.0), (0, 1.0), "cnmlCreateQuantizedParam"),      # input scale <= 0
+    ((40, 1.0), (0, 1.0), "cnmlCreateQuantizedParam"),      # input position outside -32..32
+    ((0, 1.0), (0, 0.0), "cnrtCreateQuantizedParam"),       # filter scale 0
+])
+def test_bad_quantisation_parameters_are_sdk_errors_naming_the_layer(conv_data, input_q,
+                                                                     filter_q, call) -> None:
+    x, w, b = conv_data
+    with pytest.raises(rt.SdkError, match=rf"conv: {call} failed with") as info:
+        _conv_session(x, w, b, "int8", quant=(input_q, [filter_q] * 6))
+    assert info.value.layer == "conv"
