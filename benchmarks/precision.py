@@ -123,7 +123,7 @@ def classifier() -> Workload:
 
     return Workload("PP-OCR classifier", queue, calib, calib[:8], holdout, test, "top1", 0.99,
                     "top-1 agreement >= 0.99", score,
-                    note="batch 1; calib = 32 lines seed 1 (sens = first 16), holdout = 128 "
+                    note="batch 1; calib = 32 lines seed 1 (sens = first 8), holdout = 128 "
                          "lines seed 2, test = 256 lines seed 0")
 
 
