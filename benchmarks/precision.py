@@ -24,14 +24,17 @@ import platform
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from paleozoic.accuracy_tune import (
-    RuntimeNoiseProbe, compare, measure_sensitivities, tune_for_accuracy,
+    RuntimeNoiseProbe,
+    compare,
+    measure_sensitivities,
+    tune_for_accuracy,
 )
 from paleozoic.calibration import calibrate
 from paleozoic.calibration.params import layer_quantization
@@ -64,7 +67,6 @@ class Workload:
     score: Callable[[list[np.ndarray], list[np.ndarray]], tuple[str, float]]
     entropy: bool = False
     note: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 def _feeds(array: np.ndarray, batch: int) -> Batches:
@@ -98,8 +100,8 @@ def digits() -> Workload:
         fp32 = np.concatenate([r.reshape(batch, -1).argmax(1) for r in ref])
         top1, ref_top1 = float(np.mean(pred == labels)), float(np.mean(fp32 == labels))
         agree = float(np.mean(pred == fp32))
-        return (f"top-1 {top1:.4f} (fp32 {ref_top1:.4f}), agree {agree:.4f}, "
-                f"SQNR {_sqnr(ours, ref):.1f} dB", top1)
+        return ((f"top-1 {top1:.4f} (fp32 {ref_top1:.4f}), agree {agree:.4f}, "
+                f"SQNR {_sqnr(ours, ref):.1f} dB"), top1)
 
     return Workload("digits CNN", queue, calib, calib[:64], calib[64:], test, "top1", 0.995,
                     "top-1 agreement >= 0.995", score, entropy=True,
@@ -310,7 +312,7 @@ def goals(results: dict[str, tuple[list[dict], dict]], workloads: list[Workload]
     for w in workloads:
         if w.name not in results:
             continue
-        rows, info = results[w.name]
+        _rows, info = results[w.name]
         tuned = row(w.name, "accuracy-aware")
         if tuned is None:
             line(False, f"{w.name} accuracy-aware plan meets {w.budget_text} on held-out "
@@ -355,8 +357,8 @@ def main() -> int:
         "",
         f"Command: `{command}`  ",
         f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}  ",
-        f"Machine: {platform.node()}, {platform.machine()}, {platform.processor() or '?'}, "
-        f"Python {platform.python_version()}, mock SDK (simulated device clock)  ",
+        (f"Machine: {platform.node()}, {platform.machine()}, {platform.processor() or '?'}, "
+        f"Python {platform.python_version()}, mock SDK (simulated device clock)  "),
         f"Run time: {seconds:.0f} s",
         "",
         table(rows),
@@ -367,17 +369,17 @@ def main() -> int:
         "",
         "Notes:",
         "",
-        "- fp32, fp16-everywhere and int8-everywhere are the DP (device model, MP 1-32) "
+        ("- fp32, fp16-everywhere and int8-everywhere are the DP (device model, MP 1-32) "
         "restricted to that one precision; the accuracy-aware plan is "
         "paleozoic.accuracy_tune.tune_for_accuracy over fp32/fp16/int8 with absmax "
-        "calibration.",
-        "- device model us = DeviceModelOracle.plan_cost (no precision casts); measured us = "
+        "calibration."),
+        ("- device model us = DeviceModelOracle.plan_cost (no precision casts); measured us = "
         "sum of PlanRunner.block_micros() after a run (casts at precision boundaries "
-        "included). Speed-up = fp16-everywhere's measured us / the row's.",
-        "- precision mix counts layers by the precision they compute in: an int8 block "
-        "computes a layer without an SDK int8 mode in fp16, counted as fp16.",
-        "- accuracy is against the fp32 plan's outputs on the test split, which neither "
-        "calibration, sensitivities nor the tuner's candidate checks saw.",
+        "included). Speed-up = fp16-everywhere's measured us / the row's."),
+        ("- precision mix counts layers by the precision they compute in: an int8 block "
+        "computes a layer without an SDK int8 mode in fp16, counted as fp16."),
+        ("- accuracy is against the fp32 plan's outputs on the test split, which neither "
+        "calibration, sensitivities nor the tuner's candidate checks saw."),
         *(f"- {w.name}: {w.note}; {results[w.name][1]['sens_runs']} sensitivity runs, "
           f"{results[w.name][1]['seconds']:.0f} s" for w in workloads),
         "",
