@@ -65,7 +65,8 @@ class Workload:
     target: float
     budget_text: str
     score: Callable[[list[np.ndarray], list[np.ndarray]], tuple[str, float]]
-    entropy: bool = False
+    method: str = "absmax"             # calibration of the int8 and accuracy-aware rows
+    other_methods: tuple[str, ...] = ()  # extra int8-everywhere rows, for comparison
     note: str = ""
 
 
@@ -104,7 +105,7 @@ def digits() -> Workload:
                 f"SQNR {_sqnr(ours, ref):.1f} dB"), top1)
 
     return Workload("digits CNN", queue, calib, calib[:64], calib[64:], test, "top1", 0.995,
-                    "top-1 agreement >= 0.995", score, entropy=True,
+                    "top-1 agreement >= 0.995", score, other_methods=("entropy",),
                     note=f"batch {batch}; calibration on all {len(calib)} calib_x images, "
                          f"sensitivities on the first 64, tuner holdout on the other "
                          f"{len(calib) - 64}; test = test_x ({len(labels)})")
@@ -114,7 +115,7 @@ def classifier() -> Workload:
     from paleozoic.testing import ocr
 
     queue = load_queue(str(ocr.model_path(ocr.CLASSIFIER)), {"x": (1, *ocr.CLASSIFIER_SHAPE)})
-    calib = _feeds(ocr.classifier_data(32, seed=1).images, 1)
+    calib = _feeds(ocr.classifier_data(128, seed=1).images, 1)
     holdout = _feeds(ocr.classifier_data(128, seed=2).images, 1)
     test = _feeds(ocr.classifier_data(256, seed=0).images, 1)
 
@@ -123,9 +124,13 @@ def classifier() -> Workload:
                                          np.concatenate([r.reshape(1, -1) for r in ref]))
         return f"agreement {agree:.4f} (n={len(ours)}), SQNR {_sqnr(ours, ref):.1f} dB", agree
 
-    return Workload("PP-OCR classifier", queue, calib, calib[:8], holdout, test, "top1", 0.99,
-                    "top-1 agreement >= 0.99", score,
-                    note="batch 1; calib = 32 lines seed 1 (sens = first 8), holdout = 128 "
+    # Percentile: absmax over 128 rendered lines clips nothing but spends the int8 range on
+    # rare outliers (96.5 % agreement measured on these 128 lines, 98.8 % on 32); percentile
+    # 99.99 kept 99.2 %.
+    return Workload("PP-OCR classifier", queue, calib, calib[:16], holdout, test, "top1", 0.99,
+                    "top-1 agreement >= 0.99", score, method="percentile",
+                    other_methods=("absmax", "entropy"),
+                    note="batch 1; calib = 128 lines seed 1 (sens = first 16), holdout = 128 "
                          "lines seed 2, test = 256 lines seed 0")
 
 
@@ -215,13 +220,13 @@ def evaluate(w: Workload, tmp: Path) -> tuple[list[dict], dict]:
     began = time.perf_counter()
     logger.info("%s: %d layers", w.name, len(w.queue.layers))
     oracle = DeviceModelOracle(w.queue)
-    absmax = calibration(w, "absmax", tmp)
+    absmax = calibration(w, w.method, tmp)  # the primary method (absmax unless stated)
     plans = [("fp32 (DP)", dp(w.queue, oracle, Precision.FP32), {}, "-"),
              ("fp16-everywhere (DP)", dp(w.queue, oracle, Precision.FP16), {}, "-"),
-             ("int8-everywhere (DP)", dp(w.queue, oracle, Precision.INT8), absmax, "absmax")]
-    if w.entropy:
-        plans.append(("int8-everywhere (DP)", plans[2][1], calibration(w, "entropy", tmp),
-                      "entropy"))
+             ("int8-everywhere (DP)", dp(w.queue, oracle, Precision.INT8), absmax, w.method)]
+    for method in w.other_methods:
+        plans.append(("int8-everywhere (DP)", plans[2][1], calibration(w, method, tmp),
+                      method))
     logger.info("%s: sensitivities on %d batch(es)", w.name, len(w.sens))
     probe = RuntimeNoiseProbe(w.queue, absmax, w.sens)
     sens = measure_sensitivities(w.queue, probe)
@@ -230,7 +235,7 @@ def evaluate(w: Workload, tmp: Path) -> tuple[list[dict], dict]:
     tuned = None
     try:
         tuned = tune_for_accuracy(w.queue, absmax, sens, oracle, w.metric, w.target, w.holdout)
-        plans.append((f"accuracy-aware ({w.budget_text})", tuned.plan, absmax, "absmax"))
+        plans.append((f"accuracy-aware ({w.budget_text})", tuned.plan, absmax, w.method))
     except ValueError as err:
         logger.error("%s: accuracy-aware tuning failed: %s", w.name, err)
     rows = []
@@ -295,9 +300,13 @@ def goals(results: dict[str, tuple[list[dict], dict]], workloads: list[Workload]
             out.append(f"  (entropy calibration: top-1 {ent['value']:.4f}, "
                        f"{100 * (fp32['value'] - ent['value']):+.2f} points lost; not a goal)")
     if "PP-OCR classifier" in results:
-        int8 = row("PP-OCR classifier", "int8")
-        line(int8["value"] >= 0.99, f"classifier int8 agreement with fp32 >= 99%: "
-                                    f"{100 * int8['value']:.2f}%")
+        int8 = row("PP-OCR classifier", "int8", "percentile")
+        line(int8["value"] >= 0.99, f"classifier int8 (percentile) agreement with fp32 >= "
+                                    f"99%: {100 * int8['value']:.2f}%")
+        for method in ("absmax", "entropy"):
+            other = row("PP-OCR classifier", "int8", method)
+            if other:
+                out.append(f"  ({method} calibration: {100 * other['value']:.2f}%; not a goal)")
     if "ResNet-50" in results:
         tuned = row("ResNet-50", "accuracy-aware")
         if tuned is None:

@@ -23,6 +23,7 @@ from paleozoic.ir import LayerQueue, Plan, PlannedBlock
 from paleozoic.ir.plan import Precision
 from paleozoic.ops import KINDS
 from paleozoic.optimize.accuracy import AccuracyBudget, Candidate, search_accuracy_aware
+from paleozoic.optimize.oracle import plan_cost
 from paleozoic.optimize.sensitivities import Sensitivities
 from paleozoic.optimize.space import SearchSpace
 from paleozoic.plan_runner import PlanRunner
@@ -150,9 +151,9 @@ def tune_for_accuracy(queue: LayerQueue, quantization: Mapping[str, Any],
         raise ValueError(f"unknown accuracy metric {metric!r}; use one of {', '.join(METRICS)}")
     space = SearchSpace.from_queue(queue, mps=mps, precisions=(Precision.FP32, Precision.FP16,
                                                                Precision.INT8))
-    front = search_accuracy_aware(queue, space, cost, sensitivities,
-                                  AccuracyBudget("noise", math.inf), candidates=10_000,
-                                  spacing_db=spacing_db)
+    front = list(search_accuracy_aware(queue, space, cost, sensitivities,
+                                       AccuracyBudget("noise", math.inf), candidates=10_000,
+                                       spacing_db=spacing_db))
     if metric == "sqnr":  # predicted noise says where to start: skip the hopeless ones
         limit = 10.0 ** (-target / 10.0)
         first = next((i for i, c in enumerate(front) if c.noise <= limit), len(front) - 1)
@@ -179,11 +180,33 @@ def tune_for_accuracy(queue: LayerQueue, quantization: Mapping[str, Any],
             hi = mid
         else:
             lo = mid + 1
-    best = next(m for c, m in tried if c is front[lo])
-    plan = front[lo].plan
+    chosen = front[lo]
+    # The noise model is additive and the metric may not be monotone along the front, so
+    # the fastest plan of each single precision is tried too when it is faster: the result
+    # is never slower than a uniform plan that meets the budget.
+    for precision in (Precision.INT8, Precision.FP16):
+        uniform = _fastest_uniform(queue, cost, mps, precision, sensitivities)
+        if uniform.cost_us < chosen.cost_us:
+            front.append(uniform)
+            if holds(len(front) - 1):
+                chosen = uniform
+    best = next(m for c, m in tried if c is chosen)
+    plan = chosen.plan
     plan.strategy = "accuracy-aware"
     plan.notes.update({"metric": metric, "target": target, "measured": vars(best),
                        "predicted_cost_us": front[lo].cost_us,
                        "predicted_sqnr_db": front[lo].sqnr_db,
                        "candidates_on_front": len(front), "candidates_run": len(tried)})
-    return TuneResult(plan, front[lo], best, tried)
+    return TuneResult(plan, chosen, best, tried)
+
+
+def _fastest_uniform(queue: LayerQueue, cost: Any, mps: Sequence[int], precision: Precision,
+                     sensitivities: Sensitivities) -> Candidate:
+    """The device model's fastest plan with every block in `precision` (exact DP), with
+    its predicted noise."""
+    from paleozoic.optimize import load_optimizer, run_optimizer
+
+    space = SearchSpace.from_queue(queue, mps=mps, precisions=(precision,))
+    plan = run_optimizer(load_optimizer("dp"), queue, cost, space)
+    noise = float(sensitivities.matrix(queue, (precision,)).sum())
+    return Candidate(plan, float(plan_cost(plan, queue, cost)), noise, [])

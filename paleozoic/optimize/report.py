@@ -73,11 +73,13 @@ def plan_table(plan: Plan, queue: LayerQueue, cost: CostOracle) -> list[str]:
     lines = _table(headers, rows, {2, 3, len(headers) - 1})
     total = sum(costs)
     lines.append("")
-    for label, baseline in (("per-layer (MP 1)", per_layer(queue)),
-                            (f"fuse-all (MP {fuse_all(queue).blocks[0].mp})",
-                             fuse_all(queue))):
+    baselines = (("per-layer (MP 1)", per_layer(queue)),
+                 (f"fuse-all (MP {fuse_all(queue).blocks[0].mp})", fuse_all(queue)))
+    this = plan.strategy + " (this plan)"
+    width = max(20, len(this))
+    for label, baseline in baselines:
         other = plan_cost(baseline, queue, cost)
-        lines.append(f"{label:<20} {other:>14,.1f} us  ({other / total:.2f}x this plan)")
-    lines.append(f"{plan.strategy + ' (this plan)':<20} {total:>14,.1f} us  "
+        lines.append(f"{label:<{width}} {other:>14,.1f} us  ({other / total:.2f}x this plan)")
+    lines.append(f"{this:<{width}} {total:>14,.1f} us  "
                  f"[{len(plan.blocks)} blocks, oracle {cost.name}]")
     return lines

@@ -7,6 +7,13 @@
 namespace pz_mock {
 
 // kernels_conv.cpp
+// A conv op's dimensions: input n, ci, h, w; output co, ho, wo; kernel; per-group channels
+// and k = cig * kh * kw, the length of one output's reduction.
+struct ConvShape {
+  int n, ci, h, w, co, ho, wo, kh, kw, group, cig, cog, k;
+};
+ConvShape convShapeOf(const OpDesc& d);
+
 void prepareConv(PreparedOp& op);
 void convForward(PreparedOp& op, const float* in, float* out);
 

@@ -11,13 +11,7 @@
 #include "kernels_gemm.h"
 
 namespace pz_mock {
-namespace {
-
-struct ConvShape {
-  int n, ci, h, w, co, ho, wo, kh, kw, group, cig, cog, k;
-};
-
-ConvShape shapeOf(const OpDesc& d) {
+ConvShape convShapeOf(const OpDesc& d) {
   const Dims& in = d.inputs[0].dims;
   const Dims& out = d.outputs[0].dims;
   const Dims& f = d.consts[0]->dims;
@@ -37,6 +31,8 @@ ConvShape shapeOf(const OpDesc& d) {
   s.k = s.cig * s.kh * s.kw;
   return s;
 }
+
+namespace {
 
 bool isPointwise(const OpDesc& d, const ConvShape& s) {
   const ConvParams& p = d.conv;
@@ -225,7 +221,7 @@ void depthwise(const OpDesc& d, const ConvShape& s, const float* filter, const f
 
 void prepareConv(PreparedOp& op) {
   const OpDesc& d = op.desc;
-  ConvShape s = shapeOf(d);
+  ConvShape s = convShapeOf(d);
   op.bias.assign(s.co, 0.0f);
   if (d.consts.size() > 1 && d.consts[1])
     std::copy(d.consts[1]->data.begin(), d.consts[1]->data.end(), op.bias.begin());
@@ -244,7 +240,7 @@ void prepareConv(PreparedOp& op) {
 
 void convForward(PreparedOp& op, const float* in, float* out) {
   const OpDesc& d = op.desc;
-  ConvShape s = shapeOf(d);
+  ConvShape s = convShapeOf(d);
   if (op.depthwise) {
     depthwise(d, s, d.consts[0]->data.data(), op.bias.data(), in, out, op.threads);
     return;

@@ -40,31 +40,6 @@ inline vint loadWiden(const std::int16_t* p) {
   return __builtin_convertvector(v, vint);
 }
 
-struct Shape {
-  int n, ci, h, w, co, ho, wo, kh, kw, group, cig, cog, k;
-};
-
-Shape shapeOf(const OpDesc& d) {
-  const Dims& in = d.inputs[0].dims;
-  const Dims& out = d.outputs[0].dims;
-  const Dims& f = d.consts[0]->dims;
-  Shape s{};
-  s.n = in[0];
-  s.ci = in[1];
-  s.h = in[2];
-  s.w = in[3];
-  s.co = out[1];
-  s.ho = out[2];
-  s.wo = out[3];
-  s.kh = f[2];
-  s.kw = f[3];
-  s.group = d.group;
-  s.cig = s.ci / s.group;
-  s.cog = s.co / s.group;
-  s.k = s.cig * s.kh * s.kw;
-  return s;
-}
-
 // Per output channel: f_c = 2^(p_x + p_w,c) / (s_x * s_w,c) rounded once to fp32, and the
 // bias (decoded FLOAT16, or 0).
 void prepareRescale(PreparedOp& op, int channels) {
@@ -107,7 +82,7 @@ void validRange(int size, int out_size, int stride, int pad, int offset, int* lo
 
 // im2col of output columns [n0, n0 + nb) over all K rows, as panels of kNRi columns
 // ([K][kNRi] each, panel p at dst + p * K * kNRi); lanes past nb are zero.
-void im2colBlock(const std::int16_t* in, const Shape& s, const ConvParams& p, int n0, int nb,
+void im2colBlock(const std::int16_t* in, const ConvShape& s, const ConvParams& p, int n0, int nb,
                  std::int16_t* dst) {
   const int panels = (nb + kNRi - 1) / kNRi;
   std::memset(dst, 0, sizeof(std::int16_t) * static_cast<std::size_t>(panels) * s.k * kNRi);
@@ -170,7 +145,7 @@ void microKernel(int K, const std::int16_t* __restrict a, const std::int16_t* __
   }
 }
 
-void depthwiseInt8(PreparedOp& op, const Shape& s, float* out) {
+void depthwiseInt8(PreparedOp& op, const ConvShape& s, float* out) {
   const ConvParams& p = op.desc.conv;
   const std::int8_t* filter = op.desc.consts[0]->q.data();
   const std::int16_t* in = op.qinput.data();
@@ -207,7 +182,7 @@ void depthwiseInt8(PreparedOp& op, const Shape& s, float* out) {
 }  // namespace
 
 void prepareConvInt8(PreparedOp& op) {
-  const Shape s = shapeOf(op.desc);
+  const ConvShape s = convShapeOf(op.desc);
   prepareRescale(op, s.co);
   op.depthwise = s.group == s.ci && s.group == s.co && s.group > 1;
   if (op.depthwise) return;
@@ -232,7 +207,7 @@ void prepareConvInt8(PreparedOp& op) {
 }
 
 void convForwardInt8(PreparedOp& op, const float* in, float* out) {
-  const Shape s = shapeOf(op.desc);
+  const ConvShape s = convShapeOf(op.desc);
   quantizeInput(op, in, op.desc.inputs[0].elements());
   if (op.depthwise) {
     depthwiseInt8(op, s, out);

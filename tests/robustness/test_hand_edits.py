@@ -107,8 +107,8 @@ def test_fuse_a_layer_after_compiling_it(emitted, tmp_path):
     out = edit(emitted, "per-layer", tmp_path,
                (r"^(  std::vector<pz::Block> blocks;)",
                 r"  conv1.compileOp(4);\n\1"),
-               (r'blocks\.emplace_back\("block0", kBlock0\.fuse',
-                'blocks.emplace_back("block0", true'),
+               (r'blocks\.emplace_back\("block0", kBlock0,',
+                'blocks.emplace_back("block0", pz::BlockKnobs{true, 1},'),
                (r"(std::vector<pz::Layer\*>\{\s*&conv1)\}\);", r"\1, &bn1});"),
                (r'^  blocks\.emplace_back\("block1".*\n', ""))
     assert_refused(run_edited(out), "conv1: already compiled alone",
@@ -128,9 +128,7 @@ def test_run_before_compile(emitted, tmp_path, plan):
     out = edit(emitted, plan, tmp_path, (
         r"^(  for \(pz::Block& block : blocks\) block\.compile\(\);)",
         r"  pz::runBlocks(blocks, device.queue());\n\1"))
-    where = "block block0: run before compile" if plan == "fuse-all" else \
-        "conv1: run before compile"
-    assert_refused(run_edited(out), where)
+    assert_refused(run_edited(out), "block block0: run before compile")
 
 
 def test_add_of_mismatched_shapes(emitted, tmp_path):

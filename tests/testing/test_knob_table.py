@@ -29,7 +29,6 @@ def test_supported_knobs_name_existing_tests() -> None:
 
 
 def test_unsupported_knobs_are_unused_in_codegen() -> None:
-    """Sparsity and precision exist in the IR but no template reads them."""
+    """Sparsity, unsupported, is in no template."""
     templates = "".join(p.read_text() for p in (ROOT / "templates").rglob("*.j2"))
-    assert "sparsity" not in templates and "precision" not in templates
-    assert "CNML_DATA_FLOAT16" not in templates and "CNML_DATA_INT8" not in templates
+    assert "sparsity" not in templates.lower()
