@@ -322,7 +322,7 @@ def goals(results: dict[str, tuple[list[dict], dict]], workloads: list[Workload]
         if w.name not in results:
             continue
         _rows, info = results[w.name]
-        tuned = row(w.name, "accuracy-aware")
+        tuned = row(w.name, "accuracy-aware", w.method)
         if tuned is None:
             line(False, f"{w.name} accuracy-aware plan meets {w.budget_text} on held-out "
                         f"data: tuning found no plan meeting it on the holdout split")
