@@ -28,7 +28,59 @@ onnx_ops({
     "LeakyRelu": OnnxOp("PRelu"),
     "PRelu": OnnxOp("PRelu", weights=(1,)),
     "Softmax": OnnxOp("Softmax"),
+    "Erf": OnnxOp("Unary erf"),
+    "Gelu": OnnxOp("Unary gelu or gelu_tanh"),
+    "Sqrt": OnnxOp("Unary sqrt"),
+    "Pow": OnnxOp("Unary pow (a constant scalar exponent)", parameters=(1,)),
 })
+
+
+def unary(w: Walker, x: Value, function: str, power: float = 1.0) -> Value:
+    attrs: dict[str, Any] = {"function": function}
+    if function == "pow":
+        attrs["power"] = power
+    return w.emit("Unary", [act_of(w, x)], attrs, part=function)
+
+
+@converter("relax.erf")
+def convert_erf(w: Walker, call: Any, args: list[Value]) -> Value:
+    return unary(w, args[0], "erf")
+
+
+@converter("relax.nn.gelu")
+def convert_gelu(w: Walker, call: Any, args: list[Value]) -> Value:
+    return unary(w, args[0], "gelu")
+
+
+@converter("relax.nn.gelu_tanh")
+def convert_gelu_tanh(w: Walker, call: Any, args: list[Value]) -> Value:
+    return unary(w, args[0], "gelu_tanh")
+
+
+@converter("relax.sqrt")
+def convert_sqrt(w: Walker, call: Any, args: list[Value]) -> Value:
+    return unary(w, args[0], "sqrt")
+
+
+@converter("relax.rsqrt")
+def convert_rsqrt(w: Walker, call: Any, args: list[Value]) -> Value:
+    return unary(w, args[0], "rsqrt")
+
+
+@converter("relax.power")
+def convert_power(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, exponent = args
+    if not isinstance(x, Act) or not isinstance(exponent, Const):
+        raise w.fail("Pow is supported with an activation base and a constant exponent")
+    power = scalar(w, exponent, "Pow's exponent")
+    if power == 1.0:
+        return x
+    # x^0.5 and x^-0.5 are the SDK's Sqrt and Rsqrt (one correctly rounded op each).
+    if power == 0.5:
+        return unary(w, x, "sqrt")
+    if power == -0.5:
+        return unary(w, x, "rsqrt")
+    return unary(w, x, "pow", power)
 
 
 @converter("relax.nn.relu")
