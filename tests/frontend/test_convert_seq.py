@@ -82,3 +82,34 @@ def test_pow_by_a_constant(exponent: float, function: str, power: float) -> None
 def test_pow_by_an_activation_is_refused() -> None:
     with pytest.raises(PaleozoicError, match="constant exponent"):
         _layers(single_node("p", "Pow", {"x": _zeros(2, 3), "e": _zeros(2, 3)}))
+
+
+def _pytorch_gelu(half: float = 0.5) -> "onnx.ModelProto":
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits = [numpy_helper.from_array(np.array(v, np.float32), n)
+             for n, v in (("root2", np.sqrt(2.0)), ("one", 1.0), ("half", half))]
+    nodes = [helper.make_node("Div", ["x", "root2"], ["d"], name="div"),
+             helper.make_node("Erf", ["d"], ["e"], name="erf"),
+             helper.make_node("Add", ["e", "one"], ["a"], name="add"),
+             helper.make_node("Mul", ["x", "a"], ["m"], name="mul"),
+             helper.make_node("Mul", ["m", "half"], ["y"], name="gelu_out")]
+    graph = helper.make_graph(
+        nodes, "gelu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 8])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def test_pytorch_erf_gelu_is_one_layer() -> None:
+    queue = import_onnx(_pytorch_gelu())
+    assert [(l.kind, l.op.attrs["function"], l.name) for l in queue.layers] == \
+        [("Unary", "gelu", "gelu_out")]
+
+
+def test_erf_gelu_form_with_other_constants_is_not_gelu() -> None:
+    kinds = [l.kind for l in import_onnx(_pytorch_gelu(half=0.6)).layers]
+    assert "Unary" in kinds and len(kinds) > 1

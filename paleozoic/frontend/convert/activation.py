@@ -52,6 +52,12 @@ def convert_gelu(w: Walker, call: Any, args: list[Value]) -> Value:
     return unary(w, args[0], "gelu")
 
 
+@pattern_converter("gelu")
+def convert_gelu_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
+    """PyTorch's exact GELU, x * (1 + erf(x / sqrt 2)) * 0.5: one layer."""
+    return unary(w, operands["x"], "gelu")
+
+
 @converter("relax.nn.gelu_tanh")
 def convert_gelu_tanh(w: Walker, call: Any, args: list[Value]) -> Value:
     return unary(w, args[0], "gelu_tanh")

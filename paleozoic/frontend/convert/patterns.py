@@ -5,6 +5,8 @@ TVM lowers some ONNX operators to several Relax bindings that have one Paleozoic
   LRN   x / (bias + alpha * squeeze(avg_pool3d(expand_dims(x * x))))) ** beta
   Sum   sum(stack((a, b, ...)), axis=0)
   Clip  minimum(maximum(x, lo), hi)   (TIR functions from emit_te)
+  GELU  (x * (erf(x / sqrt 2) + 1)) * 0.5   (PyTorch's export of exact GELU: Div, Erf, Add,
+        Mul, Mul; either operand order of the Add and Muls)
 
 Each match is found before the walk. Its root binding (the last one) is converted in one
 step by the function registered with @pattern_converter for its kind; the bindings inside
@@ -39,8 +41,12 @@ class Match:
 class _Forms:
     """The patterns, built once per import (pattern objects are TVM objects)."""
 
-    def __init__(self) -> None:
+    def __init__(self, constant: Callable[[Any], np.ndarray | None]) -> None:
         from tvm.relax.dpl import is_call_tir, is_const, is_op, wildcard
+
+        # A matched operand's value when it is a constant parameter (an initializer), else
+        # None: TVM keeps initializers as function parameters, not Relax constants.
+        self.constant = constant
 
         # LRN: `x` appears twice, and the pattern language requires both to be one value.
         self.lrn_x = wildcard()
@@ -64,6 +70,17 @@ class _Forms:
         self.clip_max = is_call_tir("maximum", [self.clip_x, self.clip_lo])
         self.clip = is_call_tir("minimum", [self.clip_max, self.clip_hi])
 
+        def either(op: str, a: Any, b: Any) -> Any:
+            return is_op(op)(a, b) | is_op(op)(b, a)
+
+        self.gelu_x, self.gelu_root2 = wildcard(), wildcard()
+        self.gelu_one, self.gelu_half = wildcard(), wildcard()
+        self.gelu_div = is_op("relax.divide")(self.gelu_x, self.gelu_root2)
+        self.gelu_erf = is_op("relax.erf")(self.gelu_div)
+        self.gelu_add = either("relax.add", self.gelu_erf, self.gelu_one)
+        self.gelu_mul = either("relax.multiply", self.gelu_x, self.gelu_add)
+        self.gelu = either("relax.multiply", self.gelu_mul, self.gelu_half)
+
 
 Found = dict[Any, Any]          # pattern -> the expression it matched
 VarOf = Callable[[Any], Any]     # a matched value -> the variable bound to it
@@ -74,9 +91,12 @@ class PatternError(ValueError):
     """Bindings have the form of a pattern but not its parameters (the message says why)."""
 
 
-def find_matches(func: Any, relax: Any) -> dict[Any, Match]:
-    """Every binding variable that belongs to a match, mapped to the match."""
-    forms = _Forms()
+def find_matches(func: Any, relax: Any,
+                 constant: Callable[[Any], np.ndarray | None] = lambda var: None
+                 ) -> dict[Any, Match]:
+    """Every binding variable that belongs to a match, mapped to the match. `constant`
+    gives a parameter's value when it is a constant (None otherwise)."""
+    forms = _Forms(constant)
     bound: dict[Any, Any] = {}
     var_of_value: dict[Any, Any] = {}
     readers: dict[Any, int] = {}
@@ -107,7 +127,10 @@ def find_matches(func: Any, relax: Any) -> dict[Any, Match]:
             if any(v not in bound or readers.get(v, 0) != 1 or v in matches for v in inner):
                 continue
             try:
-                operands, attrs = read(forms, found, var_of)
+                read_result = read(forms, found, var_of)
+                if read_result is None:  # the form, but other constants: not this operator
+                    continue
+                operands, attrs = read_result
                 match = Match(kind, var, inner, operands, attrs)
             except PatternError as err:  # raised by the walker, which knows the node
                 match = Match(kind, var, inner, error=str(err))
@@ -156,12 +179,24 @@ def _read_clip(forms: _Forms, found: Found, var_of: VarOf) -> Read:
              "hi": var_of(found[forms.clip_hi])}, {})
 
 
+def _read_gelu(forms: _Forms, found: Found, var_of: VarOf) -> Read | None:
+    values = [forms.constant(var_of(found[getattr(forms, f"gelu_{name}")]))
+              for name in ("root2", "one", "half")]
+    if any(v is None or np.size(v) != 1 for v in values):
+        return None
+    constants = [float(np.asarray(v).reshape(-1)[0]) for v in values]
+    if not np.allclose(constants, [np.sqrt(2.0), 1.0, 0.5], rtol=1e-6, atol=0.0):
+        return None
+    return {"x": var_of(found[forms.gelu_x])}, {}
+
+
 # kind -> (root pattern, the inner patterns whose bindings the match absorbs, reader)
-_KINDS: dict[str, tuple[str, tuple[str, ...], Callable[[_Forms, Found, VarOf], Read]]] = {
+_KINDS: dict[str, tuple[str, tuple[str, ...], Callable[[_Forms, Found, VarOf], Read | None]]] = {
     "lrn": ("lrn", ("lrn_square", "lrn_expand", "lrn_window", "lrn_squeeze", "lrn_scaled",
                     "lrn_biased", "lrn_power"), _read_lrn),
     "sum": ("sum", ("sum_stack",), _read_sum),
     "clip": ("clip", ("clip_max",), _read_clip),
+    "gelu": ("gelu", ("gelu_div", "gelu_erf", "gelu_add", "gelu_mul"), _read_gelu),
 }
 
 
