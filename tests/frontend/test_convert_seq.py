@@ -32,9 +32,16 @@ def test_matmul_by_a_constant_stays_fully_connected() -> None:
     assert kinds == ["Reshape", "FullyConnected", "Reshape"]
 
 
-def test_matmul_of_a_vector_is_refused_naming_the_node() -> None:
-    with pytest.raises(PaleozoicError, match="rank >= 2"):
-        _layers(single_node("mm", "MatMul", {"a": _zeros(5), "b": _zeros(5, 4)}))
+@pytest.mark.parametrize("a, b", [((5,), (2, 5, 4)), ((2, 3, 5), (5,))])
+def test_matmul_with_a_vector_reshapes_around_a_batch_dot(a, b) -> None:
+    kinds = [k for k, _ in _layers(single_node("mm", "MatMul", {"a": _zeros(*a),
+                                                                "b": _zeros(*b)}))]
+    assert kinds == ["Reshape", "BatchDot", "Reshape"]
+
+
+def test_matmul_of_two_vectors_is_refused_naming_the_node() -> None:
+    with pytest.raises(PaleozoicError, match="MatMul.*scalar result"):
+        _layers(single_node("mm", "MatMul", {"a": _zeros(5), "b": _zeros(5)}))
 
 
 @pytest.mark.parametrize("shape, axis, want", [((2, 3, 5), -1, 2), ((500, 3), 0, 0),

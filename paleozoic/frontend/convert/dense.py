@@ -45,9 +45,20 @@ def convert_matmul(w: Walker, call: Any, args: list[Value]) -> Value:
 
 def batch_dot(w: Walker, a: Act, b: Act) -> Value:
     """ONNX MatMul of two activations: a BatchDot over the last two axes with numpy's
-    broadcast of the leading ones. A 1-D operand (numpy's vector case) is refused."""
-    shapes = [tuple(w.tensors[v.name].shape) for v in (a, b)]
-    if any(len(s) < 2 for s in shapes):
-        raise w.fail(f"matmul of two activations needs both of rank >= 2, got {shapes[0]} and "
-                     f"{shapes[1]} (a 1-D operand is not supported)")
-    return w.emit("BatchDot", [a, b], {})
+    broadcast of the leading ones. A 1-D operand is numpy's vector case: a as [1, k], b as
+    [k, 1], the added axis dropped after (two 1-D operands, a scalar result, are refused)."""
+    shape_a, shape_b = (tuple(w.tensors[v.name].shape) for v in (a, b))
+    if len(shape_a) == 1 and len(shape_b) == 1:
+        raise w.fail(f"matmul of two 1-D activations {shape_a} and {shape_b} has a scalar "
+                     f"result, which is not supported")
+    if len(shape_a) == 1:
+        a = w.emit("Reshape", [a], {"shape": [1, shape_a[0]]}, part="row", main=False)
+    if len(shape_b) == 1:
+        b = w.emit("Reshape", [b], {"shape": [shape_b[0], 1]}, part="column", main=False)
+    out = w.emit("BatchDot", [a, b], {})
+    if len(shape_a) == 1 or len(shape_b) == 1:
+        full = list(w.tensors[out.name].shape)
+        drop = -1 if len(shape_b) == 1 else -2
+        del full[drop]
+        out = w.emit("Reshape", [out], {"shape": full}, part="vector")
+    return out
