@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, elements
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,7 @@ def layer_norm_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 
 def layer_norm_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
-    total = 1
-    for d in out:
-        total *= d
-    return 6 * total
+    return 6 * elements(out)
 
 
 def same_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -56,10 +53,7 @@ def channel_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 
 def lrn_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
-    total = 1
-    for d in out:
-        total *= d
-    return total * (attrs["size"] + 3)
+    return elements(out) * (attrs["size"] + 3)
 
 
 BATCH_NORM = LayerKind(

@@ -70,6 +70,15 @@ cnmlStatus_t runUnary(cnmlBaseOp_t op, std::initializer_list<UnaryFn> fns, cnmlT
   return run1(op, {OpKind::kUnary}, in_t, in, out_t, out, queue);
 }
 
+// Logs a one-input forward the same way for every op that has one.
+cnmlStatus_t logged1(cnmlStatus_t status, const char* name, cnmlBaseOp_t op, cnmlTensor_t in_t,
+                     void* in, cnmlTensor_t out_t, void* out, void* extra) {
+  return logged(status, name, [&](Call& c) {
+    c.handle(op).handle(in_t).buffer(in, in_t).handle(out_t).buffer(out, out_t).queue()
+        .opaque(extra);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -344,81 +353,41 @@ cnmlStatus_t cnmlComputeBatchDotOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input
 }
 
 cnmlStatus_t cnmlComputeNdSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
-                                      void* input, cnmlTensor_t output_tensor, void* output,
-                                      cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status =
-      run1(op, {OpKind::kSoftmax}, input_tensor, input, output_tensor, output, queue);
-  return logged(status, "cnmlComputeNdSoftmaxOpForward_V4", [&](Call& c) {
-    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
-  });
+                                          void* input, cnmlTensor_t output_tensor, void* output,
+                                          cnrtQueue_t queue, void* extra) {
+  return logged1(run1(op, {OpKind::kSoftmax}, input_tensor, input, output_tensor, output, queue),
+                 "cnmlComputeNdSoftmaxOpForward_V4", op, input_tensor, input, output_tensor,
+                 output, extra);
 }
 
 cnmlStatus_t cnmlComputeNdLayerNormOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
-                                      void* input, cnmlTensor_t output_tensor, void* output,
-                                      cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status =
-      run1(op, {OpKind::kLayerNorm}, input_tensor, input, output_tensor, output, queue);
-  return logged(status, "cnmlComputeNdLayerNormOpForward_V4", [&](Call& c) {
-    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
-  });
+                                            void* input, cnmlTensor_t output_tensor, void* output,
+                                            cnrtQueue_t queue, void* extra) {
+  return logged1(
+      run1(op, {OpKind::kLayerNorm}, input_tensor, input, output_tensor, output, queue),
+                 "cnmlComputeNdLayerNormOpForward_V4", op, input_tensor, input, output_tensor,
+                 output, extra);
 }
 
-cnmlStatus_t cnmlComputeSqrtOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
-                                      void* input, cnmlTensor_t output_tensor, void* output,
-                                      cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status =
-      runUnary(op, {UnaryFn::kSqrt}, input_tensor, input, output_tensor, output, queue);
-  return logged(status, "cnmlComputeSqrtOpForward_V4", [&](Call& c) {
-    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
-  });
-}
+// Sqrt, Rsqrt, Power, Erf and Gelu: one kUnary op kind, each forward runs its own ops only.
+#define PZ_UNARY_FORWARD(sdk_op, ...)                                                        \
+  cnmlStatus_t cnmlCompute##sdk_op##OpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,  \
+                                                 void* input, cnmlTensor_t output_tensor,     \
+                                                 void* output, cnrtQueue_t queue,             \
+                                                 void* extra) {                               \
+    return logged1(runUnary(op, {__VA_ARGS__}, input_tensor, input, output_tensor, output,    \
+                            queue),                                                           \
+                   "cnmlCompute" #sdk_op "OpForward_V4", op, input_tensor, input,             \
+                   output_tensor, output, extra);                                             \
+  }
 
-cnmlStatus_t cnmlComputeRsqrtOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
-                                      void* input, cnmlTensor_t output_tensor, void* output,
-                                      cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status =
-      runUnary(op, {UnaryFn::kRsqrt}, input_tensor, input, output_tensor, output, queue);
-  return logged(status, "cnmlComputeRsqrtOpForward_V4", [&](Call& c) {
-    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
-  });
-}
+PZ_UNARY_FORWARD(Sqrt, UnaryFn::kSqrt)
+PZ_UNARY_FORWARD(Rsqrt, UnaryFn::kRsqrt)
+PZ_UNARY_FORWARD(Power, UnaryFn::kPower)
+PZ_UNARY_FORWARD(Erf, UnaryFn::kErf)
+PZ_UNARY_FORWARD(Gelu, UnaryFn::kGelu, UnaryFn::kGeluTanh)
 
-cnmlStatus_t cnmlComputePowerOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
-                                      void* input, cnmlTensor_t output_tensor, void* output,
-                                      cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status =
-      runUnary(op, {UnaryFn::kPower}, input_tensor, input, output_tensor, output, queue);
-  return logged(status, "cnmlComputePowerOpForward_V4", [&](Call& c) {
-    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
-  });
-}
-
-cnmlStatus_t cnmlComputeErfOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
-                                      void* input, cnmlTensor_t output_tensor, void* output,
-                                      cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status =
-      runUnary(op, {UnaryFn::kErf}, input_tensor, input, output_tensor, output, queue);
-  return logged(status, "cnmlComputeErfOpForward_V4", [&](Call& c) {
-    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
-  });
-}
-
-cnmlStatus_t cnmlComputeGeluOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
-                                      void* input, cnmlTensor_t output_tensor, void* output,
-                                      cnrtQueue_t queue, void* extra) {
-  const cnmlStatus_t status =
-      runUnary(op, {UnaryFn::kGelu, UnaryFn::kGeluTanh}, input_tensor, input, output_tensor, output, queue);
-  return logged(status, "cnmlComputeGeluOpForward_V4", [&](Call& c) {
-    c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
-  });
-}
+#undef PZ_UNARY_FORWARD
 
 cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensors[],
                                            void* inputs[], int input_num,

@@ -74,3 +74,15 @@ def test_runtime_fp32_and_fp16(gelu: str, plan: str) -> None:
         [x]).values()))
     assert _relative(fp32, truth) <= 1.5 * _relative(ort, truth)
     assert _relative(fp16, fp32) < 2e-3
+
+
+def test_raw_cnml_form(model_and_truth, tmp_path) -> None:
+    """--emit raw: the CNML calls the wrapper makes (BatchDot, NdLayerNorm, Gelu, ...)
+    printed as a program of their own, built and run."""
+    model, x, truth, ort = model_and_truth
+    out = compile_model(model, tmp_path / "out", plan="fuse-all", emit="raw")
+    source = (out / "session.cpp").read_text()
+    assert "cnmlCreateBatchDotOp" in source and "cnmlCreateNdLayerNormOp" in source
+    build_session(out)
+    ours = run_session(out, [x]).outputs[0]
+    assert _relative(ours, ort) < 1e-6

@@ -58,8 +58,10 @@ int main() {
   cnrtMalloc(&dy, 48 * sizeof(float));
   std::vector<float> host(48, 4.0f), out(48);
   cnrtMemcpy(dx, host.data(), 48 * sizeof(float), CNRT_MEM_TRANS_DIR_HOST2DEV);
-  report("erf_forward_on_sqrt_op", cnmlComputeErfOpForward_V4(sqrt_op, x, dx, y, dy, queue, nullptr));
-  report("gelu_forward_on_sqrt_op", cnmlComputeGeluOpForward_V4(sqrt_op, x, dx, y, dy, queue, nullptr));
+  report("erf_forward_on_sqrt_op",
+         cnmlComputeErfOpForward_V4(sqrt_op, x, dx, y, dy, queue, nullptr));
+  report("gelu_forward_on_sqrt_op",
+         cnmlComputeGeluOpForward_V4(sqrt_op, x, dx, y, dy, queue, nullptr));
   report("sqrt_forward", cnmlComputeSqrtOpForward_V4(sqrt_op, x, dx, y, dy, queue, nullptr));
   cnrtSyncQueue(queue);
   cnrtMemcpy(out.data(), dy, 48 * sizeof(float), CNRT_MEM_TRANS_DIR_DEV2HOST);

@@ -3,6 +3,7 @@ PRelu / LeakyRelu and Softmax."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,35 +43,29 @@ def unary(w: Walker, x: Value, function: str, power: float = 1.0) -> Value:
     return w.emit("Unary", [act_of(w, x)], attrs, part=function)
 
 
-@converter("relax.erf")
-def convert_erf(w: Walker, call: Any, args: list[Value]) -> Value:
-    return unary(w, args[0], "erf")
+def _unary_converter(function: str) -> Callable[[Walker, Any, list[Value]], Value]:
+    def convert(w: Walker, call: Any, args: list[Value]) -> Value:
+        return unary(w, args[0], function)
+
+    convert.__name__ = f"convert_{function}"
+    return convert
 
 
-@converter("relax.nn.gelu")
-def convert_gelu(w: Walker, call: Any, args: list[Value]) -> Value:
-    return unary(w, args[0], "gelu")
+def _register_unary_converters() -> None:
+    """The one-input Relax operators that are one Unary layer each."""
+    for relax_op, function in (("relax.erf", "erf"), ("relax.nn.gelu", "gelu"),
+                               ("relax.nn.gelu_tanh", "gelu_tanh"), ("relax.sqrt", "sqrt"),
+                               ("relax.rsqrt", "rsqrt")):
+        converter(relax_op)(_unary_converter(function))
+
+
+_register_unary_converters()
 
 
 @pattern_converter("gelu")
 def convert_gelu_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     """PyTorch's exact GELU, x * (1 + erf(x / sqrt 2)) * 0.5: one layer."""
     return unary(w, operands["x"], "gelu")
-
-
-@converter("relax.nn.gelu_tanh")
-def convert_gelu_tanh(w: Walker, call: Any, args: list[Value]) -> Value:
-    return unary(w, args[0], "gelu_tanh")
-
-
-@converter("relax.sqrt")
-def convert_sqrt(w: Walker, call: Any, args: list[Value]) -> Value:
-    return unary(w, args[0], "sqrt")
-
-
-@converter("relax.rsqrt")
-def convert_rsqrt(w: Walker, call: Any, args: list[Value]) -> Value:
-    return unary(w, args[0], "rsqrt")
 
 
 @converter("relax.power")
