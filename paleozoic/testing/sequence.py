@@ -5,7 +5,9 @@
       -> MatMul -> Add residual -> LayerNorm -> MatMul -> GELU -> MatMul -> Add residual
 
 `gelu` picks how GELU is written: "op" (ONNX Gelu, opset 20), "tanh" (Gelu with
-approximate="tanh"), or "erf" (PyTorch's export: Div by sqrt 2, Erf, Add 1, Mul x, Mul 0.5).
+approximate="tanh"), "erf" (PyTorch's export: Div by sqrt 2, Erf, Add 1, Mul x, Mul 0.5) or
+"torch_tanh" (PyTorch's export of approximate="tanh": x * x * x, Mul 0.044715, Add x,
+Mul sqrt(2/pi), Tanh, Add 1, Mul x, Mul 0.5).
 
     from paleozoic.testing.sequence import encoder_layer
     model = encoder_layer(seed=0)
@@ -42,6 +44,14 @@ def _gelu(g: _Graph, x: str, form: str) -> str:
         return g.op("Gelu", [x])
     if form == "tanh":
         return g.op("Gelu", [x], approximate="tanh")
+    if form == "torch_tanh":
+        kappa = g._init(g._name("kappa"), np.array(0.044715))
+        beta = g._init(g._name("beta"), np.array(np.sqrt(2.0 / np.pi)))
+        one = g._init(g._name("one"), np.array(1.0))
+        half = g._init(g._name("half"), np.array(0.5))
+        cube = g.op("Mul", [x, g.op("Mul", [x, x])])
+        inner = g.op("Mul", [beta, g.op("Add", [x, g.op("Mul", [kappa, cube])])])
+        return g.op("Mul", [half, g.op("Mul", [x, g.op("Add", [one, g.op("Tanh", [inner])])])])
     root2 = g._init(g._name("sqrt2"), np.array(np.sqrt(2.0)))
     one = g._init(g._name("one"), np.array(1.0))
     half = g._init(g._name("half"), np.array(0.5))

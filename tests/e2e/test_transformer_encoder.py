@@ -60,7 +60,7 @@ def test_emitted_session(model_and_truth, tmp_path, plan: str, precision: str | 
     assert error < 2e-3
 
 
-@pytest.mark.parametrize("gelu", ["op", "tanh", "erf"])
+@pytest.mark.parametrize("gelu", ["op", "tanh", "erf", "torch_tanh"])
 @pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])
 def test_runtime_fp32_and_fp16(gelu: str, plan: str) -> None:
     model = encoder_layer(seed=1, gelu=gelu)

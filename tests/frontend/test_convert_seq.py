@@ -120,3 +120,14 @@ def test_pytorch_erf_gelu_is_one_layer() -> None:
 def test_erf_gelu_form_with_other_constants_is_not_gelu() -> None:
     kinds = [l.kind for l in import_onnx(_pytorch_gelu(half=0.6)).layers]
     assert "Unary" in kinds and len(kinds) > 1
+
+
+@pytest.mark.parametrize("form, function", [("op", "gelu"), ("tanh", "gelu_tanh"),
+                                            ("erf", "gelu"), ("torch_tanh", "gelu_tanh")])
+def test_every_gelu_form_of_the_encoder_is_one_layer(form: str, function: str) -> None:
+    from paleozoic.testing.sequence import encoder_layer
+
+    layers = import_onnx(encoder_layer(gelu=form)).layers
+    unary = [l.op.attrs["function"] for l in layers if l.kind == "Unary"]
+    assert unary == [function]
+    assert not [l for l in layers if l.kind in ("Binary", "Active")]

@@ -68,6 +68,12 @@ def convert_gelu_pattern(w: Walker, match: Match, operands: dict[str, Value]) ->
     return unary(w, operands["x"], "gelu")
 
 
+@pattern_converter("gelu_tanh")
+def convert_gelu_tanh_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
+    """PyTorch's tanh GELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): one layer."""
+    return unary(w, operands["x"], "gelu_tanh")
+
+
 @converter("relax.power")
 def convert_power(w: Walker, call: Any, args: list[Value]) -> Value:
     x, exponent = args

@@ -7,6 +7,8 @@ TVM lowers some ONNX operators to several Relax bindings that have one Paleozoic
   Clip  minimum(maximum(x, lo), hi)   (TIR functions from emit_te)
   GELU  (x * (erf(x / sqrt 2) + 1)) * 0.5   (PyTorch's export of exact GELU: Div, Erf, Add,
         Mul, Mul; either operand order of the Add and Muls)
+  GELU (tanh)  0.5 * (x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * (x * (x * x))))))
+        (PyTorch's export of approximate="tanh" before opset 20; either operand order)
 
 Each match is found before the walk. Its root binding (the last one) is converted in one
 step by the function registered with @pattern_converter for its kind; the bindings inside
@@ -80,6 +82,19 @@ class _Forms:
         self.gelu_add = either("relax.add", self.gelu_erf, self.gelu_one)
         self.gelu_mul = either("relax.multiply", self.gelu_x, self.gelu_add)
         self.gelu = either("relax.multiply", self.gelu_mul, self.gelu_half)
+
+        t = {name: wildcard() for name in ("x", "kappa", "beta", "one", "half")}
+        self.tanh_x, self.tanh_kappa, self.tanh_beta = t["x"], t["kappa"], t["beta"]
+        self.tanh_one, self.tanh_half = t["one"], t["half"]
+        self.tanh_square = is_op("relax.multiply")(t["x"], t["x"])
+        self.tanh_cube = either("relax.multiply", t["x"], self.tanh_square)
+        self.tanh_scaled_cube = either("relax.multiply", t["kappa"], self.tanh_cube)
+        self.tanh_sum = either("relax.add", t["x"], self.tanh_scaled_cube)
+        self.tanh_inner = either("relax.multiply", t["beta"], self.tanh_sum)
+        self.tanh_tanh = is_op("relax.tanh")(self.tanh_inner)
+        self.tanh_plus_one = either("relax.add", t["one"], self.tanh_tanh)
+        self.tanh_times_x = either("relax.multiply", t["x"], self.tanh_plus_one)
+        self.gelu_tanh = either("relax.multiply", t["half"], self.tanh_times_x)
 
 
 Found = dict[Any, Any]          # pattern -> the expression it matched
@@ -179,15 +194,30 @@ def _read_clip(forms: _Forms, found: Found, var_of: VarOf) -> Read:
              "hi": var_of(found[forms.clip_hi])}, {})
 
 
-def _read_gelu(forms: _Forms, found: Found, var_of: VarOf) -> Read | None:
-    values = [forms.constant(var_of(found[getattr(forms, f"gelu_{name}")]))
-              for name in ("root2", "one", "half")]
+def _constants_are(forms: _Forms, found: Found, var_of: VarOf,
+                   expected: dict[str, float]) -> bool:
+    """The matched operands named `expected` (pattern attributes) are scalar constants of
+    those values (to float32 rounding)."""
+    values = [forms.constant(var_of(found[getattr(forms, name)])) for name in expected]
     if any(v is None or np.size(v) != 1 for v in values):
-        return None
-    constants = [float(np.asarray(v).reshape(-1)[0]) for v in values]
-    if not np.allclose(constants, [np.sqrt(2.0), 1.0, 0.5], rtol=1e-6, atol=0.0):
+        return False
+    return bool(np.allclose([float(np.asarray(v).reshape(-1)[0]) for v in values],
+                            list(expected.values()), rtol=1e-6, atol=0.0))
+
+
+def _read_gelu(forms: _Forms, found: Found, var_of: VarOf) -> Read | None:
+    if not _constants_are(forms, found, var_of,
+                          {"gelu_root2": np.sqrt(2.0), "gelu_one": 1.0, "gelu_half": 0.5}):
         return None
     return {"x": var_of(found[forms.gelu_x])}, {}
+
+
+def _read_gelu_tanh(forms: _Forms, found: Found, var_of: VarOf) -> Read | None:
+    if not _constants_are(forms, found, var_of, {
+            "tanh_kappa": 0.044715, "tanh_beta": np.sqrt(2.0 / np.pi), "tanh_one": 1.0,
+            "tanh_half": 0.5}):
+        return None
+    return {"x": var_of(found[forms.tanh_x])}, {}
 
 
 # kind -> (root pattern, the inner patterns whose bindings the match absorbs, reader)
@@ -197,6 +227,9 @@ _KINDS: dict[str, tuple[str, tuple[str, ...], Callable[[_Forms, Found, VarOf], R
     "sum": ("sum", ("sum_stack",), _read_sum),
     "clip": ("clip", ("clip_max",), _read_clip),
     "gelu": ("gelu", ("gelu_div", "gelu_erf", "gelu_add", "gelu_mul"), _read_gelu),
+    "gelu_tanh": ("gelu_tanh", ("tanh_square", "tanh_cube", "tanh_scaled_cube", "tanh_sum",
+                                "tanh_inner", "tanh_tanh", "tanh_plus_one", "tanh_times_x"),
+                  _read_gelu_tanh),
 }
 
 
