@@ -86,3 +86,25 @@ def test_raw_cnml_form(model_and_truth, tmp_path) -> None:
     build_session(out)
     ours = run_session(out, [x]).outputs[0]
     assert _relative(ours, ort) < 1e-6
+
+
+def test_int8_block_runs_batch_dot_in_fp16(tmp_path) -> None:
+    """In an int8 block only the fully connected layers take quantisation parameters; the
+    BatchDots (two activations, no calibrated filter), LayerNorm, Softmax and GELU compute
+    in fp16. The error stays at int8's level against float64."""
+    from paleozoic.calibration import calibrate
+    from paleozoic.calibration.params import layer_quantization
+
+    model = encoder_layer(seed=0)
+    queue = load_queue(model)
+    rng = np.random.default_rng(5)
+    for i in range(4):
+        np.save(tmp_path / f"{i:02d}.npy", rng.standard_normal((2, 16, 32)).astype(np.float32))
+    quantization = layer_quantization(queue, calibrate(queue, [tmp_path]))
+    assert {layer.kind for layer in queue.layers if layer.name in quantization} == \
+        {"FullyConnected"}
+    x = rng.standard_normal((2, 16, 32)).astype(np.float32)
+    truth = Float64Reference(model).run({"x": x})[0]
+    plan = with_precision(resolve_plan(queue, "fuse-all"), Precision.INT8)
+    out = next(iter(PlanRunner(queue, plan, quantization=quantization).run([x]).values()))
+    assert 1e-3 < _relative(out, truth) < 5e-2
