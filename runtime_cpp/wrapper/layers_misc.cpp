@@ -143,7 +143,9 @@ SoftmaxLayer::SoftmaxLayer(std::string name, Tensor& input, int axis)
     : Layer(name, {&input}, input.shape()) {
   const int rank = static_cast<int>(input.shape().size());
   const int a = detail::normaliseAxis(name_, axis, rank);
-  if (rank == 4) {  // cnmlDimension_t names the NCHW axes N 0, C 1, H 2, W 3
+  // cnmlDimension_t names the NCHW axes N 0, C 1, H 2, W 3: the SDK's Softmax op for 4-D
+  // and 2-D ([N, C]) inputs, its Nd op (a plain axis) for the other ranks.
+  if (rank == 4 || rank == 2) {
     defineOp([this, a] {
       PZ_CHECK(name_, cnmlCreateSoftmaxOp(&op_, static_cast<cnmlDimension_t>(a), in(0),
                                           output_.desc()));

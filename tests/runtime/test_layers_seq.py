@@ -132,3 +132,19 @@ def test_layer_norm_weights_of_the_wrong_size_are_refused() -> None:
     with pytest.raises(Exception) as err:
         layer.config(np.ones(4, np.float32), np.zeros(4, np.float32))
     assert "seq_layer" in str(err.value)
+
+
+@pytest.mark.parametrize("shape, axis, sdk_op", [
+    ((2, 3, 5), 2, "cnmlCreateNdSoftmaxOp"), ((2, 3, 5, 4), 3, "cnmlCreateSoftmaxOp"),
+    ((4, 10), 1, "cnmlCreateSoftmaxOp")])
+def test_softmax_sdk_op_by_rank(tmp_path, shape, axis, sdk_op) -> None:
+    """cnmlDimension_t names NCHW axes: Softmax for 4-D and 2-D inputs, NdSoftmax (a plain
+    axis) for other ranks, as the raw form shows."""
+    from paleozoic.pipeline import compile_model
+
+    case = single_node("sm", "Softmax", {"x": np.zeros(shape, np.float32)}, axis=axis)
+    out = compile_model(case.model, tmp_path / "out", emit="raw")
+    source = (out / "session.cpp").read_text()
+    assert sdk_op + "(" in source
+    other = {"cnmlCreateNdSoftmaxOp", "cnmlCreateSoftmaxOp"} - {sdk_op}
+    assert other.pop() + "(" not in source

@@ -24,7 +24,8 @@ class BatchDotLayer : public Layer {
                 bool trans_b = false);
 };
 
-// Softmax along any axis: the SDK's Softmax op on a 4-D (NCHW) input, its Nd op otherwise.
+// Softmax along any axis: the SDK's Softmax op on a 4-D (NCHW) or 2-D (NC) input, its Nd op
+// otherwise.
 class SoftmaxLayer : public Layer {
  public:
   SoftmaxLayer(std::string name, Tensor& input, int axis);
