@@ -31,6 +31,11 @@ from paleozoic.ops import ShapeError
 logger = logging.getLogger(__name__)
 
 
+def _constant_value(walker: Walker, var: Any) -> np.ndarray | None:
+    value = walker.env.get(var)
+    return np.asarray(value.value) if isinstance(value, Const) else None
+
+
 def import_onnx(model: str | Path | onnx.ModelProto,
                 input_shapes: Mapping[str, tuple[int, ...]] | None = None,
                 batch: int | None = None) -> LayerQueue:
@@ -112,7 +117,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     owners = binding_owners(func, list(proto.graph.node), produced, relax)
     onnx_vars = tensor_bindings(func, list(proto.graph.node), produced, relax)
     del produced
-    matches = find_matches(func, relax)
+    matches = find_matches(func, relax, constant=lambda var: _constant_value(walker, var))
     for block in func.body.blocks:
         for binding in block.bindings:
             walker.current_node = owners.get(binding.var)

@@ -1,4 +1,5 @@
-"""Fully-connected layers (the paper's GEMM substitution) and softmax."""
+"""Fully-connected layers (the paper's GEMM substitution), the batched product of two
+activations (BatchDot) and softmax."""
 
 from __future__ import annotations
 
@@ -15,6 +16,39 @@ class FullyConnectedAttrs:
 @dataclass(frozen=True)
 class AxisAttrs:
     axis: int                        # non-negative
+
+
+@dataclass(frozen=True)
+class BatchDotAttrs:
+    trans_a: bool = False            # use a's last two axes transposed
+    trans_b: bool = False
+
+
+def _matrix_dims(x: Shape, trans: bool) -> tuple[int, int]:
+    return (x[-1], x[-2]) if trans else (x[-2], x[-1])
+
+
+def batch_dot_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    a, b = (tuple(s) for s in inputs)
+    if len(a) < 2 or len(b) < 2:
+        raise ShapeError(f"BatchDot needs two inputs of rank >= 2, got {a} and {b}")
+    m, ka = _matrix_dims(a, attrs["trans_a"])
+    kb, n = _matrix_dims(b, attrs["trans_b"])
+    if ka != kb:
+        raise ShapeError(f"BatchDot: a {a} (trans_a {attrs['trans_a']}) and b {b} (trans_b "
+                         f"{attrs['trans_b']}) disagree on the reduced axis ({ka} vs {kb})")
+    batch_a, batch_b = a[:-2], b[:-2]
+    rank = max(len(batch_a), len(batch_b))
+    batch_a = (1,) * (rank - len(batch_a)) + batch_a
+    batch_b = (1,) * (rank - len(batch_b)) + batch_b
+    if any(x != y and 1 not in (x, y) for x, y in zip(batch_a, batch_b)):
+        raise ShapeError(f"BatchDot: batch dims of a {a} and b {b} do not broadcast")
+    return (*(max(x, y) for x, y in zip(batch_a, batch_b)), m, n)
+
+
+def batch_dot_macs(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
+    a = inputs[0]
+    return elements(out) * (a[-2] if attrs["trans_a"] else a[-1])
 
 
 def fc_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -39,8 +73,13 @@ FULLY_CONNECTED = LayerKind(
     name="FullyConnected", cpp_class="pz::FullyConnectedLayer", template="fully_connected",
     binding="fully_connected", shape=fc_shape, macs=fc_macs, weight_roles=("weight",),
     optional_roles=("bias",), attrs=FullyConnectedAttrs, int8_mode=True)
+# Two activations, numpy-broadcast batch dims (ONNX MatMul). No int8 mode: in an int8
+# block it computes in fp16 (both operands are activations, without a calibrated filter).
+BATCH_DOT = LayerKind(name="BatchDot", cpp_class="pz::BatchDotLayer", template="batch_dot",
+                      binding="batch_dot", shape=batch_dot_shape, macs=batch_dot_macs,
+                      arity=2, attrs=BatchDotAttrs)
 SOFTMAX = LayerKind(name="Softmax", cpp_class="pz::SoftmaxLayer", template="softmax",
                     binding="softmax", shape=softmax_shape, attrs=AxisAttrs)
 
 # The kinds of this family, collected by paleozoic.ops.
-FAMILY = (FULLY_CONNECTED, SOFTMAX,)
+FAMILY = (FULLY_CONNECTED, BATCH_DOT, SOFTMAX,)

@@ -1,4 +1,5 @@
-"""Activations, PRelu and element-wise sums and binary ops."""
+"""Activations, PRelu, element-wise sums and binary ops, and the unary math ops (Sqrt,
+Rsqrt, Pow with a constant exponent, Erf, GELU)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,17 @@ BINARY_OPS = CppEnum("Binary", "", "Binary op", (
     Member("div", "kDiv"),
 ))
 
+# Unary has no SDK enum either: pz::UnaryLayer picks the SDK op (Sqrt, Rsqrt, Power, Erf,
+# Gelu) from it.
+UNARY_FUNCTIONS = CppEnum("Unary", "", "unary function", (
+    Member("sqrt", "kSqrt"),
+    Member("rsqrt", "kRsqrt"),
+    Member("pow", "kPow"),            # x ** power, a constant exponent
+    Member("erf", "kErf"),
+    Member("gelu", "kGelu"),          # x/2 (1 + erf(x / sqrt 2))
+    Member("gelu_tanh", "kGeluTanh"),  # x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+))
+
 
 @dataclass(frozen=True)
 class ActiveAttrs:
@@ -32,6 +44,19 @@ class ActiveAttrs:
 @dataclass(frozen=True)
 class BinaryAttrs:
     op: str                          # one of BINARY_OPS; b broadcasts to a
+
+
+@dataclass(frozen=True)
+class UnaryAttrs:
+    function: str                    # one of UNARY_FUNCTIONS
+    power: float = 1.0               # the exponent of "pow"
+
+
+def unary_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    if attrs["function"] not in UNARY_FUNCTIONS:
+        raise ShapeError(f"unary function {attrs['function']!r} is not one of "
+                         f"{UNARY_FUNCTIONS.values}")
+    return inputs[0]
 
 
 def active_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -86,8 +111,11 @@ BINARY = LayerKind(name="Binary", cpp_class="pz::BinaryLayer", template="binary"
 # weight "slope" of shape (C,); LeakyRelu is a PRelu with every slope equal to alpha.
 PRELU = LayerKind(name="PRelu", cpp_class="pz::PReluLayer", template="prelu", binding="prelu",
                   shape=prelu_shape, weight_roles=("slope",))
+# attrs {"function": one of UNARY_FUNCTIONS, "power": the exponent of "pow"}.
+UNARY = LayerKind(name="Unary", cpp_class="pz::UnaryLayer", template="unary", binding="unary",
+                  shape=unary_shape, attrs=UnaryAttrs)
 
 # The kinds of this family, collected by paleozoic.ops.
-FAMILY = (ACTIVE, ADD, BINARY, PRELU,)
+FAMILY = (ACTIVE, ADD, BINARY, PRELU, UNARY,)
 # The enums of this family, written into runtime_cpp/include/paleozoic/enums.h.
-ENUMS = (ACTIVATIONS, BINARY_OPS)
+ENUMS = (ACTIVATIONS, BINARY_OPS, UNARY_FUNCTIONS)

@@ -1,10 +1,11 @@
-"""Per-channel and cross-channel normalisation: BatchNorm, Scale, LRN."""
+"""Per-channel and cross-channel normalisation: BatchNorm, Scale, LRN; LayerNorm over the
+trailing axes."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, elements
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,25 @@ class LrnAttrs:
     bias: float
 
 
+@dataclass(frozen=True)
+class LayerNormAttrs:
+    axis: int                        # non-negative: normalised over axes axis..rank-1
+    epsilon: float = 1e-5
+
+
+def layer_norm_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    (x,) = inputs
+    if not 0 <= attrs["axis"] < len(x):
+        raise ShapeError(f"LayerNorm axis {attrs['axis']} is outside a {len(x)}-D input")
+    if attrs["epsilon"] < 0:
+        raise ShapeError(f"LayerNorm epsilon {attrs['epsilon']} is negative")
+    return x
+
+
+def layer_norm_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
+    return 6 * elements(out)
+
+
 def same_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     return inputs[0]
 
@@ -33,10 +53,7 @@ def channel_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 
 def lrn_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
-    total = 1
-    for d in out:
-        total *= d
-    return total * (attrs["size"] + 3)
+    return elements(out) * (attrs["size"] + 3)
 
 
 BATCH_NORM = LayerKind(
@@ -48,6 +65,14 @@ SCALE = LayerKind(
     shape=channel_shape, weight_roles=("alpha", "beta"))
 LRN = LayerKind(name="LRN", cpp_class="pz::LrnLayer", template="lrn", binding="lrn",
                 shape=channel_shape, macs=lrn_ops, attrs=LrnAttrs)
+# One SDK op (cnmlCreateNdLayerNormOp), not MeanVarNorm + Scale: the SDK's Scale is per
+# channel (axis 1) and MeanVarNorm normalises NCHW's C*H*W, neither a trailing axis with a
+# per-element gamma; one op is also one pass and one rounding in fp16. Weights "gamma" and
+# "beta" of prod(shape[axis:]) values (ONNX's Scale and B; the frontend gives zeros for a
+# missing B). Not named "bias": that role is per output channel to the passes.
+LAYER_NORM = LayerKind(name="LayerNorm", cpp_class="pz::LayerNormLayer", template="layer_norm",
+                       binding="layer_norm", shape=layer_norm_shape, macs=layer_norm_ops,
+                       weight_roles=("gamma", "beta"), attrs=LayerNormAttrs)
 
 # The kinds of this family, collected by paleozoic.ops.
-FAMILY = (BATCH_NORM, SCALE, LRN,)
+FAMILY = (BATCH_NORM, SCALE, LRN, LAYER_NORM,)

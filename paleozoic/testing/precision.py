@@ -189,6 +189,20 @@ def kind_cases(seed: int = 0) -> list[PrecisionCase]:
                     pads=[1, 1, 1, 1]))
     add(single_node("concat_channels", "Concat", {"x": normal((1, 8, 4, 4)),
                                                   "y": normal((1, 24, 4, 4)) * 1e3}, axis=1))
+    # Sequence models: attention's two-activation products (a long K, broadcast batch axes
+    # and large magnitudes), softmax on the key axis of a 3-D tensor, layer norm of rows
+    # with a large mean, and the element-wise math ops over wide ranges.
+    add(single_node("batch_dot_k4096", "MatMul", {"a": rng.random((2, 4, 4096)) + 1.0,
+                                                  "b": normal((2, 4096, 8))}))
+    add(single_node("batch_dot_broadcast_large", "MatMul", {"a": normal((2, 1, 8, 64)) * 1e3,
+                                                            "b": normal((4, 64, 5)) * 1e3}))
+    add(single_node("softmax_keys_large", "Softmax", {"x": normal((2, 16, 512)) * 30}, axis=-1))
+    add(single_node("layernorm_768_offset", "LayerNormalization",
+                    {"x": 1e4 + normal((2, 8, 768)) * 100}, {"s": normal(768), "b": normal(768)},
+                    axis=-1, epsilon=1e-5))
+    add(single_node("erf_wide", "Erf", {"x": normal((4, 1000)) * 3}))
+    add(single_node("sqrt_wide", "Sqrt", {"x": rng.random((4, 1000)) * 1e4}))
+    add(single_node("pow3_wide", "Pow", {"x": normal((4, 1000)) * 10}, {"e": np.array(3.0)}))
     return cases
 
 

@@ -1,5 +1,6 @@
 // Base op compile, destroy and the `_V4` forwards. A forward runs synchronously on the CPU
 // and advances the queue's simulated clock by the device model's time for the op.
+#include <algorithm>
 #include <initializer_list>
 
 #include "call_log.h"
@@ -58,6 +59,24 @@ cnmlStatus_t runBinary(cnmlBaseOp_t op, BinaryOp which, bool broadcast, cnmlTens
       (op->desc.binary != which || op->desc.broadcast != broadcast))
     return CNML_STATUS_INVALIDPARAM;
   return run2(op, {OpKind::kBinary}, in1_t, in1, in2_t, in2, out_t, out, queue);
+}
+
+// The Sqrt/Rsqrt/Power/Erf/Gelu forwards share one op kind; each runs only its own ops.
+cnmlStatus_t runUnary(cnmlBaseOp_t op, std::initializer_list<UnaryFn> fns, cnmlTensor_t in_t,
+                      void* in, cnmlTensor_t out_t, void* out, cnrtQueue_t queue) {
+  if (op && op->desc.kind == OpKind::kUnary &&
+      std::find(fns.begin(), fns.end(), op->desc.unary) == fns.end())
+    return CNML_STATUS_INVALIDPARAM;
+  return run1(op, {OpKind::kUnary}, in_t, in, out_t, out, queue);
+}
+
+// Logs a one-input forward the same way for every op that has one.
+cnmlStatus_t logged1(cnmlStatus_t status, const char* name, cnmlBaseOp_t op, cnmlTensor_t in_t,
+                     void* in, cnmlTensor_t out_t, void* out, void* extra) {
+  return logged(status, name, [&](Call& c) {
+    c.handle(op).handle(in_t).buffer(in, in_t).handle(out_t).buffer(out, out_t).queue()
+        .opaque(extra);
+  });
 }
 
 }  // namespace
@@ -319,6 +338,56 @@ cnmlStatus_t cnmlComputeSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_
         .buffer(output, output_tensor).queue().opaque(extra);
   });
 }
+
+cnmlStatus_t cnmlComputeBatchDotOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                             void* input_1, cnmlTensor_t input_tensor_2,
+                                             void* input_2, cnmlTensor_t output_tensor,
+                                             void* output, cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = run2(op, {OpKind::kBatchDot}, input_tensor_1, input_1,
+                                   input_tensor_2, input_2, output_tensor, output, queue);
+  return logged(status, "cnmlComputeBatchDotOpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
+        .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
+        .opaque(extra);
+  });
+}
+
+cnmlStatus_t cnmlComputeNdSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                          void* input, cnmlTensor_t output_tensor, void* output,
+                                          cnrtQueue_t queue, void* extra) {
+  return logged1(run1(op, {OpKind::kSoftmax}, input_tensor, input, output_tensor, output, queue),
+                 "cnmlComputeNdSoftmaxOpForward_V4", op, input_tensor, input, output_tensor,
+                 output, extra);
+}
+
+cnmlStatus_t cnmlComputeNdLayerNormOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                            void* input, cnmlTensor_t output_tensor, void* output,
+                                            cnrtQueue_t queue, void* extra) {
+  return logged1(
+      run1(op, {OpKind::kLayerNorm}, input_tensor, input, output_tensor, output, queue),
+                 "cnmlComputeNdLayerNormOpForward_V4", op, input_tensor, input, output_tensor,
+                 output, extra);
+}
+
+// Sqrt, Rsqrt, Power, Erf and Gelu: one kUnary op kind, each forward runs its own ops only.
+#define PZ_UNARY_FORWARD(sdk_op, ...)                                                        \
+  cnmlStatus_t cnmlCompute##sdk_op##OpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,  \
+                                                 void* input, cnmlTensor_t output_tensor,     \
+                                                 void* output, cnrtQueue_t queue,             \
+                                                 void* extra) {                               \
+    return logged1(runUnary(op, {__VA_ARGS__}, input_tensor, input, output_tensor, output,    \
+                            queue),                                                           \
+                   "cnmlCompute" #sdk_op "OpForward_V4", op, input_tensor, input,             \
+                   output_tensor, output, extra);                                             \
+  }
+
+PZ_UNARY_FORWARD(Sqrt, UnaryFn::kSqrt)
+PZ_UNARY_FORWARD(Rsqrt, UnaryFn::kRsqrt)
+PZ_UNARY_FORWARD(Power, UnaryFn::kPower)
+PZ_UNARY_FORWARD(Erf, UnaryFn::kErf)
+PZ_UNARY_FORWARD(Gelu, UnaryFn::kGelu, UnaryFn::kGeluTanh)
+
+#undef PZ_UNARY_FORWARD
 
 cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensors[],
                                            void* inputs[], int input_num,

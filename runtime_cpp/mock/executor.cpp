@@ -63,6 +63,9 @@ void executeFloat(PreparedOp& op, const float* const* in, float* const* out) {
     case OpKind::kDeconvGroup: deconvForward(op, in[0], out[0]); break;
     case OpKind::kNearestNeighbor: nearestForward(op, in[0], out[0]); break;
     case OpKind::kInterp: bilinearForward(op, in[0], out[0]); break;
+    case OpKind::kBatchDot: batchDotForward(d, in[0], in[1], out[0], t); break;
+    case OpKind::kLayerNorm: layerNormForward(d, in[0], out[0], t); break;
+    case OpKind::kUnary: unaryForward(d, in[0], out[0], t); break;
     case OpKind::kCast: break;  // execute() handles it
   }
 }

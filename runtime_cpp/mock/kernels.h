@@ -64,6 +64,14 @@ void transposeForward(const OpDesc& op, const float* in, float* out, int threads
 void sliceForward(const OpDesc& op, const float* in, float* out, int threads);
 void copyForward(const float* in, float* out, std::size_t n, int threads);
 
+// kernels_seq.cpp: sequence-model ops, reductions in double.
+// out = op(a) x op(b) over the last two axes, batch dims broadcast (op.trans_a/trans_b).
+void batchDotForward(const OpDesc& op, const float* a, const float* b, float* out, int threads);
+// (x - mean) / sqrt(var + eps) * scale + bias over the axes from op.axis on.
+void layerNormForward(const OpDesc& op, const float* in, float* out, int threads);
+// out = f(in) for op.unary (Sqrt, Rsqrt, Power, Erf, Gelu exact or tanh).
+void unaryForward(const OpDesc& op, const float* in, float* out, int threads);
+
 }  // namespace pz_mock
 
 #endif  // PZ_MOCK_KERNELS_H_

@@ -187,6 +187,28 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       rowLocal(w, out);
       break;
     case OpKind::kSoftmax: w.flops = 4.0 * out_elems; break;
+    case OpKind::kBatchDot: {
+      // 2 m n k per output matrix, on the matrix units like Mlp; the whole of both inputs
+      // is needed (b is read by every row of a).
+      const Dims& a = op.inputs[0].dims;
+      const double k = op.trans_a ? a[a.size() - 2] : a[a.size() - 1];
+      w.flops = 2.0 * out_elems * k;
+      w.parallel_extent = static_cast<long long>(op.outputs[0].elements() / out.back());
+      break;
+    }
+    case OpKind::kLayerNorm:
+      // Two reductions and a normalise-scale-shift per element (Mock assumption: like
+      // softmax's three passes, plus the affine).
+      w.flops = 6.0 * out_elems;
+      break;
+    case OpKind::kUnary:
+      // Mock assumption: a square or sqrt is a vector op or two; erf and GELU are a
+      // polynomial/exp evaluation, priced like ~10 vector ops.
+      w.flops = (op.unary == UnaryFn::kErf || op.unary == UnaryFn::kGelu ||
+                         op.unary == UnaryFn::kGeluTanh || op.unary == UnaryFn::kPower
+                     ? 10.0 : 2.0) * out_elems;
+      rowLocal(w, out);
+      break;
     case OpKind::kActive:
     case OpKind::kBatchNorm:
     case OpKind::kScale:

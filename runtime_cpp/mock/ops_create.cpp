@@ -1,6 +1,8 @@
 // Base op creation. Every creator checks that the output tensor's dims equal what the op
 // computes from its input and parameters, and that weight shapes agree (Mock rule:
 // mismatch -> INVALIDPARAM), then records an OpDesc snapshot.
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "call_log.h"
@@ -172,6 +174,33 @@ cnmlStatus_t createBinary(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t i
   d.inputs = {operand(input_1), operand(input_2)};
   d.outputs = {operand(output)};
   return finish(op, std::move(d));
+}
+
+// Unary element-wise ops (Sqrt, Rsqrt, Power, Erf, Gelu): same shape in and out.
+cnmlStatus_t createUnary(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output, UnaryFn fn,
+                         float power) {
+  OpDesc d;
+  d.kind = OpKind::kUnary;
+  cnmlStatus_t s = createSameShape(op, input, output, d);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  if (!std::isfinite(power)) return kBad;
+  d.unary = fn;
+  d.power = power;
+  return finish(op, std::move(d));
+}
+
+// numpy's broadcast of two batch shapes (right-aligned, each pair equal or one of them 1);
+// false when they do not broadcast.
+bool broadcastBatch(const Dims& a, const Dims& b, Dims* out) {
+  const std::size_t n = std::max(a.size(), b.size());
+  out->assign(n, 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    (*out)[i] = std::max(da, db);
+  }
+  return true;
 }
 
 }  // namespace
@@ -405,6 +434,101 @@ cnmlStatus_t cnmlCreateSoftmaxOp(cnmlBaseOp_t* op, cnmlDimension_t dim, cnmlTens
   return logged(finish(op, std::move(d)), "cnmlCreateSoftmaxOp", [&](Call& c) {
     c.created(op).value(dim).handle(input).handle(output);
   });
+}
+
+cnmlStatus_t cnmlCreateNdSoftmaxOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t input,
+                                   cnmlTensor_t output) {
+  OpDesc d;
+  d.kind = OpKind::kSoftmax;
+  cnmlStatus_t s = createSameShape(op, input, output, d);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  if (axis < 0 || static_cast<std::size_t>(axis) >= dimsOf(input).size()) return kBad;
+  d.axis = axis;
+  return logged(finish(op, std::move(d)), "cnmlCreateNdSoftmaxOp", [&](Call& c) {
+    c.created(op).value(axis).handle(input).handle(output);
+  });
+}
+
+cnmlStatus_t cnmlCreateBatchDotOp(cnmlBaseOp_t* op, cnmlTensor_t a, cnmlTensor_t b,
+                                  cnmlTensor_t output, bool trans_a, bool trans_b) {
+  auto create = [&]() -> cnmlStatus_t {
+    if (!op || !isActivation(a) || !isActivation(b) || !isActivation(output)) return kBad;
+    const Dims &da = dimsOf(a), &db = dimsOf(b);
+    if (da.size() < 2 || db.size() < 2) return kBad;
+    const std::size_t ra = da.size(), rb = db.size();
+    const int m = trans_a ? da[ra - 1] : da[ra - 2], ka = trans_a ? da[ra - 2] : da[ra - 1];
+    const int kb = trans_b ? db[rb - 1] : db[rb - 2], n = trans_b ? db[rb - 2] : db[rb - 1];
+    if (ka != kb) return kBad;
+    Dims batch;
+    if (!broadcastBatch(Dims(da.begin(), da.end() - 2), Dims(db.begin(), db.end() - 2), &batch))
+      return kBad;
+    batch.push_back(m);
+    batch.push_back(n);
+    if (dimsOf(output) != batch) return kBad;
+    OpDesc d;
+    d.kind = OpKind::kBatchDot;
+    d.inputs = {operand(a), operand(b)};
+    d.outputs = {operand(output)};
+    d.trans_a = trans_a;
+    d.trans_b = trans_b;
+    return finish(op, std::move(d));
+  };
+  return logged(create(), "cnmlCreateBatchDotOp", [&](Call& c) {
+    c.created(op).handle(a).handle(b).handle(output).value(trans_a).value(trans_b);
+  });
+}
+
+cnmlStatus_t cnmlCreateNdLayerNormOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t input,
+                                     cnmlTensor_t output, cnmlTensor_t scale,
+                                     cnmlTensor_t bias, float eps) {
+  auto create = [&]() -> cnmlStatus_t {
+    OpDesc d;
+    d.kind = OpKind::kLayerNorm;
+    cnmlStatus_t s = createSameShape(op, input, output, d);
+    if (s != CNML_STATUS_SUCCESS) return s;
+    const Dims& in = dimsOf(input);
+    if (axis < 0 || static_cast<std::size_t>(axis) >= in.size()) return kBad;
+    if (!(eps >= 0.0f) || !std::isfinite(eps)) return kBad;
+    const std::size_t len = elementCount(Dims(in.begin() + axis, in.end()));
+    if (!isWeight(scale) || elementCount(dimsOf(scale)) != len) return kBad;
+    if (bias && (!isWeight(bias) || elementCount(dimsOf(bias)) != len)) return kBad;
+    d.axis = axis;
+    d.eps = eps;
+    d.consts = {scale->impl, bias ? bias->impl : nullptr};
+    return finish(op, std::move(d));
+  };
+  return logged(create(), "cnmlCreateNdLayerNormOp", [&](Call& c) {
+    c.created(op).value(axis).handle(input).handle(output).handle(scale).handle(bias).value(eps);
+  });
+}
+
+cnmlStatus_t cnmlCreateSqrtOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output) {
+  return logged(createUnary(op, input, output, UnaryFn::kSqrt, 1.0f), "cnmlCreateSqrtOp",
+                [&](Call& c) { c.created(op).handle(input).handle(output); });
+}
+
+cnmlStatus_t cnmlCreateRsqrtOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output) {
+  return logged(createUnary(op, input, output, UnaryFn::kRsqrt, 1.0f), "cnmlCreateRsqrtOp",
+                [&](Call& c) { c.created(op).handle(input).handle(output); });
+}
+
+cnmlStatus_t cnmlCreatePowerOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                               float power) {
+  return logged(createUnary(op, input, output, UnaryFn::kPower, power), "cnmlCreatePowerOp",
+                [&](Call& c) { c.created(op).handle(input).handle(output).value(power); });
+}
+
+cnmlStatus_t cnmlCreateErfOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output) {
+  return logged(createUnary(op, input, output, UnaryFn::kErf, 1.0f), "cnmlCreateErfOp",
+                [&](Call& c) { c.created(op).handle(input).handle(output); });
+}
+
+cnmlStatus_t cnmlCreateGeluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                              bool approximate) {
+  return logged(createUnary(op, input, output,
+                            approximate ? UnaryFn::kGeluTanh : UnaryFn::kGelu, 1.0f),
+                "cnmlCreateGeluOp",
+                [&](Call& c) { c.created(op).handle(input).handle(output).value(approximate); });
 }
 
 cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs[],

@@ -25,6 +25,9 @@ const char* opKindName(OpKind kind) {
     case OpKind::kAdd: return "Add";
     case OpKind::kMlp: return "Mlp";
     case OpKind::kSoftmax: return "Softmax";
+    case OpKind::kBatchDot: return "BatchDot";
+    case OpKind::kLayerNorm: return "LayerNorm";
+    case OpKind::kUnary: return "Unary";
     case OpKind::kConcat: return "Concat";
     case OpKind::kLrn: return "Lrn";
     case OpKind::kReshape: return "Reshape";

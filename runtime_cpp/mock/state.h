@@ -84,12 +84,17 @@ enum class OpKind {
   kDeconvGroup,
   kNearestNeighbor,
   kInterp,  // bilinear
-  kCast
+  kCast,
+  kBatchDot,   // out[b] = op(a[b]) x op(b[b]), batch dims broadcast (numpy)
+  kLayerNorm,  // normalised over the axes from `axis` on, then * scale + bias
+  kUnary       // Sqrt, Rsqrt, Power, Erf, Gelu (which one: OpDesc::unary)
 };
 const char* opKindName(OpKind kind);
 
 // Which two-input element-wise op a kBinary op computes.
 enum class BinaryOp { kAdd, kSub, kMult, kRealDiv };
+// Which one-input element-wise op a kUnary op computes.
+enum class UnaryFn { kSqrt, kRsqrt, kPower, kErf, kGelu, kGeluTanh };
 
 struct ConvParams {
   int sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pb = 0, pl = 0, pr = 0;
@@ -141,6 +146,10 @@ struct OpDesc {
   DeconvParams deconv;  // with `group`
   InterpParams interp;
   cnmlCastType_t cast = CNML_CAST_FLOAT32_TO_FLOAT16;
+  bool trans_a = false, trans_b = false;  // kBatchDot
+  float eps = 1e-5f;                       // kLayerNorm (axis: the first normalised axis)
+  UnaryFn unary = UnaryFn::kSqrt;          // kUnary
+  float power = 1.0f;                      // kUnary kPower
   // int8 compute of the activation input (Conv, ConvGroup, Mlp), from
   // cnmlSetOperationComputingDataType.
   bool int8 = false;

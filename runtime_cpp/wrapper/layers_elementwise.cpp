@@ -1,4 +1,6 @@
 // Per-element and per-channel layers: batch norm, scale, activation, add, binary, prelu.
+#include <cmath>
+
 #include "detail.h"
 
 namespace pz {
@@ -129,6 +131,38 @@ PReluLayer::PReluLayer(std::string name, Tensor& input) : Layer(name, {&input}, 
   PZ_FORWARD(cnmlComputePreluOpForward_V4);
 }
 
+// ---- UnaryLayer -----------------------------------------------------------------------
+
+UnaryLayer::UnaryLayer(std::string name, Tensor& input, Unary fn, float power)
+    : Layer(name, {&input}, input.shape()) {
+  if (fn == Unary::kPow && !std::isfinite(power)) {
+    throw Error(name_ + ": pow needs a finite exponent, got " + std::to_string(power));
+  }
+  defineOp([this, fn, power] {
+    switch (fn) {
+      case Unary::kSqrt: PZ_CHECK(name_, cnmlCreateSqrtOp(&op_, in(0), output_.desc())); break;
+      case Unary::kRsqrt: PZ_CHECK(name_, cnmlCreateRsqrtOp(&op_, in(0), output_.desc())); break;
+      case Unary::kPow:
+        PZ_CHECK(name_, cnmlCreatePowerOp(&op_, in(0), output_.desc(), power));
+        break;
+      case Unary::kErf: PZ_CHECK(name_, cnmlCreateErfOp(&op_, in(0), output_.desc())); break;
+      case Unary::kGelu:
+      case Unary::kGeluTanh:
+        PZ_CHECK(name_,
+                 cnmlCreateGeluOp(&op_, in(0), output_.desc(), fn == Unary::kGeluTanh));
+        break;
+    }
+  });
+  switch (fn) {
+    case Unary::kSqrt: PZ_FORWARD(cnmlComputeSqrtOpForward_V4); break;
+    case Unary::kRsqrt: PZ_FORWARD(cnmlComputeRsqrtOpForward_V4); break;
+    case Unary::kPow: PZ_FORWARD(cnmlComputePowerOpForward_V4); break;
+    case Unary::kErf: PZ_FORWARD(cnmlComputeErfOpForward_V4); break;
+    case Unary::kGelu:
+    case Unary::kGeluTanh: PZ_FORWARD(cnmlComputeGeluOpForward_V4); break;
+  }
+}
+
 // ---- factories (layer_registry.h) -----------------------------------------------------
 
 namespace {
@@ -137,6 +171,14 @@ Active activeNamed(const std::string& layer, const std::string& function) {
   Active out;
   if (!parseActive(function, &out)) {
     throw Error(layer + ": unknown activation '" + function + "'; use " + activeChoices());
+  }
+  return out;
+}
+
+Unary unaryNamed(const std::string& layer, const std::string& function) {
+  Unary out;
+  if (!parseUnary(function, &out)) {
+    throw Error(layer + ": unknown unary function '" + function + "'; use " + unaryChoices());
   }
   return out;
 }
@@ -181,6 +223,13 @@ void addElementwiseFactories(std::vector<LayerFactory>& factories) {
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
                          return std::make_unique<BinaryLayer>(name, *in[0], *in[1],
                                                               binaryNamed(name, a.text("op")));
+                       }});
+  factories.push_back({"unary", 1, {"function", "power"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<UnaryLayer>(
+                             name, *in[0], unaryNamed(name, a.text("function")),
+                             static_cast<float>(a.real("power", 1.0)));
                        }});
   factories.push_back({"prelu", 1, {},
                        [](const std::string& name, const Inputs& in,

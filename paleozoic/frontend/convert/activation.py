@@ -3,6 +3,7 @@ PRelu / LeakyRelu and Softmax."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,65 @@ onnx_ops({
     "LeakyRelu": OnnxOp("PRelu"),
     "PRelu": OnnxOp("PRelu", weights=(1,)),
     "Softmax": OnnxOp("Softmax"),
+    "Erf": OnnxOp("Unary erf"),
+    "Gelu": OnnxOp("Unary gelu or gelu_tanh"),
+    "Sqrt": OnnxOp("Unary sqrt"),
+    "Pow": OnnxOp("Unary pow (a constant scalar exponent)", parameters=(1,)),
 })
+
+
+def unary(w: Walker, x: Value, function: str, power: float = 1.0) -> Value:
+    attrs: dict[str, Any] = {"function": function}
+    if function == "pow":
+        attrs["power"] = power
+    return w.emit("Unary", [act_of(w, x)], attrs, part=function)
+
+
+def _unary_converter(function: str) -> Callable[[Walker, Any, list[Value]], Value]:
+    def convert(w: Walker, call: Any, args: list[Value]) -> Value:
+        return unary(w, args[0], function)
+
+    convert.__name__ = f"convert_{function}"
+    return convert
+
+
+def _register_unary_converters() -> None:
+    """The one-input Relax operators that are one Unary layer each."""
+    for relax_op, function in (("relax.erf", "erf"), ("relax.nn.gelu", "gelu"),
+                               ("relax.nn.gelu_tanh", "gelu_tanh"), ("relax.sqrt", "sqrt"),
+                               ("relax.rsqrt", "rsqrt")):
+        converter(relax_op)(_unary_converter(function))
+
+
+_register_unary_converters()
+
+
+@pattern_converter("gelu")
+def convert_gelu_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
+    """PyTorch's exact GELU, x * (1 + erf(x / sqrt 2)) * 0.5: one layer."""
+    return unary(w, operands["x"], "gelu")
+
+
+@pattern_converter("gelu_tanh")
+def convert_gelu_tanh_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
+    """PyTorch's tanh GELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): one layer."""
+    return unary(w, operands["x"], "gelu_tanh")
+
+
+@converter("relax.power")
+def convert_power(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, exponent = args
+    if not isinstance(x, Act) or not isinstance(exponent, Const):
+        raise w.fail("Pow is supported with an activation base and a constant exponent")
+    power = scalar(w, exponent, "Pow's exponent")
+    if power == 1.0:
+        return x
+    # x^0.5 and x^-0.5 are the SDK's Sqrt and Rsqrt (one correctly rounded op each).
+    if power == 0.5:
+        return unary(w, x, "sqrt")
+    if power == -0.5:
+        return unary(w, x, "rsqrt")
+    return unary(w, x, "pow", power)
 
 
 @converter("relax.nn.relu")

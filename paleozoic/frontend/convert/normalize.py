@@ -1,4 +1,4 @@
-"""Converters of BatchNorm, Dropout and TVM's decomposition of LRN."""
+"""Converters of BatchNorm, LayerNormalization, Dropout and TVM's decomposition of LRN."""
 
 from __future__ import annotations
 
@@ -15,7 +15,37 @@ onnx_ops({
     "LRN": OnnxOp("LRN"),
     "BatchNormalization": OnnxOp("BatchNorm + Scale", weights=(1, 2, 3, 4)),
     "Dropout": OnnxOp("(removed)", parameters=(1, 2)),
+    "LayerNormalization": OnnxOp("LayerNorm", weights=(1, 2)),
 })
+
+
+@converter("relax.nn.layer_norm")
+def convert_layer_norm(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    gamma, beta = args[1:3]
+    if not isinstance(gamma, Const) or not isinstance(beta, Const):
+        raise w.fail("LayerNormalization's scale and bias must be constants")
+    shape = w.tensors[x.name].shape
+    rank = len(shape)
+    axes = sorted(int(a) % rank for a in call.attrs.axes)
+    # ONNX normalises over axis..rank-1 (TVM lists those axes): one trailing run.
+    if axes != list(range(axes[0], rank)):
+        raise w.fail(f"layer_norm over axes {axes} of a {rank}-D input is not a trailing run "
+                     f"of axes (ONNX LayerNormalization's axis..rank-1)")
+    axis = axes[0]
+    normalised = tuple(shape[axis:])
+    count = int(np.prod(normalised))
+
+    def full(const: Const, what: str) -> np.ndarray:
+        value = np.asarray(const.value, dtype=np.float32)
+        try:
+            return np.ascontiguousarray(np.broadcast_to(value, normalised)).reshape(count)
+        except ValueError:
+            raise w.fail(f"LayerNormalization's {what} of shape {value.shape} does not "
+                         f"broadcast to the normalised shape {normalised}") from None
+
+    return w.emit("LayerNorm", [x], {"axis": axis, "epsilon": float(call.attrs.epsilon)},
+                  {"gamma": full(gamma, "scale"), "beta": full(beta, "bias")})
 
 
 @converter("relax.nn.batch_norm")

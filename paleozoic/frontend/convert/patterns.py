@@ -5,6 +5,10 @@ TVM lowers some ONNX operators to several Relax bindings that have one Paleozoic
   LRN   x / (bias + alpha * squeeze(avg_pool3d(expand_dims(x * x))))) ** beta
   Sum   sum(stack((a, b, ...)), axis=0)
   Clip  minimum(maximum(x, lo), hi)   (TIR functions from emit_te)
+  GELU  (x * (erf(x / sqrt 2) + 1)) * 0.5   (PyTorch's export of exact GELU: Div, Erf, Add,
+        Mul, Mul; either operand order of the Add and Muls)
+  GELU (tanh)  0.5 * (x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * (x * (x * x))))))
+        (PyTorch's export of approximate="tanh" before opset 20; either operand order)
 
 Each match is found before the walk. Its root binding (the last one) is converted in one
 step by the function registered with @pattern_converter for its kind; the bindings inside
@@ -39,8 +43,12 @@ class Match:
 class _Forms:
     """The patterns, built once per import (pattern objects are TVM objects)."""
 
-    def __init__(self) -> None:
+    def __init__(self, constant: Callable[[Any], np.ndarray | None]) -> None:
         from tvm.relax.dpl import is_call_tir, is_const, is_op, wildcard
+
+        # A matched operand's value when it is a constant parameter (an initializer), else
+        # None: TVM keeps initializers as function parameters, not Relax constants.
+        self.constant = constant
 
         # LRN: `x` appears twice, and the pattern language requires both to be one value.
         self.lrn_x = wildcard()
@@ -64,6 +72,30 @@ class _Forms:
         self.clip_max = is_call_tir("maximum", [self.clip_x, self.clip_lo])
         self.clip = is_call_tir("minimum", [self.clip_max, self.clip_hi])
 
+        def either(op: str, a: Any, b: Any) -> Any:
+            return is_op(op)(a, b) | is_op(op)(b, a)
+
+        self.gelu_x, self.gelu_root2 = wildcard(), wildcard()
+        self.gelu_one, self.gelu_half = wildcard(), wildcard()
+        self.gelu_div = is_op("relax.divide")(self.gelu_x, self.gelu_root2)
+        self.gelu_erf = is_op("relax.erf")(self.gelu_div)
+        self.gelu_add = either("relax.add", self.gelu_erf, self.gelu_one)
+        self.gelu_mul = either("relax.multiply", self.gelu_x, self.gelu_add)
+        self.gelu = either("relax.multiply", self.gelu_mul, self.gelu_half)
+
+        t = {name: wildcard() for name in ("x", "kappa", "beta", "one", "half")}
+        self.tanh_x, self.tanh_kappa, self.tanh_beta = t["x"], t["kappa"], t["beta"]
+        self.tanh_one, self.tanh_half = t["one"], t["half"]
+        self.tanh_square = is_op("relax.multiply")(t["x"], t["x"])
+        self.tanh_cube = either("relax.multiply", t["x"], self.tanh_square)
+        self.tanh_scaled_cube = either("relax.multiply", t["kappa"], self.tanh_cube)
+        self.tanh_sum = either("relax.add", t["x"], self.tanh_scaled_cube)
+        self.tanh_inner = either("relax.multiply", t["beta"], self.tanh_sum)
+        self.tanh_tanh = is_op("relax.tanh")(self.tanh_inner)
+        self.tanh_plus_one = either("relax.add", t["one"], self.tanh_tanh)
+        self.tanh_times_x = either("relax.multiply", t["x"], self.tanh_plus_one)
+        self.gelu_tanh = either("relax.multiply", t["half"], self.tanh_times_x)
+
 
 Found = dict[Any, Any]          # pattern -> the expression it matched
 VarOf = Callable[[Any], Any]     # a matched value -> the variable bound to it
@@ -74,9 +106,12 @@ class PatternError(ValueError):
     """Bindings have the form of a pattern but not its parameters (the message says why)."""
 
 
-def find_matches(func: Any, relax: Any) -> dict[Any, Match]:
-    """Every binding variable that belongs to a match, mapped to the match."""
-    forms = _Forms()
+def find_matches(func: Any, relax: Any,
+                 constant: Callable[[Any], np.ndarray | None] = lambda var: None
+                 ) -> dict[Any, Match]:
+    """Every binding variable that belongs to a match, mapped to the match. `constant`
+    gives a parameter's value when it is a constant (None otherwise)."""
+    forms = _Forms(constant)
     bound: dict[Any, Any] = {}
     var_of_value: dict[Any, Any] = {}
     readers: dict[Any, int] = {}
@@ -107,7 +142,10 @@ def find_matches(func: Any, relax: Any) -> dict[Any, Match]:
             if any(v not in bound or readers.get(v, 0) != 1 or v in matches for v in inner):
                 continue
             try:
-                operands, attrs = read(forms, found, var_of)
+                read_result = read(forms, found, var_of)
+                if read_result is None:  # the form, but other constants: not this operator
+                    continue
+                operands, attrs = read_result
                 match = Match(kind, var, inner, operands, attrs)
             except PatternError as err:  # raised by the walker, which knows the node
                 match = Match(kind, var, inner, error=str(err))
@@ -156,12 +194,42 @@ def _read_clip(forms: _Forms, found: Found, var_of: VarOf) -> Read:
              "hi": var_of(found[forms.clip_hi])}, {})
 
 
+def _constants_are(forms: _Forms, found: Found, var_of: VarOf,
+                   expected: dict[str, float]) -> bool:
+    """The matched operands named `expected` (pattern attributes) are scalar constants of
+    those values (to float32 rounding)."""
+    values = [forms.constant(var_of(found[getattr(forms, name)])) for name in expected]
+    if any(v is None or np.size(v) != 1 for v in values):
+        return False
+    return bool(np.allclose([float(np.asarray(v).reshape(-1)[0]) for v in values],
+                            list(expected.values()), rtol=1e-6, atol=0.0))
+
+
+def _read_gelu(forms: _Forms, found: Found, var_of: VarOf) -> Read | None:
+    if not _constants_are(forms, found, var_of,
+                          {"gelu_root2": np.sqrt(2.0), "gelu_one": 1.0, "gelu_half": 0.5}):
+        return None
+    return {"x": var_of(found[forms.gelu_x])}, {}
+
+
+def _read_gelu_tanh(forms: _Forms, found: Found, var_of: VarOf) -> Read | None:
+    if not _constants_are(forms, found, var_of, {
+            "tanh_kappa": 0.044715, "tanh_beta": np.sqrt(2.0 / np.pi), "tanh_one": 1.0,
+            "tanh_half": 0.5}):
+        return None
+    return {"x": var_of(found[forms.tanh_x])}, {}
+
+
 # kind -> (root pattern, the inner patterns whose bindings the match absorbs, reader)
-_KINDS: dict[str, tuple[str, tuple[str, ...], Callable[[_Forms, Found, VarOf], Read]]] = {
+_KINDS: dict[str, tuple[str, tuple[str, ...], Callable[[_Forms, Found, VarOf], Read | None]]] = {
     "lrn": ("lrn", ("lrn_square", "lrn_expand", "lrn_window", "lrn_squeeze", "lrn_scaled",
                     "lrn_biased", "lrn_power"), _read_lrn),
     "sum": ("sum", ("sum_stack",), _read_sum),
     "clip": ("clip", ("clip_max",), _read_clip),
+    "gelu": ("gelu", ("gelu_div", "gelu_erf", "gelu_add", "gelu_mul"), _read_gelu),
+    "gelu_tanh": ("gelu_tanh", ("tanh_square", "tanh_cube", "tanh_scaled_cube", "tanh_sum",
+                                "tanh_inner", "tanh_tanh", "tanh_plus_one", "tanh_times_x"),
+                  _read_gelu_tanh),
 }
 
 

@@ -72,6 +72,33 @@ inline bool parseBinary(const std::string& text, Binary* out) {
 
 inline const char* binaryChoices() { return "add, sub, mul or div"; }
 
+enum class Unary { kSqrt, kRsqrt, kPow, kErf, kGelu, kGeluTanh };
+
+inline const char* irName(Unary v) {
+  switch (v) {
+    case Unary::kSqrt: return "sqrt";
+    case Unary::kRsqrt: return "rsqrt";
+    case Unary::kPow: return "pow";
+    case Unary::kErf: return "erf";
+    case Unary::kGelu: return "gelu";
+    case Unary::kGeluTanh: return "gelu_tanh";
+  }
+  return "";
+}
+
+// The unary function called `text` in the IR; false if there is none.
+inline bool parseUnary(const std::string& text, Unary* out) {
+  if (text == "sqrt") { *out = Unary::kSqrt; return true; }
+  if (text == "rsqrt") { *out = Unary::kRsqrt; return true; }
+  if (text == "pow") { *out = Unary::kPow; return true; }
+  if (text == "erf") { *out = Unary::kErf; return true; }
+  if (text == "gelu") { *out = Unary::kGelu; return true; }
+  if (text == "gelu_tanh") { *out = Unary::kGeluTanh; return true; }
+  return false;
+}
+
+inline const char* unaryChoices() { return "sqrt, rsqrt, pow, erf, gelu or gelu_tanh"; }
+
 enum class InterpCoordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
 
 inline const char* irName(InterpCoordinates v) {

@@ -51,6 +51,12 @@ class PReluLayer : public Layer {
   PReluLayer(std::string name, Tensor& input);
 };
 
+// y = f(x) element-wise: sqrt, 1/sqrt, x^power (a constant), erf, GELU (exact or tanh).
+class UnaryLayer : public Layer {
+ public:
+  UnaryLayer(std::string name, Tensor& input, Unary fn, float power = 1.0f);
+};
+
 }  // namespace pz
 
 #endif  // PALEOZOIC_LAYERS_ELEMENTWISE_H_

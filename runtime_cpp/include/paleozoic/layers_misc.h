@@ -16,9 +16,26 @@ class FullyConnectedLayer : public Layer {
   FullyConnectedLayer(std::string name, Tensor& input, int out_features);
 };
 
+// y = op(a) x op(b) over the last two axes (op: transposed when trans_a / trans_b), the
+// leading (batch) axes broadcast as numpy's: ONNX MatMul of two activations.
+class BatchDotLayer : public Layer {
+ public:
+  BatchDotLayer(std::string name, Tensor& a, Tensor& b, bool trans_a = false,
+                bool trans_b = false);
+};
+
+// Softmax along any axis: the SDK's Softmax op on a 4-D (NCHW) or 2-D (NC) input, its Nd op
+// otherwise.
 class SoftmaxLayer : public Layer {
  public:
   SoftmaxLayer(std::string name, Tensor& input, int axis);
+};
+
+// ONNX LayerNormalization: over the axes axis..rank-1, y = (x - mean) / sqrt(var + epsilon)
+// * gamma + beta. Weights: gamma, beta, each of prod(shape[axis:]) values.
+class LayerNormLayer : public Layer {
+ public:
+  LayerNormLayer(std::string name, Tensor& input, int axis, float epsilon = 1e-5f);
 };
 
 class ConcatLayer : public Layer {

@@ -343,6 +343,34 @@ cnmlStatus_t cnmlCreateMlpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t 
                              cnmlTensor_t filter, cnmlTensor_t bias);
 cnmlStatus_t cnmlCreateSoftmaxOp(cnmlBaseOp_t* op, cnmlDimension_t dim, cnmlTensor_t input,
                                  cnmlTensor_t output);
+// Softmax along `axis` (0 <= axis < rank) of a tensor of any rank (later CNML's Nd op, as
+// Paddle-Lite calls it; cnmlCreateSoftmaxOp's cnmlDimension_t names NCHW axes).
+cnmlStatus_t cnmlCreateNdSoftmaxOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t input,
+                                   cnmlTensor_t output);
+// out[..., m, n] = sum_k A[..., m, k] * B[..., k, n] with A = trans_a ? a^T : a and
+// B = trans_b ? b^T : b over the last two axes (Cambricon's TensorFlow lowers BatchMatMul to
+// it). Mock rule: both ranks >= 2; the leading (batch) dims broadcast as numpy's (right-
+// aligned, each pair equal or one of them 1); out has the broadcast batch dims then m, n.
+cnmlStatus_t cnmlCreateBatchDotOp(cnmlBaseOp_t* op, cnmlTensor_t a, cnmlTensor_t b,
+                                  cnmlTensor_t output, bool trans_a, bool trans_b);
+// Mock op (no LayerNorm in CNML: MeanVarNorm normalises NCHW's C*H*W and Scale is per
+// channel, so neither takes a trailing axis with per-element parameters):
+// out = (in - mean) / sqrt(var + eps) * scale + bias, mean and (biased) variance over the
+// axes axis..rank-1 of each slice. scale and bias are CONST tensors of prod(dims[axis:])
+// elements; bias may be null. Mock rule: 0 <= axis < rank, eps >= 0.
+cnmlStatus_t cnmlCreateNdLayerNormOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t input,
+                                     cnmlTensor_t output, cnmlTensor_t scale,
+                                     cnmlTensor_t bias, float eps);
+// Element-wise: out = sqrt(in), 1 / sqrt(in), in ^ power (CNML's Sqrt, Rsqrt, Power).
+cnmlStatus_t cnmlCreateSqrtOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateRsqrtOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
+cnmlStatus_t cnmlCreatePowerOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                               float power);
+// Mock ops: out = erf(in); out = GELU(in), exact (x/2 (1 + erf(x/sqrt 2))) or, with
+// `approximate`, the tanh form x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+cnmlStatus_t cnmlCreateErfOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateGeluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                              bool approximate);
 cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs[],
                                   int input_num, cnmlTensor_t outputs[], int output_num);
 cnmlStatus_t cnmlCreateLrnOp(cnmlBaseOp_t* op, cnmlLrnOpParam_t param, cnmlTensor_t input,
@@ -445,6 +473,31 @@ cnmlStatus_t cnmlComputeMlpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tens
 cnmlStatus_t cnmlComputeSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                             void* input, cnmlTensor_t output_tensor,
                                             void* output, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeBatchDotOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                             void* input_1, cnmlTensor_t input_tensor_2,
+                                             void* input_2, cnmlTensor_t output_tensor,
+                                             void* output, cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeNdSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeNdLayerNormOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeSqrtOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeRsqrtOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputePowerOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeErfOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeGeluOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensors[],
                                            void* inputs[], int input_num,
                                            cnmlTensor_t output_tensors[], void* outputs[],

@@ -1,0 +1,124 @@
+// Kernels of the sequence-model ops: BatchDot, LayerNorm and the unary element-wise ops
+// (Sqrt, Rsqrt, Power, Erf, Gelu). Reductions accumulate in double, as pooling does, so a
+// long dot product or a row of large values is exact to the one rounding to float.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels.h"
+
+namespace pz_mock {
+namespace {
+
+// Row-major strides of `dims` right-aligned to `rank` axes, 0 on a broadcast (size 1) axis.
+std::vector<std::size_t> broadcastStrides(const Dims& dims, std::size_t rank,
+                                          const Dims& full) {
+  std::vector<std::size_t> strides(rank, 0);
+  std::size_t stride = 1;
+  for (std::size_t i = dims.size(); i-- > 0;) {
+    const std::size_t axis = rank - dims.size() + i;
+    strides[axis] = dims[i] == 1 && full[axis] != 1 ? 0 : stride;
+    stride *= dims[i];
+  }
+  return strides;
+}
+
+double unary(UnaryFn fn, double x, double power) {
+  switch (fn) {
+    case UnaryFn::kSqrt: return std::sqrt(x);
+    case UnaryFn::kRsqrt: return 1.0 / std::sqrt(x);
+    case UnaryFn::kPower: return power == 2.0 ? x * x : std::pow(x, power);
+    case UnaryFn::kErf: return std::erf(x);
+    // erfc keeps the far negative tail (1 + erf(x) cancels to 0 there).
+    case UnaryFn::kGelu: return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+    case UnaryFn::kGeluTanh: {
+      // 1 + tanh(u) = 2 / (1 + exp(-2u)), without the cancellation for u << 0.
+      const double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+      return x / (1.0 + std::exp(-2.0 * u));
+    }
+  }
+  return x;
+}
+
+}  // namespace
+
+void batchDotForward(const OpDesc& d, const float* a, const float* b, float* out,
+                     int threads) {
+  const Dims &da = d.inputs[0].dims, &db = d.inputs[1].dims, &dout = d.outputs[0].dims;
+  const std::size_t rank = dout.size(), ra = da.size();
+  const int m = dout[rank - 2], n = dout[rank - 1];
+  const int k = d.trans_a ? da[ra - 2] : da[ra - 1];
+  const Dims batch(dout.begin(), dout.end() - 2);
+  const std::vector<std::size_t> sa =
+      broadcastStrides(Dims(da.begin(), da.end() - 2), batch.size(), batch);
+  const std::vector<std::size_t> sb =
+      broadcastStrides(Dims(db.begin(), db.end() - 2), batch.size(), batch);
+  const std::size_t batches = elementCount(batch), mat_a = static_cast<std::size_t>(m) * k,
+                    mat_b = static_cast<std::size_t>(k) * n;
+  // A[i, l] and B[l, j] in the stored layouts.
+  const std::size_t a_row = d.trans_a ? 1 : k, a_col = d.trans_a ? m : 1;
+  const std::size_t b_row = d.trans_b ? 1 : n, b_col = d.trans_b ? k : 1;
+  const long long tasks = static_cast<long long>(batches) * m;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<double> acc(n);
+#pragma omp for schedule(static)
+    for (long long t = 0; t < tasks; ++t) {
+      const std::size_t bi = t / m, i = t % m;
+      std::size_t oa = 0, ob = 0, rest = bi;
+      for (std::size_t ax = batch.size(); ax-- > 0;) {
+        const std::size_t idx = rest % batch[ax];
+        rest /= batch[ax];
+        oa += idx * sa[ax];
+        ob += idx * sb[ax];
+      }
+      const float* pa = a + oa * mat_a + i * a_row;
+      const float* pb = b + ob * mat_b;
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int l = 0; l < k; ++l) {
+        const double x = pa[l * a_col];
+        const float* brow = pb + l * b_row;
+        for (int j = 0; j < n; ++j) acc[j] += x * brow[j * b_col];
+      }
+      float* y = out + t * static_cast<std::size_t>(n);
+      for (int j = 0; j < n; ++j) y[j] = static_cast<float>(acc[j]);
+    }
+  }
+}
+
+void layerNormForward(const OpDesc& d, const float* in, float* out, int threads) {
+  const Dims& dims = d.inputs[0].dims;
+  const std::size_t len = elementCount(Dims(dims.begin() + d.axis, dims.end()));
+  const long long rows = static_cast<long long>(d.inputs[0].elements() / len);
+  const std::vector<float>& scale = d.consts[0]->data;
+  const float* bias = d.consts.size() > 1 && d.consts[1] ? d.consts[1]->data.data() : nullptr;
+  const double eps = d.eps;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (long long r = 0; r < rows; ++r) {
+    const float* x = in + r * len;
+    float* y = out + r * len;
+    // Two passes in double: the mean, then the mean squared deviation (no E[x^2] - E[x]^2
+    // cancellation for rows with a large mean).
+    double sum = 0.0;
+    for (std::size_t i = 0; i < len; ++i) sum += x[i];
+    const double mean = sum / static_cast<double>(len);
+    double sq = 0.0;
+    for (std::size_t i = 0; i < len; ++i) {
+      const double dev = x[i] - mean;
+      sq += dev * dev;
+    }
+    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(len) + eps);
+    for (std::size_t i = 0; i < len; ++i)
+      y[i] = static_cast<float>((x[i] - mean) * inv * scale[i] + (bias ? bias[i] : 0.0));
+  }
+}
+
+void unaryForward(const OpDesc& d, const float* in, float* out, int threads) {
+  const long long n = static_cast<long long>(d.inputs[0].elements());
+  const UnaryFn fn = d.unary;
+  const double power = d.power;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (long long i = 0; i < n; ++i) out[i] = static_cast<float>(unary(fn, in[i], power));
+}
+
+}  // namespace pz_mock
