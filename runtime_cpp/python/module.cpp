@@ -83,14 +83,14 @@ class Session {
     return *layers_.back();
   }
 
-  // Builds a block and compiles it; a block that fails to compile is not kept.
-  pz::Block& compileBlock(const std::string& name, bool fuse, int mp,
-                          const std::vector<pz::Layer*>& layers, pz::Precision precision,
-                          const std::map<std::string, pz::Precision>& layer_precision) {
-    auto block = makeBlock(name, fuse, mp, layers, precision, layer_precision);
-    block->compile();
-    blocks_.push_back(std::move(block));
-    return *blocks_.back();
+  // Compiles the block added last; a block that fails to compile is not kept.
+  void compileLast() {
+    try {
+      blocks_.back()->compile();
+    } catch (...) {
+      blocks_.pop_back();
+      throw;
+    }
   }
 
   // Adds a block without compiling it (Block.compile() later).
@@ -260,6 +260,17 @@ std::map<std::string, pz::Precision> parsePrecisions(
   std::map<std::string, pz::Precision> out;
   for (const auto& [layer, name] : names) out[layer] = parsePrecision(name);
   return out;
+}
+
+// Session.make_block (and compile_block, which then compiles it).
+BlockRef addBlock(py::object self, const std::string& name, bool fuse, int mp,
+                  const std::vector<LayerRef>& layers, const std::string& precision,
+                  const std::map<std::string, std::string>& layer_precision) {
+  std::vector<pz::Layer*> ptrs;
+  for (const auto& l : layers) ptrs.push_back(l.layer);
+  return BlockRef{&sessionOf(self).addBlock(name, fuse, mp, ptrs, parsePrecision(precision),
+                                            parsePrecisions(layer_precision)),
+                  self};
 }
 
 std::vector<pz::Layer*> layerPtrs(const std::vector<LayerRef>& layers) {
@@ -545,12 +556,9 @@ void bindSession(py::module_& m) {
           [](py::object self, const std::string& name, bool fuse, int mp,
              const std::vector<LayerRef>& layers, const std::string& precision,
              const std::map<std::string, std::string>& layer_precision) {
-            std::vector<pz::Layer*> ptrs;
-            for (const auto& l : layers) ptrs.push_back(l.layer);
-            return BlockRef{&sessionOf(self).compileBlock(name, fuse, mp, ptrs,
-                                                          parsePrecision(precision),
-                                                          parsePrecisions(layer_precision)),
-                            self};
+            BlockRef block = addBlock(self, name, fuse, mp, layers, precision, layer_precision);
+            sessionOf(self).compileLast();
+            return block;
           },
           py::arg("name"), py::arg("fuse"), py::arg("mp"), py::arg("layers"),
           py::arg("precision") = "fp32",
@@ -559,16 +567,7 @@ void bindSession(py::module_& m) {
           "`layer_precision` {layer name: precision} for layers computed otherwise.")
       .def(
           "make_block",
-          [](py::object self, const std::string& name, bool fuse, int mp,
-             const std::vector<LayerRef>& layers, const std::string& precision,
-             const std::map<std::string, std::string>& layer_precision) {
-            std::vector<pz::Layer*> ptrs;
-            for (const auto& l : layers) ptrs.push_back(l.layer);
-            return BlockRef{&sessionOf(self).addBlock(name, fuse, mp, ptrs,
-                                                      parsePrecision(precision),
-                                                      parsePrecisions(layer_precision)),
-                            self};
-          },
+          &addBlock,
           py::arg("name"), py::arg("fuse"), py::arg("mp"), py::arg("layers"),
           py::arg("precision") = "fp32",
           py::arg("layer_precision") = std::map<std::string, std::string>{},
