@@ -56,8 +56,9 @@ class SessionRunError(PaleozoicError):
     exit_code = 8
 
 
-class PrecisionUnavailableError(PaleozoicError, NotImplementedError):
-    """A plan asks for a precision the runtime cannot compute yet (it names the block)."""
+class PrecisionUnavailableError(PaleozoicError):
+    """A plan computes a layer in int8 but the session folder has no quantisation
+    parameters for it (compiled without --calibration); names the block and layer."""
 
     exit_code = 9
 
