@@ -1,6 +1,5 @@
 // Tensor (activations with a lazily allocated device buffer) and ConstTensor (weights).
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "detail.h"
@@ -124,12 +123,13 @@ struct HostQuant {
 }  // namespace
 
 void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* channels) {
-  if (!bound_.empty() || dtype_ != CNML_DATA_FLOAT32) {
+  if (bound_once_ || dtype_ != CNML_DATA_FLOAT32) {
     // Bound before at another precision (an estimate built the op): SDK const data cannot
     // change dtype, so start from a fresh descriptor.
     detail::destroyTensorDesc(&desc_);
     desc_ = detail::createTensorDesc(type_, shape_, layer_);
     bound_.clear();
+    bound_once_ = false;
     dtype_ = CNML_DATA_FLOAT32;
   }
   const std::size_t count = data_.size();
@@ -139,8 +139,10 @@ void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* ch
     return;
   }
   if (dtype == CNML_DATA_FLOAT32) {
-    bound_.resize(count * sizeof(float));
-    std::memcpy(bound_.data(), data_.data(), bound_.size());
+    // The host copy itself: no second copy of the weights (VGG's fc6 alone is 411 MB).
+    PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, data_.data(), false));
+    bound_once_ = true;
+    return;
   } else if (dtype == CNML_DATA_FLOAT16) {
     bound_.resize(count * 2);
     PZ_CHECK(layer_, cnrtCastDataType(data_.data(), CNRT_FLOAT32, bound_.data(), CNRT_FLOAT16,
@@ -170,13 +172,15 @@ void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* ch
     PZ_CHECK(layer_, cnmlSetQuantizedPositionByChannel(desc_, positions.data(), n));
     PZ_CHECK(layer_, cnmlSetQuantizedScaleByChannel(desc_, scales.data(), n));
     PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, bound_.data(), false));
+    bound_once_ = true;
     dtype_ = dtype;
     return;
   } else {
     throw Error(layer_ + ": weights cannot be bound as SDK dtype " + std::to_string(dtype));
   }
-  if (dtype != CNML_DATA_FLOAT32) PZ_CHECK(layer_, cnmlSetTensorDataType(desc_, dtype));
+  PZ_CHECK(layer_, cnmlSetTensorDataType(desc_, dtype));
   PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, bound_.data(), false));
+  bound_once_ = true;
   dtype_ = dtype;
 }
 

@@ -175,7 +175,8 @@ class ConstTensor {
   cnmlTensor_t desc_ = nullptr;
   std::vector<float> data_;
   cnmlDataType_t dtype_ = CNML_DATA_FLOAT32;
-  std::vector<unsigned char> bound_;  // what the SDK was given, kept until the layer goes
+  std::vector<unsigned char> bound_;  // fp16/int8 data the SDK was given, kept with the layer
+  bool bound_once_ = false;
 };
 
 // One weight a layer declares: its role ("weight", "bias", "mean", ...), shape and whether
