@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 # only against memory: it admits weights generated in the graph (ConstantOfShape fills of
 # VGG-19's 102M-element fully-connected weight in onnx's light models).
 _FOLD_MAX_ELEMENTS = 1 << 27
+# Each pass re-runs shape inference; Swin-T (legacy exporter) folds in 16.
+_FOLD_MAX_PASSES = 64
 
 # Operators never folded even with constant inputs.
 _NOT_FOLDED = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
@@ -116,11 +118,24 @@ def fold_constants(proto: onnx.ModelProto, source: str,
                    streamed: Mapping[str, np.ndarray] | None = None) -> int:
     """Evaluates, in place, every node whose inputs are constant once input shapes are
     static; returns how many nodes were folded. `streamed` weights (data not in the proto)
-    are never folded through: they reach the walker as weights."""
+    are never folded through: they reach the walker as weights.
+
+    Passes repeat until one folds nothing: a folded shape computation (a Pad's pads, a
+    Reshape's target) lets shape inference give the static shapes after it, whose Shape
+    nodes the next pass folds (Swin's window padding is such a chain, several deep)."""
+    total = 0
+    for _ in range(_FOLD_MAX_PASSES):
+        folded = _fold_pass(proto, source, streamed or {})
+        total += folded
+        if not folded:
+            break
+    return total
+
+
+def _fold_pass(proto: onnx.ModelProto, source: str, streamed: Mapping[str, np.ndarray]) -> int:
     from onnx.reference import ReferenceEvaluator
 
     graph = proto.graph
-    streamed = streamed or {}
     known: dict[str, np.ndarray] = {
         t.name: numpy_helper.to_array(t) for t in graph.initializer
         if t.name not in streamed and t.data_location != onnx.TensorProto.EXTERNAL}
@@ -141,7 +156,9 @@ def fold_constants(proto: onnx.ModelProto, source: str,
     used = {name for node in kept for name in node.input}
     used |= {o.name for o in graph.output}
     present = {t.name for t in graph.initializer}
-    new_inits = [numpy_helper.from_array(np.ascontiguousarray(known[name]), name)
+    # np.asarray, not np.ascontiguousarray: the latter makes a scalar 1-D, and a Gather
+    # index or an Unsqueeze input that gains a dimension changes every shape after it.
+    new_inits = [numpy_helper.from_array(np.asarray(known[name], order="C"), name)
                  for name in sorted(used) if name in known and name not in present]
     del graph.node[:]
     graph.node.extend(kept)

@@ -145,3 +145,52 @@ def test_zero_pad_merges_into_its_reader(consumer: str, tmp_path: Path) -> None:
 def test_nonzero_pad_is_refused_by_name() -> None:
     with pytest.raises(UnsupportedModelError, match="'pad': Pad"):
         import_onnx(_pad_model(1.0, "Conv"))
+
+
+def _window_pad_model() -> onnx.ModelProto:
+    """Swin's window padding in miniature: the pads come from shape arithmetic, so the
+    padded tensor's shape, and the Shape -> Gather(scalar index) -> Unsqueeze -> Concat ->
+    Reshape chain read from it, are static only once the pads are folded."""
+    c = lambda name, value: helper.make_node(  # noqa: E731
+        "Constant", [], [name], value=numpy_helper.from_array(np.array(value, np.int64)))
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s0"]),
+        c("i1", 1), c("zero8", [0] * 8),
+        helper.make_node("Gather", ["s0", "i1"], ["h"], axis=0),         # 6
+        c("seven", 7), helper.make_node("Mod", ["h", "seven"], ["m"]),   # 6
+        helper.make_node("Sub", ["seven", "m"], ["pad"]),                 # 1
+        c("axis0", [0]), helper.make_node("Unsqueeze", ["pad", "axis0"], ["pad1"]),
+        c("idx", [5]), helper.make_node("ScatterElements", ["zero8", "idx", "pad1"], ["pads"]),
+        helper.make_node("Pad", ["x", "pads"], ["padded"]),               # (1, 7, 4, 3)
+        helper.make_node("Shape", ["padded"], ["s1"]),
+        helper.make_node("Gather", ["s1", "i1"], ["rows"], axis=0),       # 7, a scalar
+        c("zero", [0]), helper.make_node("Unsqueeze", ["rows", "zero"], ["rows1"]),
+        c("rest", [-1]), helper.make_node("Concat", ["rows1", "rest"], ["target"], axis=0),
+        helper.make_node("Reshape", ["padded", "target"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "window_pad", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6, 4, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_shape_chains_fold_across_passes_and_keep_scalars_scalar() -> None:
+    """Two mistakes this guards: one pass stopped at the Pad (its output shape was not
+    static when the pass began), and a folded scalar index stored as shape (1,) made the
+    Gather's result 1-D, the Unsqueeze's 2-D and the Concat invalid."""
+    import onnxruntime as ort
+
+    model = _window_pad_model()
+    x = np.random.default_rng(0).standard_normal((1, 6, 4, 3)).astype(np.float32)
+    expected = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    folded = onnx.ModelProto()
+    folded.CopyFrom(model)
+    fold_constants(folded, "window_pad")
+    assert [n.op_type for n in folded.graph.node] == ["Pad", "Reshape"]
+    scalars = {t.name: list(t.dims) for t in folded.graph.initializer}
+    assert scalars.get("i1", []) == []      # stays a scalar if kept at all
+    got = ort.InferenceSession(folded.SerializeToString(),
+                               providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, expected)
+    assert got.shape == (7, 12)

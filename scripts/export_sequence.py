@@ -1,0 +1,220 @@
+"""Exports the sequence and transformer models of issue 13 to ONNX with PyTorch's exporters,
+as acceptance material for Paleozoic (scripts/exporter_acceptance.py reads the folder).
+
+Runs with a Python that has torch, torchvision and transformers (not the project's own
+environment), e.g.
+
+    /work/venv-torch/bin/pip install torch torchvision transformers onnx onnxscript
+    /work/venv-torch/bin/python scripts/export_sequence.py -o /work/exported/seq
+
+Nothing is downloaded: the HuggingFace models are built from a config with seeded random
+weights (BertConfig / DistilBertConfig defaults: the base sizes), the torchvision ones with
+weights=None. BatchNorm-free models, so no calibration is needed. Sequence models keep a
+symbolic sequence axis (and batch axis): compile them with `--input-shape NAME=1x128`.
+
+Models:
+    bert          transformers BertModel (base config), inputs input_ids, attention_mask
+    distilbert    transformers DistilBertModel (base config), same inputs
+    vit_b_16      torchvision ViT-B/16, 1x3x224x224
+    swin_t        torchvision Swin-T, 1x3x224x224
+    convnext_tiny torchvision ConvNeXt-Tiny, 1x3x224x224
+    lstm          2-layer bidirectional LSTM classifier over 40-dim features (batch_first)
+    gru           2-layer GRU classifier over 40-dim features (sequence first)
+The PP-OCRv4 recogniser is not exported: it ships trained in the rapidocr_onnxruntime wheel
+(`rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx`); --copy-ppocr copies it here.
+
+Variants: legacy17 (TorchScript exporter, opset 17) -> NAME_op17.onnx; dynamo (torch.export
+exporter, its default opset) -> NAME_dynamo_opN.onnx.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import random
+import shutil
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+import torchvision
+from torch import nn
+
+SEED = 0
+SEQ = 128           # traced sequence length (the exported axis stays symbolic)
+FEATURES = 40       # per-step features of the recurrent models (a filterbank frame)
+
+
+def seed_everything(seed: int = SEED) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class LstmClassifier(nn.Module):
+    def __init__(self, classes: int = 10) -> None:
+        super().__init__()
+        self.rnn = nn.LSTM(FEATURES, 96, num_layers=2, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(2 * 96, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y, _ = self.rnn(x)
+        return self.head(y[:, -1])
+
+
+class GruClassifier(nn.Module):
+    def __init__(self, classes: int = 10) -> None:
+        super().__init__()
+        self.rnn = nn.GRU(FEATURES, 80, num_layers=2)
+        self.head = nn.Linear(80, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _, h = self.rnn(x)
+        return self.head(h[-1])
+
+
+class HfOutput(nn.Module):
+    """A HuggingFace model returning its last hidden state as one tensor."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=input_ids, attention_mask=attention_mask)[0]
+
+
+def _hf(kind: str) -> Callable[[], nn.Module]:
+    def build() -> nn.Module:
+        import transformers
+
+        if kind == "bert":
+            model = transformers.BertModel(transformers.BertConfig(), add_pooling_layer=False)
+        else:
+            model = transformers.DistilBertModel(transformers.DistilBertConfig())
+        return HfOutput(model)
+    return build
+
+
+def _tv(name: str) -> Callable[[], nn.Module]:
+    return lambda: getattr(torchvision.models, name)(weights=None)
+
+
+Spec = tuple[Callable[[], nn.Module], str]   # factory, input kind
+MODELS: dict[str, Spec] = {
+    "bert": (_hf("bert"), "tokens"),
+    "distilbert": (_hf("distilbert"), "tokens"),
+    "vit_b_16": (_tv("vit_b_16"), "image"),
+    "swin_t": (_tv("swin_t"), "image"),
+    "convnext_tiny": (_tv("convnext_tiny"), "image"),
+    "lstm": (LstmClassifier, "frames_batch_first"),
+    "gru": (GruClassifier, "frames_seq_first"),
+}
+VARIANTS = ("legacy17", "dynamo")
+
+
+def example(kind: str) -> tuple[tuple[torch.Tensor, ...], list[str], dict]:
+    """Inputs, input names and the legacy exporter's dynamic axes for one input kind."""
+    gen = torch.Generator().manual_seed(SEED)
+    if kind == "tokens":
+        ids = torch.randint(0, 30522, (1, SEQ), generator=gen)
+        mask = torch.ones(1, SEQ, dtype=torch.int64)
+        mask[:, SEQ - 17:] = 0   # padding at the end, as a tokenizer batch has
+        axes = {"input_ids": {0: "batch", 1: "sequence"},
+                "attention_mask": {0: "batch", 1: "sequence"}}
+        return (ids, mask), ["input_ids", "attention_mask"], axes
+    if kind == "image":
+        return (torch.randn(1, 3, 224, 224, generator=gen),), ["input"], {}
+    if kind == "frames_batch_first":
+        return (torch.randn(1, 50, FEATURES, generator=gen),), ["input"], \
+            {"input": {1: "sequence"}}
+    return (torch.randn(50, 1, FEATURES, generator=gen),), ["input"], {"input": {0: "sequence"}}
+
+
+def export_one(model: nn.Module, args: tuple[torch.Tensor, ...], names: list[str],
+               axes: dict, path: Path, variant: str) -> int:
+    import onnx
+
+    kwargs: dict = {"input_names": names, "output_names": ["output"]}
+    if variant == "legacy17":
+        kwargs.update(dynamo=False, opset_version=17, do_constant_folding=True)
+        if axes:
+            kwargs["dynamic_axes"] = axes
+    else:
+        kwargs.update(dynamo=True, external_data=False)
+    buf = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(buf):
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, args, str(path), **kwargs)
+    proto = onnx.load(str(path), load_external_data=False)
+    return next(o.version for o in proto.opset_import if o.domain in ("", "ai.onnx"))
+
+
+def copy_ppocr(out: Path) -> str:
+    spec = importlib.util.find_spec("rapidocr_onnxruntime")
+    if spec is None or spec.origin is None:
+        return "rapidocr_onnxruntime is not installed in this Python"
+    source = Path(spec.origin).parent / "models" / "ch_PP-OCRv4_rec_infer.onnx"
+    shutil.copyfile(source, out / "ppocrv4_rec.onnx")
+    return f"copied {source}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-o", "--out", default="/work/exported/seq", help="output folder")
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help=f"comma-separated subset of: {', '.join(MODELS)}")
+    parser.add_argument("--variants", default="legacy17",
+                        help=f"comma-separated subset of: {', '.join(VARIANTS)}")
+    parser.add_argument("--copy-ppocr", action="store_true",
+                        help="also copy the PP-OCRv4 recogniser from rapidocr_onnxruntime")
+    parser.add_argument("--force", action="store_true", help="re-export existing files")
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(2)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"torch {torch.__version__}, torchvision {torchvision.__version__}", flush=True)
+    if args.copy_ppocr:
+        print(copy_ppocr(out), flush=True)
+    failed = 0
+    for name in (n for n in args.models.split(",") if n):
+        factory, kind = MODELS[name]
+        for variant in (v for v in args.variants.split(",") if v):
+            seed_everything()
+            t0 = time.perf_counter()
+            tmp = out / f".{name}.{variant}.tmp.onnx"
+            try:
+                model = factory().eval()
+                inputs, names, axes = example(kind)
+                opset = export_one(model, inputs, names, axes, tmp, variant)
+                final = out / (f"{name}_op{opset}.onnx" if variant == "legacy17"
+                               else f"{name}_dynamo_op{opset}.onnx")
+                if final.exists() and not args.force:
+                    tmp.unlink()
+                    status = "OK (kept existing)"
+                else:
+                    tmp.replace(final)
+                    status = "OK"
+                print(f"{name} {variant}: {status} {final.name} "
+                      f"{final.stat().st_size / 2**20:.1f} MB "
+                      f"{time.perf_counter() - t0:.1f}s", flush=True)
+            except Exception as err:  # noqa: BLE001  (report and go on with the next)
+                failed += 1
+                tmp.unlink(missing_ok=True)
+                print(f"{name} {variant}: FAILED {type(err).__name__}: "
+                      f"{str(err).splitlines()[0][:200] if str(err) else ''}", flush=True)
+                traceback.print_exc(limit=2, file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
