@@ -27,7 +27,10 @@ def _matmul(g: _Graph, x: str, cin: int, cout: int) -> str:
     w = g.rng.normal(0.0, 1.0 / np.sqrt(cin), size=(cin, cout))
     g.nodes.append(helper.make_node("MatMul", [x, g._init(f"{name}.weight", w)], [name],
                                     name=name))
-    return name
+    # nn.Linear's bias as PyTorch exports it: the constant first, broadcast on the last axis
+    # of a [batch, seq, features] activation (a per-channel constant would sit on axis 1).
+    bias = g._init(f"{name}.bias", g.rng.uniform(-0.5, 0.5, size=cout))
+    return g.op("Add", [bias, name])
 
 
 def _layer_norm(g: _Graph, x: str, d: int) -> str:

@@ -62,21 +62,21 @@ def binary_layer(w: Walker, op: str, a: Value, b: Value) -> Value:
         if op in ("add", "mul"):
             a, b = b, a
         elif op == "sub":  # c - x = -1 * x + c
-            vector = channel_vector(w, b, a)
+            vector, view = affine_operand(w, b, a)
             if vector is None:
                 raise w.fail(f"subtract from a constant of shape {a.value.shape} that is "
-                             f"not per-channel")
-            return w.emit("Scale", [b], {}, {"alpha": -np.ones_like(vector), "beta": vector},
-                          part="rsub")
+                             f"neither per-channel nor spans trailing axes of the input "
+                             f"{w.tensors[b.name].shape}")
+            return _scale(w, b, view, -np.ones_like(vector), vector, "rsub")
         else:
             raise w.fail("dividing a constant by an activation is not supported")
     if not (isinstance(a, Act) and isinstance(b, Const)):
         raise w.fail(f"{op} of these operands is not supported")
-    vector = channel_vector(w, a, b)
+    vector, view = affine_operand(w, a, b)
     if vector is None:
         raise w.fail(f"{op} with a constant of shape {b.value.shape} on an activation of "
-                     f"shape {w.tensors[a.name].shape}: only per-channel or scalar constants "
-                     f"are supported")
+                     f"shape {w.tensors[a.name].shape}: only scalar, per-channel (axis 1) "
+                     f"constants and constants spanning trailing axes are supported")
     ones, zeros = np.ones_like(vector), np.zeros_like(vector)
     if op == "div" and not np.all(vector):
         raise w.fail("division by a constant that has zeros")
@@ -84,7 +84,44 @@ def binary_layer(w: Walker, op: str, a: Value, b: Value) -> Value:
                            "mul": (vector, zeros, "scale"),
                            "div": (1.0 / vector.astype(np.float64) if op == "div" else ones,
                                    zeros, "scale")}[op]
-    return w.emit("Scale", [a], {}, {"alpha": alpha, "beta": beta}, part=part)
+    return _scale(w, a, view, alpha, beta, part)
+
+
+def affine_operand(w: Walker, act: Act, const: Const) -> tuple[np.ndarray | None,
+                                                                 list[int] | None]:
+    """The constant as the per-channel vector of a Scale layer, and the 2-D view of `act`
+    the Scale reads when the constant is not per-channel (axis 1) but spans the trailing
+    axes of `act` (a transformer's bias on [batch, tokens, features], ConvNeXt's on
+    channels-last [N, H, W, C], ViT's position embedding): the view puts those axes on
+    its channel axis. (None, None) when it is neither."""
+    shape = tuple(w.tensors[act.name].shape)
+    value = np.asarray(const.value)
+    if len(shape) >= 2:
+        vector = channel_vector(w, act, const)
+        if vector is not None:
+            return vector, None
+    dims = list(value.shape)
+    while dims and dims[0] == 1:
+        dims.pop(0)
+    if len(dims) > len(shape) or tuple(dims) != shape[len(shape) - len(dims):]:
+        return None, None
+    span = len(dims)
+    view = [int(np.prod(shape[:len(shape) - span], dtype=np.int64)),
+            int(np.prod(shape[len(shape) - span:], dtype=np.int64))]
+    return value.reshape(-1).astype(np.float32), view
+
+
+def _scale(w: Walker, act: Act, view: list[int] | None, alpha: np.ndarray, beta: np.ndarray,
+           part: str) -> Value:
+    """A Scale layer, on `view` of `act` (reshaped there and back) when given. The reshape
+    after a fully-connected layer's own un-flattening cancels in the passes, which then
+    fold a pure bias into the layer."""
+    if view is None:
+        return w.emit("Scale", [act], {}, {"alpha": alpha, "beta": beta}, part=part)
+    shape = list(w.tensors[act.name].shape)
+    flat = w.emit("Reshape", [act], {"shape": view}, part=f"{part}_view", main=False)
+    out = w.emit("Scale", [flat], {}, {"alpha": alpha, "beta": beta}, part=part)
+    return w.emit("Reshape", [out], {"shape": shape}, part=f"{part}_unview", main=False)
 
 
 @converter("relax.add")
