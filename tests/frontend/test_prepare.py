@@ -151,7 +151,7 @@ def _window_pad_model() -> onnx.ModelProto:
     """Swin's window padding in miniature: the pads come from shape arithmetic, so the
     padded tensor's shape, and the Shape -> Gather(scalar index) -> Unsqueeze -> Concat ->
     Reshape chain read from it, are static only once the pads are folded."""
-    c = lambda name, value: helper.make_node(  # noqa: E731
+    c = lambda name, value: helper.make_node(
         "Constant", [], [name], value=numpy_helper.from_array(np.array(value, np.int64)))
     nodes = [
         helper.make_node("Shape", ["x"], ["s0"]),

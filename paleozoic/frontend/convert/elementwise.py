@@ -8,7 +8,12 @@ from typing import Any
 import numpy as np
 
 from paleozoic.frontend.convert.patterns import Match
-from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops, pattern_converter
+from paleozoic.frontend.convert.registry import (
+    OnnxOp,
+    converter,
+    onnx_ops,
+    pattern_converter,
+)
 from paleozoic.frontend.convert.values import Act, Const, Value
 from paleozoic.frontend.convert.walker import Walker, channel_vector
 
