@@ -91,7 +91,7 @@ def test_pow_by_an_activation_is_refused() -> None:
         _layers(single_node("p", "Pow", {"x": _zeros(2, 3), "e": _zeros(2, 3)}))
 
 
-def _pytorch_gelu(half: float = 0.5) -> "onnx.ModelProto":
+def _pytorch_gelu(half: float = 0.5) -> onnx.ModelProto:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -131,3 +131,90 @@ def test_every_gelu_form_of_the_encoder_is_one_layer(form: str, function: str) -
     unary = [l.op.attrs["function"] for l in layers if l.kind == "Unary"]
     assert unary == [function]
     assert not [l for l in layers if l.kind in ("Binary", "Active")]
+
+
+def _decomposed_layer_norm(square: str, affine: bool, eps: float = 1e-5,
+                           two: float = 2.0, extra_reader: bool = False):
+    """LayerNorm as paddle2onnx and PyTorch before opset 17 export it, on [2, 7, 24]."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array(np.array(v, np.float32), k) for k, v in {
+        "two": two, "eps": eps, "gamma": rng.uniform(0.5, 1.5, 24),
+        "beta": rng.uniform(-1, 1, 24)}.items()]
+    nodes = [helper.make_node("ReduceMean", ["x"], ["mean"], axes=[-1]),
+             helper.make_node("Sub", ["x", "mean"], ["d"])]
+    nodes.append(helper.make_node("Pow", ["d", "two"], ["sq"]) if square == "pow"
+                 else helper.make_node("Mul", ["d", "d"], ["sq"]))
+    nodes += [helper.make_node("ReduceMean", ["sq"], ["var"], axes=[-1]),
+              helper.make_node("Add", ["var", "eps"], ["ve"]),
+              helper.make_node("Sqrt", ["ve"], ["sd"]),
+              helper.make_node("Div", ["d", "sd"], ["n"])]
+    out = "n"
+    if affine:
+        nodes += [helper.make_node("Mul", ["n", "gamma"], ["g"]),
+                  helper.make_node("Add", ["beta", "g"], ["y"])]
+        out = "y"
+    if extra_reader:   # the centred value is also an output: not a LayerNorm any more
+        nodes.append(helper.make_node("Relu", ["d"], ["r"]))
+    outputs = [helper.make_tensor_value_info(out, TensorProto.FLOAT, [2, 7, 24])]
+    if extra_reader:
+        outputs.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, [2, 7, 24]))
+    graph = helper.make_graph(
+        nodes, "ln", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 7, 24])],
+        outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("square", ["pow", "mul"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_decomposed_layer_norm_is_one_layer(square: str, affine: bool) -> None:
+    from paleozoic.reference import Float64Reference
+    from tests.helpers import runtime_outputs
+
+    model = _decomposed_layer_norm(square, affine)
+    queue = import_onnx(model)
+    assert [layer.kind for layer in queue.layers] == ["LayerNorm"]
+    assert queue.layers[0].op.attrs["axis"] == 2
+    assert queue.layers[0].op.attrs["epsilon"] == pytest.approx(1e-5)
+    x = (np.random.default_rng(0).standard_normal((2, 7, 24)) * 50 + 20).astype(np.float32)
+    got = runtime_outputs(queue, [x]).reshape(2, 7, 24)
+    truth = Float64Reference(model).run({"x": x})[0]
+    assert np.abs(got - truth).max() < 2e-5 * np.abs(truth).max()
+
+
+def test_decomposition_with_other_constants_or_readers_is_not_a_layer_norm() -> None:
+    # A cube is not a variance, and a centred value read outside is a tensor of its own:
+    # both stay element-wise, and a mean over the last axis alone has no layer.
+    for model in (_decomposed_layer_norm("pow", True, two=3.0),
+                  _decomposed_layer_norm("pow", True, extra_reader=True)):
+        with pytest.raises(PaleozoicError, match="ReduceMean.*mean is supported over the H"):
+            import_onnx(model)
+
+
+def test_every_occurrence_of_a_pattern_is_matched() -> None:
+    """Kinds are tried over the whole function one after another: each occurrence of a form
+    is its own match (two chained Clips, two LayerNorms), not only the first."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    first = _decomposed_layer_norm("pow", True)
+    nodes = list(first.graph.node)
+    renamed = []
+    for node in nodes:   # a second LayerNorm on the first one's output, then two Clips
+        copy = helper.make_node(node.op_type, [f"{i}_2" if i in {n.output[0] for n in nodes}
+                                              else ("y" if i == "x" else i)
+                                              for i in node.input],
+                                [f"{node.output[0]}_2"], **{a.name: helper.get_attribute_value(a)
+                                                            for a in node.attribute})
+        renamed.append(copy)
+    clips = [helper.make_node("Clip", ["y_2", "zero", "six"], ["c1"]),
+             helper.make_node("Clip", ["c1", "zero", "six"], ["c2"])]
+    inits = list(first.graph.initializer) + [
+        numpy_helper.from_array(np.array(v, np.float32), k) for k, v in
+        {"zero": 0.0, "six": 6.0}.items()]
+    graph = helper.make_graph(
+        nodes + renamed + clips, "two", list(first.graph.input),
+        [helper.make_tensor_value_info("c2", TensorProto.FLOAT, [2, 7, 24])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    kinds = [layer.kind for layer in import_onnx(model).layers]
+    assert kinds == ["LayerNorm", "LayerNorm", "Active", "Active"]

@@ -7,7 +7,12 @@ from typing import Any
 import numpy as np
 
 from paleozoic.frontend.convert.patterns import Match
-from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops, pattern_converter
+from paleozoic.frontend.convert.registry import (
+    OnnxOp,
+    converter,
+    onnx_ops,
+    pattern_converter,
+)
 from paleozoic.frontend.convert.values import Act, Const, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of
 
@@ -25,9 +30,17 @@ def convert_layer_norm(w: Walker, call: Any, args: list[Value]) -> Value:
     gamma, beta = args[1:3]
     if not isinstance(gamma, Const) or not isinstance(beta, Const):
         raise w.fail("LayerNormalization's scale and bias must be constants")
+    return layer_norm(w, x, [int(a) for a in call.attrs.axes], float(call.attrs.epsilon),
+                      gamma.value, beta.value)
+
+
+def layer_norm(w: Walker, x: Act, axes: list[int], epsilon: float,
+               gamma: np.ndarray | float, beta: np.ndarray | float) -> Act:
+    """A LayerNorm layer over `axes` (a trailing run) with gamma and beta broadcast to the
+    normalised shape."""
     shape = w.tensors[x.name].shape
     rank = len(shape)
-    axes = sorted(int(a) % rank for a in call.attrs.axes)
+    axes = sorted(a % rank for a in axes)
     # ONNX normalises over axis..rank-1 (TVM lists those axes): one trailing run.
     if axes != list(range(axes[0], rank)):
         raise w.fail(f"layer_norm over axes {axes} of a {rank}-D input is not a trailing run "
@@ -36,16 +49,32 @@ def convert_layer_norm(w: Walker, call: Any, args: list[Value]) -> Value:
     normalised = tuple(shape[axis:])
     count = int(np.prod(normalised))
 
-    def full(const: Const, what: str) -> np.ndarray:
-        value = np.asarray(const.value, dtype=np.float32)
+    def full(value: np.ndarray | float, what: str) -> np.ndarray:
+        value = np.asarray(value, dtype=np.float32)
         try:
             return np.ascontiguousarray(np.broadcast_to(value, normalised)).reshape(count)
         except ValueError:
             raise w.fail(f"LayerNormalization's {what} of shape {value.shape} does not "
                          f"broadcast to the normalised shape {normalised}") from None
 
-    return w.emit("LayerNorm", [x], {"axis": axis, "epsilon": float(call.attrs.epsilon)},
+    return w.emit("LayerNorm", [x], {"axis": axis, "epsilon": epsilon},
                   {"gamma": full(gamma, "scale"), "beta": full(beta, "bias")})
+
+
+def _layer_norm_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
+    """A decomposed LayerNorm (patterns.py), with its affine terms when the match has them;
+    gamma and beta must then be constants that broadcast to the normalised shape."""
+    x = act_of(w, operands["x"])
+    gamma, beta = operands.get("gamma", Const(np.float32(1))), \
+        operands.get("beta", Const(np.float32(0)))
+    if not isinstance(gamma, Const) or not isinstance(beta, Const):
+        raise w.fail("a decomposed LayerNorm's scale and bias must be constants")
+    return layer_norm(w, x, match.attrs["axes"], match.attrs["epsilon"], gamma.value,
+                      beta.value)
+
+
+for _kind in ("layer_norm", "layer_norm_affine"):
+    pattern_converter(_kind)(_layer_norm_pattern)
 
 
 @converter("relax.nn.batch_norm")

@@ -9,10 +9,15 @@ TVM lowers some ONNX operators to several Relax bindings that have one Paleozoic
         Mul, Mul; either operand order of the Add and Muls)
   GELU (tanh)  0.5 * (x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * (x * (x * x))))))
         (PyTorch's export of approximate="tanh" before opset 20; either operand order)
+  LayerNorm  d = x - mean(x); d / sqrt(mean(d ** 2) + eps), optionally * gamma + beta
+        (exporters that decompose LayerNormalization: paddle2onnx, PyTorch before opset
+        17; the square as d ** 2 or d * d)
 
 Each match is found before the walk. Its root binding (the last one) is converted in one
 step by the function registered with @pattern_converter for its kind; the bindings inside
-are absorbed. A match is accepted only when nothing outside it reads its inner bindings.
+are absorbed. A match is accepted only when nothing outside it reads its inner bindings. Kinds are tried
+in the order of _KINDS over the whole function, so a larger form (LayerNorm with its affine
+terms) claims its bindings before a smaller one inside it (the bare LayerNorm) could.
 """
 
 from __future__ import annotations
@@ -83,6 +88,21 @@ class _Forms:
         self.gelu_mul = either("relax.multiply", self.gelu_x, self.gelu_add)
         self.gelu = either("relax.multiply", self.gelu_mul, self.gelu_half)
 
+        ln = {name: wildcard() for name in ("x", "two", "eps", "gamma", "beta")}
+        self.ln_x, self.ln_two, self.ln_eps = ln["x"], ln["two"], ln["eps"]
+        self.ln_gamma, self.ln_beta = ln["gamma"], ln["beta"]
+        self.ln_mean = is_op("relax.mean")(ln["x"])
+        self.ln_centred = is_op("relax.subtract")(ln["x"], self.ln_mean)
+        self.ln_square = (is_op("relax.power")(self.ln_centred, ln["two"])
+                          | is_op("relax.multiply")(self.ln_centred, self.ln_centred))
+        self.ln_var = is_op("relax.mean")(self.ln_square)
+        self.ln_var_eps = either("relax.add", self.ln_var, ln["eps"])
+        self.ln_sqrt = is_op("relax.sqrt")(self.ln_var_eps)
+        self.ln_norm = is_op("relax.divide")(self.ln_centred, self.ln_sqrt)
+        self.ln_scaled = either("relax.multiply", self.ln_norm, ln["gamma"])
+        self.layer_norm_affine = either("relax.add", self.ln_scaled, ln["beta"])
+        self.layer_norm = self.ln_norm
+
         t = {name: wildcard() for name in ("x", "kappa", "beta", "one", "half")}
         self.tanh_x, self.tanh_kappa, self.tanh_beta = t["x"], t["kappa"], t["beta"]
         self.tanh_one, self.tanh_half = t["one"], t["half"]
@@ -132,14 +152,23 @@ def find_matches(func: Any, relax: Any,
         return var_of_value.get(expr, expr)
 
     matches: dict[Any, Match] = {}
-    for var, value in bound.items():
-        for kind, (root, inner_patterns, read) in _KINDS.items():
+    for kind, (root, inner_patterns, read) in _KINDS.items():
+        for var, value in bound.items():
+            if var in matches:
+                continue
             found = getattr(forms, root).extract_matched_expr(value, var2val)
             if found is None:
                 continue
-            inner = tuple(var_of(found[getattr(forms, p)]) for p in inner_patterns)
-            # An inner value read elsewhere is needed as a tensor of its own: no match.
-            if any(v not in bound or readers.get(v, 0) != 1 or v in matches for v in inner):
+            inner = tuple(dict.fromkeys(var_of(found[getattr(forms, p)])
+                                        for p in inner_patterns if getattr(forms, p) in found))
+            # An inner value read outside the match is needed as a tensor of its own: no
+            # match. (One read inside it more than once, LayerNorm's x - mean, is fine.)
+            inside: dict[Any, int] = {}
+            for member in (*inner, var):
+                for read_var in vars_read(bound.get(member), relax) if member in bound else ():
+                    inside[read_var] = inside.get(read_var, 0) + 1
+            if any(v not in bound or readers.get(v, 0) != inside.get(v, 0) or v in matches
+                   for v in inner):
                 continue
             try:
                 read_result = read(forms, found, var_of)
@@ -151,7 +180,6 @@ def find_matches(func: Any, relax: Any,
                 match = Match(kind, var, inner, error=str(err))
             for member in (*inner, var):
                 matches[member] = match
-            break
     return matches
 
 
@@ -220,8 +248,36 @@ def _read_gelu_tanh(forms: _Forms, found: Found, var_of: VarOf) -> Read | None:
     return {"x": var_of(found[forms.tanh_x])}, {}
 
 
-# kind -> (root pattern, the inner patterns whose bindings the match absorbs, reader)
+def _layer_norm_reader(affine: bool) -> Callable[[_Forms, Found, VarOf], Read | None]:
+    def read(forms: _Forms, found: Found, var_of: VarOf) -> Read | None:
+        means = [found[forms.ln_mean].attrs, found[forms.ln_var].attrs]
+        if not all(m.keepdims for m in means) or ints(means[0].axis or []) != \
+                ints(means[1].axis or []) or not means[0].axis:
+            return None
+        if forms.ln_two in found and not _constants_are(forms, found, var_of,
+                                                        {"ln_two": 2.0}):
+            return None
+        eps = forms.constant(var_of(found[forms.ln_eps]))
+        if eps is None or np.size(eps) != 1:
+            return None
+        operands = {"x": var_of(found[forms.ln_x])}
+        if affine:
+            operands.update(gamma=var_of(found[forms.ln_gamma]),
+                            beta=var_of(found[forms.ln_beta]))
+        return operands, {"axes": ints(means[0].axis),
+                          "epsilon": float(np.asarray(eps).reshape(-1)[0])}
+    return read
+
+
+_LN_INNER = ("ln_mean", "ln_centred", "ln_square", "ln_var", "ln_var_eps")
+
+# kind -> (root pattern, the inner patterns whose bindings the match absorbs, reader);
+# tried in this order (larger forms first).
 _KINDS: dict[str, tuple[str, tuple[str, ...], Callable[[_Forms, Found, VarOf], Read | None]]] = {
+    "layer_norm_affine": ("layer_norm_affine",
+                          (*_LN_INNER, "ln_sqrt", "ln_norm", "ln_scaled"),
+                          _layer_norm_reader(affine=True)),
+    "layer_norm": ("layer_norm", (*_LN_INNER, "ln_sqrt"), _layer_norm_reader(affine=False)),
     "lrn": ("lrn", ("lrn_square", "lrn_expand", "lrn_window", "lrn_squeeze", "lrn_scaled",
                     "lrn_biased", "lrn_power"), _read_lrn),
     "sum": ("sum", ("sum_stack",), _read_sum),
