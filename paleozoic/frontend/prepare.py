@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 # only against memory: it admits weights generated in the graph (ConstantOfShape fills of
 # VGG-19's 102M-element fully-connected weight in onnx's light models).
 _FOLD_MAX_ELEMENTS = 1 << 27
+_FOLD_STREAMED_MAX_ELEMENTS = 1 << 16
 # Each pass re-runs shape inference; Swin-T (legacy exporter) folds in 16.
 _FOLD_MAX_PASSES = 64
 
@@ -118,7 +119,8 @@ def fold_constants(proto: onnx.ModelProto, source: str,
                    streamed: Mapping[str, np.ndarray] | None = None) -> int:
     """Evaluates, in place, every node whose inputs are constant once input shapes are
     static; returns how many nodes were folded. `streamed` weights (data not in the proto)
-    are never folded through: they reach the walker as weights.
+    larger than _FOLD_STREAMED_MAX_ELEMENTS are never folded through: they reach the
+    walker as weights.
 
     Passes repeat until one folds nothing: a folded shape computation (a Pad's pads, a
     Reshape's target) lets shape inference give the static shapes after it, whose Shape
@@ -139,6 +141,10 @@ def _fold_pass(proto: onnx.ModelProto, source: str, streamed: Mapping[str, np.nd
     known: dict[str, np.ndarray] = {
         t.name: numpy_helper.to_array(t) for t in graph.initializer
         if t.name not in streamed and t.data_location != onnx.TensorProto.EXTERNAL}
+    # Small streamed constants are folded through (Swin's attention-mask tables, built by
+    # ScatterND from a few thousand values); large ones are weights, kept as they are.
+    known.update((name, value) for name, value in streamed.items()
+                 if value.size <= _FOLD_STREAMED_MAX_ELEMENTS)
     static = _static_shapes(proto, streamed)
     kept: list[onnx.NodeProto] = []
     folded = 0
@@ -222,7 +228,7 @@ def _static_shapes(proto: onnx.ModelProto,
                    streamed: Mapping[str, np.ndarray]) -> dict[str, tuple[int, ...]]:
     """Every tensor whose shape onnx's shape inference can give statically. Streamed
     weights (no data in the proto) are declared as typed inputs for it."""
-    from paleozoic.frontend.loader import as_inputs  # noqa: PLC0415
+    from paleozoic.frontend.loader import as_inputs
 
     try:
         inferred = onnx.shape_inference.infer_shapes(as_inputs(proto, streamed),
@@ -245,9 +251,10 @@ def _static_shapes(proto: onnx.ModelProto,
 
 
 def fold_pads(proto: onnx.ModelProto, source: str) -> int:
-    """Merges a constant zero Pad of H and W into the Conv (or the AveragePool that counts
-    padding) that alone reads it, as TensorFlow and Paddle exports write "same" padding;
-    returns how many were merged. Other Pads are left for the support check to refuse."""
+    """Removes Pads by nothing, and merges a constant zero Pad of H and W into the Conv (or
+    the AveragePool that counts padding) that alone reads it, as TensorFlow and Paddle
+    exports write "same" padding; returns how many were removed. Other Pads are left for
+    the support check to refuse."""
     graph = proto.graph
     consts = {t.name: t for t in graph.initializer}
     readers: dict[str, list[onnx.NodeProto]] = {}
@@ -258,6 +265,15 @@ def fold_pads(proto: onnx.ModelProto, source: str) -> int:
     removed: set[int] = set()
     for pad in graph.node:
         if pad.op_type != "Pad" or pad.output[0] in outputs:
+            continue
+        if _pads_all_zero(pad, consts):
+            # Padding by nothing (Swin pads each stage up to a multiple of its window, which
+            # is nothing at 224 x 224): the readers read the input itself.
+            for reader in readers.get(pad.output[0], []):
+                for k, name in enumerate(reader.input):
+                    if name == pad.output[0]:
+                        reader.input[k] = pad.input[0]
+            removed.add(id(pad))
             continue
         after = readers.get(pad.output[0], [])
         amounts = _zero_pad_amounts(pad, consts)
@@ -285,9 +301,18 @@ def fold_pads(proto: onnx.ModelProto, source: str) -> int:
         nodes = [n for n in graph.node if id(n) not in removed]
         del graph.node[:]
         graph.node.extend(nodes)
-        logger.info("%s: merged %d Pad node(s) into the following Conv/AveragePool", source,
-                    len(removed))
+        logger.info("%s: removed %d Pad node(s): padding by nothing, or merged into the "
+                    "following Conv/AveragePool", source, len(removed))
     return len(removed)
+
+
+def _pads_all_zero(pad: onnx.NodeProto, consts: dict[str, onnx.TensorProto]) -> bool:
+    attrs = {a.name: a for a in pad.attribute}
+    if "pads" in attrs:  # opset < 11
+        return not any(attrs["pads"].ints)
+    if len(pad.input) < 2 or pad.input[1] not in consts:
+        return False
+    return not numpy_helper.to_array(consts[pad.input[1]]).any()
 
 
 def _zero_pad_amounts(pad: onnx.NodeProto,

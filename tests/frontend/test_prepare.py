@@ -12,7 +12,12 @@ from onnx import TensorProto, helper, numpy_helper
 from paleozoic.cli import main
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend import import_onnx
-from paleozoic.frontend.prepare import fix_input_shapes, fold_constants, parse_shape
+from paleozoic.frontend.prepare import (
+    fix_input_shapes,
+    fold_constants,
+    fold_pads,
+    parse_shape,
+)
 
 
 def _dynamic_model() -> onnx.ModelProto:
@@ -194,3 +199,33 @@ def test_shape_chains_fold_across_passes_and_keep_scalars_scalar() -> None:
                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.testing.assert_array_equal(got, expected)
     assert got.shape == (7, 12)
+
+
+def test_pad_by_nothing_is_removed_whatever_reads_it() -> None:
+    pads = numpy_helper.from_array(np.zeros(6, np.int64), "pads")
+    graph = helper.make_graph(
+        [helper.make_node("Pad", ["x", "pads"], ["p"]),
+         helper.make_node("Relu", ["p"], ["y"])], "pad0",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 7])], [pads])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert fold_pads(model, "pad0") == 1
+    assert [(n.op_type, list(n.input)) for n in model.graph.node] == [("Relu", ["x"])]
+
+
+def test_small_streamed_constants_fold_through(tmp_path: Path) -> None:
+    """A mask table built by ScatterND from initializers large enough to be streamed from
+    the file (Swin's shifted-window masks) folds to a constant; the model imports."""
+    rng = np.random.default_rng(0)
+    base = numpy_helper.from_array(np.zeros((40, 49), np.float32), "base")
+    idx = numpy_helper.from_array(np.arange(40, dtype=np.int64).reshape(40, 1), "idx")
+    upd = numpy_helper.from_array(rng.standard_normal((40, 49)).astype(np.float32), "upd")
+    graph = helper.make_graph(
+        [helper.make_node("ScatterND", ["base", "idx", "upd"], ["mask"]),
+         helper.make_node("Add", ["x", "mask"], ["y"])], "mask",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 40, 49])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 40, 49])], [base, idx, upd])
+    path = tmp_path / "mask.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    queue = import_onnx(str(path))
+    assert [layer.kind for layer in queue.layers] == ["Reshape", "Scale", "Reshape"]
