@@ -3,17 +3,22 @@
 Dropout and Identity vanish in the frontend (TVM maps them to the identity); the paper's
 substitutions of Gemm (fully-connected) and weighted BatchNorm (BatchNorm + Scale) happen
 there too, because they decide which layers exist at all. What is left for passes is
-clean-up: collapse reshapes, merge per-channel affine layers, fold biases.
+clean-up: collapse reshapes, merge per-channel affine layers, fold biases, move
+element-wise layers from between reshapes that then cancel.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from paleozoic.ir import LayerQueue
 from paleozoic.passes.affine import fold_bias_into_producer, merge_scale_chains
-from paleozoic.passes.reshape import collapse_reshapes, drop_flatten_before_fc
+from paleozoic.passes.reshape import (
+    collapse_reshapes,
+    drop_flatten_before_fc,
+    move_elementwise_before_reshapes,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +29,8 @@ DEFAULT_PASSES: tuple[Pass, ...] = (
     drop_flatten_before_fc,
     merge_scale_chains,
     fold_bias_into_producer,
+    move_elementwise_before_reshapes,
+    collapse_reshapes,
 )
 
 

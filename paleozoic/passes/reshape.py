@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from paleozoic.ir import LayerQueue
+from dataclasses import replace
+
+from paleozoic.ir import Layer, LayerQueue
 from paleozoic.passes.rewrite import remove_forwarding, sole_consumer
 
 
@@ -52,3 +54,71 @@ def drop_flatten_before_fc(queue: LayerQueue) -> int:
             remove_forwarding(queue, before, before.inputs[0])
             changed += 1
     return changed
+
+
+# Element-wise layers of one input, indifferent to the shape they see.
+_ANY_SHAPE = frozenset({"Unary", "Active"})
+
+
+def _commutes(queue: LayerQueue, reshape: Layer, layer: Layer) -> bool:
+    """`layer` computes the same numbers on the reshape's input as on its output."""
+    if len(layer.inputs) != 1 or layer.weights and layer.kind != "LayerNorm":
+        return False
+    if layer.kind in _ANY_SHAPE:
+        return True
+    before, after = queue.shape(reshape.inputs[0]), queue.shape(reshape.output)
+    # A LayerNorm over the last axis alone sees the same rows if the reshape keeps that axis.
+    return (layer.kind == "LayerNorm" and layer.op.attrs["axis"] == len(after) - 1
+            and before[-1:] == after[-1:])
+
+
+def move_elementwise_before_reshapes(queue: LayerQueue) -> int:
+    """Reshape -> element-wise layer -> reshape(s) becomes element-wise layer -> reshape ->
+    reshape(s), which collapse_reshapes then merges (often into nothing). The
+    fully-connected layers of a transformer or ConvNeXt MLP read rows, [tokens, features],
+    and TVM restores the N-D shape after each, so an activation between two of them sat
+    between two copies that undo each other."""
+    changed = 0
+    progress = True
+    while progress:
+        progress = False
+        producers = queue.producers()
+        consumers = queue.consumers()
+        for layer in queue.layers:
+            reshape = producers.get(layer.inputs[0]) if layer.inputs else None
+            if reshape is None or reshape.kind != "Reshape" or \
+                    sole_consumer(queue, reshape.output) is not layer:
+                continue
+            readers = consumers.get(layer.output, [])
+            if layer.output in queue.outputs or not readers or \
+                    any(r.kind != "Reshape" for r in readers) or \
+                    not _commutes(queue, reshape, layer):
+                continue
+            _swap(queue, reshape, layer)
+            changed += 1
+            progress = True
+            break
+    return changed
+
+
+def _swap(queue: LayerQueue, reshape: Layer, layer: Layer) -> None:
+    """The layer reads the reshape's input and the reshape reads the layer: the layer's
+    tensor takes the input's shape, the reshape's tensor holds the layer's values in the
+    shape they had, and the layer's readers read that."""
+    source = reshape.inputs[0]
+    shape = queue.shape(source)
+    if layer.kind == "LayerNorm":
+        layer.op.attrs["axis"] = len(shape) - 1
+    layer.inputs = [source]
+    queue.tensors[layer.output] = replace(queue.tensors[layer.output], shape=shape)
+    for other in queue.layers:
+        if other is not reshape:
+            other.inputs = [reshape.output if n == layer.output else n for n in other.inputs]
+    reshape.inputs = [layer.output]
+    queue.onnx_tensors[reshape.output] = list(queue.onnx_tensors.get(layer.output, []))
+    if not queue.onnx_tensors[reshape.output]:
+        del queue.onnx_tensors[reshape.output]
+    # The layer moves up to the reshape's place, the reshape right after it.
+    at = queue.layers.index(reshape)
+    queue.layers.remove(layer)
+    queue.layers.insert(at, layer)

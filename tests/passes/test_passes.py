@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import pytest
 
 from paleozoic.frontend import import_onnx
 from paleozoic.passes import (
-    DEFAULT_PASSES, run_passes,
+    DEFAULT_PASSES,
+    run_passes,
 )
 from paleozoic.passes.affine import fold_bias_into_producer, merge_scale_chains
 from paleozoic.passes.reshape import collapse_reshapes, drop_flatten_before_fc
@@ -69,3 +71,61 @@ def test_reshape_passes(small_cnn: onnx.ModelProto) -> None:
 
 def test_pass_list_is_ordered() -> None:
     assert DEFAULT_PASSES[0] is collapse_reshapes
+
+
+def _mlp(activation: str) -> onnx.ModelProto:
+    """Two Linear layers on [batch, tokens, features] with an activation between them, the
+    way transformers and ConvNeXt write their MLP."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(v.astype(np.float32), k) for k, v in {
+        "w1": rng.standard_normal((8, 12)), "b1": rng.standard_normal(12),
+        "w2": rng.standard_normal((12, 8)), "b2": rng.standard_normal(8)}.items()]
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]),
+             helper.make_node("Add", ["h", "b1"], ["hb"]),
+             helper.make_node(activation, ["hb"], ["a"]),
+             helper.make_node("MatMul", ["a", "w2"], ["o"]),
+             helper.make_node("Add", ["o", "b2"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 8])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("activation", ["Relu", "Tanh", "Erf"])
+def test_activation_between_linear_layers_leaves_one_reshape_each_side(activation) -> None:
+    from paleozoic.reference import Float64Reference
+    from tests.helpers import runtime_outputs
+
+    model = _mlp(activation)
+    queue = run_passes(import_onnx(model))
+    assert [layer.kind for layer in queue.layers] == [
+        "Reshape", "FullyConnected", "Unary" if activation == "Erf" else "Active",
+        "FullyConnected", "Reshape"]
+    x = np.random.default_rng(1).standard_normal((2, 5, 8)).astype(np.float32)
+    got = runtime_outputs(queue, [x]).reshape(2, 5, 8)
+    truth = Float64Reference(model).run({"x": x})[0]
+    assert np.abs(got - truth).max() < 1e-5 * np.abs(truth).max()
+
+
+def test_layer_norm_moves_only_when_the_reshape_keeps_its_axis() -> None:
+    from onnx import TensorProto, helper, numpy_helper
+
+    def model(target: list[int]) -> onnx.ModelProto:
+        inits = [numpy_helper.from_array(np.array(target, np.int64), "t"),
+                 numpy_helper.from_array(np.array([2, 5, 8], np.int64), "back"),
+                 numpy_helper.from_array(np.ones(target[-1], np.float32), "g"),
+                 numpy_helper.from_array(np.zeros(target[-1], np.float32), "b")]
+        nodes = [helper.make_node("Reshape", ["x", "t"], ["r"]),
+                 helper.make_node("LayerNormalization", ["r", "g", "b"], ["n"], axis=-1),
+                 helper.make_node("Reshape", ["n", "back"], ["y"])]
+        graph = helper.make_graph(
+            nodes, "ln", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 8])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 8])], inits)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+    assert [layer.kind for layer in run_passes(import_onnx(model([10, 8]))).layers] == [
+        "LayerNorm"]   # the same rows of 8: both reshapes go
+    assert [layer.kind for layer in run_passes(import_onnx(model([5, 16]))).layers] == [
+        "Reshape", "LayerNorm", "Reshape"]   # rows of 16 are other rows: nothing moves
