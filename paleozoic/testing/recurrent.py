@@ -162,7 +162,8 @@ def recurrent_stack(op: str, *, direction: str = "forward", layout: int = 0, lay
     head = init("head.W", rng.uniform(-0.5, 0.5, (dirs * hidden, classes)))
     nodes.append(helper.make_node("MatMul", ["h_flat", head], ["logits"]))
     outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, classes]),
-               helper.make_tensor_value_info(x, TensorProto.FLOAT, None)]
+               helper.make_tensor_value_info(x, TensorProto.FLOAT,
+                                             x_shape[:2] + [dirs * hidden])]
     graph = helper.make_graph(nodes, f"{op.lower()}_stack", inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
