@@ -33,9 +33,9 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from paleozoic.codegen.environment import cpp_float
+from paleozoic.errors import UnsupportedModelError
 from paleozoic.ir import Layer, Model
 from paleozoic.ir.plan import Precision
-from paleozoic.errors import UnsupportedModelError
 from paleozoic.ops import KINDS
 from paleozoic.ops.recurrent import FAMILY as RECURRENT_KINDS
 

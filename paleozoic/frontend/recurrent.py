@@ -265,7 +265,6 @@ def splice_recurrent(walker: Walker, cuts: list[RecurrentCut], stand_ins: Mappin
     the renames (stand-in tensor -> layer output), already applied to the walker's layers;
     the walker's layers are left in topological order."""
     renames: dict[str, str] = {}
-    onnx_names: dict[str, str] = {}
     for cut in cuts:
         kind = RECURRENT_OPS[cut.op]
         inputs = []

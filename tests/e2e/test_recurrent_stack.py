@@ -11,7 +11,13 @@ import logging
 import numpy as np
 import pytest
 
-from paleozoic.pipeline import build_session, compile_model, load_queue, resolve_plan, run_session
+from paleozoic.pipeline import (
+    build_session,
+    compile_model,
+    load_queue,
+    resolve_plan,
+    run_session,
+)
 from paleozoic.plan_runner import PlanRunner
 from paleozoic.reference import Float64Reference
 from paleozoic.testing.recurrent import recurrent_stack

@@ -38,7 +38,8 @@ def _run(op: str, *, direction: str = "forward", layout: int = 0, steps: int = 5
     if c0 is not None:
         feeds.append((s.input("c0", list(state)), c0))
     ins = [t for t, _ in feeds]
-    common = dict(hidden_size=hidden, direction=direction, layout=layout, output=output)
+    common = {"hidden_size": hidden, "direction": direction, "layout": layout,
+              "output": output}
     if op == "LSTM":
         layer = s.lstm("l", ins, peepholes=peepholes, **common)
         layer.config(w["W"], w["R"], w["B"], w.get("P"))
