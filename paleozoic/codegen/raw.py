@@ -33,9 +33,11 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from paleozoic.codegen.environment import cpp_float
+from paleozoic.errors import UnsupportedModelError
 from paleozoic.ir import Layer, Model
 from paleozoic.ir.plan import Precision
 from paleozoic.ops import KINDS
+from paleozoic.ops.recurrent import FAMILY as RECURRENT_KINDS
 
 logger = logging.getLogger(__name__)
 
@@ -179,6 +181,13 @@ def _build_and_run(rt: Any, log: Any, model: Model,
         raise ValueError(f"the raw form is written for fp32 sessions; block {mixed[0][0]!r} "
                          f"computes in {mixed[0][1].value} (emit the wrapper form, whose "
                          f"blocks insert the casts between precisions)")
+    recurrent = [layer.name for layer in queue.layers if KINDS[layer.kind] in RECURRENT_KINDS]
+    if recurrent:
+        raise UnsupportedModelError(
+            f"the raw form cannot print the recurrent layer(s) {', '.join(recurrent)}: their "
+            f"per-step SDK ops read filters and biases the wrapper derives from W, R and B "
+            f"(per direction, the two biases summed), which weights.bin does not hold; emit "
+            f"the wrapper form (the default)")
     session = rt.Session()
     layers = build_runtime_graph(queue, _ScopedSession(session, log), bind_weights=True)
     # The wrapper creates a layer's SDK op when its block compiles; the raw form declares

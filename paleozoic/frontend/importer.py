@@ -16,6 +16,7 @@ from onnx import numpy_helper
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend.attribute_checks import check_attributes
 from paleozoic.frontend.loader import load_onnx
+from paleozoic.frontend.recurrent import cut_recurrent, splice_recurrent, stand_in_names
 from paleozoic.frontend.convert import (
     CONST_EVAL, CONVERTERS, PATTERN_CONVERTERS, TIR_CONVERTERS, Absorbed, Act, Const, Match,
     Tup, Walker, binding_owners, clean_identifier, find_matches, tensor_bindings,
@@ -65,6 +66,12 @@ def import_onnx(model: str | Path | onnx.ModelProto,
             raise UnsupportedModelError(
                 f"{source}: input {value.name!r} is not float32; only fp32 models are "
                 f"supported")
+    onnx_output_names = [o.name for o in proto.graph.output]
+    # LSTM/GRU/RNN have no TVM converter: cut out here, their layers spliced in after the walk.
+    cuts = cut_recurrent(proto, source, loaded.weights)
+    stand_in_onnx = stand_in_names(cuts)
+    stand_ins: dict[str, str] = {}
+    renames: dict[str, str] = {}
 
     # Imported late: TVM takes a second to import and is needed only here.
     import tvm.ir as tvm_ir  # noqa: F401  (Constant lives in tvm.ir.expr in 0.27)
@@ -100,6 +107,11 @@ def import_onnx(model: str | Path | onnx.ModelProto,
             inputs.append(info)
             walker.tensors[ident] = info
             walker.env[var] = Act(ident)
+        elif name in stand_in_onnx:
+            ident = walker.unique(clean_identifier(name))
+            walker.tensors[ident] = TensorInfo(ident, _shape_of(var))
+            walker.env[var] = Act(ident)
+            stand_ins[name] = ident
         elif name in initializers:
             if name in streamed:
                 converted[name] = streamed[name]
@@ -126,6 +138,21 @@ def import_onnx(model: str | Path | onnx.ModelProto,
 
     result = _lookup(walker, func.body.body, relax)
     results = list(result.items) if isinstance(result, Tup) else [result]
+    if cuts:
+        extra = results[len(onnx_output_names):]
+        results = results[:len(onnx_output_names)]
+        activations = {}
+        for o, value in zip(list(proto.graph.output)[len(onnx_output_names):], extra):
+            if not isinstance(value, Act):
+                raise UnsupportedModelError(f"{source}: the input {o.name!r} of a recurrent "
+                                            f"node is not computed by a layer")
+            activations[o.name] = value
+        for name in onnx_output_names:  # model outputs that are also recurrent inputs
+            if name in {n for c in cuts for n in c.activations}:
+                activations[name] = results[onnx_output_names.index(name)]
+        renames = splice_recurrent(walker, cuts, stand_ins, activations)
+        results = [Act(renames.get(v.name, v.name)) if isinstance(v, Act) else v
+                   for v in results]
     outputs = []
     for value in results:
         if not isinstance(value, Act):
@@ -144,9 +171,14 @@ def import_onnx(model: str | Path | onnx.ModelProto,
                        ir_version=int(proto.ir_version))
     if not isinstance(model, onnx.ModelProto):
         queue.source_path = str(Path(model).resolve())
-    queue.onnx_output_names = [o.name for o in proto.graph.output]
+    queue.onnx_output_names = onnx_output_names
     queue.onnx_input_names = [v.name for v in data_inputs]
     queue.onnx_tensors = _onnx_tensors(walker, onnx_vars, inputs, queue.onnx_input_names)
+    for cut in cuts:
+        for name in cut.outputs.values():
+            layer = renames.get(stand_ins[name])
+            if layer is not None:
+                queue.onnx_tensors.setdefault(layer, []).append(name)
     logger.info("%s: %d layers, %d weights", source, len(queue.layers), len(queue.weights))
     return queue
 

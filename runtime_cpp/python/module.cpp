@@ -129,16 +129,32 @@ class Session {
     return pz::fusionBoundary(layers).outputs;
   }
 
+  // Every op of `layers` in running order (a recurrent layer has many) with its layer's
+  // precision: the device model prices ops, not layers.
+  static void flatOps(const std::vector<pz::Layer*>& layers, const std::vector<int>& precisions,
+                      std::vector<cnmlBaseOp_t>* ops, std::vector<int>* op_precisions,
+                      std::vector<int>* first = nullptr) {
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      if (first != nullptr) first->push_back(static_cast<int>(ops->size()));
+      for (cnmlBaseOp_t op : layers[i]->ops()) {
+        ops->push_back(op);
+        op_precisions->push_back(precisions.at(i));
+      }
+    }
+    if (first != nullptr) first->push_back(static_cast<int>(ops->size()));
+  }
+
   static std::vector<double> explain(const std::vector<pz::Layer*>& layers, int mp,
                                      const std::vector<pz::Tensor*>& outputs,
                                      const std::vector<int>& precisions) {
     std::vector<cnmlBaseOp_t> ops;
-    for (pz::Layer* layer : layers) ops.push_back(layer->op());
+    std::vector<int> op_precisions;
+    flatOps(layers, precisions, &ops, &op_precisions);
     std::vector<cnmlTensor_t> outs;
     for (pz::Tensor* t : outputs) outs.push_back(t->desc());
     std::vector<double> values(9, 0.0);
     mockCheck(cnmlMockExplainFusion_V2(ops.data(), static_cast<int>(ops.size()),
-                                       precisions.data(), outs.data(),
+                                       op_precisions.data(), outs.data(),
                                        static_cast<int>(outs.size()), mp, values.data(),
                                        static_cast<int>(values.size())),
               "cnmlMockExplainFusion_V2");
@@ -149,35 +165,43 @@ class Session {
                          const std::vector<pz::Tensor*>& outputs,
                          const std::vector<int>& precisions) {
     if (layers.empty()) throw pz::Error("estimate_block: no layers given");
+    std::vector<cnmlBaseOp_t> ops;
+    std::vector<int> op_precisions;
+    flatOps(layers, precisions, &ops, &op_precisions);
     if (!fuse) {
       double total = 0.0;
-      for (std::size_t i = 0; i < layers.size(); ++i) {
+      for (std::size_t i = 0; i < ops.size(); ++i) {
         float us = 0.0f;
-        mockCheck(cnmlMockEstimateBaseOpUs_V2(layers[i]->op(), precisions[i], mp, &us),
+        mockCheck(cnmlMockEstimateBaseOpUs_V2(ops[i], op_precisions[i], mp, &us),
                   "cnmlMockEstimateBaseOpUs_V2");
         total += us;
       }
       return total;
     }
-    std::vector<cnmlBaseOp_t> ops;
-    for (pz::Layer* layer : layers) ops.push_back(layer->op());
     std::vector<cnmlTensor_t> outs;
     for (pz::Tensor* t : outputs) outs.push_back(t->desc());
     double total = 0.0;
     mockCheck(cnmlMockExplainFusion_V2(ops.data(), static_cast<int>(ops.size()),
-                                       precisions.data(), outs.data(),
+                                       op_precisions.data(), outs.data(),
                                        static_cast<int>(outs.size()), mp, &total, 1),
               "cnmlMockExplainFusion_V2");
     return static_cast<float>(total);  // as cnmlMockEstimateFusionUs reports it
   }
 
-  // [n, n + 1, len(mps)] table of block times over `layers` (see cnmlMockCostTable).
+  // [n, n + 1, len(mps)] table of block times over `layers` (see cnmlMockCostTable), from
+  // the table of their ops: a block of layers [i, j) is ops [first[i], first[j]), fused when
+  // it holds more than one op, except a single several-op layer, which a one-layer block
+  // compiles op by op (Block does not fuse one layer).
   static py::array_t<double> costTable(const std::vector<pz::Layer*>& layers,
                                        const std::vector<int>& mps,
                                        const std::vector<int>& precisions) {
     const int n = static_cast<int>(layers.size());
     if (n == 0) throw pz::Error("cost_table: no layers given");
     if (mps.empty()) throw pz::Error("cost_table: no MP choices given");
+    std::vector<cnmlBaseOp_t> ops;
+    std::vector<int> op_precisions, first;
+    flatOps(layers, precisions, &ops, &op_precisions, &first);
+    const int m = static_cast<int>(ops.size());
     std::map<const pz::Tensor*, int> index_of;
     for (int i = 0; i < n; ++i) index_of[&layers[i]->output()] = i;
     std::vector<int> last_use(n, -1), reads(n, 0);
@@ -189,25 +213,48 @@ class Session {
         ++reads[it->second];
       }
     }
+    // Per op: an op inside a layer is read inside it (its last op); a layer's last op writes
+    // the layer's output, read up to the last op of its last reader.
+    std::vector<int> op_last_use(m, 0);
     for (int i = 0; i < n; ++i) {
       const pz::Tensor& out = layers[i]->output();
+      const int last_op = first[i + 1] - 1;
+      for (int k = first[i]; k < last_op; ++k) op_last_use[k] = last_op;
       if (pz::leavesBlock(out, reads[i]))
-        last_use[i] = n;  // needed after the list
+        op_last_use[last_op] = m;  // needed after the list
       else
-        last_use[i] = std::max(last_use[i], i);
+        op_last_use[last_op] = last_use[i] < 0 ? last_op : first[last_use[i] + 1] - 1;
     }
-    std::vector<cnmlBaseOp_t> ops;
-    for (pz::Layer* layer : layers) ops.push_back(layer->op());
-    py::array_t<double> table({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n + 1),
-                               static_cast<py::ssize_t>(mps.size())});
+    const std::size_t k = mps.size();
+    std::vector<double> flat(static_cast<std::size_t>(m) * (m + 1) * k);
     cnmlStatus_t status;
     {
       py::gil_scoped_release release;
-      status = cnmlMockCostTable_V2(ops.data(), n, last_use.data(), precisions.data(),
-                                    mps.data(), static_cast<int>(mps.size()),
-                                    table.mutable_data());
+      status = cnmlMockCostTable_V2(ops.data(), m, op_last_use.data(), op_precisions.data(),
+                                    mps.data(), static_cast<int>(k), flat.data());
     }
     mockCheck(status, "cnmlMockCostTable_V2");
+    py::array_t<double> table({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n + 1),
+                               static_cast<py::ssize_t>(k)});
+    double* out = table.mutable_data();
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j <= n; ++j) {
+        for (std::size_t q = 0; q < k; ++q) {
+          double value;
+          if (j <= i) {
+            value = std::numeric_limits<double>::infinity();
+          } else if (j == i + 1 && first[i + 1] - first[i] > 1) {
+            value = 0.0;  // one several-op layer, compiled op by op
+            for (int o = first[i]; o < first[i + 1]; ++o) {
+              value += flat[(static_cast<std::size_t>(o) * (m + 1) + o + 1) * k + q];
+            }
+          } else {
+            value = flat[(static_cast<std::size_t>(first[i]) * (m + 1) + first[j]) * k + q];
+          }
+          out[(static_cast<std::size_t>(i) * (n + 1) + j) * k + q] = value;
+        }
+      }
+    }
     return table;
   }
 

@@ -51,7 +51,7 @@ void FusionLayer::fuseLayer(Layer& layer) {
                 " into a block that is already compiled; fuse every layer before compiling");
   }
   layer.markFused(name_);
-  PZ_CHECK(layer.name(), cnmlFuseOp(layer.op(), op_));
+  for (cnmlBaseOp_t each : layer.ops()) PZ_CHECK(layer.name(), cnmlFuseOp(each, op_));
   layers_.push_back(&layer);
 }
 

@@ -11,8 +11,28 @@ Layer::Layer(std::string name, std::vector<Tensor*> inputs, Shape output_shape)
   for (Tensor* input : inputs_) input->addConsumer();
 }
 
-Layer::~Layer() {
-  if (op_ != nullptr) cnmlDestroyBaseOp(&op_);
+Layer::~Layer() { destroyOps(); }
+
+void Layer::destroyOps() {
+  if (owned_ops_.empty()) {
+    if (op_ != nullptr) cnmlDestroyBaseOp(&op_);
+  } else {
+    for (OwnedOp& owned : owned_ops_) cnmlDestroyBaseOp(&owned.op);
+    owned_ops_.clear();
+  }
+  op_ = nullptr;
+}
+
+void Layer::addOp(cnmlBaseOp_t op, OpRunner run) {
+  owned_ops_.push_back(OwnedOp{op, std::move(run)});
+}
+
+std::vector<cnmlBaseOp_t> Layer::ops() {
+  op();
+  if (owned_ops_.empty()) return {op_};
+  std::vector<cnmlBaseOp_t> all;
+  for (const OwnedOp& owned : owned_ops_) all.push_back(owned.op);
+  return all;
 }
 
 void Layer::checkConfigured(const char* what) const {
@@ -76,7 +96,7 @@ void Layer::bindWeights(const std::vector<WeightView>& weights) {
     throw Error(name_ + ": configLayer after the layer was compiled or fused; configure first");
   }
   // An op built before (for a device-model estimate) has no data; build it again with it.
-  if (op_ != nullptr) cnmlDestroyBaseOp(&op_);
+  destroyOps();
   // Trailing optional weights may be left out, as default arguments would be.
   std::size_t required = 0;
   for (std::size_t i = 0; i < weights_.size(); ++i) {
@@ -116,6 +136,10 @@ void Layer::setForward(BinaryForward forward, const char* call) {
 }
 
 cnmlStatus_t Layer::forward(cnrtQueue_t queue) {
+  if (!owned_ops_.empty()) {
+    for (OwnedOp& owned : owned_ops_) PZ_CHECK(name_, owned.run(queue));
+    return CNML_STATUS_SUCCESS;
+  }
   Tensor& a = *inputs_.at(0);
   cnmlStatus_t status;
   if (unary_ != nullptr) {
@@ -168,7 +192,7 @@ void Layer::setPrecision(Precision precision) {
   if (compiled_ || fused_) {
     throw Error(name_ + ": its precision cannot change after it was compiled or fused");
   }
-  if (op_ != nullptr) cnmlDestroyBaseOp(&op_);  // an estimate built it; rebuild at the new one
+  destroyOps();  // an estimate built the op(s); rebuild at the new precision
   precision_ = precision;
 }
 
@@ -230,7 +254,13 @@ void Layer::buildOp() {
       weight.bindAs(storageType(precision));
     }
   }
-  create_();
+  try {
+    create_();
+  } catch (...) {
+    destroyOps();  // ops a several-op layer added before the failure
+    throw;
+  }
+  if (!owned_ops_.empty()) op_ = owned_ops_.front().op;
   if (precision == Precision::kInt8) {
     SdkHandle<cnmlQuantizedParam_t, cnmlDestroyQuantizedParam> param;
     PZ_CHECK(name_, cnmlCreateQuantizedParam(param.out(), quantization_->input.position,
@@ -246,7 +276,9 @@ void Layer::compileOp(int mp) {
   }
   if (compiled_) throw Error(name_ + ": compileOp called twice; the layer is already compiled");
   checkConfigured("compileOp");
-  checkCompile(cnmlCompileBaseOp(op(), CNML_MLU100, mp), name_, "cnmlCompileBaseOp", mp);
+  for (cnmlBaseOp_t each : ops()) {
+    checkCompile(cnmlCompileBaseOp(each, CNML_MLU100, mp), name_, "cnmlCompileBaseOp", mp);
+  }
   compiled_ = true;
 }
 

@@ -22,6 +22,7 @@ from paleozoic.frontend.convert import (  # noqa: F401
     elementwise,
     layout,
     normalize,
+    recurrent,
     spatial,
 )
 from paleozoic.frontend.convert.constant import CONST_EVAL

@@ -164,6 +164,9 @@ class ConstTensor {
   const Shape& shape() const { return shape_; }
   cnmlTensorType_t type() const { return type_; }
   void bind(const float* data);  // copies; data must hold elementCount(shape) floats
+  // The float32 values bound with bind(), empty before; a layer deriving SDK weights from
+  // the file's (a recurrent layer's per-direction filters) reads them when it builds its ops.
+  const std::vector<float>& values() const { return data_; }
   // Binds the values to the SDK as FLOAT32 or FLOAT16, or as INT8 quantised per output
   // channel (axis 0) with `channels` (one entry per channel).
   void bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* channels = nullptr);
@@ -226,6 +229,12 @@ class Layer {
   // The SDK op, created on first use at the layer's precision: ops are built when their
   // block compiles, once precision and casts are settled, not in the constructor.
   cnmlBaseOp_t op();
+  // Every SDK op of the layer in the order they run: op() alone for most layers, the ops a
+  // layer made with addOp (a recurrent layer's per-step ops) otherwise. Fusion fuses them
+  // all, compileOp compiles each, the device model prices each.
+  std::vector<cnmlBaseOp_t> ops();
+  // How one op of a several-op layer runs when the layer is compiled alone (addOp).
+  using OpRunner = std::function<cnmlStatus_t(cnrtQueue_t)>;
   bool compiled() const { return compiled_; }
   bool fused() const { return fused_; }
 
@@ -283,6 +292,10 @@ class Layer {
   // In the constructor: how the op is created (called by op() with the inputs as they are
   // then, casts included). The function creates op_ and throws on failure.
   void defineOp(std::function<void()> create) { create_ = std::move(create); }
+  // Inside the defineOp function of a layer made of several SDK ops: hands `op` to the layer
+  // (which destroys it) in running order, with how to run it when the layer is compiled
+  // alone. The first op added is also op().
+  void addOp(cnmlBaseOp_t op, OpRunner run);
   // In the constructor of a layer with an SDK int8 mode: the weight that is its filter.
   void allowInt8(const ConstTensor& filter);
   // The descriptor of input `index` as the op must read it.
@@ -304,7 +317,13 @@ class Layer {
     std::unique_ptr<ConstTensor> tensor;
   };
   void buildOp();
+  void destroyOps();
 
+  struct OwnedOp {
+    cnmlBaseOp_t op;
+    OpRunner run;
+  };
+  std::vector<OwnedOp> owned_ops_;  // a several-op layer's ops (addOp); empty for one-op layers
   std::vector<Weight> weights_;
   bool configured_ = false;
   std::function<void()> create_;

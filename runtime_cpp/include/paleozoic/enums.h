@@ -165,6 +165,48 @@ inline cnmlNearestNeighborRoundMode_t sdkValue(InterpRounding v) {
   return CNML_NEAREST_CEIL;
 }
 
+enum class RnnDirection { kForward, kReverse, kBidirectional };
+
+inline const char* irName(RnnDirection v) {
+  switch (v) {
+    case RnnDirection::kForward: return "forward";
+    case RnnDirection::kReverse: return "reverse";
+    case RnnDirection::kBidirectional: return "bidirectional";
+  }
+  return "";
+}
+
+// The direction called `text` in the IR; false if there is none.
+inline bool parseRnnDirection(const std::string& text, RnnDirection* out) {
+  if (text == "forward") { *out = RnnDirection::kForward; return true; }
+  if (text == "reverse") { *out = RnnDirection::kReverse; return true; }
+  if (text == "bidirectional") { *out = RnnDirection::kBidirectional; return true; }
+  return false;
+}
+
+inline const char* rnnDirectionChoices() { return "forward, reverse or bidirectional"; }
+
+enum class RnnOutput { kY, kYH, kYC };
+
+inline const char* irName(RnnOutput v) {
+  switch (v) {
+    case RnnOutput::kY: return "y";
+    case RnnOutput::kYH: return "y_h";
+    case RnnOutput::kYC: return "y_c";
+  }
+  return "";
+}
+
+// The recurrent output called `text` in the IR; false if there is none.
+inline bool parseRnnOutput(const std::string& text, RnnOutput* out) {
+  if (text == "y") { *out = RnnOutput::kY; return true; }
+  if (text == "y_h") { *out = RnnOutput::kYH; return true; }
+  if (text == "y_c") { *out = RnnOutput::kYC; return true; }
+  return false;
+}
+
+inline const char* rnnOutputChoices() { return "y, y_h or y_c"; }
+
 }  // namespace pz
 
 #endif  // PALEOZOIC_ENUMS_H_

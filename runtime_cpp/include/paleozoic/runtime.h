@@ -14,6 +14,7 @@
 #include "paleozoic/layers_conv_pool.h"
 #include "paleozoic/layers_elementwise.h"
 #include "paleozoic/layers_misc.h"
+#include "paleozoic/layers_recurrent.h"
 #include "paleozoic/weight_file.h"
 
 #endif  // PALEOZOIC_RUNTIME_H_
