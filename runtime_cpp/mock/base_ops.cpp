@@ -464,4 +464,17 @@ cnmlStatus_t cnmlComputeCastOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_ten
   });
 }
 
+cnmlStatus_t cnmlMockComputeHostTransferOpForward(cnmlBaseOp_t op, cnrtQueue_t queue) {
+  cnmlStatus_t status = CNML_STATUS_SUCCESS;
+  if (!op || op->desc.kind != OpKind::kHostTransfer || !queueAlive(queue)) {
+    status = CNML_STATUS_INVALIDPARAM;
+  } else if (op->fused || !op->compiled) {
+    status = CNML_STATUS_INVALIDARG;
+  } else {
+    advanceQueue(queue, op->time_us);
+  }
+  return logged(status, "cnmlMockComputeHostTransferOpForward",
+                [&](Call& c) { c.handle(op).queue(); });
+}
+
 }  // extern "C"

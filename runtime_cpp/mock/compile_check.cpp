@@ -27,7 +27,7 @@ cnmlStatus_t checkOperands(const std::vector<Operand>& declared, const cnmlTenso
 }
 
 cnmlStatus_t checkPrecision(const OpDesc& op) {
-  if (op.kind == OpKind::kCast) return CNML_STATUS_SUCCESS;
+  if (op.kind == OpKind::kCast || op.kind == OpKind::kHostTransfer) return CNML_STATUS_SUCCESS;
   const cnmlDataType_t act = op.inputs.at(0).dtype;
   if (!op.int8) {
     // fp32 ops take FLOAT32 consts, fp16 ops FLOAT16 ones; an INT8 filter needs int8 compute.

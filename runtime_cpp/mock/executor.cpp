@@ -18,7 +18,8 @@ std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
   if (kind == OpKind::kMlp && int8) prepareMlpInt8(*op);
   if (kind == OpKind::kDeconv || kind == OpKind::kDeconvGroup) prepareDeconv(*op);
   if (kind == OpKind::kNearestNeighbor || kind == OpKind::kInterp) prepareResize(*op);
-  if (op->precision != Precision::kFp32 && kind != OpKind::kCast) {
+  if (op->precision != Precision::kFp32 && kind != OpKind::kCast &&
+      kind != OpKind::kHostTransfer) {
     for (const Operand& o : op->desc.inputs) op->in32.emplace_back(o.elements());
     for (const Operand& o : op->desc.outputs) op->out32.emplace_back(o.elements());
   }
@@ -67,6 +68,7 @@ void executeFloat(PreparedOp& op, const float* const* in, float* const* out) {
     case OpKind::kLayerNorm: layerNormForward(d, in[0], out[0], t); break;
     case OpKind::kUnary: unaryForward(d, in[0], out[0], t); break;
     case OpKind::kCast: break;  // execute() handles it
+    case OpKind::kHostTransfer: break;  // the host computes it; no device work
   }
 }
 

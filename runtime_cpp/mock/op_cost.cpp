@@ -30,7 +30,7 @@ bool hasInt8Mode(OpKind kind) {
 
 Pricing pricingOf(const OpDesc& op, PrecisionOverride as) {
   Pricing p;
-  if (op.kind == OpKind::kCast) as = PrecisionOverride::kAsBuilt;
+  if (op.kind == OpKind::kCast || op.kind == OpKind::kHostTransfer) as = PrecisionOverride::kAsBuilt;
   p.as = as;
   switch (as) {
     case PrecisionOverride::kAsBuilt: p.precision = precisionOf(op); break;
@@ -55,6 +55,7 @@ double bytesOf(const std::vector<Operand>& ops, const Pricing& pr) {
 // the DMA moves contiguous bursts, so a stride there still costs the span from the first to
 // the last element taken.
 double readBytes(const OpDesc& op, std::size_t i, const Pricing& pr) {
+  if (op.kind == OpKind::kHostTransfer) return 0.0;  // over the host link (host_us), not DRAM
   const double size = pr.activation(op.inputs[i]);
   if (op.kind != OpKind::kSlice) return static_cast<double>(op.inputs[i].elements()) * size;
   const Dims& out = op.outputs[0].dims;
@@ -238,6 +239,12 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       break;
     case OpKind::kReshape:
     case OpKind::kTranspose: break;  // pure data movement, whole tensors
+    case OpKind::kHostTransfer:
+      // Nothing computed or moved through DRAM on the device: the inputs go to the host and
+      // the output comes back over the host link, one after the other.
+      w.input_bytes = w.output_bytes = 0.0;
+      w.host_us = (op.to_host_bytes + op.to_device_bytes) / mockProfile().hostLinkBytesPerUs();
+      break;
     case OpKind::kCast:
       // Element-wise conversion: one op per element, memory-bound in practice.
       w.flops = out_elems;

@@ -40,6 +40,7 @@ const char* opKindName(OpKind kind) {
     case OpKind::kNearestNeighbor: return "NearestNeighbor";
     case OpKind::kInterp: return "Interp";
     case OpKind::kCast: return "Cast";
+    case OpKind::kHostTransfer: return "HostTransfer";
   }
   return "?";
 }
@@ -55,6 +56,7 @@ std::size_t dtypeSize(cnmlDataType_t dtype) {
   switch (dtype) {
     case CNML_DATA_FLOAT16: return 2;
     case CNML_DATA_INT8: return 1;
+    case CNML_DATA_UINT8: return 1;
     default: return 4;
   }
 }

@@ -87,7 +87,10 @@ enum class OpKind {
   kCast,
   kBatchDot,   // out[b] = op(a[b]) x op(b[b]), batch dims broadcast (numpy)
   kLayerNorm,  // normalised over the axes from `axis` on, then * scale + bias
-  kUnary       // Sqrt, Rsqrt, Power, Erf, Gelu (which one: OpDesc::unary)
+  kUnary,      // Sqrt, Rsqrt, Power, Erf, Gelu (which one: OpDesc::unary)
+  // The device<->host copies of a layer the session computes on the host (mock extension,
+  // cnml_mock.h): no arithmetic on the device, priced as transfers over the host link.
+  kHostTransfer
 };
 const char* opKindName(OpKind kind);
 
@@ -150,6 +153,7 @@ struct OpDesc {
   float eps = 1e-5f;                       // kLayerNorm (axis: the first normalised axis)
   UnaryFn unary = UnaryFn::kSqrt;          // kUnary
   float power = 1.0f;                      // kUnary kPower
+  double to_host_bytes = 0.0, to_device_bytes = 0.0;  // kHostTransfer
   // int8 compute of the activation input (Conv, ConvGroup, Mlp), from
   // cnmlSetOperationComputingDataType.
   bool int8 = false;

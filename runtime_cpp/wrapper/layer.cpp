@@ -11,6 +11,17 @@ Layer::Layer(std::string name, std::vector<Tensor*> inputs, Shape output_shape)
   for (Tensor* input : inputs_) input->addConsumer();
 }
 
+Layer::Layer(std::string name, std::vector<Tensor*> inputs, Shape output_shape,
+             ElementType output_type)
+    : name_(std::move(name)),
+      inputs_(std::move(inputs)),
+      output_(name_, std::move(output_shape), output_type) {
+  for (Tensor* input : inputs_) {
+    if (input == nullptr) throw Error(name_ + ": null input tensor");
+  }
+  for (Tensor* input : inputs_) input->addConsumer();
+}
+
 Layer::~Layer() {
   if (op_ != nullptr) cnmlDestroyBaseOp(&op_);
 }
@@ -260,6 +271,10 @@ void Layer::run(cnrtQueue_t queue) {
 }
 
 void Layer::markFused(const std::string& block) {
+  if (onHost()) {
+    throw Error(name_ + ": a host layer computes on the CPU and cannot join the fusion op of block " +
+                block + "; give it a block of its own (fuse = false)");
+  }
   if (fused_) {
     throw Error(name_ + ": already fused into block " + fused_into_ +
                 "; a layer can be fused into one block only, so it cannot join block " + block);

@@ -97,6 +97,7 @@ const std::vector<LayerFactory>& layerFactories() {
     detail::addConvPoolFactories(factories);
     detail::addElementwiseFactories(factories);
     detail::addMiscFactories(factories);
+    detail::addHostFactories(factories);
     return factories;
   }();
   return all;
