@@ -31,6 +31,11 @@ from paleozoic.ops import ShapeError
 logger = logging.getLogger(__name__)
 
 
+# The graph input types a session takes, as TensorInfo.dtype spells them.
+_INPUT_TYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.INT64: "int64",
+                onnx.TensorProto.INT32: "int32", onnx.TensorProto.UINT8: "uint8"}
+
+
 def _constant_value(walker: Walker, var: Any) -> np.ndarray | None:
     value = walker.env.get(var)
     return np.asarray(value.value) if isinstance(value, Const) else None
@@ -60,11 +65,16 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     check_attributes(proto, source)
     init_names = {t.name for t in proto.graph.initializer}
     data_inputs = [v for v in proto.graph.input if v.name not in init_names]
+    input_dtypes: dict[str, str] = {}
     for value in data_inputs:
-        if value.type.tensor_type.elem_type != onnx.TensorProto.FLOAT:
+        elem = value.type.tensor_type.elem_type
+        dtype = _INPUT_TYPES.get(elem)
+        if dtype is None:
             raise UnsupportedModelError(
-                f"{source}: input {value.name!r} is not float32; only fp32 models are "
-                f"supported")
+                f"{source}: input {value.name!r} is "
+                f"{onnx.TensorProto.DataType.Name(elem).lower()}; inputs must be float32, or "
+                f"int64, int32 or uint8 (token ids, masks, images), which host layers read")
+        input_dtypes[value.name] = dtype
 
     # Imported late: TVM takes a second to import and is needed only here.
     import tvm.ir as tvm_ir  # noqa: F401  (Constant lives in tvm.ir.expr in 0.27)
@@ -96,7 +106,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
         name = renamed.get(str(var.name), str(var.name))
         if name in by_name:
             ident = walker.unique(clean_identifier(name))
-            info = TensorInfo(ident, shapes[name])
+            info = TensorInfo(ident, shapes[name], input_dtypes[name])
             inputs.append(info)
             walker.tensors[ident] = info
             walker.env[var] = Act(ident)

@@ -97,6 +97,8 @@ void Block::compile() {
     sequence.push_back(layer);
   }
   sequence_ = sequence;
+  // A block of one host layer (each has a block of its own) has nothing to fuse.
+  if (layers_.size() == 1 && layers_[0]->onHost()) fuse_ = false;
   if (!fuse_) {
     for (Layer* layer : sequence_) layer->compileOp(mp_);
     return;

@@ -36,6 +36,9 @@ def convert_concat(w: Walker, call: Any, args: list[Value]) -> Value:
 @converter("relax.expand_dims")
 def convert_reshape_like(w: Walker, call: Any, args: list[Value]) -> Value:
     x = act_of(w, args[0])
+    if w.dtype(x) != "float32":  # an integer tensor lives on the host: a host copy
+        return w.emit("HostCast", [x], {"to": w.dtype(x), "shape": list(w.current_shape)},
+                      part="reshape")
     return w.emit("Reshape", [x], {"shape": list(w.current_shape)}, part="reshape")
 
 
