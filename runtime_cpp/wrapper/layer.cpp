@@ -211,6 +211,12 @@ void Layer::settleDataTypes() {
   const cnmlDataType_t dtype = storageType(effectivePrecision());
   output_.setDataType(dtype);
   for (Tensor* input : inputs_) {
+    if (input->isInteger()) {
+      throw Error(name_ + ": input " + input->name() + " holds " +
+                  elementTypeName(input->elementType()) +
+                  " values, which stay on the host: only host layers read it (convert it with a "
+                  "host cast first)");
+    }
     if (input->dataType() != dtype) {
       throw Error(name_ + ": computes in " + precisionName(effectivePrecision()) + " but input " +
                   input->name() + " is " + dtypeName(input->dataType()) +

@@ -134,7 +134,8 @@ void HostArgMaxLayer::compute(const std::vector<std::vector<double>>& inputs,
         const double v = row[k * inner], b = row[best * inner];
         // NaN counts as the largest value, as numpy's and onnxruntime's argmax do.
         const bool larger = std::isnan(v) ? !std::isnan(b) : v > b;
-        if (larger || (select_last_ && v == b)) best = k;
+        const bool equal = v == b || (std::isnan(v) && std::isnan(b));
+        if (larger || (select_last_ && equal)) best = k;
       }
       output[o * inner + i] = static_cast<double>(best);
     }
