@@ -19,6 +19,8 @@ INTEGER_TYPES = ELEMENT_TYPES[1:]
 class HostCastAttrs:
     to: str                          # one of ELEMENT_TYPES
     shape: tuple[int, ...]           # the output shape (a reshape on the way, same count)
+    # Negative values get `wrap` added (ONNX Gather's indices count from the end); 0: none.
+    wrap: int = 0
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ double bytesOf(const std::vector<Operand>& ops, const Pricing& pr) {
 // the last element taken.
 double readBytes(const OpDesc& op, std::size_t i, const Pricing& pr) {
   if (op.kind == OpKind::kHostTransfer) return 0.0;  // over the host link (host_us), not DRAM
+  if (op.kind == OpKind::kGatherV2) return 4.0 * static_cast<double>(op.inputs[i].elements());
   const double size = pr.activation(op.inputs[i]);
   if (op.kind != OpKind::kSlice) return static_cast<double>(op.inputs[i].elements()) * size;
   const Dims& out = op.outputs[0].dims;
@@ -239,6 +240,13 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       break;
     case OpKind::kReshape:
     case OpKind::kTranspose: break;  // pure data movement, whole tensors
+    case OpKind::kGatherV2:
+      // Data movement: the rows the indices select are read from the table (not the whole
+      // table) and written out; the int32 indices are read as 4 bytes each.
+      w.weight_bytes = w.output_bytes;
+      w.input_bytes = 4.0 * static_cast<double>(op.inputs[0].elements());
+      w.flops = out_elems;
+      break;
     case OpKind::kHostTransfer:
       // Nothing computed or moved through DRAM on the device: the inputs go to the host and
       // the output comes back over the host link, one after the other.

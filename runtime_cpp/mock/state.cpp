@@ -41,6 +41,7 @@ const char* opKindName(OpKind kind) {
     case OpKind::kInterp: return "Interp";
     case OpKind::kCast: return "Cast";
     case OpKind::kHostTransfer: return "HostTransfer";
+    case OpKind::kGatherV2: return "GatherV2";
   }
   return "?";
 }
@@ -64,6 +65,8 @@ std::size_t dtypeSize(cnmlDataType_t dtype) {
 Precision precisionOf(const OpDesc& op) {
   if (op.int8) return Precision::kInt8;
   if (op.kind == OpKind::kCast) return Precision::kFp16;
+  if (op.kind == OpKind::kGatherV2)  // its input is int32 indices: the table's dtype decides
+    return op.outputs[0].dtype == CNML_DATA_FLOAT16 ? Precision::kFp16 : Precision::kFp32;
   return !op.inputs.empty() && op.inputs[0].dtype == CNML_DATA_FLOAT16 ? Precision::kFp16
                                                                        : Precision::kFp32;
 }

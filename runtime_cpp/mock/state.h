@@ -90,7 +90,8 @@ enum class OpKind {
   kUnary,      // Sqrt, Rsqrt, Power, Erf, Gelu (which one: OpDesc::unary)
   // The device<->host copies of a layer the session computes on the host (mock extension,
   // cnml_mock.h): no arithmetic on the device, priced as transfers over the host link.
-  kHostTransfer
+  kHostTransfer,
+  kGatherV2  // rows of a const table (consts[0]) by int32 indices (inputs[0]); axis
 };
 const char* opKindName(OpKind kind);
 
@@ -241,12 +242,20 @@ bool queueAlive(cnrtQueue_t queue);
 void advanceQueue(cnrtQueue_t queue, double us);
 
 // Runs f(); a host allocation failure becomes `oom` instead of escaping the C boundary.
+// A kernel's refusal of its data at forward time (a GatherV2 index outside the table):
+// guarded() returns the status.
+struct OpDataError {
+  cnmlStatus_t status = CNML_STATUS_INVALIDPARAM;
+};
+
 template <typename Status, typename F>
 Status guarded(Status oom, F&& f) {
   try {
     return f();
   } catch (const std::bad_alloc&) {
     return oom;
+  } catch (const OpDataError& e) {
+    return static_cast<Status>(e.status);
   }
 }
 

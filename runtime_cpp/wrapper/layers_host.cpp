@@ -91,8 +91,10 @@ cnmlStatus_t HostLayer::forward(cnrtQueue_t queue) {
   return status;
 }
 
-HostCastLayer::HostCastLayer(std::string name, Tensor& input, ElementType to, Shape shape)
-    : HostLayer(name, {&input}, shape.empty() ? input.shape() : shape, to), to_(to) {
+HostCastLayer::HostCastLayer(std::string name, Tensor& input, ElementType to, Shape shape,
+                             int wrap)
+    : HostLayer(name, {&input}, shape.empty() ? input.shape() : shape, to), to_(to), wrap_(wrap) {
+  if (wrap < 0) throw Error(name_ + ": wrap " + std::to_string(wrap) + " must be >= 0");
   if (elementCount(output_.shape()) != input.elements()) {
     throw Error(name_ + ": shape " + shapeToString(output_.shape()) + " holds " +
                 std::to_string(elementCount(output_.shape())) + " values, the input " +
@@ -104,9 +106,10 @@ void HostCastLayer::compute(const std::vector<std::vector<double>>& inputs,
                             std::vector<double>& output) const {
   const std::vector<double>& x = inputs[0];
   for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = wrap_ > 0 && x[i] < 0 ? x[i] + wrap_ : x[i];
     // ONNX leaves float -> int of out-of-range values undefined; setInts refuses them.
-    output[i] = to_ == ElementType::kFloat ? static_cast<double>(static_cast<float>(x[i]))
-                                           : std::trunc(x[i]);
+    output[i] = to_ == ElementType::kFloat ? static_cast<double>(static_cast<float>(v))
+                                           : std::trunc(v);
   }
 }
 
@@ -158,13 +161,14 @@ ElementType elementTypeOf(const std::string& layer, const std::string& name) {
 
 void addHostFactories(std::vector<LayerFactory>& factories) {
   using Inputs = std::vector<Tensor*>;
-  factories.push_back({"host_cast", 1, {"to", "shape"},
+  factories.push_back({"host_cast", 1, {"to", "shape", "wrap"},
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
                          const std::vector<int> shape =
                              a.has("shape") ? a.ints("shape") : std::vector<int>{};
                          return std::make_unique<HostCastLayer>(
-                             name, *in[0], elementTypeOf(name, a.text("to")), shape);
+                             name, *in[0], elementTypeOf(name, a.text("to")), shape,
+                             a.integer("wrap", 0));
                        }});
   factories.push_back({"host_argmax", 1, {"axis", "keepdims", "select_last_index"},
                        [](const std::string& name, const Inputs& in,

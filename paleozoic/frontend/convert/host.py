@@ -1,13 +1,19 @@
 """Converters of the operators computed on the host: Cast (of integer inputs, or to an
-integer type) and ArgMax (paleozoic.ops.host)."""
+integer type) and ArgMax (paleozoic.ops.host), and the integer index arithmetic TVM's
+frontend writes around ONNX Gather (negative indices wrapped: where(i < 0, i + n, i)),
+which becomes the wrap of the host cast that makes GatherV2's int32 indices."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
-from paleozoic.frontend.convert.values import Value
-from paleozoic.frontend.convert.walker import Walker, act_of
+from dataclasses import dataclass
+
+import numpy as np
+
+from paleozoic.frontend.convert.values import Act, Const, Value
+from paleozoic.frontend.convert.walker import Walker, act_of, scalar
 from paleozoic.ops.host import ELEMENT_TYPES
 
 onnx_ops({
@@ -37,3 +43,78 @@ def convert_argmax(w: Walker, call: Any, args: list[Value]) -> Value:
     axis = int(call.attrs.axis) % rank
     return w.emit("HostArgMax", [x], {"axis": axis, "keepdims": bool(call.attrs.keepdims)},
                   part="argmax")
+
+
+@dataclass(frozen=True)
+class IndexTerm:
+    """A step of the negative-index wrap on an integer activation: `act < 0` ("negative")
+    or `act + shift` ("shifted"); `where(negative, shifted, act)` makes a WrappedIndex."""
+
+    kind: str
+    act: Act
+    shift: int = 0
+
+
+@dataclass(frozen=True)
+class WrappedIndex:
+    """Indices whose negative values count from the end of an axis of size `size`."""
+
+    act: Act
+    size: int
+
+
+def _index_only(w: Walker, what: str) -> Exception:
+    return w.fail(f"{what} on an integer tensor: integer arithmetic is supported only as "
+                  f"the negative-index wrap of a Gather's indices")
+
+
+def integer_arithmetic(w: Walker, op: str, a: Value, b: Value) -> Value:
+    """`ids + n` with a constant n (the wrap's shifted indices); anything else is refused."""
+    if op == "add" and isinstance(b, Act):
+        a, b = b, a
+    if op == "add" and isinstance(a, Act) and isinstance(b, Const) and b.value.size == 1:
+        return IndexTerm("shifted", a, int(scalar(w, b, "the index shift")))  # type: ignore[return-value]
+    raise _index_only(w, op)
+
+
+@converter("relax.shape_of")
+def convert_shape_of(w: Walker, call: Any, args: list[Value]) -> Value:
+    """Shapes are fixed at compile time: the shape of an activation or constant is a
+    constant (TVM asks for it around Gather's index wrap)."""
+    (x,) = args
+    if isinstance(x, Const):
+        return Const(np.array(np.asarray(x.value).shape, dtype=np.int64))
+    return Const(np.array(w.tensors[act_of(w, x).name].shape, dtype=np.int64))
+
+
+@converter("relax.less")
+def convert_less(w: Walker, call: Any, args: list[Value]) -> Value:
+    a, b = args
+    if isinstance(a, Act) and w.dtype(a) != "float32" and isinstance(b, Const) \
+            and b.value.size == 1 and float(b.value.reshape(-1)[0]) == 0:
+        return IndexTerm("negative", a)  # type: ignore[return-value]
+    raise _index_only(w, "less")
+
+
+@converter("relax.where")
+def convert_where(w: Walker, call: Any, args: list[Value]) -> Value:
+    cond, then, other = args
+    if isinstance(cond, IndexTerm) and cond.kind == "negative" and isinstance(then, IndexTerm) \
+            and then.kind == "shifted" and then.act == cond.act == other:
+        return WrappedIndex(cond.act, then.shift)  # type: ignore[return-value]
+    raise w.fail("Where with a condition that is not constant is supported only as the "
+                 "negative-index wrap of a Gather's indices")
+
+
+def gather_indices(w: Walker, indices: Value, size: int) -> Act:
+    """GatherV2's int32 indices from integer indices (plain or wrapped): a host cast that
+    narrows them and wraps negative ones by `size`, as ONNX Gather reads them."""
+    wrap = 0
+    if isinstance(indices, WrappedIndex):
+        indices, wrap = indices.act, indices.size
+    if not isinstance(indices, Act) or w.dtype(indices) == "float32":
+        raise w.fail("Gather's indices must be an integer tensor or a constant")
+    if wrap and wrap != size:
+        raise w.fail(f"Gather's indices wrap by {wrap}, the table's axis has {size}")
+    return w.emit("HostCast", [indices], {"to": "int32", "shape": list(
+        w.tensors[indices.name].shape), "wrap": size}, part="indices", main=False)

@@ -36,15 +36,17 @@ class HostLayer : public Layer {
 // indices GatherV2 takes, and any integer or float tensor to an integer type (float to int
 // truncates toward zero). A value outside the target's range is a pz::Error naming the
 // layer. `shape` (same element count) reshapes on the way: an integer tensor's Reshape or
-// Unsqueeze is a host copy too.
+// Unsqueeze is a host copy too. With `wrap` > 0, negative values get wrap added first (ONNX
+// Gather's indices count from the end of the table's axis).
 class HostCastLayer : public HostLayer {
  public:
-  HostCastLayer(std::string name, Tensor& input, ElementType to, Shape shape = {});
+  HostCastLayer(std::string name, Tensor& input, ElementType to, Shape shape = {}, int wrap = 0);
 
  private:
   void compute(const std::vector<std::vector<double>>& inputs,
                std::vector<double>& output) const override;
   ElementType to_;
+  int wrap_;
 };
 
 // ONNX ArgMax: the int64 index of the largest value along `axis` (the first of equal

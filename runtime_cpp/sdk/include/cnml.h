@@ -347,6 +347,14 @@ cnmlStatus_t cnmlCreateSoftmaxOp(cnmlBaseOp_t* op, cnmlDimension_t dim, cnmlTens
 // Paddle-Lite calls it; cnmlCreateSoftmaxOp's cnmlDimension_t names NCHW axes).
 cnmlStatus_t cnmlCreateNdSoftmaxOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t input,
                                    cnmlTensor_t output);
+// output = input gathered along `dim` (CNML_DIM_N, C, H, W: axes 0..3 of the input) by the
+// int32 `index`: output shape input[:dim] + index + input[dim+1:] (embeddings: a
+// [vocabulary, width] CNML_CONST table gathered on N by token ids). Mock rules: the input a
+// bound CNML_CONST (an embedding table), index a CNML_TENSOR of CNML_DATA_INT32, the
+// output's dtype the table's; at forward every index must lie in [0, input[dim])
+// (INVALIDPARAM otherwise: negative ids are normalised by the host before).
+cnmlStatus_t cnmlCreateGatherV2Op(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t index,
+                                  cnmlTensor_t output, cnmlDimension_t dim);
 // out[..., m, n] = sum_k A[..., m, k] * B[..., k, n] with A = trans_a ? a^T : a and
 // B = trans_b ? b^T : b over the last two axes (Cambricon's TensorFlow lowers BatchMatMul to
 // it). Mock rule: both ranks >= 2; the leading (batch) dims broadcast as numpy's (right-
@@ -477,6 +485,11 @@ cnmlStatus_t cnmlComputeBatchDotOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input
                                              void* input_1, cnmlTensor_t input_tensor_2,
                                              void* input_2, cnmlTensor_t output_tensor,
                                              void* output, cnrtQueue_t queue, void* extra);
+// `input` (the table's data) is not read: the op holds the bound CNML_CONST (pass nullptr).
+cnmlStatus_t cnmlComputeGatherV2OpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                             void* input, cnmlTensor_t index_tensor, void* index,
+                                             cnmlTensor_t output_tensor, void* output,
+                                             cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeNdSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                       void* input, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);
