@@ -78,9 +78,12 @@ def binary_layer(w: Walker, op: str, a: Value, b: Value) -> Value:
         raise w.fail(f"{op} of these operands is not supported")
     vector = channel_vector(w, a, b)
     if vector is None:
-        raise w.fail(f"{op} with a constant of shape {b.value.shape} on an activation of "
-                     f"shape {w.tensors[a.name].shape}: only per-channel or scalar constants "
-                     f"are supported")
+        tail = _trailing_constant(w.tensors[a.name].shape, np.asarray(b.value).shape)
+        if tail is None:
+            raise w.fail(f"{op} with a constant of shape {b.value.shape} on an activation of "
+                         f"shape {w.tensors[a.name].shape}: only per-channel, scalar or "
+                         f"trailing-axes constants are supported")
+        return _trailing_scale(w, op, a, np.asarray(b.value, dtype=np.float64), tail)
     ones, zeros = np.ones_like(vector), np.zeros_like(vector)
     if op == "div" and not np.all(vector):
         raise w.fail("division by a constant that has zeros")
@@ -89,6 +92,37 @@ def binary_layer(w: Walker, op: str, a: Value, b: Value) -> Value:
                            "div": (1.0 / vector.astype(np.float64) if op == "div" else ones,
                                    zeros, "scale")}[op]
     return w.emit("Scale", [a], {}, {"alpha": alpha, "beta": beta}, part=part)
+
+
+def _trailing_constant(x: tuple[int, ...], c: tuple[int, ...]) -> int | None:
+    """The number of trailing axes of `x` a constant of shape `c` spans when it is the same
+    for every index of the leading ones (c = [1, ..., 1] + x[-k:], a position embedding's
+    [1, seq, width] on [batch, seq, width]); None otherwise."""
+    dims = list(c)
+    while dims and dims[0] == 1 and len(dims) > 1:
+        dims.pop(0)
+    k = len(dims)
+    if k == 0 or k > len(x) or tuple(dims) != tuple(x[len(x) - k:]):
+        return None
+    return k
+
+
+def _trailing_scale(w: Walker, op: str, a: Act, value: np.ndarray, k: int) -> Act:
+    """x op c for a constant c over the last k axes: x viewed as [lead, prod(tail), 1, 1],
+    where c is one value per channel of a Scale layer, and viewed back."""
+    shape = w.tensors[a.name].shape
+    lead = int(np.prod(shape[:len(shape) - k]))
+    vector = value.reshape(-1)
+    if op == "div" and not np.all(vector):
+        raise w.fail("division by a constant that has zeros")
+    ones, zeros = np.ones_like(vector), np.zeros_like(vector)
+    alpha, beta = {"add": (ones, vector), "sub": (ones, -vector), "mul": (vector, zeros),
+                   "div": (1.0 / vector if op == "div" else ones, zeros)}[op]
+    view = w.emit("Reshape", [a], {"shape": [lead, vector.size, 1, 1]}, part="view",
+                  main=False)
+    scaled = w.emit("Scale", [view], {}, {"alpha": alpha, "beta": beta},
+                    part="bias" if op in ("add", "sub") else "scale")
+    return w.emit("Reshape", [scaled], {"shape": list(shape)}, part="reshape", main=False)
 
 
 @converter("relax.add")
