@@ -141,14 +141,18 @@ def fold_constants(proto: onnx.ModelProto, source: str,
     used = {name for node in kept for name in node.input}
     used |= {o.name for o in graph.output}
     present = {t.name for t in graph.initializer}
-    new_inits = [numpy_helper.from_array(np.ascontiguousarray(known[name]), name)
+    # np.require keeps 0-d arrays 0-d (ascontiguousarray makes scalars 1-D).
+    new_inits = [numpy_helper.from_array(np.require(known[name], requirements="C"), name)
                  for name in sorted(used) if name in known and name not in present]
     del graph.node[:]
     graph.node.extend(kept)
     graph.initializer.extend(new_inits)
     logger.info("%s: folded %d constant node(s) into %d initializer(s)", source, folded,
                 len(new_inits))
-    return folded
+    # Folding can make more shapes static (a Slice whose end came from a Shape gives a
+    # position-embedding Gather its shape, and the Shape of what follows it folds in turn):
+    # infer again and fold until nothing changes.
+    return folded + fold_constants(proto, source, streamed)
 
 
 def _fold_node(node: onnx.NodeProto, known: dict[str, np.ndarray],
