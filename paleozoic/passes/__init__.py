@@ -13,6 +13,7 @@ from typing import Callable
 
 from paleozoic.ir import LayerQueue
 from paleozoic.passes.affine import fold_bias_into_producer, merge_scale_chains
+from paleozoic.passes.host import merge_host_copies
 from paleozoic.passes.reshape import collapse_reshapes, drop_flatten_before_fc
 
 logger = logging.getLogger(__name__)
@@ -24,6 +25,7 @@ DEFAULT_PASSES: tuple[Pass, ...] = (
     drop_flatten_before_fc,
     merge_scale_chains,
     fold_bias_into_producer,
+    merge_host_copies,
 )
 
 
