@@ -210,11 +210,23 @@ def _without_large_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dic
         setattr(light, field_name, getattr(proto, field_name))
     light.opset_import.extend(proto.opset_import)
     light.graph.name = graph.name
+    initializers = {t.name: t for t in graph.initializer}
     for node in graph.node:
+        if node.op_type == "Expand" and len(node.input) > 1 and node.input[1] in initializers:
+            # TVM reads Expand's shape only from a Relax constant; an initializer is a
+            # function parameter to it (keep_params_in_input), which makes the shape
+            # symbolic. A Constant node gives it the value.
+            shape = light.graph.node.add()
+            shape.CopyFrom(onnx.helper.make_node(
+                "Constant", [], [fresh(f"pz_expand_shape_{len(light.graph.node)}")],
+                value=initializers[node.input[1]]))
         copy = light.graph.node.add()
         copy.CopyFrom(node)
+        if node.op_type == "Expand" and len(node.input) > 1 and node.input[1] in initializers:
+            copy.input[1] = shape.output[0]
         for k, name in enumerate(copy.input):
-            if name in rename:
+            if name in rename and not (copy.op_type == "Expand" and k == 1
+                                       and name in initializers):
                 copy.input[k] = rename[name]
         for attr in copy.attribute:
             # TVM pads size // 2 channels on both sides, which for an even size gives one

@@ -59,4 +59,30 @@ HOST_ARGMAX = LayerKind(name="HostArgMax", cpp_class="pz::HostArgMaxLayer",
                         shape=host_argmax_shape, attrs=HostArgMaxAttrs, fusible=False,
                         host=True, output_dtype=lambda a, _: "int64")
 
-FAMILY = (HOST_CAST, HOST_ARGMAX)
+
+
+@dataclass(frozen=True)
+class HostSelectAttrs:
+    test: str                        # "nonzero" (a bool mask) or "isnan"
+    shape: tuple[int, ...]           # the output shape: the input broadcast (numpy)
+    then: float | str = "x"          # a number, or "x": the input value itself
+    otherwise: float | str = "x"
+
+
+def host_select_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    (x,) = inputs
+    shape = tuple(attrs["shape"])
+    if attrs["test"] not in ("nonzero", "isnan"):
+        raise ShapeError(f"HostSelect test {attrs['test']!r} is not nonzero or isnan")
+    if len(x) > len(shape) or any(d not in (1, o) for d, o in zip(reversed(x), reversed(shape))):
+        raise ShapeError(f"HostSelect input {x} does not broadcast to {shape}")
+    return shape
+
+
+# ONNX Where with a run-time condition (attention masks, softmax's NaN guard), on the host.
+HOST_SELECT = LayerKind(name="HostSelect", cpp_class="pz::HostSelectLayer",
+                        template="host_select", binding="host_select",
+                        shape=host_select_shape, attrs=HostSelectAttrs, fusible=False,
+                        host=True)
+
+FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT)

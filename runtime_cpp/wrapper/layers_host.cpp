@@ -145,6 +145,51 @@ void HostArgMaxLayer::compute(const std::vector<std::vector<double>>& inputs,
   }
 }
 
+HostSelectLayer::HostSelectLayer(std::string name, Tensor& input, HostTest test, Shape shape,
+                                 std::optional<float> then_value, std::optional<float> otherwise)
+    : HostLayer(name, {&input}, shape, ElementType::kFloat),
+      test_(test),
+      then_(then_value),
+      otherwise_(otherwise) {
+  const Shape& in = input.shape();
+  bool ok = in.size() <= output_.shape().size();
+  for (std::size_t i = 0; ok && i < in.size(); ++i) {
+    const int o = output_.shape()[output_.shape().size() - in.size() + i];
+    ok = in[i] == 1 || in[i] == o;
+  }
+  if (!ok) {
+    throw Error(name_ + ": input " + shapeToString(in) + " does not broadcast to " +
+                shapeToString(output_.shape()));
+  }
+}
+
+void HostSelectLayer::compute(const std::vector<std::vector<double>>& inputs,
+                              std::vector<double>& output) const {
+  const Shape& in = inputs_[0]->shape();
+  const Shape& out = output_.shape();
+  // Input strides right-aligned to the output's axes, 0 where the input broadcasts.
+  std::vector<std::size_t> stride(out.size(), 0);
+  std::size_t s = 1;
+  for (std::size_t i = in.size(); i-- > 0;) {
+    const std::size_t axis = out.size() - in.size() + i;
+    stride[axis] = in[i] == 1 ? 0 : s;
+    s *= static_cast<std::size_t>(in[i]);
+  }
+  std::vector<std::size_t> index(out.size(), 0);
+  for (std::size_t k = 0; k < output.size(); ++k) {
+    std::size_t at = 0;
+    for (std::size_t a = 0; a < out.size(); ++a) at += index[a] * stride[a];
+    const double x = inputs[0][at];
+    const bool hit = test_ == HostTest::kIsNan ? std::isnan(x) : x != 0.0;
+    const std::optional<float>& value = hit ? then_ : otherwise_;
+    output[k] = value ? static_cast<double>(*value) : x;
+    for (std::size_t a = out.size(); a-- > 0;) {
+      if (++index[a] < static_cast<std::size_t>(out[a])) break;
+      index[a] = 0;
+    }
+  }
+}
+
 namespace detail {
 
 namespace {
@@ -169,6 +214,25 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                          return std::make_unique<HostCastLayer>(
                              name, *in[0], elementTypeOf(name, a.text("to")), shape,
                              a.integer("wrap", 0));
+                       }});
+  factories.push_back({"host_select", 1, {"test", "shape", "then", "otherwise"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         const std::string test = a.text("test");
+                         if (test != "nonzero" && test != "isnan") {
+                           throw Error(name + ": test '" + test + "' is not nonzero or isnan");
+                         }
+                         // A number, or "x": the input value itself.
+                         auto value = [&](const char* key) -> std::optional<float> {
+                           try {
+                             if (a.text(key) == "x") return std::nullopt;
+                           } catch (const Error&) {
+                           }
+                           return static_cast<float>(a.real(key, 0.0));
+                         };
+                         return std::make_unique<HostSelectLayer>(
+                             name, *in[0], test == "isnan" ? HostTest::kIsNan : HostTest::kNonZero,
+                             a.ints("shape"), value("then"), value("otherwise"));
                        }});
   factories.push_back({"host_argmax", 1, {"axis", "keepdims", "select_last_index"},
                        [](const std::string& name, const Inputs& in,

@@ -19,13 +19,42 @@ from paleozoic.ops.host import ELEMENT_TYPES
 onnx_ops({
     "Cast": OnnxOp("HostCast, or nothing (a cast of a float to float32)"),
     "ArgMax": OnnxOp("HostArgMax"),
+    "Where": OnnxOp("HostSelect (a run-time condition from a mask or IsNaN, constant values)"),
+    "And": OnnxOp("nothing (a mask and a constant all-true mask, as HuggingFace exports)"),
+    "Expand": OnnxOp("nothing (a mask broadcast, applied by the HostSelect reading it)"),
+    "IsNaN": OnnxOp("HostSelect (with the Where reading it)"),
 })
+
+
+@dataclass(frozen=True)
+class MaskOf:
+    """A bool tensor: `act != 0` (a Cast to bool), broadcast to `shape` when given; a
+    Where reading it becomes a HostSelect."""
+
+    act: Act
+    shape: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class NanOf:
+    """IsNaN(act) of a float activation, for the Where that reads it."""
+
+    act: Act
 
 
 @converter("relax.astype")
 def convert_astype(w: Walker, call: Any, args: list[Value]) -> Value:
-    x = act_of(w, args[0])
     to = str(call.attrs.dtype)
+    if isinstance(args[0], MaskOf):
+        mask = args[0]
+        if to == "bool":
+            return mask  # type: ignore[return-value]
+        if to != "float32":
+            raise w.fail(f"Cast of a bool mask to {to}: only to float32 (or bool)")
+        return _select(w, mask, "nonzero", 1.0, 0.0)
+    if to == "bool":
+        return MaskOf(act_of(w, args[0]))  # type: ignore[return-value]
+    x = act_of(w, args[0])
     if to not in ELEMENT_TYPES:
         raise w.fail(f"Cast to {to}: a session's tensors are {', '.join(ELEMENT_TYPES)}")
     if to == w.dtype(x):
@@ -84,6 +113,8 @@ def convert_shape_of(w: Walker, call: Any, args: list[Value]) -> Value:
     (x,) = args
     if isinstance(x, Const):
         return Const(np.array(np.asarray(x.value).shape, dtype=np.int64))
+    if isinstance(x, MaskOf):
+        return Const(np.array(x.shape or w.tensors[x.act.name].shape, dtype=np.int64))
     return Const(np.array(w.tensors[act_of(w, x).name].shape, dtype=np.int64))
 
 
@@ -99,6 +130,15 @@ def convert_less(w: Walker, call: Any, args: list[Value]) -> Value:
 @converter("relax.where")
 def convert_where(w: Walker, call: Any, args: list[Value]) -> Value:
     cond, then, other = args
+
+    def value(v: Value) -> float | None:
+        return float(np.asarray(v.value).reshape(-1)[0]) \
+            if isinstance(v, Const) and np.asarray(v.value).size == 1 else None
+
+    if isinstance(cond, MaskOf) and value(then) is not None and value(other) is not None:
+        return _select(w, cond, "nonzero", value(then), value(other))
+    if isinstance(cond, NanOf) and value(then) is not None and other == cond.act:
+        return _select(w, MaskOf(cond.act), "isnan", value(then), "x")
     if isinstance(cond, IndexTerm) and cond.kind == "negative" and isinstance(then, IndexTerm) \
             and then.kind == "shifted" and then.act == cond.act == other:
         return WrappedIndex(cond.act, then.shift)  # type: ignore[return-value]
@@ -118,3 +158,43 @@ def gather_indices(w: Walker, indices: Value, size: int) -> Act:
         raise w.fail(f"Gather's indices wrap by {wrap}, the table's axis has {size}")
     return w.emit("HostCast", [indices], {"to": "int32", "shape": list(
         w.tensors[indices.name].shape), "wrap": size}, part="indices", main=False)
+
+
+def _select(w: Walker, mask: MaskOf, test: str, then: float | str, otherwise: float | str) -> Act:
+    shape = list(w.current_shape or mask.shape or w.tensors[mask.act.name].shape)
+    return w.emit("HostSelect", [mask.act], {"test": test, "shape": shape, "then": then,
+                                             "otherwise": otherwise}, part="select")
+
+
+def reshape_mask(w: Walker, mask: MaskOf, shape: list[int]) -> MaskOf:
+    """A reshape of a bool mask: a host copy of the integers it tests."""
+    if mask.shape is not None:
+        raise w.fail("reshaping a broadcast mask is not supported")
+    act = w.emit("HostCast", [mask.act], {"to": w.dtype(mask.act), "shape": shape},
+                 part="reshape")
+    return MaskOf(act)
+
+
+@converter("relax.logical_and")
+def convert_logical_and(w: Walker, call: Any, args: list[Value]) -> Value:
+    a, b = args
+    if isinstance(a, MaskOf):
+        a, b = b, a
+    if isinstance(b, MaskOf) and isinstance(a, Const) and np.asarray(a.value).all():
+        target = np.broadcast_shapes(np.asarray(a.value).shape,
+                                     b.shape or w.tensors[b.act.name].shape)
+        return MaskOf(b.act, tuple(int(d) for d in target))  # type: ignore[return-value]
+    raise w.fail("And is supported only of a mask and a constant that is all true (the "
+                 "padding/causal term HuggingFace folds in for an encoder)")
+
+
+def broadcast_mask(w: Walker, mask: MaskOf) -> MaskOf:
+    return MaskOf(mask.act, tuple(w.current_shape))
+
+
+@converter("relax.isnan")
+def convert_isnan(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    if w.dtype(x) != "float32":
+        raise w.fail("IsNaN of an integer tensor")
+    return NanOf(x)  # type: ignore[return-value]

@@ -37,6 +37,16 @@ def convert_take(w: Walker, call: Any, args: list[Value]) -> Value:
         ids = gather_indices(w, indices, table.shape[axis])
         return w.emit("Gather", [ids], {"table_shape": list(table.shape), "axis": axis},
                       {"table": table})
+    from paleozoic.frontend.convert.host import MaskOf, reshape_mask
+
+    if isinstance(data, MaskOf) and isinstance(indices, Const):
+        # A gather of every element in order (HuggingFace's mask: Flatten, then Gather by
+        # arange) is a reshape; any other order on an integer tensor is not supported.
+        order = np.asarray(indices.value).reshape(-1)
+        rows = w.tensors[data.act.name].shape[0]
+        if int(call.attrs.axis or 0) == 0 and np.array_equal(order, np.arange(rows)):
+            return reshape_mask(w, data, list(w.current_shape))  # type: ignore[return-value]
+        raise w.fail("Gather of a mask by indices other than 0, 1, 2, ... in order")
     x = act_of(w, data)
     if not isinstance(indices, Const):
         raise w.fail("Gather of an activation by run-time indices is not supported (only "
@@ -69,6 +79,10 @@ def convert_concat(w: Walker, call: Any, args: list[Value]) -> Value:
 @converter("relax.squeeze")
 @converter("relax.expand_dims")
 def convert_reshape_like(w: Walker, call: Any, args: list[Value]) -> Value:
+    from paleozoic.frontend.convert.host import MaskOf, reshape_mask
+
+    if isinstance(args[0], MaskOf):
+        return reshape_mask(w, args[0], list(w.current_shape))  # type: ignore[return-value]
     x = act_of(w, args[0])
     if w.dtype(x) != "float32":  # an integer tensor lives on the host: a host copy
         return w.emit("HostCast", [x], {"to": w.dtype(x), "shape": list(w.current_shape)},
@@ -87,6 +101,10 @@ def convert_permute_dims(w: Walker, call: Any, args: list[Value]) -> Value:
 
 @converter("relax.broadcast_to")
 def convert_broadcast_to(w: Walker, call: Any, args: list[Value]) -> Value:
+    from paleozoic.frontend.convert.host import MaskOf, broadcast_mask
+
+    if isinstance(args[0], MaskOf):
+        return broadcast_mask(w, args[0])  # type: ignore[return-value]
     x = act_of(w, args[0])
     if w.tensors[x.name].shape != w.current_shape:
         raise w.fail("broadcast_to that changes an activation's shape is not supported")

@@ -7,6 +7,8 @@
 #ifndef PALEOZOIC_LAYERS_HOST_H_
 #define PALEOZOIC_LAYERS_HOST_H_
 
+#include <limits>  // emitted sessions write -std::numeric_limits<float>::infinity()
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,25 @@ class HostArgMaxLayer : public HostLayer {
                std::vector<double>& output) const override;
   int axis_;
   bool select_last_;
+};
+
+// What a HostSelectLayer tests each input value for.
+enum class HostTest { kNonZero, kIsNan };
+
+// ONNX Where with a run-time condition, as exporters build attention masks and guard softmax:
+// y = test(x) ? then : otherwise, x broadcast (numpy) to `shape`; an absent value
+// (std::nullopt) takes x itself. Where(mask, 0, -inf-ish) on a bool mask is kNonZero with
+// both values; Where(IsNaN(p), 0, p) is kIsNan with then = 0 and otherwise = x.
+class HostSelectLayer : public HostLayer {
+ public:
+  HostSelectLayer(std::string name, Tensor& input, HostTest test, Shape shape,
+                  std::optional<float> then_value, std::optional<float> otherwise);
+
+ private:
+  void compute(const std::vector<std::vector<double>>& inputs,
+               std::vector<double>& output) const override;
+  HostTest test_;
+  std::optional<float> then_, otherwise_;
 };
 
 }  // namespace pz
