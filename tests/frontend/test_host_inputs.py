@@ -75,3 +75,54 @@ def test_plan_fusing_a_host_layer_is_refused() -> None:
     plan = Plan([PlannedBlock("b1", names, mp=4, fuse=True)])
     with pytest.raises(PlanError, match=r"layer 'cast' \(HostCast\) cannot join a fusion op"):
         plan.validate(queue, fusible_kinds())
+
+
+def test_huggingface_mask_forms_run_on_the_host() -> None:
+    """transformers 5's BertModel export: Cast(mask, bool), Flatten, Gather by arange,
+    Reshape, And with an all-true constant, Expand, Where(mask, 0, -inf) added to the
+    scores, and Where(IsNaN(p), 0, p) after Softmax: two HostSelect layers and host copies,
+    matching onnxruntime (the padded keys get no weight)."""
+    import numpy as np
+    import onnxruntime as ort
+
+    from paleozoic.pipeline import resolve_plan
+    from paleozoic.plan_runner import PlanRunner
+
+    s = 6
+    inits = [
+        helper.make_tensor("idx", TensorProto.INT64, [1, 1, 1, s], list(range(s))),
+        helper.make_tensor("shape4", TensorProto.INT64, [4], [1, 1, 1, s]),
+        helper.make_tensor("true", TensorProto.BOOL, [1, 1, s, s], [True] * s * s),
+        helper.make_tensor("expand", TensorProto.INT64, [4], [1, 1, s, s]),
+        helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
+        helper.make_tensor("ninf", TensorProto.FLOAT, [], [-np.inf]),
+    ]
+    nodes = [
+        helper.make_node("Cast", ["mask"], ["mb"], to=TensorProto.BOOL),
+        helper.make_node("Flatten", ["mb"], ["mf"], axis=2),
+        helper.make_node("Gather", ["mf", "idx"], ["mg"], axis=0),
+        helper.make_node("Reshape", ["mg", "shape4"], ["m4"]),
+        helper.make_node("And", ["true", "m4"], ["ma"]),
+        helper.make_node("Expand", ["ma", "expand"], ["me"]),
+        helper.make_node("Where", ["me", "zero", "ninf"], ["additive"], name="where_mask"),
+        helper.make_node("Add", ["scores", "additive"], ["masked"]),
+        helper.make_node("Softmax", ["masked"], ["p"], axis=-1),
+        helper.make_node("IsNaN", ["p"], ["nan"]),
+        helper.make_node("Where", ["nan", "zero", "p"], ["y"], name="where_nan"),
+    ]
+    graph = helper.make_graph(nodes, "g", [
+        helper.make_tensor_value_info("mask", TensorProto.INT64, [1, s]),
+        helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 2, s, s])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, s, s])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    queue = load_queue(model)
+    assert [layer.kind for layer in queue.layers].count("HostSelect") == 2
+    mask = np.array([[1, 1, 1, 1, 0, 0]])
+    scores = np.random.default_rng(0).standard_normal((1, 2, s, s)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"mask": mask,
+                                                                      "scores": scores})[0]
+    for plan in ("per-layer", "fuse-all"):
+        ours = next(iter(PlanRunner(queue, resolve_plan(queue, plan)).run(
+            [mask, scores]).values()))
+        np.testing.assert_allclose(ours, want, rtol=1e-6, atol=1e-7)
+        assert (ours[..., 4:] == 0).all()

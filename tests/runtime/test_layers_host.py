@@ -138,3 +138,27 @@ def test_device_time_is_the_copies_over_the_host_link() -> None:
     assert us_cast == pytest.approx(launch + 64 * 1000 * 4 / link, rel=1e-5)
     small = s.host_argmax("small", s.input("y", [1, 10]), axis=1, keepdims=False)
     assert s.estimate_block([small], 1, False) < us_argmax
+
+
+def test_select_matches_numpy_where_with_broadcast() -> None:
+    rng = np.random.default_rng(5)
+    s = rt.Session()
+    mask = s.input("mask", [2, 1, 1, 6], dtype="int64")
+    x = s.input("x", [2, 3, 4, 6])
+    additive = s.host_select("additive", mask, test="nonzero", shape=[2, 3, 4, 6], then=0.0,
+                             otherwise=float("-inf"))
+    guard = s.host_select("guard", x, test="isnan", shape=[2, 3, 4, 6], then=0.0, otherwise="x")
+    for layer in (additive, guard):
+        s.mark_output(layer.output)
+        _run_alone(s, layer)
+    m = rng.integers(0, 2, size=(2, 1, 1, 6))
+    v = rng.standard_normal((2, 3, 4, 6)).astype(np.float32)
+    v[0, 1, 2, 3] = v[1, 0, 0, 0] = np.nan
+    s.set_input(mask, m)
+    s.set_input(x, v)
+    s.run()
+    np.testing.assert_array_equal(s.get(additive.output),
+                                  np.broadcast_to(np.where(m != 0, 0.0, -np.inf), v.shape))
+    np.testing.assert_array_equal(s.get(guard.output), np.where(np.isnan(v), 0.0, v))
+    with pytest.raises(rt.Error, match=r"bad: input \[2, 1, 1, 6\] does not broadcast to"):
+        s.host_select("bad", mask, test="nonzero", shape=[2, 3, 4, 5], then=1.0, otherwise=0.0)
