@@ -88,33 +88,10 @@ def test_huggingface_mask_forms_run_on_the_host() -> None:
     from paleozoic.pipeline import resolve_plan
     from paleozoic.plan_runner import PlanRunner
 
+    from paleozoic.testing.host import hf_masked_softmax
+
     s = 6
-    inits = [
-        helper.make_tensor("idx", TensorProto.INT64, [1, 1, 1, s], list(range(s))),
-        helper.make_tensor("shape4", TensorProto.INT64, [4], [1, 1, 1, s]),
-        helper.make_tensor("true", TensorProto.BOOL, [1, 1, s, s], [True] * s * s),
-        helper.make_tensor("expand", TensorProto.INT64, [4], [1, 1, s, s]),
-        helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
-        helper.make_tensor("ninf", TensorProto.FLOAT, [], [-np.inf]),
-    ]
-    nodes = [
-        helper.make_node("Cast", ["mask"], ["mb"], to=TensorProto.BOOL),
-        helper.make_node("Flatten", ["mb"], ["mf"], axis=2),
-        helper.make_node("Gather", ["mf", "idx"], ["mg"], axis=0),
-        helper.make_node("Reshape", ["mg", "shape4"], ["m4"]),
-        helper.make_node("And", ["true", "m4"], ["ma"]),
-        helper.make_node("Expand", ["ma", "expand"], ["me"]),
-        helper.make_node("Where", ["me", "zero", "ninf"], ["additive"], name="where_mask"),
-        helper.make_node("Add", ["scores", "additive"], ["masked"]),
-        helper.make_node("Softmax", ["masked"], ["p"], axis=-1),
-        helper.make_node("IsNaN", ["p"], ["nan"]),
-        helper.make_node("Where", ["nan", "zero", "p"], ["y"], name="where_nan"),
-    ]
-    graph = helper.make_graph(nodes, "g", [
-        helper.make_tensor_value_info("mask", TensorProto.INT64, [1, s]),
-        helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 2, s, s])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, s, s])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = hf_masked_softmax(seq=s)
     queue = load_queue(model)
     assert [layer.kind for layer in queue.layers].count("HostSelect") == 2
     mask = np.array([[1, 1, 1, 1, 0, 0]])

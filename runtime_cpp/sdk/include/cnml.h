@@ -161,8 +161,10 @@ cnmlStatus_t cnmlExit(void);
 
 // ---- tensors -----------------------------------------------------------------
 // Mock rule: device buffers are dense in the logical (NCHW / N-D row-major) order, in the
-// tensor's dtype: FLOAT32 4 bytes, FLOAT16 2 bytes (IEEE binary16), INT8 1 byte.
-// cnmlSetTensorDataType: CNML_TENSOR FLOAT32 or FLOAT16; CNML_FILTER FLOAT32, FLOAT16 or
+// tensor's dtype: FLOAT32 4 bytes, FLOAT16 2 bytes (IEEE binary16), INT8 1 byte, INT32 4,
+// UINT8 1.
+// cnmlSetTensorDataType: CNML_TENSOR FLOAT32, FLOAT16, INT32 (GatherV2's indices) or UINT8;
+// CNML_FILTER FLOAT32, FLOAT16 or
 // INT8; CNML_CONST FLOAT32 or FLOAT16; anything else UNSUPPORT (VARIABLE: FLOAT32 only).
 // Changing the dtype of a bound FILTER/CONST -> INVALIDARG. The default dtype is FLOAT32.
 // cnmlGetTensorSize_V2 = elements x element size of the dtype.
