@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from paleozoic.ops import KINDS
-from paleozoic.pipeline import build_session, compile_model, load_queue, resolve_plan, run_session
+from paleozoic.pipeline import (
+    build_session,
+    compile_model,
+    load_queue,
+    resolve_plan,
+    run_session,
+)
 from paleozoic.plan_runner import PlanRunner
 from paleozoic.reference import Float64Reference
 from paleozoic.testing.bert import bert_inputs, bert_model
@@ -64,18 +70,18 @@ def test_runtime_matches_onnxruntime_and_float64(bert, plan: str) -> None:
 def test_mask_really_masks(bert) -> None:
     """The padded tokens change nothing the kept ones see: changing a padded id leaves the
     kept positions' outputs equal, and dropping the mask changes them."""
-    model, feeds, _, _, queue = bert
+    _, feeds, _, _, queue = bert
     runner = PlanRunner(queue, resolve_plan(queue, "fuse-all"))
     order = [t.name for t in queue.inputs]
-    base = list(runner.run([feeds[n] for n in order]).values())[0]
+    base = next(iter(runner.run([feeds[n] for n in order]).values()))
     row = 0
     kept = int(feeds["attention_mask"][row].sum())
     changed = {k: v.copy() for k, v in feeds.items()}
     changed["input_ids"][row, kept:] = (changed["input_ids"][row, kept:] + 1) % 50
-    again = list(runner.run([changed[n] for n in order]).values())[0]
+    again = next(iter(runner.run([changed[n] for n in order]).values()))
     np.testing.assert_allclose(again[row, :kept], base[row, :kept], rtol=1e-5, atol=1e-6)
     unmasked = {**feeds, "attention_mask": np.ones_like(feeds["attention_mask"])}
-    open_ = list(runner.run([unmasked[n] for n in order]).values())[0]
+    open_ = next(iter(runner.run([unmasked[n] for n in order]).values()))
     assert np.abs(open_[row, :kept] - base[row, :kept]).max() > 1e-3
 
 

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from paleozoic.ops import KINDS
-from paleozoic.pipeline import build_session, compile_model, load_queue, resolve_plan, run_session
+from paleozoic.pipeline import (
+    build_session,
+    compile_model,
+    load_queue,
+    resolve_plan,
+    run_session,
+)
 from paleozoic.plan_runner import PlanRunner
 from paleozoic.testing.host import uint8_classifier
 from paleozoic.verify import reference_outputs

@@ -87,7 +87,6 @@ def test_huggingface_mask_forms_run_on_the_host() -> None:
 
     from paleozoic.pipeline import resolve_plan
     from paleozoic.plan_runner import PlanRunner
-
     from paleozoic.testing.host import hf_masked_softmax
 
     s = 6

@@ -5,13 +5,12 @@ which becomes the wrap of the host cast that makes GatherV2's int32 indices."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, scalar
 from paleozoic.ops.host import ELEMENT_TYPES
@@ -142,8 +141,9 @@ def convert_where(w: Walker, call: Any, args: list[Value]) -> Value:
     if isinstance(cond, IndexTerm) and cond.kind == "negative" and isinstance(then, IndexTerm) \
             and then.kind == "shifted" and then.act == cond.act == other:
         return WrappedIndex(cond.act, then.shift)  # type: ignore[return-value]
-    raise w.fail("Where with a condition that is not constant is supported only as the "
-                 "negative-index wrap of a Gather's indices")
+    raise w.fail("Where with a run-time condition is supported with a mask (a Cast to bool "
+                 "of an integer tensor) or IsNaN(x) as the condition and constant values (x "
+                 "itself for IsNaN's), and as the negative-index wrap of a Gather's indices")
 
 
 def gather_indices(w: Walker, indices: Value, size: int) -> Act:
