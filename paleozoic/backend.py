@@ -349,7 +349,7 @@ class PaleozoicBackendRep(BackendRep):
             if declared and all(d is not None for d in declared) and \
                     int(np.prod(declared)) == value.size:
                 value = value.reshape(declared)
-            results.append(np.asarray(value, dtype=np.float32))
+            results.append(np.asarray(value, dtype=_np_dtype(_elem_type(info) or _FLOAT)))
         return namedtupledict("Outputs", self.output_names)(*results)
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple:
@@ -444,10 +444,11 @@ def _check_model(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str, list[Spl
             raise UnsupportedModelError(
                 f"{source}: {info.name!r} is a {info.type.WhichOneof('value')}; Paleozoic "
                 f"takes and returns tensors only")
-        if info.name in outputs and kind not in (_FLOAT, 0):
+        if info.name in outputs and kind not in (_FLOAT, 0, onnx.TensorProto.INT64):
             raise UnsupportedModelError(
                 f"{source}: output {info.name!r} is "
-                f"{_np_dtype(kind)}, not float32; Paleozoic runs fp32 models only")
+                f"{_np_dtype(kind)}; a session's outputs are float32 (or int64 indices, "
+                f"ArgMax's)")
     for sparse in proto.graph.sparse_initializer:
         raise UnsupportedModelError(f"{source}: sparse initializer "
                                     f"{sparse.values.name!r} is not supported")

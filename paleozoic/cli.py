@@ -73,7 +73,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if args.input:
         manifest = json.loads((out / "session.json").read_text())
         inputs = load_input_files(args.input, {i["onnx_name"]: tuple(i["shape"])
-                                               for i in manifest["inputs"]})
+                                               for i in manifest["inputs"]},
+                                  {i["onnx_name"]: i.get("dtype", "float32")
+                                   for i in manifest["inputs"]})
     if not (out / "build" / "session").is_file():
         build_session(out)
     report = verify_session(out, model, args.seed, inputs, args.distribution, args.float64)

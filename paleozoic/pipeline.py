@@ -183,14 +183,19 @@ def run_session(out: str | Path, feeds: list[np.ndarray], repeat: int = 1) -> Ru
         tmpdir = Path(tmp)
         command = [str(exe), "-w", str(out / "weights.bin"), "-o", str(tmpdir), "-r",
                    str(repeat)]
+        manifest = json.loads((out / "session.json").read_text())
         for i, value in enumerate(feeds):
             path = tmpdir / f"input{i}.bin"
-            np.ascontiguousarray(value, dtype="<f4").tofile(path)
+            # An integer input's file holds its own type (session.h); float32 otherwise.
+            dtype = manifest["inputs"][i].get("dtype", "float32") \
+                if i < len(manifest["inputs"]) else "float32"
+            np.ascontiguousarray(value, dtype=np.dtype(dtype).newbyteorder("<")).tofile(path)
             command += ["-i", str(path)]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             raise SessionRunError(f"{exe} failed (exit {result.returncode}):\n{result.stderr}")
-        manifest = json.loads((out / "session.json").read_text())
-        outputs = [np.fromfile(tmpdir / f"{o['name']}.bin", dtype="<f4").reshape(o["shape"])
-                   for o in manifest["outputs"]]
+        # Integer outputs (ArgMax's indices) are written as int64.
+        outputs = [np.fromfile(tmpdir / f"{o['name']}.bin",
+                               dtype="<f4" if o.get("dtype", "float32") == "float32" else "<i8"
+                               ).reshape(o["shape"]) for o in manifest["outputs"]]
     return RunResult(outputs, result.stdout)

@@ -72,4 +72,7 @@ class PlanRunner:
         if len(feeds) != len(self.inputs):
             raise ValueError(f"the model has {len(self.inputs)} input(s), got {len(feeds)}")
         for tensor, value in zip(self.inputs, feeds):
-            self.session.set_input(tensor, np.ascontiguousarray(value, dtype=np.float32))
+            # Integer inputs (token ids, masks, pixels) keep their values: the runtime
+            # checks each fits the input's type.
+            dtype = np.int64 if tensor.dtype != "float32" else np.float32
+            self.session.set_input(tensor, np.ascontiguousarray(value, dtype=dtype))

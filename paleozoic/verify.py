@@ -92,10 +92,12 @@ def seeded_inputs(model: onnx.ModelProto, seed: int,
     return random_inputs(model, seed, shapes, distribution)
 
 
-def load_input_files(specs: list[str], shapes: dict[str, tuple[int, ...]]
-                     ) -> dict[str, np.ndarray]:
+def load_input_files(specs: list[str], shapes: dict[str, tuple[int, ...]],
+                     dtypes: dict[str, str] | None = None) -> dict[str, np.ndarray]:
     """User data for every session input: NAME=FILE.npy entries, or folders holding
-    NAME.npy files. Each array must have the session's input shape."""
+    NAME.npy files. Each array must have the session's input shape; it is converted to
+    the input's type (`dtypes`, float32 where not given); an integer input takes integer
+    data only."""
     files: dict[str, Path] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
@@ -133,7 +135,11 @@ def load_input_files(specs: list[str], shapes: dict[str, tuple[int, ...]]
                 f"--input {name}={path}: shape {list(value.shape)} does not match the "
                 f"session's input shape {list(shapes[name])} (recompile with --input-shape "
                 f"{name}={'x'.join(map(str, value.shape))} to run this data)")
-        feeds[name] = value.astype(np.float32)
+        dtype = (dtypes or {}).get(name, "float32")
+        if dtype != "float32" and not np.issubdtype(value.dtype, np.integer):
+            raise ModelLoadError(f"--input {name}={path}: the input is {dtype} (ids, masks or "
+                                 f"pixels) but the file holds {value.dtype}")
+        feeds[name] = value.astype(dtype)
     return {name: feeds[name] for name in shapes}
 
 

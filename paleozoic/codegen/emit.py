@@ -61,6 +61,7 @@ class LayerView:
     weight_shapes: dict[str, tuple[int, ...]]
     macros: Any
     quantized: bool = False  # int8 parameters in weights.bin (setQuantization)
+    input_shapes: list[tuple[int, ...]] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -114,6 +115,7 @@ class TensorView:
     shape: tuple[int, ...]
     expr: str
     pointer: str
+    dtype: str = "float32"
 
 
 def session_files(model: Model, title: str, emit: str = "wrapper",
@@ -142,7 +144,8 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
     for tensor in model.inputs:
         ident = unique_ident(tensor.name)
         expr[tensor.name] = ident
-        inputs.append(TensorView(tensor.name, ident, tensor.shape, ident, f"&{ident}"))
+        inputs.append(TensorView(tensor.name, ident, tensor.shape, ident, f"&{ident}",
+                                 tensor.dtype))
     macros: dict[str, Any] = {}
     views: list[LayerView] = []
     for layer in queue.layers:
@@ -156,11 +159,17 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
             layer=layer, ident=ident, inputs=ins, input_pointers=[f"&{e}" for e in ins],
             weight_shapes={key: tuple(queue.weights[key].shape)
                            for key in layer.weights.values()},
-            macros=macros[kind.template], quantized=layer.name in model.quantization))
+            macros=macros[kind.template], quantized=layer.name in model.quantization,
+            input_shapes=[queue.shape(name) for name in layer.inputs]))
         expr[layer.output] = f"{ident}.output()"
     outputs = [TensorView(t.name, expr[t.name], t.shape, expr[t.name], f"&{expr[t.name]}")
                for t in model.outputs]
     blocks = [_block_view(block, idents) for block in model.blocks]
+    host = [layer.name for layer in queue.layers if KINDS[layer.kind].host]
+    if emit == "raw" and host:
+        raise ValueError(f"the raw CNML form (--emit raw) prints SDK calls only, and layer "
+                         f"{host[0]!r} ({len(host)} host layer(s) in all) computes on the host; "
+                         f"emit the wrapper form")
     if emit == "raw":
         # The raw form names its own variables; start again from the same reserved set.
         used.clear()
@@ -201,9 +210,10 @@ def _manifest(model: Model) -> str:
         "source": Path(model.queue.source).name,
         "source_path": model.queue.source_path,
         "inputs": [{"name": t.name, "onnx_name": onnx_inputs[i] if i < len(onnx_inputs)
-                    else t.name, "shape": list(t.shape)} for i, t in enumerate(model.inputs)],
+                    else t.name, "shape": list(t.shape), "dtype": t.dtype}
+                   for i, t in enumerate(model.inputs)],
         "outputs": [{"name": t.name, "onnx_name": onnx_outputs[i] if i < len(onnx_outputs)
-                     else t.name, "shape": list(t.shape)}
+                     else t.name, "shape": list(t.shape), "dtype": t.dtype}
                     for i, t in enumerate(model.outputs)],
     }
     return json.dumps(data, indent=2) + "\n"

@@ -38,6 +38,19 @@ def cpp_bool(value: bool) -> str:
     return "true" if value else "false"
 
 
+# A tensor's element type (TensorInfo.dtype) as pz::ElementType spells it (core.h).
+ELEMENT_TYPE_CPP = {"float32": "pz::ElementType::kFloat", "int64": "pz::ElementType::kInt64",
+                    "int32": "pz::ElementType::kInt32", "uint8": "pz::ElementType::kUint8"}
+
+
+def cpp_element_type(dtype: str) -> str:
+    try:
+        return ELEMENT_TYPE_CPP[dtype]
+    except KeyError:
+        raise ValueError(f"no pz::ElementType for {dtype!r}; known: "
+                         f"{', '.join(ELEMENT_TYPE_CPP)}") from None
+
+
 def cpp_enum(value: str, enum: str) -> str:
     """The pz:: enumerator of an IR value, for the enums of paleozoic.ops.enums
     ("relu"|cpp_enum("Active") -> "pz::Active::kRelu")."""
@@ -58,5 +71,6 @@ def make_environment() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters.update(cpp_list=cpp_list, cpp_float=cpp_float, cpp_bool=cpp_bool,
+                       cpp_element_type=cpp_element_type,
                        cpp_enum=cpp_enum)
     return env

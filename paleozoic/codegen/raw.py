@@ -134,9 +134,9 @@ class _ScopedSession:
         self._session = session
         self._log = log
 
-    def input(self, name: str, shape: list[int]) -> Any:
+    def input(self, name: str, shape: list[int], dtype: str = "float32") -> Any:
         self._log.set_scope(f"input:{name}")
-        return self._session.input(name, shape)
+        return self._session.input(name, shape, dtype)
 
     def __getattr__(self, attr: str) -> Any:
         target = getattr(self._session, attr)

@@ -123,6 +123,13 @@ def check_attributes(model: onnx.ModelProto, source: str) -> None:
             problems.append(f"{where}: output_shape={_text(attrs['output_shape'])}; give the "
                             f"output size with pads and output_padding instead")
 
+        elif op == "ArgMax" and int(attrs.get("select_last_index", 0)):  # type: ignore[call-overload]
+            # TVM lowers it to flip, argmax and a subtraction of int64 tensors, which the
+            # walker cannot give back to one host layer; HostArgMaxLayer has the mode for
+            # hand-written sessions.
+            problems.append(f"{where}: select_last_index=1 (the last of equal maxima) is not "
+                            f"supported from ONNX; ArgMax takes the first (0)")
+
         elif op == "Resize" and int(attrs.get("antialias", 0)):  # type: ignore[call-overload]
             problems.append(f"{where}: antialias=1; the SDK's interpolation has no "
                             f"antialiasing filter")

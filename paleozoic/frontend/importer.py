@@ -32,6 +32,11 @@ from paleozoic.ops import ShapeError
 logger = logging.getLogger(__name__)
 
 
+# The graph input types a session takes, as TensorInfo.dtype spells them.
+_INPUT_TYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.INT64: "int64",
+                onnx.TensorProto.INT32: "int32", onnx.TensorProto.UINT8: "uint8"}
+
+
 def _constant_value(walker: Walker, var: Any) -> np.ndarray | None:
     value = walker.env.get(var)
     return np.asarray(value.value) if isinstance(value, Const) else None
@@ -61,11 +66,16 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     check_attributes(proto, source)
     init_names = {t.name for t in proto.graph.initializer}
     data_inputs = [v for v in proto.graph.input if v.name not in init_names]
+    input_dtypes: dict[str, str] = {}
     for value in data_inputs:
-        if value.type.tensor_type.elem_type != onnx.TensorProto.FLOAT:
+        elem = value.type.tensor_type.elem_type
+        dtype = _INPUT_TYPES.get(elem)
+        if dtype is None:
             raise UnsupportedModelError(
-                f"{source}: input {value.name!r} is not float32; only fp32 models are "
-                f"supported")
+                f"{source}: input {value.name!r} is "
+                f"{onnx.TensorProto.DataType.Name(elem).lower()}; inputs must be float32, or "
+                f"int64, int32 or uint8 (token ids, masks, images), which host layers read")
+        input_dtypes[value.name] = dtype
     onnx_output_names = [o.name for o in proto.graph.output]
     # LSTM/GRU/RNN have no TVM converter: cut out here, their layers spliced in after the walk.
     cuts = cut_recurrent(proto, source, loaded.weights)
@@ -103,7 +113,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
         name = renamed.get(str(var.name), str(var.name))
         if name in by_name:
             ident = walker.unique(clean_identifier(name))
-            info = TensorInfo(ident, shapes[name])
+            info = TensorInfo(ident, shapes[name], input_dtypes[name])
             inputs.append(info)
             walker.tensors[ident] = info
             walker.env[var] = Act(ident)
@@ -232,11 +242,23 @@ def _without_large_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dic
         setattr(light, field_name, getattr(proto, field_name))
     light.opset_import.extend(proto.opset_import)
     light.graph.name = graph.name
+    initializers = {t.name: t for t in graph.initializer}
     for node in graph.node:
+        if node.op_type == "Expand" and len(node.input) > 1 and node.input[1] in initializers:
+            # TVM reads Expand's shape only from a Relax constant; an initializer is a
+            # function parameter to it (keep_params_in_input), which makes the shape
+            # symbolic. A Constant node gives it the value.
+            shape = light.graph.node.add()
+            shape.CopyFrom(onnx.helper.make_node(
+                "Constant", [], [fresh(f"pz_expand_shape_{len(light.graph.node)}")],
+                value=initializers[node.input[1]]))
         copy = light.graph.node.add()
         copy.CopyFrom(node)
+        if node.op_type == "Expand" and len(node.input) > 1 and node.input[1] in initializers:
+            copy.input[1] = shape.output[0]
         for k, name in enumerate(copy.input):
-            if name in rename:
+            if name in rename and not (copy.op_type == "Expand" and k == 1
+                                       and name in initializers):
                 copy.input[k] = rename[name]
         for attr in copy.attribute:
             # TVM pads size // 2 channels on both sides, which for an even size gives one

@@ -59,6 +59,18 @@ class LayerKind:
     int8_mode: bool = False
     # The kind's attributes as a dataclass: names, types and defaults, written once.
     attrs: type = NoAttrs
+    # Computed on the host CPU inside the session (paleozoic.ops.host), never in an F-Block
+    # with other layers; such kinds are also not fusible.
+    host: bool = False
+    # The output's element type from the attributes and the inputs' types; None: float32.
+    output_dtype: Callable[[Attrs, list[str]], str] | None = None
+    # Inputs that are integer indices (GatherV2's), which a device kind may read.
+    index_inputs: tuple[int, ...] = ()
+
+    def dtype_of(self, attrs: Attrs, inputs: list[str]) -> str:
+        if self.output_dtype is None:
+            return "float32"
+        return self.output_dtype(self.complete_attrs(attrs), inputs)
 
     def complete_attrs(self, attrs: Attrs) -> Attrs:
         """`attrs` with every default filled in (after the given ones, whose order is

@@ -1,4 +1,4 @@
-"""Data-movement layers: Concat, Reshape, Transpose, Slice."""
+"""Data-movement layers: Concat, Reshape, Transpose, Slice, Gather (embeddings)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,22 @@ class SliceAttrs:
     begin: tuple[int, ...]           # one per input axis
     end: tuple[int, ...]
     step: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GatherAttrs:
+    table_shape: tuple[int, ...]     # the constant table (weight "table")
+    axis: int = 0                    # gathered axis of the table, 0..3 (cnmlDimension_t)
+
+
+def gather_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    """table[:axis] + indices + table[axis+1:] (numpy's take)."""
+    (indices,) = inputs
+    table, axis = tuple(attrs["table_shape"]), attrs["axis"]
+    if not 0 <= axis < min(len(table), 4):
+        raise ShapeError(f"Gather axis {axis} of a {len(table)}-D table; the SDK's GatherV2 "
+                         f"takes axes 0..3")
+    return table[:axis] + tuple(indices) + table[axis + 1:]
 
 
 def concat_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -80,5 +96,11 @@ TRANSPOSE = LayerKind(name="Transpose", cpp_class="pz::TransposeLayer",
 SLICE = LayerKind(name="Slice", cpp_class="pz::SliceLayer", template="slice", binding="slice",
                   shape=slice_shape, attrs=SliceAttrs)
 
+# Rows of a constant table by int32 indices (the SDK's GatherV2): embeddings. The indices are
+# an integer tensor (a host cast makes int32 of int64 token ids).
+GATHER = LayerKind(name="Gather", cpp_class="pz::GatherV2Layer", template="gather_v2",
+                   binding="gather_v2", shape=gather_shape, weight_roles=("table",),
+                   attrs=GatherAttrs, index_inputs=(0,))
+
 # The kinds of this family, collected by paleozoic.ops.
-FAMILY = (CONCAT, RESHAPE, TRANSPOSE, SLICE,)
+FAMILY = (CONCAT, RESHAPE, TRANSPOSE, SLICE, GATHER)

@@ -28,8 +28,8 @@ class InputRecorder:
         self._session = session
         self.inputs: list[object] = []
 
-    def input(self, name: str, shape: list[int]) -> object:
-        tensor = self._session.input(name, shape)  # type: ignore[attr-defined]
+    def input(self, name: str, shape: list[int], dtype: str = "float32") -> object:
+        tensor = self._session.input(name, shape, dtype)  # type: ignore[attr-defined]
         self.inputs.append(tensor)
         return tensor
 
@@ -44,7 +44,7 @@ def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool) -> 
     (needed to compile and run; the device model only needs shapes)."""
     tensors: dict[str, Any] = {}
     for info in queue.inputs:
-        tensors[info.name] = session.input(info.name, list(info.shape))
+        tensors[info.name] = session.input(info.name, list(info.shape), info.dtype)
     layers = []
     for layer in queue.layers:
         try:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from paleozoic.ir import LayerQueue
 from paleozoic.passes.affine import fold_bias_into_producer, merge_scale_chains
+from paleozoic.passes.host import merge_host_copies
 from paleozoic.passes.reshape import (
     collapse_reshapes,
     drop_flatten_before_fc,
@@ -31,6 +32,7 @@ DEFAULT_PASSES: tuple[Pass, ...] = (
     fold_bias_into_producer,
     move_elementwise_before_reshapes,
     collapse_reshapes,
+    merge_host_copies,
 )
 
 

@@ -464,4 +464,35 @@ cnmlStatus_t cnmlComputeCastOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_ten
   });
 }
 
+cnmlStatus_t cnmlMockComputeHostTransferOpForward(cnmlBaseOp_t op, cnrtQueue_t queue) {
+  cnmlStatus_t status = CNML_STATUS_SUCCESS;
+  if (!op || op->desc.kind != OpKind::kHostTransfer || !queueAlive(queue)) {
+    status = CNML_STATUS_INVALIDPARAM;
+  } else if (op->fused || !op->compiled) {
+    status = CNML_STATUS_INVALIDARG;
+  } else {
+    advanceQueue(queue, op->time_us);
+  }
+  return logged(status, "cnmlMockComputeHostTransferOpForward",
+                [&](Call& c) { c.handle(op).queue(); });
+}
+
+cnmlStatus_t cnmlComputeGatherV2OpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                             void* input, cnmlTensor_t index_tensor, void* index,
+                                             cnmlTensor_t output_tensor, void* output,
+                                             cnrtQueue_t queue, void* extra) {
+  cnmlStatus_t status;
+  if (op && op->desc.kind == OpKind::kGatherV2 && input_tensor &&
+      input_tensor->impl != op->desc.consts[0]) {
+    status = CNML_STATUS_INVALIDPARAM;  // another table than the op was built with
+  } else {
+    status = run1(op, {OpKind::kGatherV2}, index_tensor, index, output_tensor, output, queue);
+  }
+  return logged(status, "cnmlComputeGatherV2OpForward_V4", [&](Call& c) {
+    c.handle(op).handle(input_tensor).opaque(input).handle(index_tensor)
+        .buffer(index, index_tensor).handle(output_tensor).buffer(output, output_tensor).queue()
+        .opaque(extra);
+  });
+}
+
 }  // extern "C"

@@ -27,7 +27,10 @@ cnmlStatus_t checkOperands(const std::vector<Operand>& declared, const cnmlTenso
 }
 
 cnmlStatus_t checkPrecision(const OpDesc& op) {
-  if (op.kind == OpKind::kCast) return CNML_STATUS_SUCCESS;
+  if (op.kind == OpKind::kCast || op.kind == OpKind::kHostTransfer) return CNML_STATUS_SUCCESS;
+  if (op.kind == OpKind::kGatherV2)  // the table is stored in the output's dtype
+    return op.consts.at(0)->dtype == op.outputs.at(0).dtype ? CNML_STATUS_SUCCESS
+                                                             : CNML_STATUS_INVALIDARG;
   const cnmlDataType_t act = op.inputs.at(0).dtype;
   if (!op.int8) {
     // fp32 ops take FLOAT32 consts, fp16 ops FLOAT16 ones; an INT8 filter needs int8 compute.

@@ -29,7 +29,9 @@ double channelComputeUs(const LayerWork& w, int mp, const DeviceProfile& p) {
 
 // Compute time of a layer inside a fusion op, given its halo; adds the halo part to *halo.
 double fusedComputeUs(const LayerWork& w, int mp, int g, const DeviceProfile& p, double* halo) {
-  if (!tiled(w)) return channelComputeUs(w, mp, p);
+  // A host layer's link time counts as its compute (it moves no DRAM bytes), so a list
+  // that holds one is priced with it; plans never fuse host layers.
+  if (!tiled(w)) return channelComputeUs(w, mp, p) + w.host_us;
   const int h = w.out_height;
   const int own = ownRows(h, mp);
   const int rows = std::min(h, own + g);
@@ -94,7 +96,7 @@ double baseOpTimeUs(const LayerWork& layer, int mp, const DeviceProfile& profile
   mp = clampMp(mp, profile);
   double compute = channelComputeUs(layer, mp, profile);
   double bytes = layer.input_bytes + layer.output_bytes + layer.weight_bytes;
-  return profile.launch_us + syncUs(mp, profile) +
+  return profile.launch_us + syncUs(mp, profile) + layer.host_us +
          std::max(compute, bytes / profile.dramBytesPerUs());
 }
 

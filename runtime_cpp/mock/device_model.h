@@ -76,6 +76,9 @@ struct LayerWork {
   int stride_h = 1;
   int upsample_h = 1;           // output rows per input row (deconv, resize up)
   Precision precision = Precision::kFp32;  // picks F (see above); bytes are already sized
+  // Time on the host link (a host layer's copies), added to the layer's time as it does not
+  // overlap with compute or DRAM traffic: bytes / (host_link_gbps).
+  double host_us = 0.0;
 };
 
 // A layer in a list of layers (a block, or the run of layers a cost table covers).

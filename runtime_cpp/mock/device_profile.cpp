@@ -28,6 +28,7 @@ const Field kFields[] = {
     {"sync_us_per_log2_core", -1.0, &DeviceProfile::sync_us_per_log2_core},
     {"onchip_bytes_per_core", -1.0, &DeviceProfile::onchip_bytes_per_core},
     {"halo_exchange_ratio", -1.0, &DeviceProfile::halo_exchange_ratio},
+    {"host_link_gbps", 0.0, &DeviceProfile::host_link_gbps},
 };
 
 std::string trim(const std::string& s) {

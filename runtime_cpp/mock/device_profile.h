@@ -25,6 +25,7 @@ struct DeviceProfile {
   double sync_us_per_log2_core = 0.5;    // ASSUMPTION: barrier cost per log2(mp)
   double onchip_bytes_per_core = 524288.0;  // ASSUMPTION: no public NRAM/SRAM figure
   double halo_exchange_ratio = 4.0;      // ASSUMPTION: fusion exchanges when halo > ratio * tile
+  double host_link_gbps = 12.0;          // PCIe 3.0 x16 card: 15.75 GB/s raw, ~12 sustained
 
   // Sustained fp32 FLOP/s of one core.
   double coreFlops() const {
@@ -42,6 +43,8 @@ struct DeviceProfile {
   }
   // Sustained DRAM bytes per microsecond.
   double dramBytesPerUs() const { return dram_gbps * 1e3 * dram_efficiency; }
+  // Sustained host <-> device bytes per microsecond (cnrtMemcpy).
+  double hostLinkBytesPerUs() const { return host_link_gbps * 1e3; }
 
   // (key, value) pairs in file order, as numbers; used by tests and the Python binding.
   std::vector<std::pair<std::string, double>> items() const;

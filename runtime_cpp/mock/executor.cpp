@@ -18,7 +18,8 @@ std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
   if (kind == OpKind::kMlp && int8) prepareMlpInt8(*op);
   if (kind == OpKind::kDeconv || kind == OpKind::kDeconvGroup) prepareDeconv(*op);
   if (kind == OpKind::kNearestNeighbor || kind == OpKind::kInterp) prepareResize(*op);
-  if (op->precision != Precision::kFp32 && kind != OpKind::kCast) {
+  if (op->precision != Precision::kFp32 && kind != OpKind::kCast &&
+      kind != OpKind::kHostTransfer && kind != OpKind::kGatherV2) {
     for (const Operand& o : op->desc.inputs) op->in32.emplace_back(o.elements());
     for (const Operand& o : op->desc.outputs) op->out32.emplace_back(o.elements());
   }
@@ -67,6 +68,8 @@ void executeFloat(PreparedOp& op, const float* const* in, float* const* out) {
     case OpKind::kLayerNorm: layerNormForward(d, in[0], out[0], t); break;
     case OpKind::kUnary: unaryForward(d, in[0], out[0], t); break;
     case OpKind::kCast: break;  // execute() handles it
+    case OpKind::kHostTransfer: break;  // the host computes it; no device work
+    case OpKind::kGatherV2: break;      // execute() handles it
   }
 }
 
@@ -74,6 +77,10 @@ void executeFloat(PreparedOp& op, const float* const* in, float* const* out) {
 
 void execute(PreparedOp& op, const void* const* in, void* const* out) {
   const OpDesc& d = op.desc;
+  if (d.kind == OpKind::kGatherV2) {
+    gatherV2Forward(op, static_cast<const std::int32_t*>(in[0]), out[0]);
+    return;
+  }
   if (d.kind == OpKind::kCast) {
     const std::size_t n = d.inputs[0].elements();
     if (d.cast == CNML_CAST_FLOAT32_TO_FLOAT16)

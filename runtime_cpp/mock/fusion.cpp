@@ -120,6 +120,7 @@ cnmlStatus_t cnmlCreateFusionOp(cnmlFusionOp_t* fusion_op) {
 cnmlStatus_t cnmlFuseOp(cnmlBaseOp_t op, cnmlFusionOp_t fusion_op) {
   if (!op || !fusion_op) return CNML_STATUS_INVALIDPARAM;
   if (fusion_op->compiled || op->compiled || op->fused) return CNML_STATUS_INVALIDARG;
+  if (op->desc.kind == OpKind::kHostTransfer) return CNML_STATUS_INVALIDPARAM;  // host work
   // Topological order: no op fused earlier may read (or also write) what this op writes.
   for (const Operand& out : op->desc.outputs)
     for (const OpDesc& earlier : fusion_op->ops) {

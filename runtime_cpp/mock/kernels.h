@@ -69,6 +69,9 @@ void copyForward(const float* in, float* out, std::size_t n, int threads);
 void batchDotForward(const OpDesc& op, const float* a, const float* b, float* out, int threads);
 // (x - mean) / sqrt(var + eps) * scale + bias over the axes from op.axis on.
 void layerNormForward(const OpDesc& op, const float* in, float* out, int threads);
+// GatherV2: rows of the bound table (consts[0], fp32 or fp16 as the output) by int32
+// indices; an index outside [0, table[axis]) throws OpDataError (INVALIDPARAM).
+void gatherV2Forward(const PreparedOp& op, const std::int32_t* index, void* out);
 // out = f(in) for op.unary (Sqrt, Rsqrt, Power, Erf, Gelu exact or tanh).
 void unaryForward(const OpDesc& op, const float* in, float* out, int threads);
 

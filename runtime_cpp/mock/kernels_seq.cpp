@@ -3,9 +3,11 @@
 // long dot product or a row of large values is exact to the one rounding to float.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "kernels.h"
+#include "numerics.h"
 
 namespace pz_mock {
 namespace {
@@ -119,6 +121,37 @@ void unaryForward(const OpDesc& d, const float* in, float* out, int threads) {
   const double power = d.power;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (long long i = 0; i < n; ++i) out[i] = static_cast<float>(unary(fn, in[i], power));
+}
+
+}  // namespace pz_mock
+
+namespace pz_mock {
+
+void gatherV2Forward(const PreparedOp& prepared, const std::int32_t* index, void* out) {
+  const OpDesc& op = prepared.desc;
+  const TensorImpl& table = *op.consts.at(0);
+  const Dims& dims = table.dims;
+  const std::size_t axis = static_cast<std::size_t>(op.axis);
+  std::size_t outer = 1, inner = 1;
+  for (std::size_t a = 0; a < axis; ++a) outer *= static_cast<std::size_t>(dims[a]);
+  for (std::size_t a = axis + 1; a < dims.size(); ++a) inner *= static_cast<std::size_t>(dims[a]);
+  const std::int64_t rows = dims[axis];
+  const std::size_t count = op.inputs[0].elements();
+  for (std::size_t i = 0; i < count; ++i)
+    if (index[i] < 0 || index[i] >= rows) throw OpDataError{CNML_STATUS_INVALIDPARAM};
+  // The table's values are held decoded (exact for its dtype): a copy, rounded to fp16
+  // without loss when the op computes in it.
+  std::vector<float> gathered(outer * count * inner);
+  for (std::size_t o = 0; o < outer; ++o)
+    for (std::size_t i = 0; i < count; ++i)
+      std::copy_n(&table.data[(o * static_cast<std::size_t>(rows) +
+                               static_cast<std::size_t>(index[i])) * inner],
+                  inner, &gathered[(o * count + i) * inner]);
+  if (op.outputs[0].dtype == CNML_DATA_FLOAT16) {
+    numerics::encodeHalf(gathered.data(), static_cast<std::uint16_t*>(out), gathered.size(), 1);
+  } else {
+    std::copy(gathered.begin(), gathered.end(), static_cast<float*>(out));
+  }
 }
 
 }  // namespace pz_mock

@@ -30,7 +30,7 @@ bool hasInt8Mode(OpKind kind) {
 
 Pricing pricingOf(const OpDesc& op, PrecisionOverride as) {
   Pricing p;
-  if (op.kind == OpKind::kCast) as = PrecisionOverride::kAsBuilt;
+  if (op.kind == OpKind::kCast || op.kind == OpKind::kHostTransfer) as = PrecisionOverride::kAsBuilt;
   p.as = as;
   switch (as) {
     case PrecisionOverride::kAsBuilt: p.precision = precisionOf(op); break;
@@ -55,6 +55,8 @@ double bytesOf(const std::vector<Operand>& ops, const Pricing& pr) {
 // the DMA moves contiguous bursts, so a stride there still costs the span from the first to
 // the last element taken.
 double readBytes(const OpDesc& op, std::size_t i, const Pricing& pr) {
+  if (op.kind == OpKind::kHostTransfer) return 0.0;  // over the host link (host_us), not DRAM
+  if (op.kind == OpKind::kGatherV2) return 4.0 * static_cast<double>(op.inputs[i].elements());
   const double size = pr.activation(op.inputs[i]);
   if (op.kind != OpKind::kSlice) return static_cast<double>(op.inputs[i].elements()) * size;
   const Dims& out = op.outputs[0].dims;
@@ -238,6 +240,19 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       break;
     case OpKind::kReshape:
     case OpKind::kTranspose: break;  // pure data movement, whole tensors
+    case OpKind::kGatherV2:
+      // Data movement: the rows the indices select are read from the table (not the whole
+      // table) and written out; the int32 indices are read as 4 bytes each.
+      w.weight_bytes = w.output_bytes;
+      w.input_bytes = 4.0 * static_cast<double>(op.inputs[0].elements());
+      w.flops = out_elems;
+      break;
+    case OpKind::kHostTransfer:
+      // Nothing computed or moved through DRAM on the device: the inputs go to the host and
+      // the output comes back over the host link, one after the other.
+      w.input_bytes = w.output_bytes = 0.0;
+      w.host_us = (op.to_host_bytes + op.to_device_bytes) / mockProfile().hostLinkBytesPerUs();
+      break;
     case OpKind::kCast:
       // Element-wise conversion: one op per element, memory-bound in practice.
       w.flops = out_elems;

@@ -39,7 +39,11 @@ int windowOutput(int size, int pad_sum, int k, int dil, int stride, bool ceil_mo
 // Every op but Cast computes in one precision: its activations share one dtype (Mock
 // rule: INVALIDARG otherwise).
 cnmlStatus_t finish(cnmlBaseOp_t* op, OpDesc&& desc) {
-  if (desc.kind != OpKind::kCast) {
+  if (desc.kind == OpKind::kGatherV2) {  // int32 indices in, the table's dtype out
+    if (desc.inputs[0].dtype != CNML_DATA_INT32 ||
+        desc.outputs[0].dtype != desc.consts[0]->dtype)
+      return CNML_STATUS_INVALIDARG;
+  } else if (desc.kind != OpKind::kCast && desc.kind != OpKind::kHostTransfer) {
     const cnmlDataType_t dtype = desc.inputs.at(0).dtype;
     for (const Operand& o : desc.inputs)
       if (o.dtype != dtype) return CNML_STATUS_INVALIDARG;
@@ -668,6 +672,47 @@ cnmlStatus_t cnmlSetOperationComputingDataType(cnmlBaseOp_t op, cnmlTensor_t ten
   d.in_scale = param->scale;
   return logged(CNML_STATUS_SUCCESS, "cnmlSetOperationComputingDataType", [&](Call& c) {
     c.handle(op).handle(tensor).value(dtype).handle(param);
+  });
+}
+
+cnmlStatus_t cnmlMockCreateHostTransferOp(cnmlBaseOp_t* op, cnmlTensor_t inputs[],
+                                          int input_num, cnmlTensor_t output,
+                                          size_t to_host_bytes, size_t to_device_bytes) {
+  if (!op || !inputs || input_num < 1 || !isActivation(output)) return kBad;
+  OpDesc d;
+  d.kind = OpKind::kHostTransfer;
+  for (int i = 0; i < input_num; ++i) {
+    if (!isActivation(inputs[i])) return kBad;
+    d.inputs.push_back(operand(inputs[i]));
+  }
+  d.outputs = {operand(output)};
+  d.to_host_bytes = static_cast<double>(to_host_bytes);
+  d.to_device_bytes = static_cast<double>(to_device_bytes);
+  return logged(finish(op, std::move(d)), "cnmlMockCreateHostTransferOp", [&](Call& c) {
+    c.created(op).value(input_num).handle(output).value(to_host_bytes).value(to_device_bytes);
+  });
+}
+
+cnmlStatus_t cnmlCreateGatherV2Op(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t index,
+                                  cnmlTensor_t output, cnmlDimension_t dim) {
+  if (!op || !input || !input->impl->shape_set || !isActivation(index) || !isActivation(output))
+    return kBad;
+  if (input->impl->type != CNML_CONST) return CNML_STATUS_UNSUPPORT;  // Mock: tables only
+  const Dims &table = dimsOf(input), &idx = dimsOf(index), &out = dimsOf(output);
+  const int axis = static_cast<int>(dim);
+  if (axis < 0 || axis > 3 || axis >= static_cast<int>(table.size())) return kBad;
+  Dims want(table.begin(), table.begin() + axis);
+  want.insert(want.end(), idx.begin(), idx.end());
+  want.insert(want.end(), table.begin() + axis + 1, table.end());
+  if (out != want) return kBad;
+  OpDesc d;
+  d.kind = OpKind::kGatherV2;
+  d.axis = axis;
+  d.inputs = {operand(index)};
+  d.outputs = {operand(output)};
+  d.consts = {input->impl};
+  return logged(finish(op, std::move(d)), "cnmlCreateGatherV2Op", [&](Call& c) {
+    c.created(op).handle(input).handle(index).handle(output).value(dim);
   });
 }
 

@@ -40,6 +40,8 @@ const char* opKindName(OpKind kind) {
     case OpKind::kNearestNeighbor: return "NearestNeighbor";
     case OpKind::kInterp: return "Interp";
     case OpKind::kCast: return "Cast";
+    case OpKind::kHostTransfer: return "HostTransfer";
+    case OpKind::kGatherV2: return "GatherV2";
   }
   return "?";
 }
@@ -55,6 +57,7 @@ std::size_t dtypeSize(cnmlDataType_t dtype) {
   switch (dtype) {
     case CNML_DATA_FLOAT16: return 2;
     case CNML_DATA_INT8: return 1;
+    case CNML_DATA_UINT8: return 1;
     default: return 4;
   }
 }
@@ -62,6 +65,8 @@ std::size_t dtypeSize(cnmlDataType_t dtype) {
 Precision precisionOf(const OpDesc& op) {
   if (op.int8) return Precision::kInt8;
   if (op.kind == OpKind::kCast) return Precision::kFp16;
+  if (op.kind == OpKind::kGatherV2)  // its input is int32 indices: the table's dtype decides
+    return op.outputs[0].dtype == CNML_DATA_FLOAT16 ? Precision::kFp16 : Precision::kFp32;
   return !op.inputs.empty() && op.inputs[0].dtype == CNML_DATA_FLOAT16 ? Precision::kFp16
                                                                        : Precision::kFp32;
 }

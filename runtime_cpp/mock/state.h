@@ -87,7 +87,11 @@ enum class OpKind {
   kCast,
   kBatchDot,   // out[b] = op(a[b]) x op(b[b]), batch dims broadcast (numpy)
   kLayerNorm,  // normalised over the axes from `axis` on, then * scale + bias
-  kUnary       // Sqrt, Rsqrt, Power, Erf, Gelu (which one: OpDesc::unary)
+  kUnary,      // Sqrt, Rsqrt, Power, Erf, Gelu (which one: OpDesc::unary)
+  // The device<->host copies of a layer the session computes on the host (mock extension,
+  // cnml_mock.h): no arithmetic on the device, priced as transfers over the host link.
+  kHostTransfer,
+  kGatherV2  // rows of a const table (consts[0]) by int32 indices (inputs[0]); axis
 };
 const char* opKindName(OpKind kind);
 
@@ -150,6 +154,7 @@ struct OpDesc {
   float eps = 1e-5f;                       // kLayerNorm (axis: the first normalised axis)
   UnaryFn unary = UnaryFn::kSqrt;          // kUnary
   float power = 1.0f;                      // kUnary kPower
+  double to_host_bytes = 0.0, to_device_bytes = 0.0;  // kHostTransfer
   // int8 compute of the activation input (Conv, ConvGroup, Mlp), from
   // cnmlSetOperationComputingDataType.
   bool int8 = false;
@@ -237,12 +242,20 @@ bool queueAlive(cnrtQueue_t queue);
 void advanceQueue(cnrtQueue_t queue, double us);
 
 // Runs f(); a host allocation failure becomes `oom` instead of escaping the C boundary.
+// A kernel's refusal of its data at forward time (a GatherV2 index outside the table):
+// guarded() returns the status.
+struct OpDataError {
+  cnmlStatus_t status = CNML_STATUS_INVALIDPARAM;
+};
+
 template <typename Status, typename F>
 Status guarded(Status oom, F&& f) {
   try {
     return f();
   } catch (const std::bad_alloc&) {
     return oom;
+  } catch (const OpDataError& e) {
+    return static_cast<Status>(e.status);
   }
 }
 

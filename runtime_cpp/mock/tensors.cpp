@@ -66,6 +66,9 @@ cnmlStatus_t cnmlSetTensorDataType(cnmlTensor_t tensor, cnmlDataType_t data_type
   TensorImpl& t = *tensor->impl;
   bool ok = data_type == CNML_DATA_FLOAT32;
   if (t.type == CNML_TENSOR || t.type == CNML_CONST) ok = ok || data_type == CNML_DATA_FLOAT16;
+  // Index and pixel activations (GatherV2's indices; uint8 images).
+  if (t.type == CNML_TENSOR)
+    ok = ok || data_type == CNML_DATA_INT32 || data_type == CNML_DATA_UINT8;
   if (t.type == CNML_FILTER)
     ok = ok || data_type == CNML_DATA_FLOAT16 || data_type == CNML_DATA_INT8;
   if (!ok) return CNML_STATUS_UNSUPPORT;

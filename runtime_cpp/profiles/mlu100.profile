@@ -58,3 +58,8 @@ onchip_bytes_per_core = 524288
 # that layer's boundary rows at a barrier instead (one more sync). ASSUMPTION: the SDK's
 # tiling policy is not documented.
 halo_exchange_ratio = 4
+
+# Host <-> device copies (cnrtMemcpy) over PCIe 3.0 x16, in GB/s: 15.75 GB/s raw; 12 is the
+# usual sustained figure of DMA transfers of a few MB. ASSUMPTION: the MLU-100 is a PCIe 3.0
+# x16 card [W]; its measured copy rate is not published. Prices host layers' transfers.
+host_link_gbps = 12

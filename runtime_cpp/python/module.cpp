@@ -73,8 +73,9 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  pz::Tensor& input(const std::string& name, const pz::Shape& shape) {
-    inputs_.push_back(std::make_unique<pz::Tensor>(name, shape));
+  pz::Tensor& input(const std::string& name, const pz::Shape& shape,
+                    pz::ElementType type = pz::ElementType::kFloat) {
+    inputs_.push_back(std::make_unique<pz::Tensor>(name, shape, type));
     return *inputs_.back();
   }
 
@@ -485,6 +486,8 @@ void bindHandles(py::module_& m) {
       .def_property_readonly("shape",
                              [](const TensorRef& t) { return shapeTuple(t.tensor->shape()); })
       .def_property_readonly("consumers", [](const TensorRef& t) { return t.tensor->consumers(); })
+      .def_property_readonly(
+          "dtype", [](const TensorRef& t) { return pz::elementTypeName(t.tensor->elementType()); })
       .def("__repr__", [](const TensorRef& t) {
         return "<Tensor " + t.tensor->name() + " " + pz::shapeToString(t.tensor->shape()) + ">";
       });
@@ -560,10 +563,26 @@ void bindSession(py::module_& m) {
       .def(py::init<>())
       .def(
           "input",
-          [](py::object self, const std::string& name, const std::vector<int>& shape) {
-            return TensorRef{&sessionOf(self).input(name, toShape(shape)), self};
+          [](py::object self, const std::string& name, const std::vector<int>& shape,
+             const std::string& dtype) {
+            pz::ElementType type = pz::ElementType::kFloat;
+            bool known = false;
+            for (pz::ElementType t : {pz::ElementType::kFloat, pz::ElementType::kInt64,
+                                      pz::ElementType::kInt32, pz::ElementType::kUint8}) {
+              if (dtype == pz::elementTypeName(t)) {
+                type = t;
+                known = true;
+              }
+            }
+            if (!known) {
+              throw pz::Error("input " + name + ": dtype '" + dtype +
+                              "' is not float32, int64, int32 or uint8");
+            }
+            return TensorRef{&sessionOf(self).input(name, toShape(shape), type), self};
           },
-          py::arg("name"), py::arg("shape"))
+          py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32",
+          "An input tensor; integer ones (int64, int32, uint8) are set from integer arrays "
+          "and read by host layers.")
       .def(
           "__getattr__",
           [](py::object self, const std::string& kind) -> py::object {
@@ -621,15 +640,30 @@ void bindSession(py::module_& m) {
           "Adds a block to the run list without compiling it; call Block.compile().")
       .def(
           "set_input",
-          [](Session&, const TensorRef& t, const FloatArray& data) {
-            t.tensor->copyFromHost(data.data(), static_cast<std::size_t>(data.size()));
+          [](Session&, const TensorRef& t, const py::array& data) {
+            if (t.tensor->isInteger()) {
+              const auto ints =
+                  py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(data);
+              if (!ints) throw pz::Error("tensor " + t.tensor->name() + " takes integers");
+              t.tensor->setInts(ints.data(), static_cast<std::size_t>(ints.size()));
+              return;
+            }
+            const FloatArray floats = FloatArray::ensure(data);
+            if (!floats) throw pz::Error("tensor " + t.tensor->name() + " takes float32 data");
+            t.tensor->copyFromHost(floats.data(), static_cast<std::size_t>(floats.size()));
           },
           py::arg("t"), py::arg("data"))
       .def("run", &Session::run, "Runs every compiled block in order.")
       .def(
           "get",
-          [](Session&, const TensorRef& t) {
+          [](Session&, const TensorRef& t) -> py::array {
             std::vector<py::ssize_t> shape(t.tensor->shape().begin(), t.tensor->shape().end());
+            if (t.tensor->isInteger()) {  // int64, as onnxruntime returns ArgMax's indices
+              py::array_t<std::int64_t> ints(shape);
+              const std::vector<std::int64_t>& values = t.tensor->ints();
+              std::copy(values.begin(), values.end(), ints.mutable_data());
+              return std::move(ints);
+            }
             py::array_t<float> out(shape);
             t.tensor->copyToHost(out.mutable_data(), t.tensor->elements());
             return out;

@@ -75,7 +75,8 @@ void Block::compile() {
   // sees what it will be.
   for (Layer* layer : layers_) {
     layer->setPrecision(precisionOf(*layer));
-    layer->output().setDataType(storageType(layer->effectivePrecision()));
+    // A host layer's output keeps its own type (float32, or an integer type).
+    if (!layer->onHost()) layer->output().setDataType(storageType(layer->effectivePrecision()));
   }
   std::vector<Layer*> sequence;
   std::unordered_map<const Tensor*, CastLayer*> cast_of;
@@ -83,7 +84,8 @@ void Block::compile() {
     const cnmlDataType_t wanted = storageType(layer->effectivePrecision());
     for (std::size_t i = 0; i < layer->inputs().size(); ++i) {
       Tensor& input = *layer->inputs()[i];
-      if (input.dataType() == wanted) continue;
+      // A host layer reads fp16 as well as fp32; integer inputs (indices) are never cast.
+      if (layer->onHost() || input.isInteger() || input.dataType() == wanted) continue;
       CastLayer*& cast = cast_of[&input];
       if (cast == nullptr) {
         casts_.push_back(std::make_unique<CastLayer>(name_ + "_cast_" + input.name(), input, wanted));
@@ -95,6 +97,8 @@ void Block::compile() {
     sequence.push_back(layer);
   }
   sequence_ = sequence;
+  // A block of one host layer (each has a block of its own) has nothing to fuse.
+  if (layers_.size() == 1 && layers_[0]->onHost()) fuse_ = false;
   if (!fuse_) {
     for (Layer* layer : sequence_) layer->compileOp(mp_);
     return;

@@ -44,6 +44,7 @@ void addConvPoolFactories(std::vector<LayerFactory>& factories);
 void addElementwiseFactories(std::vector<LayerFactory>& factories);
 void addMiscFactories(std::vector<LayerFactory>& factories);
 void addRecurrentFactories(std::vector<LayerFactory>& factories);
+void addHostFactories(std::vector<LayerFactory>& factories);
 
 // Normalises a possibly negative axis into [0, rank) or throws pz::Error naming the layer.
 int normaliseAxis(const std::string& layer, int axis, int rank);

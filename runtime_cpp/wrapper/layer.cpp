@@ -11,6 +11,17 @@ Layer::Layer(std::string name, std::vector<Tensor*> inputs, Shape output_shape)
   for (Tensor* input : inputs_) input->addConsumer();
 }
 
+Layer::Layer(std::string name, std::vector<Tensor*> inputs, Shape output_shape,
+             ElementType output_type)
+    : name_(std::move(name)),
+      inputs_(std::move(inputs)),
+      output_(name_, std::move(output_shape), output_type) {
+  for (Tensor* input : inputs_) {
+    if (input == nullptr) throw Error(name_ + ": null input tensor");
+  }
+  for (Tensor* input : inputs_) input->addConsumer();
+}
+
 Layer::~Layer() { destroyOps(); }
 
 void Layer::destroyOps() {
@@ -224,6 +235,12 @@ void Layer::settleDataTypes() {
   const cnmlDataType_t dtype = storageType(effectivePrecision());
   output_.setDataType(dtype);
   for (Tensor* input : inputs_) {
+    if (input->isInteger()) {
+      throw Error(name_ + ": input " + input->name() + " holds " +
+                  elementTypeName(input->elementType()) +
+                  " values, which stay on the host: only host layers read it (convert it with a "
+                  "host cast first)");
+    }
     if (input->dataType() != dtype) {
       throw Error(name_ + ": computes in " + precisionName(effectivePrecision()) + " but input " +
                   input->name() + " is " + dtypeName(input->dataType()) +
@@ -292,6 +309,10 @@ void Layer::run(cnrtQueue_t queue) {
 }
 
 void Layer::markFused(const std::string& block) {
+  if (onHost()) {
+    throw Error(name_ + ": a host layer computes on the CPU and cannot join the fusion op of block " +
+                block + "; give it a block of its own (fuse = false)");
+  }
   if (fused_) {
     throw Error(name_ + ": already fused into block " + fused_into_ +
                 "; a layer can be fused into one block only, so it cannot join block " + block);

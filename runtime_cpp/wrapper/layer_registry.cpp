@@ -98,6 +98,7 @@ const std::vector<LayerFactory>& layerFactories() {
     detail::addElementwiseFactories(factories);
     detail::addMiscFactories(factories);
     detail::addRecurrentFactories(factories);
+    detail::addHostFactories(factories);
     return factories;
   }();
   return all;

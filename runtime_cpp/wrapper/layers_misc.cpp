@@ -241,6 +241,51 @@ SliceLayer::SliceLayer(std::string name, Tensor& input, std::vector<int> begin,
   PZ_FORWARD(cnmlComputeNdStridedSliceOpForward_V2);
 }
 
+namespace {
+
+Shape gatherShape(const std::string& layer, const Shape& indices, const Shape& table, int axis) {
+  if (axis < 0 || axis > 3 || axis >= static_cast<int>(table.size())) {
+    throw Error(layer + ": gather axis " + std::to_string(axis) + " of a " +
+                std::to_string(table.size()) + "-D table; the SDK gathers along axes 0..3");
+  }
+  Shape out(table.begin(), table.begin() + axis);
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), table.begin() + axis + 1, table.end());
+  return out;
+}
+
+}  // namespace
+
+GatherV2Layer::GatherV2Layer(std::string name, Tensor& indices, Shape table_shape, int axis)
+    : Layer(name, {&indices}, gatherShape(name, indices.shape(), table_shape, axis)),
+      axis_(axis) {
+  table_ = &declareWeight("table", CNML_CONST, table_shape);
+  defineOp([this] {
+    PZ_CHECK(name_, cnmlCreateGatherV2Op(&op_, table_->desc(), in(0), output_.desc(),
+                                         static_cast<cnmlDimension_t>(axis_)));
+  });
+}
+
+void GatherV2Layer::settleDataTypes() {
+  if (inputs_.at(0)->elementType() != ElementType::kInt32) {
+    throw Error(name_ + ": indices " + inputs_.at(0)->name() + " are " +
+                elementTypeName(inputs_.at(0)->elementType()) +
+                "; the SDK gathers by int32 indices (cast them on the host first)");
+  }
+  output_.setDataType(storageType(effectivePrecision()));
+}
+
+cnmlStatus_t GatherV2Layer::forward(cnrtQueue_t queue) {
+  Tensor& indices = *inputs_.at(0);
+  const cnmlStatus_t status = cnmlComputeGatherV2OpForward_V4(
+      op_, table_->desc(), nullptr, indices.desc(), indices.deviceData(), output_.desc(),
+      output_.deviceData(), queue, nullptr);
+  check(status, name_, "cnmlComputeGatherV2OpForward_V4",
+        "every index must lie in [0, " + std::to_string(table_->shape().at(axis_)) +
+            ") of the table");
+  return status;
+}
+
 // ---- factories (layer_registry.h) -----------------------------------------------------
 
 namespace detail {
@@ -276,6 +321,12 @@ void addMiscFactories(std::vector<LayerFactory>& factories) {
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
                          return std::make_unique<ConcatLayer>(name, in, a.integer("axis"));
+                       }});
+  factories.push_back({"gather_v2", 1, {"table_shape", "axis"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<GatherV2Layer>(
+                             name, *in[0], a.ints("table_shape"), a.integer("axis", 0));
                        }});
   factories.push_back({"reshape", 1, {"shape"},
                        [](const std::string& name, const Inputs& in,

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
 #include <cstdio>
 #include <iomanip>
 #include <ostream>
@@ -56,9 +59,61 @@ void applyDeviceProfile(const std::string& path) {
   }
 }
 
+namespace {
+
+std::size_t fileElementSize(ElementType type) {
+  return type == ElementType::kInt64 ? 8 : type == ElementType::kUint8 ? 1 : 4;
+}
+
+// An integer input file: raw little-endian values of the tensor's element type (int64 token
+// ids and masks, int32, uint8 pixels), as numpy's tofile writes them.
+std::vector<std::int64_t> readIntFile(const std::string& path, const Tensor& tensor) {
+  const std::size_t size = fileElementSize(tensor.elementType());
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw Error("input file '" + path + "' cannot be opened (missing or unreadable)");
+  const std::streamoff bytes = in.tellg();
+  const std::size_t expected = tensor.elements() * size;
+  if (bytes < 0 || static_cast<std::size_t>(bytes) != expected) {
+    throw Error("input file '" + path + "' holds " + std::to_string(bytes) + " bytes, expected " +
+                std::to_string(expected) + " (" + std::to_string(tensor.elements()) + " " +
+                elementTypeName(tensor.elementType()) + " values for " + tensor.name() + ")");
+  }
+  std::vector<unsigned char> raw(expected);
+  in.seekg(0);
+  if (expected > 0 && !in.read(reinterpret_cast<char*>(raw.data()),
+                               static_cast<std::streamsize>(expected))) {
+    throw Error("input file '" + path + "': read failed");
+  }
+  std::vector<std::int64_t> values(tensor.elements());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const unsigned char* p = raw.data() + i * size;
+    if (size == 8) {
+      std::int64_t v;
+      std::memcpy(&v, p, 8);
+      values[i] = v;
+    } else if (size == 4) {
+      std::int32_t v;
+      std::memcpy(&v, p, 4);
+      values[i] = v;
+    } else {
+      values[i] = *p;
+    }
+  }
+  return values;
+}
+
+}  // namespace
+
 void loadInputs(const SessionOptions& options, const std::vector<Tensor*>& inputs) {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     Tensor& tensor = *inputs[i];
+    if (tensor.isInteger()) {
+      const std::vector<std::int64_t> values =
+          options.inputs.empty() ? std::vector<std::int64_t>(tensor.elements(), 0)
+                                 : readIntFile(options.inputs[i], tensor);
+      tensor.setInts(values.data(), values.size());
+      continue;
+    }
     std::vector<float> values = options.inputs.empty()
                                     ? std::vector<float>(tensor.elements(), 0.0f)
                                     : readFloatFile(options.inputs[i], tensor.elements());
@@ -68,6 +123,15 @@ void loadInputs(const SessionOptions& options, const std::vector<Tensor*>& input
 
 void saveOutputs(const SessionOptions& options, const std::vector<Tensor*>& outputs) {
   for (Tensor* tensor : outputs) {
+    if (tensor->isInteger()) {  // ArgMax indices: int64, as onnxruntime gives them
+      const std::vector<std::int64_t>& ints = tensor->ints();
+      const std::string path = options.output_dir + "/" + tensor->name() + ".bin";
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out.write(reinterpret_cast<const char*>(ints.data()),
+                static_cast<std::streamsize>(ints.size() * sizeof(std::int64_t)));
+      if (!out) throw Error("output file '" + path + "' cannot be written");
+      continue;
+    }
     std::vector<float> values(tensor->elements());
     tensor->copyToHost(values.data(), values.size());
     writeFloatFile(options.output_dir + "/" + tensor->name() + ".bin", values);

@@ -36,8 +36,30 @@ void destroyTensorDesc(cnmlTensor_t* desc) noexcept {
 
 }  // namespace detail
 
-Tensor::Tensor(std::string name, Shape shape) : name_(std::move(name)), shape_(std::move(shape)) {
+const char* elementTypeName(ElementType type) {
+  switch (type) {
+    case ElementType::kFloat:
+      return "float32";
+    case ElementType::kInt64:
+      return "int64";
+    case ElementType::kInt32:
+      return "int32";
+    case ElementType::kUint8:
+      return "uint8";
+  }
+  return "?";
+}
+
+Tensor::Tensor(std::string name, Shape shape, ElementType type)
+    : name_(std::move(name)), shape_(std::move(shape)), type_(type) {
   desc_ = detail::createTensorDesc(CNML_TENSOR, shape_, name_);
+  // CNML has no int64: an int64 tensor never reaches an SDK compute op, and its descriptor
+  // (which the host layer's transfer op names) says int32, the SDK's nearest.
+  if (type_ == ElementType::kUint8) {
+    setDataType(CNML_DATA_UINT8);
+  } else if (type_ != ElementType::kFloat) {
+    setDataType(CNML_DATA_INT32);
+  }
 }
 
 Tensor::~Tensor() {
@@ -46,6 +68,7 @@ Tensor::~Tensor() {
 }
 
 std::size_t Tensor::bytes() const {
+  if (dtype_ == CNML_DATA_UINT8) return elements();
   return elements() * (dtype_ == CNML_DATA_FLOAT16 ? 2 : sizeof(float));
 }
 
@@ -59,11 +82,20 @@ void Tensor::setDataType(cnmlDataType_t dtype) {
 }
 
 void* Tensor::deviceData() {
+  if (type_ == ElementType::kInt64 || type_ == ElementType::kUint8) {
+    throw Error("tensor " + name_ + " holds " + elementTypeName(type_) +
+                " values, which stay on the host: only host layers read it (convert it with a "
+                "host cast first)");
+  }
   if (data_ == nullptr) PZ_CHECK(name_, cnrtMalloc(&data_, bytes()));
   return data_;
 }
 
 void Tensor::copyFromHost(const float* src, std::size_t count) {
+  if (isInteger()) {
+    throw Error("tensor " + name_ + " holds " + elementTypeName(type_) +
+                " values; set it with setInts, not float data");
+  }
   if (count != elements()) {
     throw Error("tensor " + name_ + ": copyFromHost got " + std::to_string(count) +
                 " floats, expected " + std::to_string(elements()) + " for shape " +
@@ -86,6 +118,11 @@ void Tensor::copyToHost(float* dst, std::size_t count) {
                 " floats, expected " + std::to_string(elements()) + " for shape " +
                 shapeToString(shape_) + "; pass a buffer of exactly that size");
   }
+  if (isInteger()) {  // as floats, for callers that read every output alike
+    const std::vector<std::int64_t>& values = ints();
+    for (std::size_t i = 0; i < count; ++i) dst[i] = static_cast<float>(values[i]);
+    return;
+  }
   if (data_ == nullptr) {
     throw Error("tensor " + name_ +
                 " has no device data: it was never written, or it is internal to a fused "
@@ -99,6 +136,43 @@ void Tensor::copyToHost(float* dst, std::size_t count) {
     return;
   }
   PZ_CHECK(name_, cnrtMemcpy(dst, data_, bytes(), CNRT_MEM_TRANS_DIR_DEV2HOST));
+}
+
+void Tensor::setInts(const std::int64_t* src, std::size_t count) {
+  if (!isInteger()) {
+    throw Error("tensor " + name_ + " holds float32 values; set it with copyFromHost");
+  }
+  if (count != elements()) {
+    throw Error("tensor " + name_ + ": setInts got " + std::to_string(count) + " values, expected " +
+                std::to_string(elements()) + " for shape " + shapeToString(shape_));
+  }
+  const std::int64_t lo = type_ == ElementType::kUint8   ? 0
+                          : type_ == ElementType::kInt32 ? INT32_MIN
+                                                         : INT64_MIN;
+  const std::int64_t hi = type_ == ElementType::kUint8   ? 255
+                          : type_ == ElementType::kInt32 ? INT32_MAX
+                                                         : INT64_MAX;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (src[i] < lo || src[i] > hi) {
+      throw Error("tensor " + name_ + ": value " + std::to_string(src[i]) + " at index " +
+                  std::to_string(i) + " does not fit " + elementTypeName(type_));
+    }
+  }
+  ints_.assign(src, src + count);
+  ints_set_ = true;
+  if (type_ == ElementType::kInt32) {  // the SDK's ops read int32 indices on the device
+    std::vector<std::int32_t> narrow(ints_.begin(), ints_.end());
+    PZ_CHECK(name_, cnrtMemcpy(deviceData(), narrow.data(), bytes(), CNRT_MEM_TRANS_DIR_HOST2DEV));
+  }
+}
+
+const std::vector<std::int64_t>& Tensor::ints() const {
+  if (!isInteger()) throw Error("tensor " + name_ + " holds float32 values, not integers");
+  if (!ints_set_) {
+    throw Error("tensor " + name_ + " (" + elementTypeName(type_) +
+                ") was never written: set the input or run the layer producing it first");
+  }
+  return ints_;
 }
 
 ConstTensor::ConstTensor(const std::string& layer, cnmlTensorType_t type, Shape shape)

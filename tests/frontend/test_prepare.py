@@ -229,3 +229,38 @@ def test_small_streamed_constants_fold_through(tmp_path: Path) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     queue = import_onnx(str(path))
     assert [layer.kind for layer in queue.layers] == ["Reshape", "Scale", "Reshape"]
+
+
+def test_folding_repeats_until_shapes_settle_and_keeps_scalars_0d() -> None:
+    """A Slice whose end comes from Shape(x) leaves shape inference without the shape of
+    what follows, so Shape(z) folds only in a second round; a scalar folded in the first
+    round (s1) and read in the second must stay 0-d for Unsqueeze and Concat to fold."""
+    def ints(name: str, values: list[int]) -> onnx.TensorProto:
+        return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+    table = numpy_helper.from_array(np.arange(256, dtype=np.float32).reshape(1, 64, 4), "pos")
+    inits = [table, ints("one", [1]), ints("zero", [0]), ints("four", [4]),
+             numpy_helper.from_array(np.array(1, dtype=np.int64), "i1")]
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sx"]),
+        helper.make_node("Gather", ["sx", "i1"], ["s1"], axis=0),
+        helper.make_node("Unsqueeze", ["s1", "zero"], ["end"]),
+        helper.make_node("Slice", ["pos", "zero", "end", "one"], ["y"]),
+        helper.make_node("Add", ["x", "y"], ["z"]),
+        helper.make_node("Shape", ["z"], ["sz"]),
+        helper.make_node("Gather", ["sz", "i1"], ["s2"], axis=0),
+        helper.make_node("Add", ["s1", "s2"], ["t"]),
+        helper.make_node("Unsqueeze", ["t", "zero"], ["u"]),
+        helper.make_node("Concat", ["one", "u", "four"], ["shape"], axis=0),
+        helper.make_node("Concat", ["z", "z"], ["zz"], axis=1),
+        helper.make_node("Reshape", ["zz", "shape"], ["out"]),
+    ]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, "s", 4])], [helper.make_tensor_value_info(
+            "out", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    fix_input_shapes(model, "g", {"x": (1, 8, 4)}, None)
+    fold_constants(model, "g")
+    assert [n.op_type for n in model.graph.node] == ["Add", "Concat", "Reshape"]
+    shape = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}["shape"]
+    assert shape.tolist() == [1, 16, 4]

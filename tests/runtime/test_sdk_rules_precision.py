@@ -26,10 +26,11 @@ def fresh(ttype=m.TENSOR, dims=(1, 4, 4, 4)):
 
 
 def test_tensor_dtypes_by_type():
-    for ttype, allowed in [(m.TENSOR, {m.FLOAT32, m.FLOAT16}),
+    # Activations also take int32 (GatherV2's indices) and uint8 (8 = CNML_DATA_UINT8).
+    for ttype, allowed in [(m.TENSOR, {m.FLOAT32, m.FLOAT16, 7, 8}),
                            (m.FILTER, {m.FLOAT32, m.FLOAT16, m.INT8}),
                            (m.CONST, {m.FLOAT32, m.FLOAT16})]:
-        for dtype in (m.FLOAT16, m.FLOAT32, 3, m.INT8, m.INT16, 7, 11):
+        for dtype in (m.FLOAT16, m.FLOAT32, 3, m.INT8, m.INT16, 7, 8, 11):
             expect = SUCCESS if dtype in allowed else UNSUPPORT
             assert status("cnmlSetTensorDataType", fresh(ttype), dtype) == expect, (ttype, dtype)
     bound = m.const(np.ones(3, np.float32), m.FLOAT32)

@@ -20,6 +20,7 @@ from paleozoic.frontend.convert import (  # noqa: F401
     activation,
     dense,
     elementwise,
+    host,
     layout,
     normalize,
     recurrent,

@@ -61,4 +61,9 @@ CONST_EVAL: dict[str, Callable[[Any, list[Const]], np.ndarray]] = {
     "relax.isnan": lambda call, args: np.isnan(args[0].value),
     "relax.where": lambda call, args: np.where(args[0].value, args[1].value, args[2].value),
     "relax.astype": lambda call, args: args[0].value.astype(str(call.attrs.dtype)),
+    "relax.less": lambda call, args: np.less(args[0].value, args[1].value),
+    "relax.take": lambda call, args: np.take(
+        args[0].value, args[1].value.astype(np.int64),
+        axis=0 if call.attrs.axis is None else int(call.attrs.axis), mode="wrap"),
+    "relax.shape_to_tensor": lambda call, args: np.asarray(args[0].value, dtype=np.int64),
 }

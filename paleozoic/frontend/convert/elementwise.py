@@ -52,6 +52,10 @@ def broadcasts_to(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
 def binary_layer(w: Walker, op: str, a: Value, b: Value) -> Value:
     """x op y for two activations (Add, or Binary with y broadcast to x) or for an
     activation and a per-channel constant (a Scale layer)."""
+    if any(isinstance(v, Act) and w.dtype(v) != "float32" for v in (a, b)):
+        from paleozoic.frontend.convert.host import integer_arithmetic
+
+        return integer_arithmetic(w, op, a, b)
     if isinstance(a, Act) and isinstance(b, Act):
         sa, sb = w.tensors[a.name].shape, w.tensors[b.name].shape
         if op == "add" and sa == sb:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, const_ints, ints
@@ -17,7 +19,49 @@ onnx_ops({
     "Concat": OnnxOp("Concat"),
     "Split": OnnxOp("Slice"),
     "Slice": OnnxOp("Slice"),
+    "Gather": OnnxOp("Gather (an initializer table by integer indices: GatherV2, the "
+                     "indices cast to int32 on the host) or Slice (constant indices)"),
 })
+
+
+@converter("relax.take")
+def convert_take(w: Walker, call: Any, args: list[Value]) -> Value:
+    from paleozoic.frontend.convert.host import gather_indices
+
+    data, indices = args
+    if isinstance(data, Const):
+        table = np.asarray(data.value)
+        if table.dtype.kind != "f":
+            raise w.fail(f"Gather of a {table.dtype} table: the device gathers float tables")
+        axis = int(call.attrs.axis) % table.ndim if call.attrs.axis is not None else 0
+        ids = gather_indices(w, indices, table.shape[axis])
+        return w.emit("Gather", [ids], {"table_shape": list(table.shape), "axis": axis},
+                      {"table": table})
+    from paleozoic.frontend.convert.host import MaskOf, reshape_mask
+
+    if isinstance(data, MaskOf) and isinstance(indices, Const):
+        # A gather of every element in order (HuggingFace's mask: Flatten, then Gather by
+        # arange) is a reshape; any other order on an integer tensor is not supported.
+        order = np.asarray(indices.value).reshape(-1)
+        rows = w.tensors[data.act.name].shape[0]
+        if int(call.attrs.axis or 0) == 0 and np.array_equal(order, np.arange(rows)):
+            return reshape_mask(w, data, list(w.current_shape))  # type: ignore[return-value]
+        raise w.fail("Gather of a mask by indices other than 0, 1, 2, ... in order")
+    x = act_of(w, data)
+    if not isinstance(indices, Const):
+        raise w.fail("Gather of an activation by run-time indices is not supported (only "
+                     "constant indices, a slice)")
+    shape = w.tensors[x.name].shape
+    axis = int(call.attrs.axis) % len(shape) if call.attrs.axis is not None else 0
+    picks = [int(i) % shape[axis] for i in np.asarray(indices.value).reshape(-1)]
+    if picks == list(range(picks[0], picks[0] + len(picks))):
+        out = slice_layer(w, x, [axis], [picks[0]], [picks[0] + len(picks)], [1])
+    else:
+        out = w.emit("Concat", [slice_layer(w, x, [axis], [i], [i + 1], [1]) for i in picks],
+                     {"axis": axis}, part="concat")
+    if w.tensors[out.name].shape != w.current_shape:
+        out = w.emit("Reshape", [out], {"shape": list(w.current_shape)}, part="reshape")
+    return out
 
 
 @converter("relax.concat")
@@ -35,7 +79,14 @@ def convert_concat(w: Walker, call: Any, args: list[Value]) -> Value:
 @converter("relax.squeeze")
 @converter("relax.expand_dims")
 def convert_reshape_like(w: Walker, call: Any, args: list[Value]) -> Value:
+    from paleozoic.frontend.convert.host import MaskOf, reshape_mask
+
+    if isinstance(args[0], MaskOf):
+        return reshape_mask(w, args[0], list(w.current_shape))  # type: ignore[return-value]
     x = act_of(w, args[0])
+    if w.dtype(x) != "float32":  # an integer tensor lives on the host: a host copy
+        return w.emit("HostCast", [x], {"to": w.dtype(x), "shape": list(w.current_shape)},
+                      part="reshape")
     return w.emit("Reshape", [x], {"shape": list(w.current_shape)}, part="reshape")
 
 
@@ -50,6 +101,10 @@ def convert_permute_dims(w: Walker, call: Any, args: list[Value]) -> Value:
 
 @converter("relax.broadcast_to")
 def convert_broadcast_to(w: Walker, call: Any, args: list[Value]) -> Value:
+    from paleozoic.frontend.convert.host import MaskOf, broadcast_mask
+
+    if isinstance(args[0], MaskOf):
+        return broadcast_mask(w, args[0])  # type: ignore[return-value]
     x = act_of(w, args[0])
     if w.tensors[x.name].shape != w.current_shape:
         raise w.fail("broadcast_to that changes an activation's shape is not supported")

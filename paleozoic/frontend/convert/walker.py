@@ -79,6 +79,13 @@ class Walker:
         name = self.layer_name(kind, inputs, part, main)
         spec = KINDS[kind]
         in_shapes = [self.tensors[a.name].shape for a in inputs]
+        in_dtypes = [self.tensors[a.name].dtype for a in inputs]
+        integer = [a.name for a, t in zip(inputs, in_dtypes) if t != "float32"]
+        if integer and not spec.host and not spec.index_inputs:
+            raise self.fail(f"{kind} would read the {self.tensors[integer[0]].dtype} tensor "
+                            f"{integer[0]!r}; the device computes on floats only, and integer "
+                            f"tensors are read by host layers (Cast, ArgMax) and as "
+                            f"embedding indices")
         shape = spec.output_shape(attrs, in_shapes)
         if 0 in shape:
             raise self.fail(f"{kind} layer {name!r} would produce an empty tensor {shape}; "
@@ -91,8 +98,11 @@ class Walker:
             self.weights[key] = np.ascontiguousarray(value, dtype=np.float32)
             layer.weights[role] = key
         self.layers.append(layer)
-        self.tensors[name] = TensorInfo(name, shape)
+        self.tensors[name] = TensorInfo(name, shape, spec.dtype_of(attrs, in_dtypes))
         return Act(name)
+
+    def dtype(self, act: Act) -> str:
+        return self.tensors[act.name].dtype
 
     def check_final_shape(self, act: Act) -> None:
         ours = self.tensors[act.name].shape

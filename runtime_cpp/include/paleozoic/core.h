@@ -7,6 +7,7 @@
 #include <cnrt.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -87,11 +88,19 @@ class Device {
   cnrtQueue_t queue_ = nullptr;
 };
 
+// What a tensor's elements are. Float tensors are the SDK's activations (fp32, or fp16 inside
+// a block computing in it). Integer tensors are the graph's token ids, attention masks and
+// uint8 images, and ArgMax's indices: the SDK computes on none of them, so their values are
+// kept on the host, where host layers (layers_host.h) read and write them; an int32 tensor
+// is also copied to the device, for the SDK ops that take int32 indices (GatherV2).
+enum class ElementType { kFloat, kInt64, kInt32, kUint8 };
+const char* elementTypeName(ElementType type);  // "float32", "int64", "int32", "uint8"
+
 // An activation tensor: SDK descriptor plus a device buffer allocated on first use.
 // Tensors inside a fused block never get a buffer.
 class Tensor {
  public:
-  Tensor(std::string name, Shape shape);
+  Tensor(std::string name, Shape shape, ElementType type = ElementType::kFloat);
   ~Tensor();
   Tensor(const Tensor&) = delete;
   Tensor& operator=(const Tensor&) = delete;
@@ -112,6 +121,13 @@ class Tensor {
   void copyFromHost(const float* src, std::size_t count);
   void copyToHost(float* dst, std::size_t count);
 
+  ElementType elementType() const { return type_; }
+  bool isInteger() const { return type_ != ElementType::kFloat; }
+  // An integer tensor's values: count must equal elements(), and each value must fit the
+  // element type (pz::Error naming the tensor, the index and the value otherwise).
+  void setInts(const std::int64_t* src, std::size_t count);
+  const std::vector<std::int64_t>& ints() const;
+
   // Consumers are counted at layer construction so fusion blocks can tell their outputs.
   void addConsumer() { ++consumers_; }
   void removeConsumer() { --consumers_; }
@@ -127,6 +143,9 @@ class Tensor {
   void* data_ = nullptr;
   int consumers_ = 0;
   bool graph_output_ = false;
+  ElementType type_ = ElementType::kFloat;
+  std::vector<std::int64_t> ints_;  // an integer tensor's values (written by setInts)
+  bool ints_set_ = false;
 };
 
 // A weight as a layer's configLayer takes it: the data, and where WeightFile::get handed it
@@ -245,6 +264,8 @@ class Layer {
 
   // Called by FusionLayer::fuseLayer.
   void markFused(const std::string& block);
+  // A host layer (layers_host.h) computes on the CPU; it cannot join a fusion op.
+  virtual bool onHost() const { return false; }
 
   // The precision the layer computes in; set before its op is built (Block::compile does).
   // A layer without an SDK int8 mode runs kInt8 as kFp16 (effectivePrecision).
@@ -273,6 +294,9 @@ class Layer {
   bool configured() const { return configured_ || weights_.empty(); }
 
  protected:
+  // A layer whose output holds integers (a host layer's).
+  Layer(std::string name, std::vector<Tensor*> inputs, Shape output_shape,
+        ElementType output_type);
   // The SDK forwards of one-input ops, f(op, in, in_data, out, out_data, queue, extra), and
   // of two-input ops, f(op, a, a_data, b, b_data, out, out_data, queue, extra).
   using UnaryForward = cnmlStatus_t (*)(cnmlBaseOp_t, cnmlTensor_t, void*, cnmlTensor_t, void*,

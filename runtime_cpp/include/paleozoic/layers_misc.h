@@ -62,6 +62,23 @@ class TransposeLayer : public Layer {
   SdkHandle<cnmlTransposeOpParam_t, cnmlDestroyTransposeOpParam> param_;
 };
 
+// Embedding lookup: rows of a constant table gathered along `axis` (0..3) by int32 indices
+// (ONNX Gather of a float initializer by token ids, whose int64 -> int32 cast runs on the
+// host): output shape table[:axis] + indices + table[axis+1:]. Weight: table. An index
+// outside [0, table[axis]) fails the forward with a pz::SdkError naming the layer.
+class GatherV2Layer : public Layer {
+ public:
+  GatherV2Layer(std::string name, Tensor& indices, Shape table_shape, int axis = 0);
+
+ protected:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+  void settleDataTypes() override;  // int32 indices in, the precision's dtype out
+
+ private:
+  const ConstTensor* table_ = nullptr;
+  int axis_;
+};
+
 // y = x[begin:end:step] along every axis (one entry per input axis, as numpy's slices with
 // positive steps): 0 <= begin < end <= dim, step >= 1; output dim ceil((end - begin) / step).
 class SliceLayer : public Layer {

@@ -13,6 +13,7 @@
 #include "paleozoic/fusion.h"
 #include "paleozoic/layers_conv_pool.h"
 #include "paleozoic/layers_elementwise.h"
+#include "paleozoic/layers_host.h"
 #include "paleozoic/layers_misc.h"
 #include "paleozoic/layers_recurrent.h"
 #include "paleozoic/weight_file.h"

@@ -13,7 +13,9 @@ namespace pz {
 
 struct SessionOptions {
   std::string weights = "weights.bin";
-  std::vector<std::string> inputs;   // raw little-endian float32, one file per graph input
+  // Raw little-endian values, one file per graph input: float32, or the integer input's type
+  // (int64 token ids and masks, int32, uint8 pixels). Integer outputs are written as int64.
+  std::vector<std::string> inputs;
   std::string output_dir = ".";      // outputs are written as <output_dir>/<name>.bin
   int repeat = 1;                    // runs of the whole session (the median is reported)
   std::string profile;               // device profile for the mock SDK's timing model ("" = built in)

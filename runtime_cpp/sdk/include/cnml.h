@@ -161,8 +161,10 @@ cnmlStatus_t cnmlExit(void);
 
 // ---- tensors -----------------------------------------------------------------
 // Mock rule: device buffers are dense in the logical (NCHW / N-D row-major) order, in the
-// tensor's dtype: FLOAT32 4 bytes, FLOAT16 2 bytes (IEEE binary16), INT8 1 byte.
-// cnmlSetTensorDataType: CNML_TENSOR FLOAT32 or FLOAT16; CNML_FILTER FLOAT32, FLOAT16 or
+// tensor's dtype: FLOAT32 4 bytes, FLOAT16 2 bytes (IEEE binary16), INT8 1 byte, INT32 4,
+// UINT8 1.
+// cnmlSetTensorDataType: CNML_TENSOR FLOAT32, FLOAT16, INT32 (GatherV2's indices) or UINT8;
+// CNML_FILTER FLOAT32, FLOAT16 or
 // INT8; CNML_CONST FLOAT32 or FLOAT16; anything else UNSUPPORT (VARIABLE: FLOAT32 only).
 // Changing the dtype of a bound FILTER/CONST -> INVALIDARG. The default dtype is FLOAT32.
 // cnmlGetTensorSize_V2 = elements x element size of the dtype.
@@ -347,6 +349,14 @@ cnmlStatus_t cnmlCreateSoftmaxOp(cnmlBaseOp_t* op, cnmlDimension_t dim, cnmlTens
 // Paddle-Lite calls it; cnmlCreateSoftmaxOp's cnmlDimension_t names NCHW axes).
 cnmlStatus_t cnmlCreateNdSoftmaxOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t input,
                                    cnmlTensor_t output);
+// output = input gathered along `dim` (CNML_DIM_N, C, H, W: axes 0..3 of the input) by the
+// int32 `index`: output shape input[:dim] + index + input[dim+1:] (embeddings: a
+// [vocabulary, width] CNML_CONST table gathered on N by token ids). Mock rules: the input a
+// bound CNML_CONST (an embedding table), index a CNML_TENSOR of CNML_DATA_INT32, the
+// output's dtype the table's; at forward every index must lie in [0, input[dim])
+// (INVALIDPARAM otherwise: negative ids are normalised by the host before).
+cnmlStatus_t cnmlCreateGatherV2Op(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t index,
+                                  cnmlTensor_t output, cnmlDimension_t dim);
 // out[..., m, n] = sum_k A[..., m, k] * B[..., k, n] with A = trans_a ? a^T : a and
 // B = trans_b ? b^T : b over the last two axes (Cambricon's TensorFlow lowers BatchMatMul to
 // it). Mock rule: both ranks >= 2; the leading (batch) dims broadcast as numpy's (right-
@@ -477,6 +487,11 @@ cnmlStatus_t cnmlComputeBatchDotOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input
                                              void* input_1, cnmlTensor_t input_tensor_2,
                                              void* input_2, cnmlTensor_t output_tensor,
                                              void* output, cnrtQueue_t queue, void* extra);
+// `input` (the table's data) is not read: the op holds the bound CNML_CONST (pass nullptr).
+cnmlStatus_t cnmlComputeGatherV2OpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                             void* input, cnmlTensor_t index_tensor, void* index,
+                                             cnmlTensor_t output_tensor, void* output,
+                                             cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeNdSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                       void* input, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);

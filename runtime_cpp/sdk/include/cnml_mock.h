@@ -45,6 +45,18 @@ cnmlStatus_t cnmlMockEstimateFusionUs(cnmlBaseOp_t ops[], int op_num, cnmlTensor
 cnmlStatus_t cnmlMockExplainFusion(cnmlBaseOp_t ops[], int op_num, cnmlTensor_t outputs[],
                                    int output_num, int mp, double* values, int value_num);
 
+/* A layer computed on the host (a Paleozoic host layer: integer index arithmetic, casts of
+ * integer inputs, ArgMax): the op stands for its copies, the inputs to the host
+ * (to_host_bytes in all) and the output back (to_device_bytes), so the device model prices
+ * them at host_link_gbps and the queue's clock advances by that time when it runs. It has no
+ * device arithmetic; it compiles like a base op, and cnmlFuseOp refuses it (INVALIDPARAM):
+ * host work cannot join a fusion op. */
+cnmlStatus_t cnmlMockCreateHostTransferOp(cnmlBaseOp_t* op, cnmlTensor_t inputs[],
+                                          int input_num, cnmlTensor_t output,
+                                          size_t to_host_bytes, size_t to_device_bytes);
+/* Runs it: checks it is compiled and advances the queue's clock by its time. */
+cnmlStatus_t cnmlMockComputeHostTransferOpForward(cnmlBaseOp_t op, cnrtQueue_t queue);
+
 /* Simulated device microseconds of one base op compiled alone for mp cores (what
  * cnmlCompileBaseOp + its forward report). */
 cnmlStatus_t cnmlMockEstimateBaseOpUs(cnmlBaseOp_t op, int mp, float* us);

@@ -1,0 +1,200 @@
+"""Converters of the operators computed on the host: Cast (of integer inputs, or to an
+integer type) and ArgMax (paleozoic.ops.host), and the integer index arithmetic TVM's
+frontend writes around ONNX Gather (negative indices wrapped: where(i < 0, i + n, i)),
+which becomes the wrap of the host cast that makes GatherV2's int32 indices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
+from paleozoic.frontend.convert.values import Act, Const, Value
+from paleozoic.frontend.convert.walker import Walker, act_of, scalar
+from paleozoic.ops.host import ELEMENT_TYPES
+
+onnx_ops({
+    "Cast": OnnxOp("HostCast, or nothing (a cast of a float to float32)"),
+    "ArgMax": OnnxOp("HostArgMax"),
+    "Where": OnnxOp("HostSelect (a run-time condition from a mask or IsNaN, constant values)"),
+    "And": OnnxOp("nothing (a mask and a constant all-true mask, as HuggingFace exports)"),
+    "Expand": OnnxOp("nothing (a mask broadcast, applied by the HostSelect reading it)"),
+    "IsNaN": OnnxOp("HostSelect (with the Where reading it)"),
+})
+
+
+@dataclass(frozen=True)
+class MaskOf:
+    """A bool tensor: `act != 0` (a Cast to bool), broadcast to `shape` when given; a
+    Where reading it becomes a HostSelect."""
+
+    act: Act
+    shape: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class NanOf:
+    """IsNaN(act) of a float activation, for the Where that reads it."""
+
+    act: Act
+
+
+@converter("relax.astype")
+def convert_astype(w: Walker, call: Any, args: list[Value]) -> Value:
+    to = str(call.attrs.dtype)
+    if isinstance(args[0], MaskOf):
+        mask = args[0]
+        if to == "bool":
+            return mask  # type: ignore[return-value]
+        if to != "float32":
+            raise w.fail(f"Cast of a bool mask to {to}: only to float32 (or bool)")
+        return _select(w, mask, "nonzero", 1.0, 0.0)
+    if to == "bool":
+        return MaskOf(act_of(w, args[0]))  # type: ignore[return-value]
+    x = act_of(w, args[0])
+    if to not in ELEMENT_TYPES:
+        raise w.fail(f"Cast to {to}: a session's tensors are {', '.join(ELEMENT_TYPES)}")
+    if to == w.dtype(x):
+        return x  # a cast to its own type (exporters write them around masks)
+    return w.emit("HostCast", [x], {"to": to, "shape": list(w.tensors[x.name].shape)},
+                  part="cast")
+
+
+@converter("relax.argmax")
+def convert_argmax(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    rank = len(w.tensors[x.name].shape)
+    if call.attrs.axis is None:
+        raise w.fail("ArgMax over all axes (no axis) is not an ONNX form; give an axis")
+    axis = int(call.attrs.axis) % rank
+    return w.emit("HostArgMax", [x], {"axis": axis, "keepdims": bool(call.attrs.keepdims)},
+                  part="argmax")
+
+
+@dataclass(frozen=True)
+class IndexTerm:
+    """A step of the negative-index wrap on an integer activation: `act < 0` ("negative")
+    or `act + shift` ("shifted"); `where(negative, shifted, act)` makes a WrappedIndex."""
+
+    kind: str
+    act: Act
+    shift: int = 0
+
+
+@dataclass(frozen=True)
+class WrappedIndex:
+    """Indices whose negative values count from the end of an axis of size `size`."""
+
+    act: Act
+    size: int
+
+
+def _index_only(w: Walker, what: str) -> Exception:
+    return w.fail(f"{what} on an integer tensor: integer arithmetic is supported only as "
+                  f"the negative-index wrap of a Gather's indices")
+
+
+def integer_arithmetic(w: Walker, op: str, a: Value, b: Value) -> Value:
+    """`ids + n` with a constant n (the wrap's shifted indices); anything else is refused."""
+    if op == "add" and isinstance(b, Act):
+        a, b = b, a
+    if op == "add" and isinstance(a, Act) and isinstance(b, Const) and b.value.size == 1:
+        return IndexTerm("shifted", a, int(scalar(w, b, "the index shift")))  # type: ignore[return-value]
+    raise _index_only(w, op)
+
+
+@converter("relax.shape_of")
+def convert_shape_of(w: Walker, call: Any, args: list[Value]) -> Value:
+    """Shapes are fixed at compile time: the shape of an activation or constant is a
+    constant (TVM asks for it around Gather's index wrap)."""
+    (x,) = args
+    if isinstance(x, Const):
+        return Const(np.array(np.asarray(x.value).shape, dtype=np.int64))
+    if isinstance(x, MaskOf):
+        return Const(np.array(x.shape or w.tensors[x.act.name].shape, dtype=np.int64))
+    return Const(np.array(w.tensors[act_of(w, x).name].shape, dtype=np.int64))
+
+
+@converter("relax.less")
+def convert_less(w: Walker, call: Any, args: list[Value]) -> Value:
+    a, b = args
+    if isinstance(a, Act) and w.dtype(a) != "float32" and isinstance(b, Const) \
+            and b.value.size == 1 and float(b.value.reshape(-1)[0]) == 0:
+        return IndexTerm("negative", a)  # type: ignore[return-value]
+    raise _index_only(w, "less")
+
+
+@converter("relax.where")
+def convert_where(w: Walker, call: Any, args: list[Value]) -> Value:
+    cond, then, other = args
+
+    def value(v: Value) -> float | None:
+        return float(np.asarray(v.value).reshape(-1)[0]) \
+            if isinstance(v, Const) and np.asarray(v.value).size == 1 else None
+
+    if isinstance(cond, MaskOf) and value(then) is not None and value(other) is not None:
+        return _select(w, cond, "nonzero", value(then), value(other))
+    if isinstance(cond, NanOf) and value(then) is not None and other == cond.act:
+        return _select(w, MaskOf(cond.act), "isnan", value(then), "x")
+    if isinstance(cond, IndexTerm) and cond.kind == "negative" and isinstance(then, IndexTerm) \
+            and then.kind == "shifted" and then.act == cond.act == other:
+        return WrappedIndex(cond.act, then.shift)  # type: ignore[return-value]
+    raise w.fail("Where with a run-time condition is supported with a mask (a Cast to bool "
+                 "of an integer tensor) or IsNaN(x) as the condition and constant values (x "
+                 "itself for IsNaN's), and as the negative-index wrap of a Gather's indices")
+
+
+def gather_indices(w: Walker, indices: Value, size: int) -> Act:
+    """GatherV2's int32 indices from integer indices (plain or wrapped): a host cast that
+    narrows them and wraps negative ones by `size`, as ONNX Gather reads them."""
+    wrap = 0
+    if isinstance(indices, WrappedIndex):
+        indices, wrap = indices.act, indices.size
+    if not isinstance(indices, Act) or w.dtype(indices) == "float32":
+        raise w.fail("Gather's indices must be an integer tensor or a constant")
+    if wrap and wrap != size:
+        raise w.fail(f"Gather's indices wrap by {wrap}, the table's axis has {size}")
+    return w.emit("HostCast", [indices], {"to": "int32", "shape": list(
+        w.tensors[indices.name].shape), "wrap": size}, part="indices", main=False)
+
+
+def _select(w: Walker, mask: MaskOf, test: str, then: float | str, otherwise: float | str) -> Act:
+    shape = list(w.current_shape or mask.shape or w.tensors[mask.act.name].shape)
+    return w.emit("HostSelect", [mask.act], {"test": test, "shape": shape, "then": then,
+                                             "otherwise": otherwise}, part="select")
+
+
+def reshape_mask(w: Walker, mask: MaskOf, shape: list[int]) -> MaskOf:
+    """A reshape of a bool mask: a host copy of the integers it tests."""
+    if mask.shape is not None:
+        raise w.fail("reshaping a broadcast mask is not supported")
+    act = w.emit("HostCast", [mask.act], {"to": w.dtype(mask.act), "shape": shape},
+                 part="reshape")
+    return MaskOf(act)
+
+
+@converter("relax.logical_and")
+def convert_logical_and(w: Walker, call: Any, args: list[Value]) -> Value:
+    a, b = args
+    if isinstance(a, MaskOf):
+        a, b = b, a
+    if isinstance(b, MaskOf) and isinstance(a, Const) and np.asarray(a.value).all():
+        target = np.broadcast_shapes(np.asarray(a.value).shape,
+                                     b.shape or w.tensors[b.act.name].shape)
+        return MaskOf(b.act, tuple(int(d) for d in target))  # type: ignore[return-value]
+    raise w.fail("And is supported only of a mask and a constant that is all true (the "
+                 "padding/causal term HuggingFace folds in for an encoder)")
+
+
+def broadcast_mask(w: Walker, mask: MaskOf) -> MaskOf:
+    return MaskOf(mask.act, tuple(w.current_shape))
+
+
+@converter("relax.isnan")
+def convert_isnan(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    if w.dtype(x) != "float32":
+        raise w.fail("IsNaN of an integer tensor")
+    return NanOf(x)  # type: ignore[return-value]

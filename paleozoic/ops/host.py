@@ -1,0 +1,88 @@
+"""Host layers: what the SDK cannot run, computed on the CPU inside the emitted session
+between device blocks (TVM BYOC's split of a graph between an accelerator and the host):
+casts of integer inputs (uint8 pixels, int64 masks to float; int64 ids to the int32
+indices GatherV2 takes) and ArgMax. A host layer is never fused (`fusible=False`): every
+plan gives it a block of its own, and its cost is its copies over the host link."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, elements
+
+# The element types a tensor of the queue may have (TensorInfo.dtype), as numpy spells them.
+ELEMENT_TYPES = ("float32", "int64", "int32", "uint8")
+INTEGER_TYPES = ELEMENT_TYPES[1:]
+
+
+@dataclass(frozen=True)
+class HostCastAttrs:
+    to: str                          # one of ELEMENT_TYPES
+    shape: tuple[int, ...]           # the output shape (a reshape on the way, same count)
+    # Negative values get `wrap` added (ONNX Gather's indices count from the end); 0: none.
+    wrap: int = 0
+
+
+@dataclass(frozen=True)
+class HostArgMaxAttrs:
+    axis: int                        # normalised, 0 <= axis < rank
+    keepdims: bool = True
+    select_last_index: bool = False
+
+
+def host_cast_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    (x,) = inputs
+    if attrs["to"] not in ELEMENT_TYPES:
+        raise ShapeError(f"HostCast to {attrs['to']!r}: the element type must be one of "
+                         f"{', '.join(ELEMENT_TYPES)}")
+    shape = tuple(attrs["shape"])
+    if elements(shape) != elements(x):
+        raise ShapeError(f"HostCast from {x} to {shape} changes the element count")
+    return shape
+
+
+def host_argmax_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    (x,) = inputs
+    axis = attrs["axis"]
+    if not 0 <= axis < len(x):
+        raise ShapeError(f"ArgMax axis {axis} is outside a {len(x)}-D input")
+    if attrs["keepdims"]:
+        return x[:axis] + (1,) + x[axis + 1:]
+    return x[:axis] + x[axis + 1:] or (1,)
+
+
+HOST_CAST = LayerKind(name="HostCast", cpp_class="pz::HostCastLayer", template="host_cast",
+                      binding="host_cast", shape=host_cast_shape, attrs=HostCastAttrs,
+                      fusible=False, host=True, output_dtype=lambda a, _: a["to"])
+HOST_ARGMAX = LayerKind(name="HostArgMax", cpp_class="pz::HostArgMaxLayer",
+                        template="host_argmax", binding="host_argmax",
+                        shape=host_argmax_shape, attrs=HostArgMaxAttrs, fusible=False,
+                        host=True, output_dtype=lambda a, _: "int64")
+
+
+
+@dataclass(frozen=True)
+class HostSelectAttrs:
+    test: str                        # "nonzero" (a bool mask) or "isnan"
+    shape: tuple[int, ...]           # the output shape: the input broadcast (numpy)
+    then: float | str = "x"          # a number, or "x": the input value itself
+    otherwise: float | str = "x"
+
+
+def host_select_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    (x,) = inputs
+    shape = tuple(attrs["shape"])
+    if attrs["test"] not in ("nonzero", "isnan"):
+        raise ShapeError(f"HostSelect test {attrs['test']!r} is not nonzero or isnan")
+    if len(x) > len(shape) or any(d not in (1, o) for d, o in zip(reversed(x), reversed(shape))):
+        raise ShapeError(f"HostSelect input {x} does not broadcast to {shape}")
+    return shape
+
+
+# ONNX Where with a run-time condition (attention masks, softmax's NaN guard), on the host.
+HOST_SELECT = LayerKind(name="HostSelect", cpp_class="pz::HostSelectLayer",
+                        template="host_select", binding="host_select",
+                        shape=host_select_shape, attrs=HostSelectAttrs, fusible=False,
+                        host=True)
+
+FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT)

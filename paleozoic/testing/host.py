@@ -1,0 +1,80 @@
+"""Test models with integer inputs and outputs, built with onnx.helper: what host layers
+(paleozoic.ops.host) compute.
+
+    uint8_classifier: uint8 image -> Cast -> Div 255 -> Conv -> Relu -> GlobalAveragePool
+                      -> Flatten -> Gemm -> logits, and ArgMax(logits) as an int64 output
+
+    from paleozoic.testing.host import uint8_classifier
+    model = uint8_classifier(seed=0)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from paleozoic.testing.workloads import _Graph
+
+
+def uint8_classifier(seed: int = 0, batch: int = 2, size: int = 8,
+                     classes: int = 10) -> onnx.ModelProto:
+    """A classifier of a uint8 NCHW image "image" with two outputs: the float logits and
+    the int64 class index (ArgMax over the classes, keepdims=0)."""
+    g = _Graph("uint8_classifier", seed, batch)
+    pixels = g.op("Cast", ["image"], to=TensorProto.FLOAT)
+    scaled = g.op("Div", [pixels, g._init("scale", np.array(255.0))])
+    h = g.op("Relu", [g.conv(scaled, 3, 8, 3)])
+    pooled = g.op("Flatten", [g.op("GlobalAveragePool", [h])])
+    weight = g._init("fc.weight", g.rng.normal(0.0, 1.0, size=(classes, 8)))
+    bias = g._init("fc.bias", g.rng.normal(0.0, 0.1, size=classes))
+    logits = g.op("Gemm", [pooled, weight, bias], transB=1)
+    label = g.op("ArgMax", [logits], axis=1, keepdims=0)
+    graph = helper.make_graph(
+        g.nodes, g.name,
+        [helper.make_tensor_value_info("image", TensorProto.UINT8, [batch, 3, size, size])],
+        [helper.make_tensor_value_info(logits, TensorProto.FLOAT, [batch, classes]),
+         helper.make_tensor_value_info(label, TensorProto.INT64, [batch])], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="paleozoic.testing.host")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def hf_masked_softmax(seq: int = 6, heads: int = 2) -> onnx.ModelProto:
+    """Attention-mask forms of HuggingFace transformers 5's BertModel export, on a scores
+    input: Cast(mask, bool), Flatten, Gather by arange, Reshape, And with an all-true
+    constant, Expand, Where(mask, 0, -inf) added to the scores, Softmax, and the NaN guard
+    Where(IsNaN(p), 0, p). Inputs: mask int64 [1, seq], scores float [1, heads, seq, seq]."""
+    s = seq
+    inits = [
+        helper.make_tensor("idx", TensorProto.INT64, [1, 1, 1, s], list(range(s))),
+        helper.make_tensor("shape4", TensorProto.INT64, [4], [1, 1, 1, s]),
+        helper.make_tensor("true", TensorProto.BOOL, [1, 1, s, s], [True] * s * s),
+        helper.make_tensor("expand", TensorProto.INT64, [4], [1, 1, s, s]),
+        helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
+        helper.make_tensor("ninf", TensorProto.FLOAT, [], [-np.inf]),
+    ]
+    nodes = [
+        helper.make_node("Cast", ["mask"], ["mb"], to=TensorProto.BOOL),
+        helper.make_node("Flatten", ["mb"], ["mf"], axis=2),
+        helper.make_node("Gather", ["mf", "idx"], ["mg"], axis=0),
+        helper.make_node("Reshape", ["mg", "shape4"], ["m4"]),
+        helper.make_node("And", ["true", "m4"], ["ma"]),
+        helper.make_node("Expand", ["ma", "expand"], ["me"]),
+        helper.make_node("Where", ["me", "zero", "ninf"], ["additive"], name="where_mask"),
+        helper.make_node("Add", ["scores", "additive"], ["masked"]),
+        helper.make_node("Softmax", ["masked"], ["p"], axis=-1),
+        helper.make_node("IsNaN", ["p"], ["nan"]),
+        helper.make_node("Where", ["nan", "zero", "p"], ["y"], name="where_nan"),
+    ]
+    graph = helper.make_graph(nodes, "hf_masked_softmax", [
+        helper.make_tensor_value_info("mask", TensorProto.INT64, [1, s]),
+        helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, heads, s, s])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, heads, s, s])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="paleozoic.testing.host")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model

@@ -1,0 +1,89 @@
+// Host layers: the work the SDK cannot run (casts of integer inputs, integer index arithmetic,
+// ArgMax), computed on the CPU inside the session between device blocks, the way TVM's BYOC
+// partitions a graph between an accelerator and the host. Each is a layer of its own block:
+// it cannot join a fusion op. Its device time is the copies of its inputs to the host and of
+// its output back (integer tensors already live on the host), priced by the SDK's device
+// model as a transfer op.
+#ifndef PALEOZOIC_LAYERS_HOST_H_
+#define PALEOZOIC_LAYERS_HOST_H_
+
+#include <limits>  // emitted sessions write -std::numeric_limits<float>::infinity()
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "paleozoic/core.h"
+
+namespace pz {
+
+// The base of the host layers: run() waits for the device queue, reads the inputs into host
+// memory, calls compute() and writes the output (to the device for a float or int32 output).
+class HostLayer : public Layer {
+ public:
+  bool onHost() const override { return true; }
+
+ protected:
+  HostLayer(std::string name, std::vector<Tensor*> inputs, Shape output_shape,
+            ElementType output_type);
+  // Values as doubles: exact for every fp32/fp16 value and every integer below 2^53.
+  virtual void compute(const std::vector<std::vector<double>>& inputs,
+                       std::vector<double>& output) const = 0;
+
+ private:
+  cnmlStatus_t forward(cnrtQueue_t queue) override;
+  void settleDataTypes() override {}  // the output's type is the layer's, not the block's
+};
+
+// ONNX Cast on the host: uint8 pixels or an int64 mask to float32, int64 ids to the int32
+// indices GatherV2 takes, and any integer or float tensor to an integer type (float to int
+// truncates toward zero). A value outside the target's range is a pz::Error naming the
+// layer. `shape` (same element count) reshapes on the way: an integer tensor's Reshape or
+// Unsqueeze is a host copy too. With `wrap` > 0, negative values get wrap added first (ONNX
+// Gather's indices count from the end of the table's axis).
+class HostCastLayer : public HostLayer {
+ public:
+  HostCastLayer(std::string name, Tensor& input, ElementType to, Shape shape = {}, int wrap = 0);
+
+ private:
+  void compute(const std::vector<std::vector<double>>& inputs,
+               std::vector<double>& output) const override;
+  ElementType to_;
+  int wrap_;
+};
+
+// ONNX ArgMax: the int64 index of the largest value along `axis` (the first of equal
+// values, or the last with select_last_index), the axis kept as 1 or dropped.
+class HostArgMaxLayer : public HostLayer {
+ public:
+  HostArgMaxLayer(std::string name, Tensor& input, int axis, bool keepdims = true,
+                  bool select_last_index = false);
+
+ private:
+  void compute(const std::vector<std::vector<double>>& inputs,
+               std::vector<double>& output) const override;
+  int axis_;
+  bool select_last_;
+};
+
+// What a HostSelectLayer tests each input value for.
+enum class HostTest { kNonZero, kIsNan };
+
+// ONNX Where with a run-time condition, as exporters build attention masks and guard softmax:
+// y = test(x) ? then : otherwise, x broadcast (numpy) to `shape`; an absent value
+// (std::nullopt) takes x itself. Where(mask, 0, -inf-ish) on a bool mask is kNonZero with
+// both values; Where(IsNaN(p), 0, p) is kIsNan with then = 0 and otherwise = x.
+class HostSelectLayer : public HostLayer {
+ public:
+  HostSelectLayer(std::string name, Tensor& input, HostTest test, Shape shape,
+                  std::optional<float> then_value, std::optional<float> otherwise);
+
+ private:
+  void compute(const std::vector<std::vector<double>>& inputs,
+               std::vector<double>& output) const override;
+  HostTest test_;
+  std::optional<float> then_, otherwise_;
+};
+
+}  // namespace pz
+
+#endif  // PALEOZOIC_LAYERS_HOST_H_

@@ -1,0 +1,247 @@
+// Host layers: casts of integer tensors and ArgMax, computed on the CPU.
+#include <cnml_mock.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "detail.h"
+
+namespace pz {
+
+namespace {
+
+// What the host copies over the link: a float or int32 tensor lives on the device; int64
+// and uint8 tensors are already on the host.
+std::size_t linkBytes(const Tensor& tensor) {
+  const ElementType type = tensor.elementType();
+  return type == ElementType::kFloat || type == ElementType::kInt32 ? tensor.bytes() : 0;
+}
+
+Shape argMaxShape(const std::string& layer, const Shape& in, int axis, bool keepdims) {
+  const int a = detail::normaliseAxis(layer, axis, static_cast<int>(in.size()));
+  Shape out = in;
+  if (keepdims) {
+    out[a] = 1;
+  } else {
+    out.erase(out.begin() + a);
+    if (out.empty()) out.push_back(1);
+  }
+  return out;
+}
+
+}  // namespace
+
+HostLayer::HostLayer(std::string name, std::vector<Tensor*> inputs, Shape output_shape,
+                     ElementType output_type)
+    : Layer(std::move(name), std::move(inputs), std::move(output_shape), output_type) {
+  // The op stands for the layer's copies, so that the device model prices them and the
+  // queue's clock counts them; it is built once the block has settled the inputs' dtypes.
+  defineOp([this] {
+    std::vector<cnmlTensor_t> ins;
+    std::size_t to_host = 0;
+    for (Tensor* input : inputs_) {
+      ins.push_back(input->desc());
+      to_host += linkBytes(*input);
+    }
+    PZ_CHECK(name_, cnmlMockCreateHostTransferOp(&op_, ins.data(), static_cast<int>(ins.size()),
+                                                 output_.desc(), to_host, linkBytes(output_)));
+  });
+}
+
+cnmlStatus_t HostLayer::forward(cnrtQueue_t queue) {
+  PZ_CHECK(name_, cnrtSyncQueue(queue));  // the inputs' producers have finished
+  std::vector<std::vector<double>> values;
+  for (Tensor* input : inputs_) {
+    std::vector<double> v;
+    if (input->isInteger()) {
+      const std::vector<std::int64_t>& ints = input->ints();
+      v.assign(ints.begin(), ints.end());
+    } else {
+      std::vector<float> f(input->elements());
+      input->copyToHost(f.data(), f.size());
+      v.assign(f.begin(), f.end());
+    }
+    values.push_back(std::move(v));
+  }
+  std::vector<double> out(output_.elements());
+  compute(values, out);
+  if (output_.isInteger()) {
+    std::vector<std::int64_t> ints(out.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      // Within int64 (and so exact as a double) is checked before converting.
+      if (!(std::fabs(out[i]) < 9.2e18)) {
+        throw Error(name_ + ": value " + std::to_string(out[i]) + " at index " +
+                    std::to_string(i) + " is not an integer " + elementTypeName(output_.elementType()) +
+                    " can hold");
+      }
+      ints[i] = static_cast<std::int64_t>(out[i]);
+    }
+    try {
+      output_.setInts(ints.data(), ints.size());
+    } catch (const Error& e) {
+      throw Error(name_ + ": " + e.what());
+    }
+  } else {
+    std::vector<float> f(out.begin(), out.end());
+    output_.copyFromHost(f.data(), f.size());
+  }
+  const cnmlStatus_t status = cnmlMockComputeHostTransferOpForward(op_, queue);
+  check(status, name_, "cnmlMockComputeHostTransferOpForward");
+  return status;
+}
+
+HostCastLayer::HostCastLayer(std::string name, Tensor& input, ElementType to, Shape shape,
+                             int wrap)
+    : HostLayer(name, {&input}, shape.empty() ? input.shape() : shape, to), to_(to), wrap_(wrap) {
+  if (wrap < 0) throw Error(name_ + ": wrap " + std::to_string(wrap) + " must be >= 0");
+  if (elementCount(output_.shape()) != input.elements()) {
+    throw Error(name_ + ": shape " + shapeToString(output_.shape()) + " holds " +
+                std::to_string(elementCount(output_.shape())) + " values, the input " +
+                shapeToString(input.shape()) + " " + std::to_string(input.elements()));
+  }
+}
+
+void HostCastLayer::compute(const std::vector<std::vector<double>>& inputs,
+                            std::vector<double>& output) const {
+  const std::vector<double>& x = inputs[0];
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = wrap_ > 0 && x[i] < 0 ? x[i] + wrap_ : x[i];
+    // ONNX leaves float -> int of out-of-range values undefined; setInts refuses them.
+    output[i] = to_ == ElementType::kFloat ? static_cast<double>(static_cast<float>(v))
+                                           : std::trunc(v);
+  }
+}
+
+HostArgMaxLayer::HostArgMaxLayer(std::string name, Tensor& input, int axis, bool keepdims,
+                                 bool select_last_index)
+    : HostLayer(name, {&input}, argMaxShape(name, input.shape(), axis, keepdims),
+                ElementType::kInt64),
+      axis_(detail::normaliseAxis(name_, axis, static_cast<int>(input.shape().size()))),
+      select_last_(select_last_index) {}
+
+void HostArgMaxLayer::compute(const std::vector<std::vector<double>>& inputs,
+                              std::vector<double>& output) const {
+  const Shape& in = inputs_[0]->shape();
+  std::size_t outer = 1, inner = 1;
+  for (int a = 0; a < axis_; ++a) outer *= static_cast<std::size_t>(in[a]);
+  for (std::size_t a = static_cast<std::size_t>(axis_) + 1; a < in.size(); ++a)
+    inner *= static_cast<std::size_t>(in[a]);
+  const std::size_t n = static_cast<std::size_t>(in[axis_]);
+  const std::vector<double>& x = inputs[0];
+  for (std::size_t o = 0; o < outer; ++o) {
+    for (std::size_t i = 0; i < inner; ++i) {
+      const double* row = &x[o * n * inner + i];
+      std::size_t best = 0;
+      for (std::size_t k = 1; k < n; ++k) {
+        const double v = row[k * inner], b = row[best * inner];
+        // NaN counts as the largest value, as numpy's and onnxruntime's argmax do.
+        const bool larger = std::isnan(v) ? !std::isnan(b) : v > b;
+        const bool equal = v == b || (std::isnan(v) && std::isnan(b));
+        if (larger || (select_last_ && equal)) best = k;
+      }
+      output[o * inner + i] = static_cast<double>(best);
+    }
+  }
+}
+
+HostSelectLayer::HostSelectLayer(std::string name, Tensor& input, HostTest test, Shape shape,
+                                 std::optional<float> then_value, std::optional<float> otherwise)
+    : HostLayer(name, {&input}, shape, ElementType::kFloat),
+      test_(test),
+      then_(then_value),
+      otherwise_(otherwise) {
+  const Shape& in = input.shape();
+  bool ok = in.size() <= output_.shape().size();
+  for (std::size_t i = 0; ok && i < in.size(); ++i) {
+    const int o = output_.shape()[output_.shape().size() - in.size() + i];
+    ok = in[i] == 1 || in[i] == o;
+  }
+  if (!ok) {
+    throw Error(name_ + ": input " + shapeToString(in) + " does not broadcast to " +
+                shapeToString(output_.shape()));
+  }
+}
+
+void HostSelectLayer::compute(const std::vector<std::vector<double>>& inputs,
+                              std::vector<double>& output) const {
+  const Shape& in = inputs_[0]->shape();
+  const Shape& out = output_.shape();
+  // Input strides right-aligned to the output's axes, 0 where the input broadcasts.
+  std::vector<std::size_t> stride(out.size(), 0);
+  std::size_t s = 1;
+  for (std::size_t i = in.size(); i-- > 0;) {
+    const std::size_t axis = out.size() - in.size() + i;
+    stride[axis] = in[i] == 1 ? 0 : s;
+    s *= static_cast<std::size_t>(in[i]);
+  }
+  std::vector<std::size_t> index(out.size(), 0);
+  for (std::size_t k = 0; k < output.size(); ++k) {
+    std::size_t at = 0;
+    for (std::size_t a = 0; a < out.size(); ++a) at += index[a] * stride[a];
+    const double x = inputs[0][at];
+    const bool hit = test_ == HostTest::kIsNan ? std::isnan(x) : x != 0.0;
+    const std::optional<float>& value = hit ? then_ : otherwise_;
+    output[k] = value ? static_cast<double>(*value) : x;
+    for (std::size_t a = out.size(); a-- > 0;) {
+      if (++index[a] < static_cast<std::size_t>(out[a])) break;
+      index[a] = 0;
+    }
+  }
+}
+
+namespace detail {
+
+namespace {
+
+ElementType elementTypeOf(const std::string& layer, const std::string& name) {
+  for (ElementType t : {ElementType::kFloat, ElementType::kInt64, ElementType::kInt32,
+                        ElementType::kUint8}) {
+    if (name == elementTypeName(t)) return t;
+  }
+  throw Error(layer + ": element type '" + name + "' is not float32, int64, int32 or uint8");
+}
+
+}  // namespace
+
+void addHostFactories(std::vector<LayerFactory>& factories) {
+  using Inputs = std::vector<Tensor*>;
+  factories.push_back({"host_cast", 1, {"to", "shape", "wrap"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         const std::vector<int> shape =
+                             a.has("shape") ? a.ints("shape") : std::vector<int>{};
+                         return std::make_unique<HostCastLayer>(
+                             name, *in[0], elementTypeOf(name, a.text("to")), shape,
+                             a.integer("wrap", 0));
+                       }});
+  factories.push_back({"host_select", 1, {"test", "shape", "then", "otherwise"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         const std::string test = a.text("test");
+                         if (test != "nonzero" && test != "isnan") {
+                           throw Error(name + ": test '" + test + "' is not nonzero or isnan");
+                         }
+                         // A number, or "x": the input value itself.
+                         auto value = [&](const char* key) -> std::optional<float> {
+                           try {
+                             if (a.text(key) == "x") return std::nullopt;
+                           } catch (const Error&) {
+                           }
+                           return static_cast<float>(a.real(key, 0.0));
+                         };
+                         return std::make_unique<HostSelectLayer>(
+                             name, *in[0], test == "isnan" ? HostTest::kIsNan : HostTest::kNonZero,
+                             a.ints("shape"), value("then"), value("otherwise"));
+                       }});
+  factories.push_back({"host_argmax", 1, {"axis", "keepdims", "select_last_index"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<HostArgMaxLayer>(
+                             name, *in[0], a.integer("axis"), a.flag("keepdims", true),
+                             a.flag("select_last_index", false));
+                       }});
+}
+
+}  // namespace detail
+}  // namespace pz

@@ -1,0 +1,55 @@
+"""Integer inputs and outputs end to end: a uint8 image classifier whose Cast runs as a host
+layer and whose ArgMax output is computed on the host (paleozoic.testing.host), compiled to
+C++, built with g++, run, and compared with onnxruntime (logits at fp32's level, class
+indices exactly), and run through the runtime under per-layer and fuse-all plans."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from paleozoic.ops import KINDS
+from paleozoic.pipeline import (
+    build_session,
+    compile_model,
+    load_queue,
+    resolve_plan,
+    run_session,
+)
+from paleozoic.plan_runner import PlanRunner
+from paleozoic.testing.host import uint8_classifier
+from paleozoic.verify import reference_outputs
+
+
+@pytest.fixture(scope="module")
+def model_and_feeds():
+    model = uint8_classifier(seed=0, batch=4)
+    image = np.random.default_rng(0).integers(0, 256, size=(4, 3, 8, 8)).astype(np.uint8)
+    return model, image, reference_outputs(model, {"image": image})
+
+
+def test_emitted_session_matches_onnxruntime(model_and_feeds, tmp_path) -> None:
+    model, image, (logits, label) = model_and_feeds
+    out = compile_model(model, tmp_path / "out", plan="fuse-all")
+    source = (out / "session.cpp").read_text()
+    assert 'pz::Tensor image{"image", {4, 3, 8, 8}, pz::ElementType::kUint8};' in source
+    assert "pz::HostCastLayer" in source and "pz::HostArgMaxLayer" in source
+    build_session(out)
+    ours_logits, ours_label = run_session(out, [image]).outputs
+    np.testing.assert_allclose(ours_logits, logits, rtol=1e-5, atol=1e-5)
+    assert ours_label.dtype == np.int64
+    np.testing.assert_array_equal(ours_label, label)
+
+
+@pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])
+def test_runtime_plans_keep_host_layers_alone(model_and_feeds, plan: str) -> None:
+    model, image, (logits, label) = model_and_feeds
+    queue = load_queue(model)
+    resolved = resolve_plan(queue, plan)
+    kinds = {layer.name: layer.kind for layer in queue.layers}
+    for block in resolved.blocks:
+        if any(KINDS[kinds[name]].host for name in block.layers):
+            assert len(block.layers) == 1, block
+    outputs = list(PlanRunner(queue, resolved).run([image]).values())
+    np.testing.assert_allclose(outputs[0], logits, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(outputs[1], label)
