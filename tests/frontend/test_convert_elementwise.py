@@ -60,11 +60,28 @@ def test_trailing_axis_constants_match_onnxruntime_and_truth() -> None:
     assert np.abs(got - truth).max() <= 2 * np.abs(ort - truth).max() + 1e-6 * scale
 
 
-def test_constant_on_a_middle_axis_is_refused_by_name() -> None:
-    model = _model([2, 5, 7, 3], [helper.make_node("Add", ["x", "c"], ["y"], name="mid_add")],
-                   {"c": np.ones((7, 1))}, "y", [2, 5, 7, 3])
-    with pytest.raises(UnsupportedModelError, match=r"mid_add.*\(7, 1\).*trailing axes"):
+def test_constant_too_large_once_expanded_is_refused_by_name(monkeypatch) -> None:
+    from paleozoic.frontend.convert import elementwise
+
+    monkeypatch.setattr(elementwise, "_MAX_EXPANDED", 50)
+    model = _model([1, 4, 3, 5, 5], [helper.make_node("Add", ["x", "m"], ["y"], name="big")],
+                   {"m": np.ones((1, 4, 1, 5, 5))}, "y", [1, 4, 3, 5, 5])
+    with pytest.raises(UnsupportedModelError, match=r"big.*\(1, 4, 1, 5, 5\).*at most 50"):
         import_onnx(model)
+
+
+def test_constant_broadcast_along_a_middle_axis_is_expanded() -> None:
+    """Swin's shifted-window mask: [1, windows, 1, n, n] on [1, windows, heads, n, n]."""
+    rng = np.random.default_rng(2)
+    mask = rng.standard_normal((1, 4, 1, 5, 5))
+    model = _model([1, 4, 3, 5, 5], [helper.make_node("Add", ["x", "m"], ["y"])],
+                   {"m": mask}, "y", [1, 4, 3, 5, 5])
+    queue = import_onnx(model)
+    run_passes(queue)
+    assert [layer.kind for layer in queue.layers] == ["Reshape", "Scale", "Reshape"]
+    x = rng.standard_normal((1, 4, 3, 5, 5)).astype(np.float32)
+    got = runtime_outputs(queue, [x]).reshape(1, 4, 3, 5, 5)
+    np.testing.assert_allclose(got, x + mask, rtol=1e-6, atol=1e-6)
 
 
 def test_linear_bias_on_tokens_folds_into_the_fully_connected_layer() -> None:

@@ -74,7 +74,7 @@ def binary_layer(w: Walker, op: str, a: Value, b: Value) -> Value:
             vector, view = affine_operand(w, b, a)
             if vector is None:
                 raise w.fail(f"subtract from a constant of shape {a.value.shape} that is "
-                             f"neither per-channel nor spans trailing axes of the input "
+                             f"that does not broadcast to the input "
                              f"{w.tensors[b.name].shape}")
             return _scale(w, b, view, -np.ones_like(vector), vector, "rsub")
         else:
@@ -84,8 +84,9 @@ def binary_layer(w: Walker, op: str, a: Value, b: Value) -> Value:
     vector, view = affine_operand(w, a, b)
     if vector is None:
         raise w.fail(f"{op} with a constant of shape {b.value.shape} on an activation of "
-                     f"shape {w.tensors[a.name].shape}: only scalar, per-channel (axis 1) "
-                     f"constants and constants spanning trailing axes are supported")
+                     f"shape {w.tensors[a.name].shape}: the constant must broadcast to the "
+                     f"activation and, expanded over the axes it broadcasts along, hold at "
+                     f"most {_MAX_EXPANDED} values")
     ones, zeros = np.ones_like(vector), np.zeros_like(vector)
     if op == "div" and not np.all(vector):
         raise w.fail("division by a constant that has zeros")
@@ -96,28 +97,38 @@ def binary_layer(w: Walker, op: str, a: Value, b: Value) -> Value:
     return _scale(w, a, view, alpha, beta, part)
 
 
+# A constant expanded to more elements than this (64 MB of fp32) is refused, not stored.
+_MAX_EXPANDED = 1 << 24
+
+
 def affine_operand(w: Walker, act: Act, const: Const) -> tuple[np.ndarray | None,
                                                                  list[int] | None]:
     """The constant as the per-channel vector of a Scale layer, and the 2-D view of `act`
     the Scale reads when the constant is not per-channel (axis 1) but spans the trailing
     axes of `act` (a transformer's bias on [batch, tokens, features], ConvNeXt's on
-    channels-last [N, H, W, C], ViT's position embedding): the view puts those axes on
-    its channel axis. (None, None) when it is neither."""
+    channels-last [N, H, W, C], ViT's position embedding), or broadcasts along some of
+    them: the view puts those axes on its channel axis. (None, None) when it does not
+    broadcast to `act`."""
     shape = tuple(w.tensors[act.name].shape)
     value = np.asarray(const.value)
     if len(shape) >= 2:
         vector = channel_vector(w, act, const)
         if vector is not None:
             return vector, None
-    dims = list(value.shape)
-    while dims and dims[0] == 1:
-        dims.pop(0)
-    if len(dims) > len(shape) or tuple(dims) != shape[len(shape) - len(dims):]:
+    if value.ndim > len(shape) or any(d not in (1, e) for d, e in
+                                       zip(value.shape[::-1], shape[::-1])):
         return None, None
-    span = len(dims)
-    view = [int(np.prod(shape[:len(shape) - span], dtype=np.int64)),
-            int(np.prod(shape[len(shape) - span:], dtype=np.int64))]
-    return value.reshape(-1).astype(np.float32), view
+    dims = [1] * (len(shape) - value.ndim) + list(value.shape)
+    first = next((i for i, d in enumerate(dims) if d != 1), len(dims))
+    # From its first non-1 axis on, the constant is expanded over the axes it broadcasts
+    # along (Swin's attention mask, [1, windows, 1, 49, 49] on [1, windows, heads, 49,
+    # 49]): a Scale can hold one value per element of that trailing span.
+    span = shape[first:]
+    if int(np.prod(span, dtype=np.int64)) > _MAX_EXPANDED:
+        return None, None
+    full = np.broadcast_to(value.reshape(dims), shape)[(0,) * first]
+    view = [int(np.prod(shape[:first], dtype=np.int64)), int(np.prod(span, dtype=np.int64))]
+    return np.ascontiguousarray(full, dtype=np.float32).reshape(-1), view
 
 
 def _scale(w: Walker, act: Act, view: list[int] | None, alpha: np.ndarray, beta: np.ndarray,
