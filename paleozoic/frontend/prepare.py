@@ -190,6 +190,9 @@ def _fold_node(node: onnx.NodeProto, known: dict[str, np.ndarray],
     inputs = [name for name in node.input if name]
     if not inputs or not all(name in known for name in inputs):
         return None
+    if node.op_type in _NUMPY_FOLDS:
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        return [_NUMPY_FOLDS[node.op_type](*(known[name] for name in inputs), **attrs)]
     model = onnx.helper.make_model(
         onnx.helper.make_graph(
             [node], "fold",
@@ -206,6 +209,17 @@ def _fold_node(node: onnx.NodeProto, known: dict[str, np.ndarray],
     if any(np.asarray(r).size > _FOLD_MAX_ELEMENTS for r in results):
         return None
     return [np.asarray(r) for r in results]
+
+
+def _gather_elements(data: np.ndarray, indices: np.ndarray, axis: int = 0) -> np.ndarray:
+    indices = np.where(indices < 0, indices + data.shape[axis], indices)
+    return np.take_along_axis(data, indices, axis=axis)
+
+
+# Operators whose onnx.reference kernel is wrong for cases exporters write: onnx 1.x's
+# GatherElements fails when the index is shorter than the data along the other axes
+# (HuggingFace BERT gathers its [1, 512] token-type buffer by [1, seq] position ids).
+_NUMPY_FOLDS = {"GatherElements": _gather_elements}
 
 
 def _constant_tensor(node: onnx.NodeProto) -> onnx.TensorProto:

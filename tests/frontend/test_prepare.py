@@ -264,3 +264,20 @@ def test_folding_repeats_until_shapes_settle_and_keeps_scalars_0d() -> None:
     assert [n.op_type for n in model.graph.node] == ["Add", "Concat", "Reshape"]
     shape = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}["shape"]
     assert shape.tolist() == [1, 16, 4]
+
+
+def test_gather_elements_of_constants_folds() -> None:
+    """HuggingFace BERT's token types: a [1, 512] buffer gathered by [1, seq] position ids
+    (onnx's reference kernel cannot evaluate it; numpy's take_along_axis does)."""
+    buffer = numpy_helper.from_array(np.arange(512, dtype=np.int64).reshape(1, 512) % 3, "buf")
+    ids = numpy_helper.from_array(np.array([[5, 0, -1, 7]], np.int64), "ids")
+    graph = helper.make_graph(
+        [helper.make_node("GatherElements", ["buf", "ids"], ["types"], axis=1),
+         helper.make_node("Cast", ["types"], ["f"], to=TensorProto.FLOAT),
+         helper.make_node("Add", ["x", "f"], ["y"])], "ge",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [buffer, ids])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert fold_constants(model, "ge") == 2
+    f = next(t for t in model.graph.initializer if t.name == "f")
+    np.testing.assert_array_equal(numpy_helper.to_array(f), [[2, 0, 1, 1]])  # 511 % 3 = 1
