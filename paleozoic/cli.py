@@ -54,7 +54,6 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import build_session
-
     from paleozoic.sdk import built_sdk
 
     exe = build_session(args.output, sdk=args.sdk)
