@@ -31,6 +31,14 @@ std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain
 // Whether `next` can be merged into `chain` as one backend op (post-ops).
 bool backendCanAppend(const std::vector<const OpDesc*>& chain, const OpDesc& next);
 
+// Inside a fusion op, `producer`'s output `output` is read by `consumer`'s input `input`:
+// the backend may hand the value over in its own layout (oneDNN's blocked layouts) instead
+// of the dense buffer the fusion passes both; true when it does. When every reader of a
+// value nothing outside the fusion sees was linked, backendSkipDense(producer, output)
+// lets the producer leave the dense buffer unwritten.
+bool backendLink(BackendOp& producer, int output, BackendOp& consumer, int input);
+void backendSkipDense(BackendOp& producer, int output);
+
 // True when forwards advance the queue clock by their measured wall-clock time instead of
 // the device model's time.
 bool backendTimesWallClock();

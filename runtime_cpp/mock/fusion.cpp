@@ -157,6 +157,25 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
   f.prepared = std::move(steps);
   f.in_slots = std::move(in_slots);
   f.out_slots = std::move(out_slots);
+  // Values passed between backend steps only: the backend may keep its own layout.
+  for (std::size_t k = 0; k < f.prepared.size(); ++k) {
+    if (!f.prepared[k]->backend) continue;
+    for (std::size_t o = 0; o < f.out_slots[k].size(); ++o) {
+      const Slot& slot = f.out_slots[k][o];
+      if (slot.kind != Slot::kScratch) continue;
+      bool all_linked = true;
+      for (std::size_t m = k + 1; m < f.prepared.size(); ++m)
+        for (std::size_t i = 0; i < f.in_slots[m].size(); ++i) {
+          const Slot& in = f.in_slots[m][i];
+          if (in.kind != slot.kind || in.index != slot.index) continue;
+          all_linked = f.prepared[m]->backend &&
+                       backendLink(*f.prepared[k]->backend, static_cast<int>(o),
+                                   *f.prepared[m]->backend, static_cast<int>(i)) &&
+                       all_linked;
+        }
+      if (all_linked) backendSkipDense(*f.prepared[k]->backend, static_cast<int>(o));
+    }
+  }
 }
 
 }  // namespace

@@ -206,6 +206,7 @@ struct PostOps {
     int index;  // post-op index
     memory::desc md;
     const std::vector<float>* data;  // a const, or null for the next chain input
+    memory::desc user;               // a chain input's dense layout (md may be blocked)
   };
   std::vector<Operand> operands;
 };
@@ -229,7 +230,9 @@ bool canPost(const OpDesc& prev, const OpDesc& next) {
   }
 }
 
-PostOps postOpsOf(const std::vector<const OpDesc*>& chain) {
+// `full`: the layout for chain inputs of the output's full shape (the head's output layout,
+// so a residual add keeps the optimised kernel), or null for dense ones.
+PostOps postOpsOf(const std::vector<const OpDesc*>& chain, const memory::desc* full = nullptr) {
   PostOps p;
   const std::size_t rank = chain.front()->outputs[0].dims.size();
   for (std::size_t k = 1; k < chain.size(); ++k) {
@@ -242,14 +245,16 @@ PostOps postOpsOf(const std::vector<const OpDesc*>& chain) {
       p.ops.append_eltwise(alg, alpha, beta);
     } else if (d.kind == OpKind::kAdd || d.kind == OpKind::kBinary) {
       const int other = 1 - inputIndex(d, chain[k - 1]->outputs[0].id);
-      const memory::desc md = plain(d.inputs[other].dims, rank);
-      p.operands.push_back({p.ops.len(), md, nullptr});
+      const memory::desc user = plain(d.inputs[other].dims, rank);
+      const bool whole = full && d.inputs[other].dims == chain.front()->outputs[0].dims;
+      const memory::desc md = whole ? *full : user;
+      p.operands.push_back({p.ops.len(), md, nullptr, user});
       p.ops.append_binary(d.kind == OpKind::kAdd ? dnnl::algorithm::binary_add
                                                  : binaryAlg(d.binary), md);
     } else {  // kBatchNorm, kScale
       for (const AffineStep& s : affineSteps(d)) {
         const memory::desc md = channelDesc(s.operand->data.size(), rank);
-        p.operands.push_back({p.ops.len(), md, &s.operand->data});
+        p.operands.push_back({p.ops.len(), md, &s.operand->data, md});
         p.ops.append_binary(s.alg, md);
       }
     }
@@ -264,7 +269,7 @@ void bindPostOps(DnnlOp& op, const PostOps& p) {
     if (o.data)
       op.addConst(arg, o.md, *o.data, o.md);
     else
-      op.addInput(arg, o.md);
+      op.addPort(true, arg, o.user, o.md);
   }
 }
 
@@ -276,7 +281,8 @@ dnnl::primitive_attr attrOf(const PostOps& p) {
 
 // ---- heads -------------------------------------------------------------------------------
 
-std::unique_ptr<DnnlOp> makeConv(const OpDesc& d, const PostOps& post, int threads) {
+std::unique_ptr<DnnlOp> makeConv(const OpDesc& d, const std::vector<const OpDesc*>& chain,
+                                 int threads) {
   const Dims& in = d.inputs[0].dims;
   const Dims& out = d.outputs[0].dims;
   const Dims& f = d.consts[0]->dims;
@@ -292,10 +298,19 @@ std::unique_ptr<DnnlOp> makeConv(const OpDesc& d, const PostOps& post, int threa
   auto any = [](const memory::desc& md) {
     return memory::desc(md.get_dims(), DT::f32, Tag::any);
   };
-  const dnnl::convolution_forward::primitive_desc pd(
-      cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-      any(user_src), any(user_w), bias ? bias_md : memory::desc(), any(user_dst),
-      {c.sh, c.sw}, {c.dh - 1, c.dw - 1}, {c.pt, c.pl}, {c.pb, c.pr}, attrOf(post));
+  auto convPd = [&](const memory::desc& dst, const PostOps& p) {
+    return dnnl::convolution_forward::primitive_desc(
+        cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        any(user_src), any(user_w), bias ? bias_md : memory::desc(), dst, {c.sh, c.sw},
+        {c.dh - 1, c.dw - 1}, {c.pt, c.pl}, {c.pb, c.pr}, attrOf(p));
+  };
+  // A residual input in the dense layout sends oneDNN to its reference kernel: it gets the
+  // layout the convolution picks without post-ops, reordered at forward.
+  const dnnl::convolution_forward::primitive_desc probe = convPd(any(user_dst), PostOps());
+  const memory::desc layout = probe.dst_desc();
+  const PostOps post = postOpsOf(chain, &layout);
+  const dnnl::convolution_forward::primitive_desc pd =
+      convPd(post.operands.empty() ? any(user_dst) : layout, post);
   auto op = std::make_unique<DnnlOp>(threads);
   op->prim_ = dnnl::convolution_forward(pd);
   op->addPort(true, DNNL_ARG_SRC, user_src, pd.src_desc());
@@ -398,7 +413,7 @@ std::unique_ptr<DnnlOp> makeBinary(const OpDesc& d, const PostOps& post, int thr
   const memory::desc c0 = channelDesc(steps[0].operand->data.size(), out.size());
   if (steps.size() > 1) {
     const memory::desc c1 = channelDesc(steps[1].operand->data.size(), out.size());
-    all.operands.push_back({0, c1, &steps[1].operand->data});
+    all.operands.push_back({0, c1, &steps[1].operand->data, c1});
     all.ops.append_binary(steps[1].alg, c1);
   }
   const int shift = all.ops.len();
@@ -417,7 +432,7 @@ std::unique_ptr<DnnlOp> makeBinary(const OpDesc& d, const PostOps& post, int thr
     }
   }
   for (const PostOps::Operand& o : post.operands)
-    all.operands.push_back({o.index + shift, o.md, o.data});
+    all.operands.push_back({o.index + shift, o.md, o.data, o.user});
   const dnnl::binary::primitive_desc pd(cpuEngine(), steps[0].alg, src0, c0, dst, attrOf(all));
   op->prim_ = dnnl::binary(pd);
   op->addInput(DNNL_ARG_SRC_0, src0);
@@ -547,7 +562,7 @@ std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int th
   const bool alone = chain.size() == 1;
   switch (d.kind) {
     case OpKind::kConv:
-    case OpKind::kConvGroup: return makeConv(d, post, threads);
+    case OpKind::kConvGroup: return makeConv(d, chain, threads);
     case OpKind::kMlp: return makeMlp(d, post, threads);
     case OpKind::kPool: return makePool(d, post, threads);
     case OpKind::kActive:
@@ -601,6 +616,26 @@ bool backendCanAppend(const std::vector<const OpDesc*>& chain, const OpDesc& nex
   if (chain.front()->kind == OpKind::kMlp && chain.front()->outputs[0].dims.size() != 2)
     return false;
   return canPost(*chain.back(), next);
+}
+
+// Both sides reorder between the dense buffer and the same inner layout: the consumer reads
+// the producer's inner memory instead.
+bool backendLink(BackendOp& producer, int output, BackendOp& consumer, int input) {
+  auto* from = dynamic_cast<DnnlOp*>(&producer);
+  auto* to = dynamic_cast<DnnlOp*>(&consumer);
+  if (!from || !to) return false;
+  const Port& out = from->outs_[output];
+  Port& in = to->ins_[input];
+  if (!out.reordered || !in.reordered || out.inner.get_desc() != in.inner.get_desc())
+    return false;
+  in.reordered = false;
+  in.inner = out.inner;
+  to->args_[in.arg] = out.inner;
+  return true;
+}
+
+void backendSkipDense(BackendOp& producer, int output) {
+  if (auto* from = dynamic_cast<DnnlOp*>(&producer)) from->outs_[output].reordered = false;
 }
 
 bool backendTimesWallClock() { return true; }

@@ -9,6 +9,10 @@ std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>&, int)
 
 bool backendCanAppend(const std::vector<const OpDesc*>&, const OpDesc&) { return false; }
 
+bool backendLink(BackendOp&, int, BackendOp&, int) { return false; }
+
+void backendSkipDense(BackendOp&, int) {}
+
 bool backendTimesWallClock() { return false; }
 
 }  // namespace pz_mock
