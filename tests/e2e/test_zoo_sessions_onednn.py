@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-
 from helpers import onnxruntime_outputs
+
 from paleozoic.ir import Plan
 from paleozoic.optimize import load_optimizer, run_optimizer
 from paleozoic.optimize.device_cost import DeviceModelOracle
