@@ -57,7 +57,9 @@ def test_squeezenet_session_built_on_onednn_matches_onnxruntime(plan: str,
     out = tmp_path / "session"
     compile_model(model, out, plan=plan)
     build_session(out, sdk="onednn")
+    build_session(out)  # a later build without --sdk keeps the folder's SDK
     assert built_sdk(out) == "onednn"
+    assert "PALEOZOIC_SDK:STRING=onednn" in (out / "build" / "CMakeCache.txt").read_text()
     feeds = random_inputs(model, 0)
     _compare(run_session(out, list(feeds.values())).outputs, onnxruntime_outputs(model, feeds))
 
