@@ -79,3 +79,17 @@ def test_zoo_model_on_onednn_matches_onnxruntime(name: str) -> None:
         runner = PlanRunner(queue, resolve_plan(queue, chosen), sdk="onednn")
         outputs = runner.run(list(feeds.values()))
         _compare([outputs[name] for name in queue.outputs], refs)
+
+
+def test_backend_api_builds_on_onednn(small_cnn: onnx.ModelProto, tmp_path: Path) -> None:
+    """paleozoic.backend with sdk="onednn": its own cached session, built for oneDNN."""
+    from paleozoic import backend
+
+    feeds = random_inputs(small_cnn, seed=3)
+    rep = backend.prepare(small_cnn, "CPU", cache_dir=str(tmp_path), sdk="onednn")
+    outputs = rep.run(list(feeds.values()))
+    assert rep.last_session is not None and built_sdk(rep.last_session) == "onednn"
+    _compare([np.asarray(outputs[0])], onnxruntime_outputs(small_cnn, feeds))
+    mock = backend.prepare(small_cnn, "CPU", cache_dir=str(tmp_path))
+    mock.run(list(feeds.values()))
+    assert mock.last_session != rep.last_session and built_sdk(mock.last_session) == "mock"
