@@ -12,7 +12,10 @@ std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
   op->precision = precisionOf(op->desc);
   if (op->precision == Precision::kFp32) {
     op->backend = makeBackendOp({&op->desc}, threads);
-    if (op->backend) return op;
+    if (op->backend) {
+      op->desc.consts.clear();  // the backend holds its own copy of the weights
+      return op;
+    }
   }
   const OpKind kind = op->desc.kind;
   const bool int8 = op->desc.int8;
@@ -36,6 +39,7 @@ std::unique_ptr<PreparedOp> prepareChain(const std::vector<const OpDesc*>& chain
   op->threads = threads;
   op->backend = makeBackendOp(chain, threads);
   if (!op->backend) return nullptr;
+  op->desc.consts.clear();
   return op;
 }
 
