@@ -183,3 +183,19 @@ def test_sdk_errors_are_the_mocks_classes() -> None:
     assert _runtime_onednn.Error is _runtime.Error
     with pytest.raises(_runtime.Error):
         _runtime_onednn.Session().compile_block("b", True, 0, [])
+
+
+def test_measured_oracle_times_onednn_blocks() -> None:
+    """`tune --cost measured --sdk onednn`: block costs are measured oneDNN forwards. Only
+    their presence is checked: on a shared machine their order is not reproducible."""
+    from paleozoic.optimize.measured import MeasuredOracle
+
+    queue = load_queue(BLOCKS["resnet18_block"]())
+    oracle = MeasuredOracle(queue, repeats=2, sdk="onednn")
+    n = len(queue.layers)
+    fused = oracle.block_cost(0, n, 2)
+    singles = oracle.measure_plan([(i, i + 1, 1) for i in range(n)])
+    assert fused > 0 and all(us > 0 for us in singles)
+    assert oracle.sessions == 2
+    mock = MeasuredOracle(queue, repeats=1)  # the mock's device-model clock instead
+    assert mock.block_cost(0, n, 2) != fused
