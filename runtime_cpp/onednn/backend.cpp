@@ -600,8 +600,15 @@ bool isHead(OpKind kind) {
 }  // namespace
 
 std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain, int threads) {
+  // fp32 data only: fp16/int8 compute and non-float activations stay on the mock.
+  auto f32 = [](const std::vector<Operand>& v) {
+    for (const Operand& o : v)
+      if (o.dtype != CNML_DATA_FLOAT32) return false;
+    return true;
+  };
   for (const OpDesc* d : chain)
-    if (precisionOf(*d) != Precision::kFp32) return nullptr;
+    if (precisionOf(*d) != Precision::kFp32 || !f32(d->inputs) || !f32(d->outputs))
+      return nullptr;
   ThreadScope scope(threads);
   try {
     return makeHead(chain, threads);
