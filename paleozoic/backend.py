@@ -121,11 +121,16 @@ class SessionCache:
     with build/session), reused when its `.built` marker exists. A per-key file lock lets
     threads and processes share the folder."""
 
-    def __init__(self, root: str | Path | None = None) -> None:
+    def __init__(self, root: str | Path | None = None, sdk: str = "mock") -> None:
+        from paleozoic.sdk import check_sdk
+
         self.root = Path(root).expanduser() if root is not None else default_cache_dir()
+        self.sdk = check_sdk(sdk)  # the SDK its sessions are built against
 
     def key(self, model: onnx.ModelProto, plan: str) -> str:
         digest = hashlib.sha256(toolchain_fingerprint().encode())
+        if self.sdk != "mock":  # mock keys as before this option existed
+            digest.update(f"sdk={self.sdk}".encode())
         digest.update(plan.encode())
         if Path(plan).is_file():  # a plan.json: its content
             digest.update(Path(plan).read_bytes())
@@ -160,7 +165,7 @@ class SessionCache:
             folder.parent.mkdir(parents=True, exist_ok=True)
             with _FRONTEND_LOCK:
                 compile_model(model, folder, plan=plan, force=True)
-            build_session(folder, jobs=1)
+            build_session(folder, jobs=1, sdk=self.sdk)
             marker.write_text(f"paleozoic {__version__}\n")
         return folder
 
@@ -508,10 +513,11 @@ class PaleozoicBackend(Backend):
     def prepare(cls, model: onnx.ModelProto, device: str = "CPU",
                 **kwargs: Any) -> PaleozoicBackendRep:
         """Checks the model and returns a rep (nothing is built until `run`). Keyword
-        options: plan ("per-layer", "fuse-all" or a plan.json path), cache_dir."""
+        options: plan ("per-layer", "fuse-all" or a plan.json path), cache_dir, sdk
+        ("mock", the default, or "onednn": paleozoic.sdk)."""
         cls._device(device)
         proto, source, splits = _check_model(model)
-        cache = SessionCache(kwargs.get("cache_dir"))
+        cache = SessionCache(kwargs.get("cache_dir"), sdk=str(kwargs.get("sdk", "mock")))
         return PaleozoicBackendRep(proto, source, splits,
                                    plan=str(kwargs.get("plan", DEFAULT_PLAN)), cache=cache)
 

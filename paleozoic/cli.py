@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from paleozoic import __version__
 from paleozoic.errors import ModelLoadError, PaleozoicError
+from paleozoic.sdk import SDKS
 
 if TYPE_CHECKING:
     from paleozoic.ir import LayerQueue
@@ -53,9 +54,10 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import build_session
+    from paleozoic.sdk import built_sdk
 
-    exe = build_session(args.output)
-    print(f"built {exe}")
+    exe = build_session(args.output, sdk=args.sdk)
+    print(f"built {exe} (SDK: {built_sdk(args.output)})")
     return 0
 
 
@@ -178,13 +180,16 @@ def _precisions_arg(text: str) -> tuple[object, ...]:
 def _make_oracle(args: argparse.Namespace, queue: LayerQueue) -> CostOracle:
     from paleozoic.errors import OptimizerError
 
+    if args.sdk != "mock" and args.cost != "measured":
+        raise OptimizerError(f"--sdk {args.sdk} times blocks on that SDK; it needs --cost "
+                             f"measured (the device model describes the mock's device)")
     if args.cost == "measured":
         if args.profile:
             raise OptimizerError("--profile describes the device model; it has no effect "
                                  "with --cost measured")
         from paleozoic.optimize.measured import MeasuredOracle
 
-        return MeasuredOracle(queue)
+        return MeasuredOracle(queue, sdk=args.sdk)
     try:
         from paleozoic.optimize.device_cost import DeviceModelOracle
     except ImportError as err:
@@ -422,6 +427,10 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("build", help="build an emitted session with cmake and g++")
     p.add_argument("output", help="folder written by `paleozoic compile`")
+    p.add_argument("--sdk", choices=SDKS, default=None,
+                   help="SDK to compute with: the CPU mock or oneDNN (needs the onednn "
+                        "extra); default: the one OUT was built for before, else mock. "
+                        "verify and run use the SDK of the build")
     p.set_defaults(func=_cmd_build)
 
     p = sub.add_parser("verify", help="run a session on a seeded input, compare with "
@@ -464,6 +473,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help="cost oracle: the analytic device model (default) or measurement "
                    "through the runtime (device time reported by the SDK timers)")
     p.add_argument("--profile", help="device profile file for --cost model")
+    p.add_argument("--sdk", choices=SDKS, default="mock",
+                   help="with --cost measured: the SDK whose runs are timed (onednn: real "
+                        "wall-clock time of oneDNN primitives on MP threads)")
     p.add_argument("--precisions", type=_precisions_arg, default=_precisions_arg("fp32"),
                    metavar="LIST", help="precisions a block may compute in, e.g. "
                    "fp32,fp16,int8; the optimizer picks one per block for speed (default: "

@@ -137,14 +137,19 @@ def runtime_prefix() -> Path:
     return prefix
 
 
-def build_session(out: str | Path, jobs: int | None = None) -> Path:
-    """Configures and builds OUT/build with cmake and g++; returns the executable."""
+def build_session(out: str | Path, jobs: int | None = None, sdk: str | None = None) -> Path:
+    """Configures and builds OUT/build with cmake and g++ against `sdk` (paleozoic.sdk; by
+    default the one OUT was last built for, else the mock); returns the executable."""
+    from paleozoic.sdk import built_sdk, remember_sdk, runtime_module
+
     out = Path(out)
     if not (out / "CMakeLists.txt").is_file():
         raise BuildError(f"{out}: no CMakeLists.txt; run `paleozoic compile` first")
+    sdk = sdk or built_sdk(out)
+    runtime_module(sdk)  # a clear error when that SDK was not built
     build = out / "build"
     configure = ["cmake", "-S", str(out), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DCMAKE_PREFIX_PATH={runtime_prefix()}"]
+                 f"-DCMAKE_PREFIX_PATH={runtime_prefix()}", f"-DPALEOZOIC_SDK={sdk}"]
     if shutil.which("ninja"):
         configure += ["-G", "Ninja"] if not (build / "CMakeCache.txt").exists() else []
     compile_ = ["cmake", "--build", str(build), "--parallel", str(jobs or os.cpu_count() or 1)]
@@ -153,6 +158,7 @@ def build_session(out: str | Path, jobs: int | None = None) -> Path:
         if result.returncode != 0:
             raise BuildError(f"{out}: `{' '.join(command)}` failed:\n"
                              f"{_build_log_excerpt(result.stdout + result.stderr)}")
+    remember_sdk(out, sdk)
     return build / "session"
 
 

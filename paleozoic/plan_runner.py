@@ -17,18 +17,20 @@ from paleozoic.ir.plan import Precision
 class PlanRunner:
     """`queue` compiled as `plan` says. With `keep` (tensor names), those layer outputs stay
     readable: their producers are compiled outside fusion so nothing internal is lost, at
-    the cost of the fused timing — use it for per-layer inspection, not timing."""
+    the cost of the fused timing — use it for per-layer inspection, not timing. `sdk`: the
+    SDK that computes (paleozoic.sdk)."""
 
     def __init__(self, queue: LayerQueue, plan: Plan,
                  quantization: Mapping[str, Any] | None = None,
-                 keep: Iterable[str] = ()) -> None:
-        from paleozoic import _runtime
+                 keep: Iterable[str] = (), sdk: str = "mock") -> None:
         from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
 
         plan.validate(queue)
         self.queue = queue
         self.plan = plan
-        self.session = _runtime.Session()
+        from paleozoic.sdk import runtime_module
+
+        self.session = runtime_module(sdk).Session()
         recorder = InputRecorder(self.session)
         built = build_runtime_graph(queue, recorder, bind_weights=True)
         self.inputs = recorder.inputs

@@ -311,7 +311,10 @@ def _judge_against_runtime(out: Path, manifest: dict[str, Any], model: onnx.Mode
 
     queue = load_queue(model, input_shapes=shapes)
     quantization = quantization_from_tensors(read_weights(out / "weights.bin"))
-    expected = PlanRunner(queue, Plan.load(out / "plan.json"), quantization).run(feeds)
+    from paleozoic.sdk import built_sdk
+
+    expected = PlanRunner(queue, Plan.load(out / "plan.json"), quantization,
+                          sdk=built_sdk(out)).run(feeds)
     for check, info, ours in zip(checks, manifest["outputs"], outputs):
         same = np.array_equal(ours, expected[info["name"]], equal_nan=True)
         check.passed = same and check.rule != "non-finite"

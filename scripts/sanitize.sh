@@ -20,7 +20,7 @@ echo "sanitize: work dir $work"
 
 configure_runtime() {  # build dir, install prefix, extra cmake args...
   local build="$1" prefix="$2"; shift 2
-  cmake -S "$root" -B "$build" -DPALEOZOIC_NATIVE=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S "$root" -B "$build" -DPALEOZOIC_NATIVE=OFF -DPALEOZOIC_ONEDNN=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_INSTALL_PREFIX="$prefix" "$@" > "$build.configure.log"
   cmake --build "$build" --parallel "$jobs" > "$build.build.log"
   cmake --install "$build" > "$build.install.log"

@@ -1,9 +1,10 @@
 """Measurement as a cost oracle: run blocks through the runtime and read their timing.
 
 What it measures is the runtime's reported device time (`Session.block_micros()`, the SDK
-notifiers around each block), not host wall time. On the CPU mock that clock is the
-simulated device clock, which is deterministic, so `repeats` only costs wall time there;
-on a real device the minimum over repeats is kept.
+notifiers around each block). On the CPU mock that clock is the simulated device clock,
+which is deterministic, so `repeats` only costs wall time there; on the oneDNN SDK
+(`sdk="onednn"`) it is the wall-clock time of each block's forwards, and the minimum over
+repeats is kept.
 
 Each measurement builds a fresh `_runtime.Session` (the SDK compiles a layer only once per
 session): the layers before the block are compiled alone on one core so the block's inputs
@@ -30,11 +31,14 @@ Observer = Callable[[int, int, int, float], None]
 class MeasuredOracle:
     name = "measured"
 
-    def __init__(self, queue: LayerQueue, repeats: int = 3) -> None:
+    def __init__(self, queue: LayerQueue, repeats: int = 3, sdk: str = "mock") -> None:
+        from paleozoic.sdk import check_sdk
+
         if repeats < 1:
             raise ValueError(f"repeats must be at least 1, got {repeats}")
         self.queue = queue
         self.repeats = repeats
+        self.sdk = check_sdk(sdk)
         self.cache: dict[Span, float] = {}
         self.observers: list[Observer] = []   # called with (start, stop, mp, micros)
         self.sessions = 0                     # how many sessions were built and run
@@ -57,10 +61,10 @@ class MeasuredOracle:
         return [self.cache[tuple(s)] for s in spans]
 
     def _measure(self, spans: list[Span], timed: set[int]) -> None:
-        from paleozoic import _runtime
         from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
+        from paleozoic.sdk import runtime_module
 
-        session = _runtime.Session()
+        session = runtime_module(self.sdk).Session()
         recorder = InputRecorder(session)
         layers = build_runtime_graph(self.queue, recorder, bind_weights=True)
         rng = np.random.default_rng(0)

@@ -1,6 +1,7 @@
 // Base op compile, destroy and the `_V4` forwards. A forward runs synchronously on the CPU
 // and advances the queue's simulated clock by the device model's time for the op.
 #include <algorithm>
+#include <chrono>
 #include <initializer_list>
 
 #include "call_log.h"
@@ -29,8 +30,11 @@ cnmlStatus_t run(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds,
   if (s != CNML_STATUS_SUCCESS) return s;
   return guarded(CNML_STATUS_BADALLOC, [&] {
     // A recording that skips compute only needs the calls, not the arithmetic.
+    const auto start = std::chrono::steady_clock::now();
     if (!call_log::skipsCompute()) execute(*op->prepared, inputs, outputs);
-    advanceQueue(queue, op->time_us);
+    const std::chrono::duration<double, std::micro> wall =
+        std::chrono::steady_clock::now() - start;
+    advanceQueue(queue, backendTimesWallClock() ? wall.count() : op->time_us);
     return CNML_STATUS_SUCCESS;
   });
 }

@@ -10,6 +10,13 @@ std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
   op->desc = deepCopy(desc);  // later rebinding by the caller must not change a compiled op
   op->threads = threads;
   op->precision = precisionOf(op->desc);
+  if (op->precision == Precision::kFp32) {
+    op->backend = makeBackendOp({&op->desc}, threads);
+    if (op->backend) {
+      op->desc.consts.clear();  // the backend holds its own copy of the weights
+      return op;
+    }
+  }
   const OpKind kind = op->desc.kind;
   const bool int8 = op->desc.int8;
   if ((kind == OpKind::kConv || kind == OpKind::kConvGroup) && !int8) prepareConv(*op);
@@ -23,6 +30,17 @@ std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
     for (const Operand& o : op->desc.inputs) op->in32.emplace_back(o.elements());
     for (const Operand& o : op->desc.outputs) op->out32.emplace_back(o.elements());
   }
+  return op;
+}
+
+std::unique_ptr<PreparedOp> prepareChain(const std::vector<const OpDesc*>& chain,
+                                         int threads) {
+  auto op = std::make_unique<PreparedOp>();
+  op->desc = *chain.front();
+  op->threads = threads;
+  op->backend = makeBackendOp(chain, threads);
+  if (!op->backend) return nullptr;
+  op->desc.consts.clear();
   return op;
 }
 
@@ -76,6 +94,10 @@ void executeFloat(PreparedOp& op, const float* const* in, float* const* out) {
 }  // namespace
 
 void execute(PreparedOp& op, const void* const* in, void* const* out) {
+  if (op.backend) {
+    op.backend->run(in, out);
+    return;
+  }
   const OpDesc& d = op.desc;
   if (d.kind == OpKind::kGatherV2) {
     gatherV2Forward(op, static_cast<const std::int32_t*>(in[0]), out[0]);

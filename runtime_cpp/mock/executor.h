@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "aligned_buffer.h"
+#include "backend.h"
 #include "state.h"
 
 namespace pz_mock {
@@ -35,10 +36,17 @@ struct PreparedOp {
   std::vector<float> rescale;
   std::vector<std::int16_t> qinput, qweights, qscratch;
   int block_panels = 1;
+  // Set when the linked backend computes this op (backend.h); the fields above are then
+  // unused.
+  std::unique_ptr<BackendOp> backend;
 };
 
 // desc must have every const bound.
 std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads);
+
+// A fusion's chain of fp32 ops computed as one backend op (backend.h); desc is the first
+// op's. Null when the backend does not compute the chain.
+std::unique_ptr<PreparedOp> prepareChain(const std::vector<const OpDesc*>& chain, int threads);
 
 // inputs/outputs follow desc.inputs/desc.outputs order; buffers are dense in each operand's
 // dtype (fp32, or binary16 for FLOAT16 operands).

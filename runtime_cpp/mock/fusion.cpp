@@ -1,6 +1,7 @@
 // Fusion ops: base ops deep-copied at cnmlFuseOp (the caller may destroy them right after),
 // validated as a dataflow graph at compile, and run op by op at forward with intermediates
 // in scratch buffers the fusion owns. One launch, so one device-model time for the whole.
+#include <chrono>
 #include <map>
 #include <memory>
 #include <set>
@@ -29,8 +30,9 @@ struct cnmlFusionOp {
   bool io_set = false;
   std::vector<Operand> inputs, outputs;
   bool compiled = false;
+  // One step per op, or per chain of ops the backend merges (backend.h).
   std::vector<std::unique_ptr<PreparedOp>> prepared;
-  std::vector<std::vector<Slot>> in_slots, out_slots;  // per op
+  std::vector<std::vector<Slot>> in_slots, out_slots;  // per op, then per step
   std::vector<AlignedBuffer> scratch;
   double time_us = 0.0;
 };
@@ -104,6 +106,78 @@ cnmlStatus_t plan(cnmlFusionOp& f) {
   return CNML_STATUS_SUCCESS;
 }
 
+// How many op inputs read the scratch buffer `slot`.
+int readers(const cnmlFusionOp& f, const Slot& slot) {
+  int n = 0;
+  for (const std::vector<Slot>& ins : f.in_slots)
+    for (const Slot& s : ins) n += s.kind == slot.kind && s.index == slot.index;
+  return n;
+}
+
+// Prepares the steps: runs of neighbouring fp32 ops that the backend merges (each reading
+// the previous one's only output, a scratch buffer nothing else reads) become one step,
+// whose inputs are the first op's and then each later op's other inputs.
+void prepareSteps(cnmlFusionOp& f, int threads) {
+  std::vector<std::unique_ptr<PreparedOp>> steps;
+  std::vector<std::vector<Slot>> in_slots, out_slots;
+  for (std::size_t i = 0; i < f.ops.size();) {
+    std::vector<const OpDesc*> chain{&f.ops[i]};
+    std::vector<Slot> ins = f.in_slots[i];
+    std::size_t j = i + 1;
+    for (; j < f.ops.size(); ++j) {
+      const std::vector<Slot>& prev = f.out_slots[j - 1];
+      if (prev.size() != 1 || prev[0].kind != Slot::kScratch || readers(f, prev[0]) != 1)
+        break;
+      if (precisionOf(f.ops[j - 1]) != Precision::kFp32 ||
+          precisionOf(f.ops[j]) != Precision::kFp32 || !backendCanAppend(chain, f.ops[j]))
+        break;
+      bool reads = false;
+      std::vector<Slot> extra;
+      for (const Slot& s : f.in_slots[j]) {
+        if (s.kind == prev[0].kind && s.index == prev[0].index)
+          reads = true;
+        else
+          extra.push_back(s);
+      }
+      if (!reads) break;
+      chain.push_back(&f.ops[j]);
+      ins.insert(ins.end(), extra.begin(), extra.end());
+    }
+    std::unique_ptr<PreparedOp> step = chain.size() > 1 ? prepareChain(chain, threads) : nullptr;
+    if (!step) {  // the backend declined the chain after all: op i alone
+      j = i + 1;
+      ins = f.in_slots[i];
+      step = prepare(f.ops[i], threads);
+    }
+    steps.push_back(std::move(step));
+    in_slots.push_back(std::move(ins));
+    out_slots.push_back(f.out_slots[j - 1]);
+    i = j;
+  }
+  f.prepared = std::move(steps);
+  f.in_slots = std::move(in_slots);
+  f.out_slots = std::move(out_slots);
+  // Values passed between backend steps only: the backend may keep its own layout.
+  for (std::size_t k = 0; k < f.prepared.size(); ++k) {
+    if (!f.prepared[k]->backend) continue;
+    for (std::size_t o = 0; o < f.out_slots[k].size(); ++o) {
+      const Slot& slot = f.out_slots[k][o];
+      if (slot.kind != Slot::kScratch) continue;
+      bool all_linked = true;
+      for (std::size_t m = k + 1; m < f.prepared.size(); ++m)
+        for (std::size_t i = 0; i < f.in_slots[m].size(); ++i) {
+          const Slot& in = f.in_slots[m][i];
+          if (in.kind != slot.kind || in.index != slot.index) continue;
+          all_linked = f.prepared[m]->backend &&
+                       backendLink(*f.prepared[k]->backend, static_cast<int>(o),
+                                   *f.prepared[m]->backend, static_cast<int>(i)) &&
+                       all_linked;
+        }
+      if (all_linked) backendSkipDense(*f.prepared[k]->backend, static_cast<int>(o));
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -175,8 +249,7 @@ cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t ver
     cnmlStatus_t st = plan(f);
     if (st != CNML_STATUS_SUCCESS) return st;
     int threads = threadsFor(core_limit);
-    f.prepared.clear();
-    for (const OpDesc& op : f.ops) f.prepared.push_back(prepare(op, threads));
+    prepareSteps(f, threads);
     std::vector<const OpDesc*> ops;
     for (const OpDesc& op : f.ops) ops.push_back(&op);
     std::vector<std::uint64_t> out_ids;
@@ -214,15 +287,18 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
     std::vector<const void*> in;
     std::vector<void*> out;
     // A recording that skips compute only needs the calls, not the arithmetic.
-    const std::size_t ops = call_log::skipsCompute() ? 0 : f.ops.size();
-    for (std::size_t i = 0; i < ops; ++i) {
+    const std::size_t steps = call_log::skipsCompute() ? 0 : f.prepared.size();
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < steps; ++i) {
       in.clear();
       out.clear();
       for (const Slot& slot : f.in_slots[i]) in.push_back(resolve(slot));
       for (const Slot& slot : f.out_slots[i]) out.push_back(resolve(slot));
       execute(*f.prepared[i], in.data(), out.data());
     }
-    advanceQueue(queue, f.time_us);
+    const std::chrono::duration<double, std::micro> wall =
+        std::chrono::steady_clock::now() - start;
+    advanceQueue(queue, backendTimesWallClock() ? wall.count() : f.time_us);
     return CNML_STATUS_SUCCESS;
   });
   return logged(status, "cnmlComputeFusionOpForward_V4", [&](Call& c) {

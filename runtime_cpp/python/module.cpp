@@ -459,14 +459,30 @@ LayerRef buildLayer(const py::object& self, const pz::LayerFactory& factory,
   return makeRef(layer, factory.kind, self);
 }
 
+// The module built over another SDK than the mock (PZ_PY_MODULE, e.g. _runtime_onednn) raises
+// paleozoic._runtime's exception classes, so callers catch one set whichever SDK ran; its
+// translator is module-local, as the other module's would also match these C++ types.
+#ifndef PZ_PY_MODULE
+#define PZ_PY_MODULE _runtime
+#define PZ_SDK_NAME "mock"
+#define PZ_PY_MODULE_IS_MOCK 1
+#endif
+
 void registerExceptions(py::module_& m) {
+#ifdef PZ_PY_MODULE_IS_MOCK
   static py::handle sdk_error =
       PyErr_NewException("paleozoic._runtime.SdkError", PyExc_RuntimeError, nullptr);
   static py::handle error =
       PyErr_NewException("paleozoic._runtime.Error", PyExc_RuntimeError, nullptr);
+#else
+  static py::handle sdk_error =
+      py::object(py::module_::import("paleozoic._runtime").attr("SdkError")).release();
+  static py::handle error =
+      py::object(py::module_::import("paleozoic._runtime").attr("Error")).release();
+#endif
   m.attr("SdkError") = sdk_error;
   m.attr("Error") = error;
-  py::register_exception_translator([](std::exception_ptr p) {
+  py::register_local_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const pz::SdkError& e) {
@@ -481,7 +497,7 @@ void registerExceptions(py::module_& m) {
 }
 
 void bindHandles(py::module_& m) {
-  py::class_<TensorRef>(m, "Tensor", "An activation tensor owned by a Session.")
+  py::class_<TensorRef>(m, "Tensor", py::module_local(), "An activation tensor owned by a Session.")
       .def_property_readonly("name", [](const TensorRef& t) { return t.tensor->name(); })
       .def_property_readonly("shape",
                              [](const TensorRef& t) { return shapeTuple(t.tensor->shape()); })
@@ -492,7 +508,7 @@ void bindHandles(py::module_& m) {
         return "<Tensor " + t.tensor->name() + " " + pz::shapeToString(t.tensor->shape()) + ">";
       });
 
-  py::class_<LayerRef>(m, "Layer", "A layer owned by a Session.")
+  py::class_<LayerRef>(m, "Layer", py::module_local(), "A layer owned by a Session.")
       .def_property_readonly("name", [](const LayerRef& l) { return l.layer->name(); })
       .def_property_readonly("kind", [](const LayerRef& l) { return l.kind; })
       .def_property_readonly("output",
@@ -546,7 +562,7 @@ void bindHandles(py::module_& m) {
         return "<Layer " + l.kind + " " + l.layer->name() + ">";
       });
 
-  py::class_<BlockRef>(m, "Block", "A compiled block owned by a Session.")
+  py::class_<BlockRef>(m, "Block", py::module_local(), "A compiled block owned by a Session.")
       .def_property_readonly("name", [](const BlockRef& b) { return b.block->name(); })
       .def_property_readonly("fuse", [](const BlockRef& b) { return b.block->fuse(); })
       .def_property_readonly("mp", [](const BlockRef& b) { return b.block->mp(); })
@@ -559,7 +575,8 @@ void bindHandles(py::module_& m) {
 }
 
 void bindSession(py::module_& m) {
-  py::class_<Session>(m, "Session", "A Device with the tensors, layers and blocks built on it.")
+  py::class_<Session>(m, "Session", py::module_local(),
+                      "A Device with the tensors, layers and blocks built on it.")
       .def(py::init<>())
       .def(
           "input",
@@ -736,7 +753,7 @@ void bindSession(py::module_& m) {
 }
 
 void bindFiles(py::module_& m) {
-  py::class_<pz::WeightFile>(m, "WeightFile", "A checked Paleozoic weights file.")
+  py::class_<pz::WeightFile>(m, "WeightFile", py::module_local(), "A checked Paleozoic weights file.")
       .def(py::init<const std::string&, const std::string&>(), py::arg("path"),
            py::arg("model_id_hex"))
       .def(
@@ -835,8 +852,8 @@ void bindShapes(py::module_& m) {
 
 void bindRecording(py::module_& m);  // record.cpp
 
-PYBIND11_MODULE(_runtime, m) {
-  m.doc() = "Paleozoic runtime wrapper over the mock CNML/CNRT SDK";
+PYBIND11_MODULE(PZ_PY_MODULE, m) {
+  m.doc() = "Paleozoic runtime wrapper over the " PZ_SDK_NAME " CNML/CNRT SDK";
   registerExceptions(m);
   bindHandles(m);
   bindSession(m);

@@ -57,7 +57,7 @@ class CallLog {
 }  // namespace
 
 void bindRecording(py::module_& m) {
-  py::class_<CallLog>(m, "CallLog",
+  py::class_<CallLog>(m, "CallLog", py::module_local(),
                       "Records the SDK calls made while it is open (mock SDK call log).")
       .def(py::init<bool>(), py::arg("skip_compute") = true,
            "Starts recording; with skip_compute, forwards are recorded but compute nothing.")

@@ -167,7 +167,7 @@ void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream
     total_us += block.lastDeviceMicros();
   }
   out << "total device time: " << std::fixed << std::setprecision(1) << total_us
-      << " us (simulated on the mock SDK); wall time: " << std::setprecision(2) << wall_ms
+      << " us (SDK notifiers: simulated on the mock, wall clock on oneDNN); wall time: " << std::setprecision(2) << wall_ms
       << " ms (median run)\n";
 }
 

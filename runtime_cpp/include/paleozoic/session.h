@@ -42,7 +42,7 @@ void runBlocks(std::vector<Block>& blocks, cnrtQueue_t queue);
 // is the steady state.
 double runRepeated(std::vector<Block>& blocks, cnrtQueue_t queue, int repeat);
 
-// Per-block device time (simulated on the mock SDK) and the total, one line per block.
+// Per-block device time (simulated on the mock SDK, wall clock on oneDNN) and the total, one line per block.
 void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream& out);
 
 }  // namespace pz

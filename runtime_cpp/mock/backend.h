@@ -1,0 +1,48 @@
+// The seam between the SDK's bookkeeping (tensors, op records, rule checks, fusion graphs,
+// queues) and the library that computes. The mock SDK links hooks/mock_backend.cpp, which
+// computes nothing here, so every op runs on the mock's kernels and time is the device
+// model's; the oneDNN SDK (runtime_cpp/onednn) links its own definitions, which compute ops
+// with oneDNN primitives and time forwards with the wall clock.
+#ifndef PZ_MOCK_BACKEND_H_
+#define PZ_MOCK_BACKEND_H_
+
+#include <memory>
+#include <vector>
+
+#include "state.h"
+
+namespace pz_mock {
+
+// A compiled op or chain of ops. run() takes the chain's inputs (the first op's, then each
+// appended op's inputs other than the one it reads from the op before it) and the last op's
+// outputs, dense fp32 in their operands' dims.
+class BackendOp {
+ public:
+  virtual ~BackendOp() = default;
+  virtual void run(const void* const* inputs, void* const* outputs) = 0;
+};
+
+// `chain`: ops where each one after the first reads the single output of the one before
+// (and nothing else reads it). Returns null when the backend does not compute the chain;
+// the mock's kernels then run it (one op) or the chain is not formed (backendCanAppend).
+// Consts are bound. `threads` is the op's MP.
+std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain, int threads);
+
+// Whether `next` can be merged into `chain` as one backend op (post-ops).
+bool backendCanAppend(const std::vector<const OpDesc*>& chain, const OpDesc& next);
+
+// Inside a fusion op, `producer`'s output `output` is read by `consumer`'s input `input`:
+// the backend may hand the value over in its own layout (oneDNN's blocked layouts) instead
+// of the dense buffer the fusion passes both; true when it does. When every reader of a
+// value nothing outside the fusion sees was linked, backendSkipDense(producer, output)
+// lets the producer leave the dense buffer unwritten.
+bool backendLink(BackendOp& producer, int output, BackendOp& consumer, int input);
+void backendSkipDense(BackendOp& producer, int output);
+
+// True when forwards advance the queue clock by their measured wall-clock time instead of
+// the device model's time.
+bool backendTimesWallClock();
+
+}  // namespace pz_mock
+
+#endif  // PZ_MOCK_BACKEND_H_

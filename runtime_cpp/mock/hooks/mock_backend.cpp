@@ -1,0 +1,18 @@
+// The mock SDK's backend hooks: no library behind the kernels, simulated device time.
+#include "backend.h"
+
+namespace pz_mock {
+
+std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>&, int) {
+  return nullptr;
+}
+
+bool backendCanAppend(const std::vector<const OpDesc*>&, const OpDesc&) { return false; }
+
+bool backendLink(BackendOp&, int, BackendOp&, int) { return false; }
+
+void backendSkipDense(BackendOp&, int) {}
+
+bool backendTimesWallClock() { return false; }
+
+}  // namespace pz_mock

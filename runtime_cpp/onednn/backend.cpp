@@ -1,0 +1,650 @@
+// The oneDNN SDK's backend hooks (mock/backend.h): an fp32 op, or a fusion's chain of an op
+// and the element-wise ops after it, becomes one oneDNN primitive with post-ops, created at
+// compile and executed at forward on the op's MP threads. Ops this file does not map are
+// left to the mock's kernels (README "oneDNN backend" lists them). Forwards are timed with
+// the wall clock.
+#include <omp.h>
+
+#include <algorithm>
+#include <dnnl.hpp>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "backend.h"
+
+namespace pz_mock {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+
+dnnl::engine& cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// oneDNN's OpenMP runtime runs a primitive on omp_get_max_threads() threads, read at
+// creation (kernel blocking) and at execution; MP sets it for both, then restores it.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) {
+    omp_set_num_threads(threads);
+  }
+  ~ThreadScope() { omp_set_num_threads(saved_); }
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int saved_;
+};
+
+// Row-major fp32 of `dims`, left-padded with unit axes to `rank` (for broadcast operands).
+memory::desc plain(const Dims& dims, std::size_t rank = 0) {
+  memory::dims d(rank > dims.size() ? rank - dims.size() : 0, 1);
+  d.insert(d.end(), dims.begin(), dims.end());
+  memory::dims strides(d.size(), 1);
+  for (std::size_t i = d.size(); i-- > 1;) strides[i - 1] = strides[i] * d[i];
+  return memory::desc(d, DT::f32, strides);
+}
+
+// Per-channel const (axis 1 of a rank-`rank` output), or a broadcast scalar.
+memory::desc channelDesc(std::size_t channels, std::size_t rank) {
+  memory::dims d(rank, 1);
+  d[1] = static_cast<memory::dim>(channels);
+  return plain(Dims(d.begin(), d.end()));
+}
+
+// A const operand owned by the op (oneDNN keeps only the handle).
+memory constMemory(const memory::desc& md, const std::vector<float>& data) {
+  memory m(md, cpuEngine());
+  std::copy(data.begin(), data.end(), static_cast<float*>(m.get_data_handle()));
+  return m;
+}
+
+// One runtime operand: the caller's dense buffer (`user`), reordered to or from the layout
+// the primitive chose (`inner`) when they differ.
+struct Port {
+  int arg;
+  memory user, inner;
+  dnnl::reorder reorder;  // empty when user is bound directly
+  bool reordered = false;
+};
+
+class DnnlOp : public BackendOp {
+ public:
+  DnnlOp(int threads) : threads_(threads), stream_(cpuEngine()) {}
+
+  void run(const void* const* inputs, void* const* outputs) override {
+    ThreadScope scope(threads_);
+    for (std::size_t i = 0; i < ins_.size(); ++i) {
+      Port& p = ins_[i];
+      p.user.set_data_handle(const_cast<void*>(inputs[i]));
+      if (p.reordered) p.reorder.execute(stream_, p.user, p.inner);
+    }
+    for (std::size_t i = 0; i < outs_.size(); ++i) outs_[i].user.set_data_handle(outputs[i]);
+    prim_.execute(stream_, args_);
+    for (Port& p : outs_)
+      if (p.reordered) p.reorder.execute(stream_, p.inner, p.user);
+    stream_.wait();
+  }
+
+  int threads_;
+  dnnl::stream stream_;
+  dnnl::primitive prim_;
+  std::unordered_map<int, memory> args_;
+  std::vector<Port> ins_, outs_;
+
+  // Binds the caller's buffer of `user_md` to `arg`, through a reorder into `prim_md`.
+  void addPort(bool input, int arg, const memory::desc& user_md, const memory::desc& prim_md) {
+    Port p{arg, memory(user_md, cpuEngine(), nullptr), memory(), dnnl::reorder(), false};
+    if (user_md != prim_md) {
+      p.inner = memory(prim_md, cpuEngine());
+      p.reorder = input ? dnnl::reorder(p.user, p.inner) : dnnl::reorder(p.inner, p.user);
+      p.reordered = true;
+    }
+    args_[arg] = p.reordered ? p.inner : p.user;
+    (input ? ins_ : outs_).push_back(std::move(p));
+  }
+  void addInput(int arg, const memory::desc& md) { addPort(true, arg, md, md); }
+  void addOutput(int arg, const memory::desc& md) { addPort(false, arg, md, md); }
+
+  // A const in the primitive's layout: reordered once, here.
+  void addConst(int arg, const memory::desc& user_md, const std::vector<float>& data,
+                const memory::desc& prim_md) {
+    memory user = constMemory(user_md, data);
+    if (user_md == prim_md) {
+      args_[arg] = user;
+      return;
+    }
+    memory inner(prim_md, cpuEngine());
+    dnnl::reorder(user, inner).execute(stream_, user, inner);
+    stream_.wait();
+    args_[arg] = inner;
+  }
+};
+
+int postArg(int index, int arg) { return DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | arg; }
+
+// Which input of `op` is `id` (the previous op's output), or -1.
+int inputIndex(const OpDesc& op, std::uint64_t id) {
+  for (std::size_t i = 0; i < op.inputs.size(); ++i)
+    if (op.inputs[i].id == id) return static_cast<int>(i);
+  return -1;
+}
+
+bool eltwiseOf(cnmlActiveFunction_t fn, dnnl::algorithm* alg, float* alpha, float* beta) {
+  *alpha = 0.0f;
+  *beta = 0.0f;
+  switch (fn) {
+    case CNML_ACTIVE_RELU: *alg = dnnl::algorithm::eltwise_relu; return true;
+    case CNML_ACTIVE_RELU6: *alg = dnnl::algorithm::eltwise_clip_v2; *beta = 6.0f; return true;
+    case CNML_ACTIVE_RELU1: *alg = dnnl::algorithm::eltwise_clip_v2; *beta = 1.0f; return true;
+    case CNML_ACTIVE_SIGMOID: *alg = dnnl::algorithm::eltwise_logistic; return true;
+    case CNML_ACTIVE_TANH: *alg = dnnl::algorithm::eltwise_tanh; return true;
+    case CNML_ACTIVE_HARD_SIGMOID:
+      *alg = dnnl::algorithm::eltwise_hardsigmoid;
+      *alpha = 0.2f;
+      *beta = 0.5f;
+      return true;
+    case CNML_ACTIVE_NONE:
+      *alg = dnnl::algorithm::eltwise_linear;
+      *alpha = 1.0f;
+      return true;
+  }
+  return false;
+}
+
+bool unaryOf(const OpDesc& d, dnnl::algorithm* alg, float* alpha, float* beta) {
+  *alpha = 1.0f;
+  *beta = 0.0f;
+  switch (d.unary) {
+    case UnaryFn::kSqrt: *alg = dnnl::algorithm::eltwise_sqrt; return true;
+    case UnaryFn::kRsqrt: *alg = dnnl::algorithm::eltwise_pow; *beta = -0.5f; return true;
+    case UnaryFn::kPower: *alg = dnnl::algorithm::eltwise_pow; *beta = d.power; return true;
+    case UnaryFn::kGelu: *alg = dnnl::algorithm::eltwise_gelu_erf; return true;
+    case UnaryFn::kGeluTanh: *alg = dnnl::algorithm::eltwise_gelu_tanh; return true;
+    case UnaryFn::kErf: return false;  // no oneDNN eltwise
+  }
+  return false;
+}
+
+dnnl::algorithm binaryAlg(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kAdd: return dnnl::algorithm::binary_add;
+    case BinaryOp::kSub: return dnnl::algorithm::binary_sub;
+    case BinaryOp::kMult: return dnnl::algorithm::binary_mul;
+    case BinaryOp::kRealDiv: return dnnl::algorithm::binary_div;
+  }
+  return dnnl::algorithm::binary_add;
+}
+
+// The channel-affine ops as two binary steps with per-channel consts: batchnorm
+// (x - mean) * var (the mock's semantics: var holds the reciprocal deviation), scale
+// x * alpha + beta.
+struct AffineStep {
+  dnnl::algorithm alg;
+  const TensorImpl* operand;
+};
+std::vector<AffineStep> affineSteps(const OpDesc& d) {
+  const TensorImpl* b = d.consts.size() > 1 ? d.consts[1].get() : nullptr;
+  if (d.kind == OpKind::kBatchNorm)
+    return {{dnnl::algorithm::binary_sub, d.consts[0].get()},
+            {dnnl::algorithm::binary_mul, b}};
+  std::vector<AffineStep> steps{{dnnl::algorithm::binary_mul, d.consts[0].get()}};
+  if (b) steps.push_back({dnnl::algorithm::binary_add, b});
+  return steps;
+}
+
+// Post-ops for the ops after the head, and the operands they read: chain inputs (bound at
+// forward after the head's inputs) or consts. `rank`: the head's output rank.
+struct PostOps {
+  dnnl::post_ops ops;
+  struct Operand {
+    int index;  // post-op index
+    memory::desc md;
+    const std::vector<float>* data;  // a const, or null for the next chain input
+    memory::desc user;               // a chain input's dense layout (md may be blocked)
+  };
+  std::vector<Operand> operands;
+};
+
+bool canPost(const OpDesc& prev, const OpDesc& next) {
+  if (next.outputs.size() != 1 || next.outputs[0].dims != prev.outputs[0].dims) return false;
+  float a, b;
+  dnnl::algorithm alg;
+  switch (next.kind) {
+    case OpKind::kActive: return eltwiseOf(next.active, &alg, &a, &b);
+    case OpKind::kUnary: return unaryOf(next, &alg, &a, &b);
+    case OpKind::kAdd: return true;
+    case OpKind::kBinary:
+      // The chained value must be the left operand of a non-commutative op.
+      return inputIndex(next, prev.outputs[0].id) == 0 ||
+             ((next.binary == BinaryOp::kAdd || next.binary == BinaryOp::kMult) &&
+              next.inputs[0].dims == next.inputs[1].dims);
+    case OpKind::kBatchNorm:
+    case OpKind::kScale: return next.outputs[0].dims.size() >= 2;
+    default: return false;
+  }
+}
+
+// `full`: the layout for chain inputs of the output's full shape (the head's output layout,
+// so a residual add keeps the optimised kernel), or null for dense ones.
+PostOps postOpsOf(const std::vector<const OpDesc*>& chain, const memory::desc* full = nullptr) {
+  PostOps p;
+  const std::size_t rank = chain.front()->outputs[0].dims.size();
+  for (std::size_t k = 1; k < chain.size(); ++k) {
+    const OpDesc& d = *chain[k];
+    float alpha, beta;
+    dnnl::algorithm alg;
+    if (d.kind == OpKind::kActive && eltwiseOf(d.active, &alg, &alpha, &beta)) {
+      p.ops.append_eltwise(alg, alpha, beta);
+    } else if (d.kind == OpKind::kUnary && unaryOf(d, &alg, &alpha, &beta)) {
+      p.ops.append_eltwise(alg, alpha, beta);
+    } else if (d.kind == OpKind::kAdd || d.kind == OpKind::kBinary) {
+      const int other = 1 - inputIndex(d, chain[k - 1]->outputs[0].id);
+      const memory::desc user = plain(d.inputs[other].dims, rank);
+      const bool whole = full && d.inputs[other].dims == chain.front()->outputs[0].dims;
+      const memory::desc md = whole ? *full : user;
+      p.operands.push_back({p.ops.len(), md, nullptr, user});
+      p.ops.append_binary(d.kind == OpKind::kAdd ? dnnl::algorithm::binary_add
+                                                 : binaryAlg(d.binary), md);
+    } else {  // kBatchNorm, kScale
+      for (const AffineStep& s : affineSteps(d)) {
+        const memory::desc md = channelDesc(s.operand->data.size(), rank);
+        p.operands.push_back({p.ops.len(), md, &s.operand->data, md});
+        p.ops.append_binary(s.alg, md);
+      }
+    }
+  }
+  return p;
+}
+
+// Binds the post-ops' operands (after the head's own inputs were added).
+void bindPostOps(DnnlOp& op, const PostOps& p) {
+  for (const PostOps::Operand& o : p.operands) {
+    const int arg = postArg(o.index, DNNL_ARG_SRC_1);
+    if (o.data)
+      op.addConst(arg, o.md, *o.data, o.md);
+    else
+      op.addPort(true, arg, o.user, o.md);
+  }
+}
+
+dnnl::primitive_attr attrOf(const PostOps& p) {
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(p.ops);
+  return attr;
+}
+
+// ---- heads -------------------------------------------------------------------------------
+
+std::unique_ptr<DnnlOp> makeConv(const OpDesc& d, const std::vector<const OpDesc*>& chain,
+                                 int threads) {
+  const Dims& in = d.inputs[0].dims;
+  const Dims& out = d.outputs[0].dims;
+  const Dims& f = d.consts[0]->dims;
+  if (in.size() != 4 || f.size() != 4) return nullptr;
+  const int g = d.group;
+  const memory::desc user_src = plain(in), user_dst = plain(out);
+  const memory::dims w_dims = g == 1 ? memory::dims{f[0], f[1], f[2], f[3]}
+                                     : memory::dims{g, f[0] / g, f[1], f[2], f[3]};
+  const memory::desc user_w(w_dims, DT::f32, g == 1 ? Tag::oihw : Tag::goihw);
+  const bool bias = d.consts.size() > 1 && d.consts[1];
+  const memory::desc bias_md({out[1]}, DT::f32, Tag::a);
+  const ConvParams& c = d.conv;
+  auto any = [](const memory::desc& md) {
+    return memory::desc(md.get_dims(), DT::f32, Tag::any);
+  };
+  auto convPd = [&](const memory::desc& dst, const PostOps& p) {
+    return dnnl::convolution_forward::primitive_desc(
+        cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        any(user_src), any(user_w), bias ? bias_md : memory::desc(), dst, {c.sh, c.sw},
+        {c.dh - 1, c.dw - 1}, {c.pt, c.pl}, {c.pb, c.pr}, attrOf(p));
+  };
+  // A residual input in the dense layout sends oneDNN to its reference kernel: it gets the
+  // layout the convolution picks without post-ops, reordered at forward.
+  const dnnl::convolution_forward::primitive_desc probe = convPd(any(user_dst), PostOps());
+  const memory::desc layout = probe.dst_desc();
+  const PostOps post = postOpsOf(chain, &layout);
+  const dnnl::convolution_forward::primitive_desc pd =
+      convPd(post.operands.empty() ? any(user_dst) : layout, post);
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::convolution_forward(pd);
+  op->addPort(true, DNNL_ARG_SRC, user_src, pd.src_desc());
+  op->addConst(DNNL_ARG_WEIGHTS, user_w, d.consts[0]->data, pd.weights_desc());
+  if (bias) op->addConst(DNNL_ARG_BIAS, bias_md, d.consts[1]->data, bias_md);
+  bindPostOps(*op, post);
+  op->addPort(false, DNNL_ARG_DST, user_dst, pd.dst_desc());
+  return op;
+}
+
+std::unique_ptr<DnnlOp> makeMlp(const OpDesc& d, const PostOps& post, int threads) {
+  const memory::dim n = d.inputs[0].dims[0];
+  const memory::dim k = static_cast<memory::dim>(d.inputs[0].elements()) / n;
+  const memory::dim co = d.consts[0]->dims[0];
+  if (d.outputs[0].dims.size() != 2 && post.ops.len() > 0) return nullptr;
+  const memory::desc src({n, k}, DT::f32, Tag::ab), dst({n, co}, DT::f32, Tag::ab);
+  const memory::desc user_w({co, k}, DT::f32, Tag::oi), bias_md({co}, DT::f32, Tag::a);
+  const bool bias = d.consts.size() > 1 && d.consts[1];
+  const dnnl::inner_product_forward::primitive_desc pd(
+      cpuEngine(), dnnl::prop_kind::forward_inference, src,
+      memory::desc({co, k}, DT::f32, Tag::any), bias ? bias_md : memory::desc(), dst,
+      attrOf(post));
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::inner_product_forward(pd);
+  op->addInput(DNNL_ARG_SRC, src);
+  op->addConst(DNNL_ARG_WEIGHTS, user_w, d.consts[0]->data, pd.weights_desc());
+  if (bias) op->addConst(DNNL_ARG_BIAS, bias_md, d.consts[1]->data, bias_md);
+  bindPostOps(*op, post);
+  op->addOutput(DNNL_ARG_DST, dst);
+  return op;
+}
+
+std::unique_ptr<DnnlOp> makePool(const OpDesc& d, const PostOps& post, int threads) {
+  const PoolParams& p = d.pool;
+  const Dims& in = d.inputs[0].dims;
+  const Dims& out = d.outputs[0].dims;
+  if (in.size() != 4 || p.blend != 0.0f) return nullptr;
+  // Ceil mode gives outputs whose windows reach past pb/pr: pad the right side enough.
+  const int pb = std::max(p.pb, (out[2] - 1) * p.sh + (p.kh - 1) * p.dh + 1 - in[2] - p.pt);
+  const int pr = std::max(p.pr, (out[3] - 1) * p.sw + (p.kw - 1) * p.dw + 1 - in[3] - p.pl);
+  dnnl::algorithm alg = dnnl::algorithm::pooling_max;
+  if (p.mode != CNML_POOL_MAX) {
+    // Counting pad cells (real == false) counts only those inside pb/pr in the mock;
+    // oneDNN's include-padding counts the whole window, so only unpadded pools map.
+    const bool padded = p.pt || p.pl || pb || pr;
+    if (!p.real && padded) return nullptr;
+    alg = dnnl::algorithm::pooling_avg_exclude_padding;
+  }
+  const memory::desc src = plain(in), dst = plain(out);
+  const dnnl::pooling_forward::primitive_desc pd(
+      cpuEngine(), dnnl::prop_kind::forward_inference, alg, src, dst, {p.sh, p.sw},
+      {p.kh, p.kw}, {p.dh - 1, p.dw - 1}, {p.pt, p.pl}, {pb, pr}, attrOf(post));
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::pooling_forward(pd);
+  op->addInput(DNNL_ARG_SRC, src);
+  bindPostOps(*op, post);
+  op->addOutput(DNNL_ARG_DST, dst);
+  return op;
+}
+
+std::unique_ptr<DnnlOp> makeEltwise(const OpDesc& d, const PostOps& post, int threads) {
+  float alpha, beta;
+  dnnl::algorithm alg;
+  const bool ok = d.kind == OpKind::kActive ? eltwiseOf(d.active, &alg, &alpha, &beta)
+                                            : unaryOf(d, &alg, &alpha, &beta);
+  if (!ok) return nullptr;
+  const memory::desc md = plain(d.inputs[0].dims);
+  const dnnl::eltwise_forward::primitive_desc pd(cpuEngine(),
+                                                 dnnl::prop_kind::forward_inference, alg, md,
+                                                 md, alpha, beta, attrOf(post));
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::eltwise_forward(pd);
+  op->addInput(DNNL_ARG_SRC, md);
+  bindPostOps(*op, post);
+  op->addOutput(DNNL_ARG_DST, md);
+  return op;
+}
+
+// Add, the Binary family, and batchnorm/scale (the first affine step as the primitive, the
+// second as a post-op ahead of the chain's).
+std::unique_ptr<DnnlOp> makeBinary(const OpDesc& d, const PostOps& post, int threads) {
+  const Dims& out = d.outputs[0].dims;
+  const memory::desc src0 = plain(d.inputs[0].dims), dst = plain(out);
+  auto op = std::make_unique<DnnlOp>(threads);
+  if (d.kind == OpKind::kAdd || d.kind == OpKind::kBinary) {
+    const memory::desc src1 = plain(d.inputs[1].dims, out.size());
+    const dnnl::algorithm alg =
+        d.kind == OpKind::kAdd ? dnnl::algorithm::binary_add : binaryAlg(d.binary);
+    const dnnl::binary::primitive_desc pd(cpuEngine(), alg, src0, src1, dst, attrOf(post));
+    op->prim_ = dnnl::binary(pd);
+    op->addInput(DNNL_ARG_SRC_0, src0);
+    op->addInput(DNNL_ARG_SRC_1, src1);
+    bindPostOps(*op, post);
+    op->addOutput(DNNL_ARG_DST, dst);
+    return op;
+  }
+  if (out.size() < 2) return nullptr;
+  const std::vector<AffineStep> steps = affineSteps(d);
+  PostOps all;
+  const memory::desc c0 = channelDesc(steps[0].operand->data.size(), out.size());
+  if (steps.size() > 1) {
+    const memory::desc c1 = channelDesc(steps[1].operand->data.size(), out.size());
+    all.operands.push_back({0, c1, &steps[1].operand->data, c1});
+    all.ops.append_binary(steps[1].alg, c1);
+  }
+  const int shift = all.ops.len();
+  for (int i = 0; i < post.ops.len(); ++i) {  // the chain's post-ops after the second step
+    const dnnl::primitive::kind kind = post.ops.kind(i);
+    if (kind == dnnl::primitive::kind::eltwise) {
+      dnnl::algorithm alg;
+      float alpha, beta;
+      post.ops.get_params_eltwise(i, alg, alpha, beta);
+      all.ops.append_eltwise(alg, alpha, beta);
+    } else {
+      dnnl::algorithm alg;
+      memory::desc md;
+      post.ops.get_params_binary(i, alg, md);
+      all.ops.append_binary(alg, md);
+    }
+  }
+  for (const PostOps::Operand& o : post.operands)
+    all.operands.push_back({o.index + shift, o.md, o.data, o.user});
+  const dnnl::binary::primitive_desc pd(cpuEngine(), steps[0].alg, src0, c0, dst, attrOf(all));
+  op->prim_ = dnnl::binary(pd);
+  op->addInput(DNNL_ARG_SRC_0, src0);
+  op->addConst(DNNL_ARG_SRC_1, c0, steps[0].operand->data, c0);
+  bindPostOps(*op, all);
+  op->addOutput(DNNL_ARG_DST, dst);
+  return op;
+}
+
+std::unique_ptr<DnnlOp> makeSoftmax(const OpDesc& d, int threads) {
+  const memory::desc md = plain(d.inputs[0].dims);
+  const dnnl::softmax_forward::primitive_desc pd(cpuEngine(),
+                                                 dnnl::prop_kind::forward_inference,
+                                                 dnnl::algorithm::softmax_accurate, md, md,
+                                                 d.axis);
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::softmax_forward(pd);
+  op->addInput(DNNL_ARG_SRC, md);
+  op->addOutput(DNNL_ARG_DST, md);
+  return op;
+}
+
+std::unique_ptr<DnnlOp> makeConcat(const OpDesc& d, int threads) {
+  std::vector<memory::desc> srcs;
+  for (const Operand& o : d.inputs) srcs.push_back(plain(o.dims));
+  const memory::desc dst = plain(d.outputs[0].dims);
+  const dnnl::concat::primitive_desc pd(cpuEngine(), dst, d.axis, srcs);
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::concat(pd);
+  for (std::size_t i = 0; i < srcs.size(); ++i)
+    op->addInput(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), srcs[i]);
+  op->addOutput(DNNL_ARG_DST, dst);
+  return op;
+}
+
+// Normalised over the axes from `axis` on: a 2-D [outer, len] view, as oneDNN normalises
+// over the last axis.
+std::unique_ptr<DnnlOp> makeLayerNorm(const OpDesc& d, int threads) {
+  const Dims& in = d.inputs[0].dims;
+  const memory::dim len =
+      static_cast<memory::dim>(elementCount(Dims(in.begin() + d.axis, in.end())));
+  const memory::dim outer = static_cast<memory::dim>(d.inputs[0].elements()) / len;
+  const memory::desc md({outer, len}, DT::f32, Tag::ab), vec({len}, DT::f32, Tag::a);
+  const bool shift = d.consts.size() > 1 && d.consts[1];
+  dnnl::normalization_flags flags = dnnl::normalization_flags::use_scale;
+  if (shift) flags = flags | dnnl::normalization_flags::use_shift;
+  const dnnl::layer_normalization_forward::primitive_desc pd(
+      cpuEngine(), dnnl::prop_kind::forward_inference, md, md, d.eps, flags);
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::layer_normalization_forward(pd);
+  op->addInput(DNNL_ARG_SRC, md);
+  op->addConst(DNNL_ARG_SCALE, vec, d.consts[0]->data, vec);
+  if (shift) op->addConst(DNNL_ARG_SHIFT, vec, d.consts[1]->data, vec);
+  op->addOutput(DNNL_ARG_DST, md);
+  return op;
+}
+
+// A [batch..., rows, cols] operand stored transposed or not, batch axes padded to `rank`.
+memory::desc matrixDesc(const Dims& dims, std::size_t rank, bool transposed) {
+  memory::dims d(rank - dims.size(), 1);
+  d.insert(d.end(), dims.begin(), dims.end());
+  memory::dims strides(rank);
+  memory::dim step = d[rank - 1] * d[rank - 2];
+  strides[rank - 1] = transposed ? d[rank - 2] : 1;
+  strides[rank - 2] = transposed ? 1 : d[rank - 1];
+  for (std::size_t i = rank - 2; i-- > 0;) {
+    strides[i] = step;
+    step *= d[i];
+  }
+  if (transposed) std::swap(d[rank - 1], d[rank - 2]);
+  return memory::desc(d, DT::f32, strides);
+}
+
+std::unique_ptr<DnnlOp> makeBatchDot(const OpDesc& d, int threads) {
+  const Dims& out = d.outputs[0].dims;
+  const std::size_t rank = out.size();
+  if (rank < 2) return nullptr;
+  // The stored dims are the transposed operand's; matrixDesc swaps the logical ones.
+  const memory::desc a = matrixDesc(d.inputs[0].dims, rank, d.trans_a);
+  const memory::desc b = matrixDesc(d.inputs[1].dims, rank, d.trans_b);
+  const memory::desc dst = plain(out);
+  const dnnl::matmul::primitive_desc pd(cpuEngine(), a, b, dst);
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::matmul(pd);
+  op->addInput(DNNL_ARG_SRC, a);
+  op->addInput(DNNL_ARG_WEIGHTS, b);
+  op->addOutput(DNNL_ARG_DST, dst);
+  return op;
+}
+
+// out dim i = in dim perm[i]: the input read through permuted strides, reordered dense.
+std::unique_ptr<DnnlOp> makeTranspose(const OpDesc& d, int threads) {
+  const Dims& in = d.inputs[0].dims;
+  const memory::desc src = plain(in);
+  const memory::dims in_strides = src.get_strides();
+  memory::dims view_dims, view_strides;
+  for (int p : d.perm) {
+    view_dims.push_back(in[p]);
+    view_strides.push_back(in_strides[p]);
+  }
+  const memory::desc view(view_dims, DT::f32, view_strides), dst = plain(d.outputs[0].dims);
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), view, cpuEngine(), dst));
+  op->addInput(DNNL_ARG_FROM, view);
+  op->addOutput(DNNL_ARG_TO, dst);
+  return op;
+}
+
+std::unique_ptr<DnnlOp> makePrelu(const OpDesc& d, int threads) {
+  const Dims& in = d.inputs[0].dims;
+  if (in.size() < 2) return nullptr;
+  const memory::desc md = plain(in);
+  const memory::desc w = channelDesc(d.consts[0]->data.size(), in.size());
+  const dnnl::prelu_forward::primitive_desc pd(cpuEngine(), dnnl::prop_kind::forward_inference,
+                                               md, w, md);
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::prelu_forward(pd);
+  op->addInput(DNNL_ARG_SRC, md);
+  op->addConst(DNNL_ARG_WEIGHTS, w, d.consts[0]->data, w);
+  op->addOutput(DNNL_ARG_DST, md);
+  return op;
+}
+
+std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int threads) {
+  const OpDesc& d = *chain.front();
+  const PostOps post = postOpsOf(chain);
+  const bool alone = chain.size() == 1;
+  switch (d.kind) {
+    case OpKind::kConv:
+    case OpKind::kConvGroup: return makeConv(d, chain, threads);
+    case OpKind::kMlp: return makeMlp(d, post, threads);
+    case OpKind::kPool: return makePool(d, post, threads);
+    case OpKind::kActive:
+    case OpKind::kUnary: return makeEltwise(d, post, threads);
+    case OpKind::kAdd:
+    case OpKind::kBinary:
+    case OpKind::kBatchNorm:
+    case OpKind::kScale: return makeBinary(d, post, threads);
+    case OpKind::kSoftmax: return alone ? makeSoftmax(d, threads) : nullptr;
+    case OpKind::kConcat: return alone ? makeConcat(d, threads) : nullptr;
+    case OpKind::kLayerNorm: return alone ? makeLayerNorm(d, threads) : nullptr;
+    case OpKind::kBatchDot: return alone ? makeBatchDot(d, threads) : nullptr;
+    case OpKind::kTranspose: return alone ? makeTranspose(d, threads) : nullptr;
+    case OpKind::kPrelu: return alone ? makePrelu(d, threads) : nullptr;
+    default: return nullptr;  // the mock's kernels (README: oneDNN backend)
+  }
+}
+
+bool isHead(OpKind kind) {
+  switch (kind) {
+    case OpKind::kConv:
+    case OpKind::kConvGroup:
+    case OpKind::kMlp:
+    case OpKind::kPool:
+    case OpKind::kActive:
+    case OpKind::kUnary:
+    case OpKind::kAdd:
+    case OpKind::kBinary:
+    case OpKind::kBatchNorm:
+    case OpKind::kScale: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain, int threads) {
+  // fp32 data only: fp16/int8 compute and non-float activations stay on the mock.
+  auto f32 = [](const std::vector<Operand>& v) {
+    for (const Operand& o : v)
+      if (o.dtype != CNML_DATA_FLOAT32) return false;
+    return true;
+  };
+  for (const OpDesc* d : chain)
+    if (precisionOf(*d) != Precision::kFp32 || !f32(d->inputs) || !f32(d->outputs))
+      return nullptr;
+  ThreadScope scope(threads);
+  try {
+    return makeHead(chain, threads);
+  } catch (const dnnl::error&) {
+    // oneDNN has no implementation for this shape or attribute set: the mock computes.
+    return nullptr;
+  }
+}
+
+bool backendCanAppend(const std::vector<const OpDesc*>& chain, const OpDesc& next) {
+  if (!isHead(chain.front()->kind)) return false;
+  if (chain.front()->kind == OpKind::kMlp && chain.front()->outputs[0].dims.size() != 2)
+    return false;
+  return canPost(*chain.back(), next);
+}
+
+// Both sides reorder between the dense buffer and the same inner layout: the consumer reads
+// the producer's inner memory instead.
+bool backendLink(BackendOp& producer, int output, BackendOp& consumer, int input) {
+  auto* from = dynamic_cast<DnnlOp*>(&producer);
+  auto* to = dynamic_cast<DnnlOp*>(&consumer);
+  if (!from || !to) return false;
+  const Port& out = from->outs_[output];
+  Port& in = to->ins_[input];
+  if (!out.reordered || !in.reordered || out.inner.get_desc() != in.inner.get_desc())
+    return false;
+  in.reordered = false;
+  in.inner = out.inner;
+  to->args_[in.arg] = out.inner;
+  return true;
+}
+
+void backendSkipDense(BackendOp& producer, int output) {
+  if (auto* from = dynamic_cast<DnnlOp*>(&producer)) from->outs_[output].reordered = false;
+}
+
+bool backendTimesWallClock() { return true; }
+
+}  // namespace pz_mock

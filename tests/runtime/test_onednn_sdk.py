@@ -1,0 +1,201 @@
+"""The oneDNN SDK (runtime_cpp/onednn, paleozoic._runtime_onednn) against the mock, the
+reference: every layer kind, per-layer and fused (post-op chains), on standard-normal
+inputs and long reductions, and its time is the wall clock. Skipped without the `onednn`
+extra (the runtime is then built without oneDNN)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from paleozoic.ops import KINDS
+from paleozoic.optimize.plans import fuse_all, per_layer
+from paleozoic.pipeline import load_queue
+from paleozoic.plan_runner import PlanRunner
+from paleozoic.sdk import sdk_available
+from paleozoic.testing.blocks import BLOCKS
+from paleozoic.testing.sequence import encoder_layer
+from paleozoic.testing.zoo import load_zoo_model
+
+pytestmark = pytest.mark.skipif(
+    not sdk_available("onednn"),
+    reason="the oneDNN SDK is not built: pip install 'paleozoic[onednn]', then reinstall "
+           "paleozoic")
+
+# fp32 against fp32 with another summation order, relative to the output's largest value.
+RTOL = 1e-4
+
+_MODELS = {
+    "inception_v1": lambda: load_zoo_model("inception_v1"),
+    **{name: BLOCKS[name] for name in (
+        "detection_head", "shufflenet_v2_block", "googlenet_block", "mobilenet_v3_block",
+        "efficientnet_b0_block", "resnet18_block", "mobilenet_v2_block")},
+    "encoder_layer": encoder_layer,
+}
+
+
+def _feeds(queue, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(info.shape).astype(np.float32) for info in queue.inputs]
+
+
+def _rel_err(ours: np.ndarray, ref: np.ndarray) -> float:
+    ref64 = ref.astype(np.float64)
+    return float(np.abs(ours.astype(np.float64) - ref64).max() / max(np.abs(ref64).max(), 1e-30))
+
+
+@pytest.fixture(scope="module")
+def per_layer_runs():
+    """Per model: every layer's output under the per-layer plan on both SDKs."""
+    runs = {}
+    for name, make in _MODELS.items():
+        queue = load_queue(make())
+        plan = per_layer(queue)
+        feeds = _feeds(queue)
+        outputs = {}
+        for sdk in ("mock", "onednn"):
+            runner = PlanRunner(queue, plan, sdk=sdk)
+            runner.run(feeds)
+            outputs[sdk] = {layer.name: runner.tensor(layer.output) for layer in queue.layers}
+        runs[name] = (queue, outputs)
+    return runs
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_layer_of_a_kind_matches_the_mock(kind: str, per_layer_runs) -> None:
+    checked = 0
+    for model, (queue, outputs) in per_layer_runs.items():
+        for layer in queue.layers:
+            if layer.kind != kind:
+                continue
+            ours, ref = outputs["onednn"][layer.name], outputs["mock"][layer.name]
+            assert ours.shape == ref.shape
+            err = _rel_err(ours, ref)
+            assert err <= RTOL, f"{model}/{layer.name} ({kind}): relative error {err:.2e}"
+            checked += 1
+    assert checked, f"no test model uses {kind}; add one to _MODELS"
+
+
+@pytest.mark.parametrize("model", sorted(set(_MODELS) - {"inception_v1"}))
+@pytest.mark.parametrize("mp", [1, 2])
+def test_fuse_all_matches_the_mock(model: str, mp: int) -> None:
+    """Fusion ops become primitives with post-op chains (conv + batchnorm + scale + relu,
+    conv + add + relu, ...): same outputs as the mock's op-by-op fusion."""
+    queue = load_queue(_MODELS[model]())
+    plan = fuse_all(queue, mp=mp)
+    feeds = _feeds(queue, seed=1)
+    ref = PlanRunner(queue, plan, sdk="mock").run(feeds)
+    ours = PlanRunner(queue, plan, sdk="onednn").run(feeds)
+    for name in ref:
+        err = _rel_err(ours[name], ref[name])
+        assert err <= RTOL, f"{model} output {name}: relative error {err:.2e}"
+
+
+def _long_reduction_model():
+    """Reductions of 4,608 (3x3 conv over 512 channels), 8,192 (Gemm) and 10,000 (softmax)
+    terms, with a residual add and relus to fuse."""
+    rng = np.random.default_rng(7)
+    w = (rng.standard_normal((64, 512, 3, 3)) / np.sqrt(4608)).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    g = (rng.standard_normal((10000, 4096)) / 64).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Conv", ["r", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c2", "r"], ["s"]),
+        helper.make_node("Relu", ["s"], ["t"]),
+        helper.make_node("Flatten", ["t"], ["f"]),
+        helper.make_node("Gemm", ["f", "g"], ["y0"], transB=1),
+        helper.make_node("Softmax", ["y0"], ["y"], axis=-1),
+    ]
+    w2 = (rng.standard_normal((64, 64, 3, 3)) / 24).astype(np.float32)
+    graph = helper.make_graph(
+        nodes, "long_reductions",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 512, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10000])],
+        [numpy_helper.from_array(a, n) for a, n in ((w, "w"), (b, "b"), (w2, "w2"), (g, "g"))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model, (w, b, w2, g)
+
+
+def _truth(x: np.ndarray, weights) -> np.ndarray:
+    """The long-reduction model in float64 numpy."""
+    w, b, w2, g = (a.astype(np.float64) for a in weights)
+
+    def conv(v, k, bias=None):
+        p = np.pad(v, ((0, 0), (0, 0), (1, 1), (1, 1)))
+        cols = np.stack([p[:, :, i:i + 8, j:j + 8] for i in range(3) for j in range(3)], -1)
+        out = np.einsum("ncxyk,ock->noxy", cols, k.reshape(k.shape[0], k.shape[1], 9))
+        return out if bias is None else out + bias[None, :, None, None]
+
+    r = np.maximum(conv(x.astype(np.float64), w, b), 0)
+    t = np.maximum(conv(r, w2) + r, 0)
+    y0 = t.reshape(1, -1) @ g.T
+    e = np.exp(y0 - y0.max())
+    return e / e.sum()
+
+
+@pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])
+def test_long_reductions_against_float64(plan: str) -> None:
+    model, weights = _long_reduction_model()
+    queue = load_queue(model)
+    chosen = per_layer(queue) if plan == "per-layer" else fuse_all(queue, mp=2)
+    x = _feeds(queue, seed=3)
+    truth = _truth(x[0], weights)
+    errors = {}
+    for sdk in ("mock", "onednn"):
+        out = PlanRunner(queue, chosen, sdk=sdk).run(x)[queue.outputs[0]]
+        errors[sdk] = _rel_err(out, truth)
+    # Both are fp32: within a few units of the mock's own error against the truth.
+    assert errors["onednn"] <= max(4 * errors["mock"], 1e-5), errors
+
+
+def test_time_is_the_wall_clock() -> None:
+    """The oneDNN SDK's block times are measured forwards: positive, within the host time
+    of the run; the mock's are its device model's, the same every run."""
+    queue = load_queue(BLOCKS["resnet18_block"]())
+    plan = fuse_all(queue, mp=2)
+    feeds = _feeds(queue)
+    runner = PlanRunner(queue, plan, sdk="onednn")
+    runner.run(feeds)
+    start = time.perf_counter()
+    runner.run(feeds)
+    host_us = (time.perf_counter() - start) * 1e6
+    micros = runner.block_micros()
+    assert all(us > 0 for us in micros)
+    assert sum(micros) <= host_us
+    mock = PlanRunner(queue, plan, sdk="mock")
+    mock.run(feeds)
+    first = mock.block_micros()
+    mock.run(feeds)
+    assert mock.block_micros() == first
+
+
+def test_sdk_errors_are_the_mocks_classes() -> None:
+    """Both modules raise paleozoic._runtime's exception classes."""
+    from paleozoic import _runtime, _runtime_onednn
+
+    assert _runtime_onednn.SdkError is _runtime.SdkError
+    assert _runtime_onednn.Error is _runtime.Error
+    with pytest.raises(_runtime.Error):
+        _runtime_onednn.Session().compile_block("b", True, 0, [])
+
+
+def test_measured_oracle_times_onednn_blocks() -> None:
+    """`tune --cost measured --sdk onednn`: block costs are measured oneDNN forwards. Only
+    their presence is checked: on a shared machine their order is not reproducible."""
+    from paleozoic.optimize.measured import MeasuredOracle
+
+    queue = load_queue(BLOCKS["resnet18_block"]())
+    oracle = MeasuredOracle(queue, repeats=2, sdk="onednn")
+    n = len(queue.layers)
+    fused = oracle.block_cost(0, n, 2)
+    singles = oracle.measure_plan([(i, i + 1, 1) for i in range(n)])
+    assert fused > 0 and all(us > 0 for us in singles)
+    assert oracle.sessions == 2
+    mock = MeasuredOracle(queue, repeats=1)  # the mock's device-model clock instead
+    assert mock.block_cost(0, n, 2) != fused
