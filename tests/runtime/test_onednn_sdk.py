@@ -16,9 +16,12 @@ from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.pipeline import load_queue
 from paleozoic.plan_runner import PlanRunner
 from paleozoic.sdk import sdk_available
+from paleozoic.testing.bert import BERT_INPUTS, bert_model
 from paleozoic.testing.blocks import BLOCKS
+from paleozoic.testing.host import hf_masked_softmax, uint8_classifier
+from paleozoic.testing.recurrent import recurrent_stack
 from paleozoic.testing.sequence import encoder_layer
-from paleozoic.testing.zoo import load_zoo_model
+from paleozoic.testing.zoo import load_zoo_model, random_inputs
 
 pytestmark = pytest.mark.skipif(
     not sdk_available("onednn"),
@@ -34,12 +37,30 @@ _MODELS = {
         "detection_head", "shufflenet_v2_block", "googlenet_block", "mobilenet_v3_block",
         "efficientnet_b0_block", "resnet18_block", "mobilenet_v2_block")},
     "encoder_layer": encoder_layer,
+    # Kinds whose SDK ops fall back to the mock's kernels (recurrent steps) or run on the
+    # host (ids, casts, masks): same numbers on both SDKs.
+    **{f"{op.lower()}_stack": (lambda op=op: recurrent_stack(op, direction="bidirectional",
+                                                              layers=1)[0])
+       for op in ("LSTM", "GRU", "RNN")},
+    "uint8_classifier": uint8_classifier,
+    "bert": lambda: bert_model(seq=16),
+    "hf_masked_softmax": hf_masked_softmax,
 }
 
 
-def _feeds(queue, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(info.shape).astype(np.float32) for info in queue.inputs]
+def _feeds(queue, model, seed: int = 0) -> list[np.ndarray]:
+    """Seeded inputs in the queue's input order: standard normal floats, ids inside their
+    tables, 0/1 masks (paleozoic.testing.zoo.random_inputs)."""
+    shapes = {name: info.shape for name, info in zip(queue.onnx_input_names, queue.inputs)}
+    by_name = random_inputs(model, seed, shapes=shapes)
+    return [by_name[name] for name in queue.onnx_input_names]
+
+
+def _input_shapes(model) -> dict[str, tuple[int, ...]] | None:
+    """The BERT-style model's sequence axis is symbolic: fixed at 16."""
+    if any(not d.dim_value for v in model.graph.input for d in v.type.tensor_type.shape.dim):
+        return {name: (2, 16) for name in BERT_INPUTS}
+    return None
 
 
 def _rel_err(ours: np.ndarray, ref: np.ndarray) -> float:
@@ -52,9 +73,10 @@ def per_layer_runs():
     """Per model: every layer's output under the per-layer plan on both SDKs."""
     runs = {}
     for name, make in _MODELS.items():
-        queue = load_queue(make())
+        model = make()
+        queue = load_queue(model, input_shapes=_input_shapes(model))
         plan = per_layer(queue)
-        feeds = _feeds(queue)
+        feeds = _feeds(queue, model)
         outputs = {}
         for sdk in ("mock", "onednn"):
             runner = PlanRunner(queue, plan, sdk=sdk)
@@ -84,9 +106,10 @@ def test_every_layer_of_a_kind_matches_the_mock(kind: str, per_layer_runs) -> No
 def test_fuse_all_matches_the_mock(model: str, mp: int) -> None:
     """Fusion ops become primitives with post-op chains (conv + batchnorm + scale + relu,
     conv + add + relu, ...): same outputs as the mock's op-by-op fusion."""
-    queue = load_queue(_MODELS[model]())
+    onnx_model = _MODELS[model]()
+    queue = load_queue(onnx_model, input_shapes=_input_shapes(onnx_model))
     plan = fuse_all(queue, mp=mp)
-    feeds = _feeds(queue, seed=1)
+    feeds = _feeds(queue, onnx_model, seed=1)
     ref = PlanRunner(queue, plan, sdk="mock").run(feeds)
     ours = PlanRunner(queue, plan, sdk="onednn").run(feeds)
     for name in ref:
@@ -144,7 +167,7 @@ def test_long_reductions_against_float64(plan: str) -> None:
     model, weights = _long_reduction_model()
     queue = load_queue(model)
     chosen = per_layer(queue) if plan == "per-layer" else fuse_all(queue, mp=2)
-    x = _feeds(queue, seed=3)
+    x = _feeds(queue, model, seed=3)
     truth = _truth(x[0], weights)
     errors = {}
     for sdk in ("mock", "onednn"):
@@ -157,9 +180,10 @@ def test_long_reductions_against_float64(plan: str) -> None:
 def test_time_is_the_wall_clock() -> None:
     """The oneDNN SDK's block times are measured forwards: positive, within the host time
     of the run; the mock's are its device model's, the same every run."""
-    queue = load_queue(BLOCKS["resnet18_block"]())
+    model = BLOCKS["resnet18_block"]()
+    queue = load_queue(model)
     plan = fuse_all(queue, mp=2)
-    feeds = _feeds(queue)
+    feeds = _feeds(queue, model)
     runner = PlanRunner(queue, plan, sdk="onednn")
     runner.run(feeds)
     start = time.perf_counter()
