@@ -13,7 +13,7 @@ from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend import import_onnx
 from paleozoic.passes import run_passes
 from paleozoic.reference import Float64Reference
-from tests.helpers import onnxruntime_outputs, runtime_outputs
+from helpers import onnxruntime_outputs, runtime_outputs
 
 
 def _model(shape: list[int], nodes: list[onnx.NodeProto], consts: dict[str, np.ndarray],

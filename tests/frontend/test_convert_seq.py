@@ -170,7 +170,7 @@ def _decomposed_layer_norm(square: str, affine: bool, eps: float = 1e-5,
 @pytest.mark.parametrize("affine", [True, False])
 def test_decomposed_layer_norm_is_one_layer(square: str, affine: bool) -> None:
     from paleozoic.reference import Float64Reference
-    from tests.helpers import runtime_outputs
+    from helpers import runtime_outputs
 
     model = _decomposed_layer_norm(square, affine)
     queue = import_onnx(model)
