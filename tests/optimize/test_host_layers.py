@@ -54,4 +54,6 @@ def test_host_layer_cost_is_its_copies(queue) -> None:
         seen.add(moved > 0)
         want = profile["launch_us"] + moved / (profile["host_link_gbps"] * 1e3)
         assert oracle.block_cost(i, i + 1, 1) == pytest.approx(want, rel=1e-5), layer.name
-    assert seen == {True, False}
+    # Every host layer of this model moves something since merge_host_copies folded the
+    # mask's int64-only reshapes into its cast.
+    assert seen == {True}
