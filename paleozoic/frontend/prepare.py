@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 # only against memory: it admits weights generated in the graph (ConstantOfShape fills of
 # VGG-19's 102M-element fully-connected weight in onnx's light models).
 _FOLD_MAX_ELEMENTS = 1 << 27
-_FOLD_STREAMED_MAX_ELEMENTS = 1 << 16
+_FOLD_STREAMED_MAX_ELEMENTS = 1 << 22
 # Each pass re-runs shape inference; Swin-T (legacy exporter) folds in 16.
 _FOLD_MAX_PASSES = 64
 
@@ -141,8 +141,9 @@ def _fold_pass(proto: onnx.ModelProto, source: str, streamed: Mapping[str, np.nd
     known: dict[str, np.ndarray] = {
         t.name: numpy_helper.to_array(t) for t in graph.initializer
         if t.name not in streamed and t.data_location != onnx.TensorProto.EXTERNAL}
-    # Small streamed constants are folded through (Swin's attention-mask tables, built by
-    # ScatterND from a few thousand values); large ones are weights, kept as they are.
+    # Streamed constants up to 16 MB are folded through (Swin's attention-mask tables built
+    # by ScatterND, the gate reordering the dynamo exporter writes as Slice + Concat of an
+    # LSTM's weights); larger ones are weights, kept as they are.
     known.update((name, value) for name, value in streamed.items()
                  if value.size <= _FOLD_STREAMED_MAX_ELEMENTS)
     static = _static_shapes(proto, streamed)
