@@ -52,8 +52,8 @@ def test_cost_table_holds_short_blocks_and_built_in_plans(queue) -> None:
     per-layer and fuse-all plans are priced (as block_cost prices them alone), others inf;
     DP on that table is no worse than either built-in plan."""
     from paleozoic.optimize import SearchSpace
-    from paleozoic.optimize.dp import solve
     from paleozoic.optimize.base import CostLookup
+    from paleozoic.optimize.dp import solve
     from paleozoic.optimize.measured import MeasuredOracle
     from paleozoic.optimize.oracle import plan_spans
     from paleozoic.optimize.plans import fuse_all, per_layer
