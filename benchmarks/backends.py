@@ -67,9 +67,10 @@ def _median_ms(run, repeats: int) -> float:
 
 
 def _ort_ms(model: onnx.ModelProto, feeds: dict, repeats: int, threads: int) -> float:
-    run = onnxruntime_session(model, threads).run
-    ms = _median_ms(lambda: run(None, feeds), repeats)
-    del run  # the session with it
+    def timed(session) -> float:  # the session is released when this returns
+        return _median_ms(lambda: session.run(None, feeds), repeats)
+
+    ms = timed(onnxruntime_session(model, threads))
     gc.collect()
     return ms
 
