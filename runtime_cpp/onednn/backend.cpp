@@ -633,6 +633,28 @@ std::unique_ptr<DnnlOp> makePrelu(const OpDesc& d, int threads) {
   return op;
 }
 
+// Cross-channel LRN with the mock's divisor (size for V3, and for V1 while the window fits
+// the channels) and a centred window (odd sizes; ONNX's is lopsided for even ones), in
+// channels last, the layout oneDNN has a vector kernel for and a fusion's convolutions
+// hand over. The mock's kernel takes a pow per element: 8 ms of AlexNet's first LRN.
+std::unique_ptr<DnnlOp> makeLrn(const OpDesc& d, int threads) {
+  const LrnParams& p = d.lrn;
+  const Dims& in = d.inputs[0].dims;
+  if (in.size() != 4 || p.size % 2 == 0 || p.type == CNML_LRN_V2 ||
+      (p.type == CNML_LRN_V1 && p.size > 2 * in[1] - 1))
+    return nullptr;
+  const memory::desc user = plain(in), inner(plain(in).get_dims(), DT::f32, Tag::acdb);
+  const dnnl::lrn_forward::primitive_desc pd(
+      cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::lrn_across_channels,
+      inner, inner, p.size, static_cast<float>(p.alpha), static_cast<float>(p.beta),
+      static_cast<float>(p.k));
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::lrn_forward(pd);
+  op->addPort(true, DNNL_ARG_SRC, user, pd.src_desc());
+  op->addPort(false, DNNL_ARG_DST, user, pd.dst_desc());
+  return op;
+}
+
 std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int threads) {
   const OpDesc& d = *chain.front();
   const PostOps post = postOpsOf(chain);
@@ -654,6 +676,7 @@ std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int th
     case OpKind::kBatchDot: return alone ? makeBatchDot(d, threads) : nullptr;
     case OpKind::kTranspose: return alone ? makeTranspose(d, threads) : nullptr;
     case OpKind::kPrelu: return alone ? makePrelu(d, threads) : nullptr;
+    case OpKind::kLrn: return alone ? makeLrn(d, threads) : nullptr;
     default: return nullptr;  // the mock's kernels (README: oneDNN backend)
   }
 }
