@@ -21,13 +21,17 @@ session times as many non-overlapping candidate blocks as fit), plus the blocks 
 per-layer and fuse-all plans at each MP, so the table always holds both built-in plans and
 the search can only match or beat them on its own measurements. Longer blocks cost inf.
 MPs above the machine's cores are the cores' count (the SDK caps the threads); they cost
-the same, and the search's ties go to the smaller MP.
+the same, and the search's ties go to the smaller MP. Each table entry also carries the
+per-block wall time a forward spends outside the SDK's timed forwards (launches, queue
+syncs between blocks; `block_gap_us`), as the measured sum of many small blocks otherwise
+undercounts a plan that cuts often.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from typing import Callable, Sequence
 
 import numpy as np
@@ -58,6 +62,9 @@ class MeasuredOracle:
         self.cache: dict[Span, float] = {}
         self.observers: list[Observer] = []   # called with (start, stop, mp, micros)
         self.sessions = 0                     # how many sessions were built and run
+        # Per session, the wall time of a forward outside its blocks' SDK time, per block
+        # (the runtime's launches, queue syncs, host copies between blocks).
+        self.gaps: list[float] = []
 
     def block_cost(self, start: int, stop: int, mp: int) -> float:
         key = (start, stop, mp)
@@ -98,12 +105,19 @@ class MeasuredOracle:
                             spans.append((i, i + 1, mp))
                             i += 1
                     self._measure(spans, timed)
+        # Each block also costs the runtime's work around it, which its SDK time leaves
+        # out: without it, a plan of many small blocks looks as cheap as one of few.
+        gap = self.block_gap_us()
         table = np.full((n, n + 1, len(mps)), np.inf)
         for k, mp in enumerate(mps):
             for (start, stop, at), us in self.cache.items():
                 if at == min(mp, cores):
-                    table[start, stop, k] = us
+                    table[start, stop, k] = us + gap
         return table
+
+    def block_gap_us(self) -> float:
+        """The median per-block time a forward spends outside its blocks (0 on the mock)."""
+        return float(np.median(self.gaps)) if self.gaps else 0.0
 
     def measure_plan(self, spans: Sequence[Span]) -> list[float]:
         """Times every block of a plan (spans covering the queue) in one session."""
@@ -128,11 +142,16 @@ class MeasuredOracle:
             session.compile_block(f"block{t}", stop - start > 1, mp, layers[start:stop])
         if self.sdk != "mock":  # the mock's clock is its device model: nothing to warm
             session.run()  # untimed: first touches, caches
-        runs = []
+        runs, gaps = [], []
         for _ in range(self.repeats):
+            start = time.perf_counter()
             session.run()
+            wall = (time.perf_counter() - start) * 1e6
             runs.append([float(m) for m in session.block_micros()])
+            gaps.append((wall - sum(runs[-1])) / len(spans))
         best = [float(v) for v in np.median(np.asarray(runs), axis=0)]
+        if self.sdk != "mock":  # the mock's block times are its device model's, not wall
+            self.gaps.append(max(0.0, float(np.median(gaps))))
         self.sessions += 1
         for t in sorted(timed):
             span = spans[t]
