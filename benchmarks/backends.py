@@ -161,8 +161,8 @@ def _geomean(values: list[float]) -> float:
 
 def report(rows: dict[str, dict[str, float]], columns: list[str], threads: int,
            zoo: list[str]) -> list[str]:
-    lines = [f"median latency in ms on {threads} threads (ratio to onnxruntime = the faster "
-             f"of its spinning and sleeping thread pools)",
+    lines = [(f"median latency in ms on {threads} threads (ratio to onnxruntime = the faster "
+              f"of its spinning and sleeping thread pools)"),
              f"{'model':<22}" + f"{'ort spin':>10}{'ort sleep':>10}" +
              "".join(f"{c:>24}" for c in columns)]
     for name, row in rows.items():
