@@ -1,0 +1,424 @@
+// fp16 and int8 ops on the oneDNN SDK, with the mock's arithmetic (mock/numerics.h) kept
+// wherever oneDNN allows it (README "oneDNN SDK" states what differs).
+//
+// int8 Conv/ConvGroup/Mlp: oneDNN's int8 convolution / inner product (s8 x s8, exact s32
+// sums) with per-output-channel weight scales f_c = numerics::rescaleFactor (so the
+// primitive's rescale is float(acc) * f_c + bias_c, as the mock's), f32 dst and the chain's
+// post-ops. The input is quantised here with the mock's rule (numerics.h 3: product in
+// double, rint half to even, clamp to +-127, NaN -> 0), not by a oneDNN reorder, which
+// multiplies in fp32 and saturates to -128. The f32 result is rounded to binary16 here.
+// Only VNNI/AMX kernels are used: without them oneDNN pre-scales int8 weights by 1/2 (to
+// avoid vpmaddubsw saturation), which changes the sums; such CPUs keep the mock's kernels.
+//
+// fp16 ops: oneDNN 3.2 has f16 primitives only on AVX512-FP16/AMX-FP16 CPUs, and its
+// f16<->f32 reorders are the generic C++ ones, so a chain of fp16 ops is the fp32 path's
+// primitive(s) between binary16 decoding and encoding done here (exact, round to nearest
+// even: the mock's "fp32 kernel on decoded values, rounded once").
+//
+// In a fused chain the intermediate values stay fp32: the mock rounds each op's output to
+// binary16, this rounds the chain's output once (bit-equal when the ops after the head are
+// relu/clip, which commute with rounding).
+#include "quantized.h"
+
+#include <omp.h>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "numerics.h"
+
+namespace pz_mock {
+namespace onednn {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+
+dnnl::engine& cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// As backend.cpp: the primitives run (and are created) on the op's MP threads.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) {
+    omp_set_num_threads(threads);
+  }
+  ~ThreadScope() { omp_set_num_threads(saved_); }
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int saved_;
+};
+
+memory::desc dense(const Dims& dims, DT dt) {
+  memory::dims d(dims.begin(), dims.end());
+  memory::dims strides(d.size(), 1);
+  for (std::size_t i = d.size(); i-- > 1;) strides[i - 1] = strides[i] * d[i];
+  return memory::desc(d, dt, strides);
+}
+
+// ---- binary16 and int8 conversions (numerics.h 1 and 3), vectorised ---------------------
+
+// GCC 12 warns that the intrinsics' internal _mm512_undefined_*() values are uninitialised.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+constexpr long long kChunk = 4096;  // elements per parallel task
+
+// Runs f(begin, end) over [0, n) in chunks on `threads` threads.
+template <typename F>
+void parallelChunks(std::size_t n, int threads, F f) {
+  const long long count = static_cast<long long>(n);
+  const long long chunks = (count + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) num_threads(threads) if (chunks > 4)
+  for (long long c = 0; c < chunks; ++c) f(c * kChunk, std::min(count, (c + 1) * kChunk));
+}
+
+// vcvtps2ph with round-to-nearest-even gives numerics::floatToHalf's bits (subnormals kept,
+// overflow to inf, NaN quieted with its top payload bits), vcvtph2ps halfToFloat's.
+void encode(const float* in, std::uint16_t* out, std::size_t n, int threads) {
+  parallelChunks(n, threads, [&](long long b, long long e) {
+    long long i = b;
+#if defined(__AVX512F__)
+    for (; i + 16 <= e; i += 16)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                          _mm512_cvtps_ph(_mm512_loadu_ps(in + i),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+    for (; i < e; ++i) out[i] = numerics::floatToHalf(in[i]);
+  });
+}
+
+void decode(const std::uint16_t* in, float* out, std::size_t n, int threads) {
+  parallelChunks(n, threads, [&](long long b, long long e) {
+    long long i = b;
+#if defined(__AVX512F__)
+    for (; i + 16 <= e; i += 16)
+      _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256(
+                                    reinterpret_cast<const __m256i*>(in + i))));
+#endif
+    for (; i < e; ++i) out[i] = numerics::halfToFloat(in[i]);
+  });
+}
+
+// numerics::quantize of the decoded binary16 input: x * k in double (exact), rint half to
+// even, NaN -> 0, clamp to +-127.
+void quantizeHalf(const std::uint16_t* in, std::int8_t* out, std::size_t n, double k,
+                  int threads) {
+  parallelChunks(n, threads, [&](long long b, long long e) {
+    long long i = b;
+#if defined(__AVX512F__)
+    const __m512d kv = _mm512_set1_pd(k), lo = _mm512_set1_pd(-127.0),
+                  hi = _mm512_set1_pd(127.0);
+    auto eight = [&](__m256 x) {
+      __m512d t = _mm512_mul_pd(_mm512_cvtps_pd(x), kv);
+      t = _mm512_roundscale_pd(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      t = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(t, t, _CMP_ORD_Q), t);  // NaN -> 0
+      return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(t, lo), hi));
+    };
+    for (; i + 16 <= e; i += 16) {
+      const __m512 x =
+          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)));
+      const __m256i a = eight(_mm512_castps512_ps256(x));
+      const __m256i c = eight(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
+      const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(a), c, 1);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(q));
+    }
+#endif
+    for (; i < e; ++i) out[i] = numerics::quantize(numerics::halfToFloat(in[i]), k);
+  });
+}
+
+#pragma GCC diagnostic pop
+
+bool allOf(const std::vector<Operand>& v, cnmlDataType_t dtype) {
+  for (const Operand& o : v)
+    if (o.dtype != dtype) return false;
+  return true;
+}
+
+// The chain as FLOAT32 ops for the fp32 path (consts already hold their decoded values).
+std::vector<OpDesc> asFloat(const std::vector<const OpDesc*>& chain) {
+  std::vector<OpDesc> ops;
+  for (const OpDesc* d : chain) {
+    ops.push_back(*d);
+    for (Operand& o : ops.back().inputs) o.dtype = CNML_DATA_FLOAT32;
+    for (Operand& o : ops.back().outputs) o.dtype = CNML_DATA_FLOAT32;
+  }
+  return ops;
+}
+
+std::vector<const OpDesc*> pointers(const std::vector<OpDesc>& ops) {
+  std::vector<const OpDesc*> p;
+  for (const OpDesc& d : ops) p.push_back(&d);
+  return p;
+}
+
+// ---- fp16: the fp32 path between binary16 conversions -----------------------------------
+
+class HalfOp : public BackendOp {
+ public:
+  HalfOp(std::unique_ptr<BackendOp> inner, const std::vector<std::size_t>& in_sizes,
+         std::size_t out_size, int threads)
+      : inner_(std::move(inner)), out32_(out_size), threads_(threads) {
+    for (std::size_t n : in_sizes) in32_.emplace_back(n);
+  }
+
+  void run(const void* const* inputs, void* const* outputs) override {
+    std::vector<const void*> in(in32_.size());
+    for (std::size_t i = 0; i < in32_.size(); ++i) {
+      decode(static_cast<const std::uint16_t*>(inputs[i]), in32_[i].data(), in32_[i].size(),
+             threads_);
+      in[i] = in32_[i].data();
+    }
+    void* out = out32_.data();
+    inner_->run(in.data(), &out);
+    encode(out32_.data(), static_cast<std::uint16_t*>(outputs[0]), out32_.size(), threads_);
+  }
+
+ private:
+  std::unique_ptr<BackendOp> inner_;
+  std::vector<std::vector<float>> in32_;
+  std::vector<float> out32_;
+  int threads_;
+};
+
+// The chain's inputs as backend.h orders them: the head's, then each later op's other one.
+std::vector<std::size_t> chainInputSizes(const std::vector<const OpDesc*>& chain) {
+  std::vector<std::size_t> sizes;
+  for (const Operand& o : chain.front()->inputs) sizes.push_back(o.elements());
+  for (std::size_t k = 1; k < chain.size(); ++k)
+    for (const Operand& o : chain[k]->inputs)
+      if (o.id != chain[k - 1]->outputs[0].id) sizes.push_back(o.elements());
+  return sizes;
+}
+
+std::unique_ptr<BackendOp> makeHalf(const std::vector<const OpDesc*>& chain, int threads,
+                                    const FloatPath& fp32) {
+  for (const OpDesc* d : chain)
+    if (d->int8 || d->kind == OpKind::kCast || d->outputs.size() != 1 ||
+        !allOf(d->inputs, CNML_DATA_FLOAT16) || !allOf(d->outputs, CNML_DATA_FLOAT16))
+      return nullptr;
+  const std::vector<OpDesc> ops = asFloat(chain);
+  std::unique_ptr<BackendOp> inner = fp32.make(pointers(ops), threads);
+  if (!inner) return nullptr;
+  return std::make_unique<HalfOp>(std::move(inner), chainInputSizes(chain),
+                                  chain.back()->outputs[0].elements(), threads);
+}
+
+// ---- int8 ----------------------------------------------------------------------------------
+
+// A dense user buffer bound to a primitive argument through a reorder when the primitive
+// chose another layout.
+struct Staged {
+  memory user, inner;
+  dnnl::reorder reorder;
+  bool reordered = false;
+  void bind(const memory::desc& user_md, void* handle, const memory::desc& prim_md,
+            bool input) {
+    user = memory(user_md, cpuEngine(), handle);
+    inner = user;
+    if (user_md == prim_md) return;
+    inner = memory(prim_md, cpuEngine());
+    reorder = input ? dnnl::reorder(user, inner) : dnnl::reorder(inner, user);
+    reordered = true;
+  }
+};
+
+class Int8Op : public BackendOp {
+ public:
+  explicit Int8Op(int threads) : threads_(threads), stream_(cpuEngine()) {}
+
+  void run(const void* const* inputs, void* const* outputs) override {
+    ThreadScope scope(threads_);
+    quantizeHalf(static_cast<const std::uint16_t*>(inputs[0]), qsrc_.data(), qsrc_.size(),
+                 step_inverse_, threads_);
+    if (src_.reordered) src_.reorder.execute(stream_, src_.user, src_.inner);
+    for (std::size_t i = 0; i < extra_.size(); ++i) {
+      decode(static_cast<const std::uint16_t*>(inputs[i + 1]), extra32_[i].data(),
+             extra32_[i].size(), threads_);
+      if (extra_[i].reordered) extra_[i].reorder.execute(stream_, extra_[i].user, extra_[i].inner);
+    }
+    prim_.execute(stream_, args_);
+    if (dst_.reordered) dst_.reorder.execute(stream_, dst_.inner, dst_.user);
+    stream_.wait();
+    encode(dst32_.data(), static_cast<std::uint16_t*>(outputs[0]), dst32_.size(), threads_);
+  }
+
+  int threads_;
+  dnnl::stream stream_;
+  dnnl::primitive prim_;
+  std::unordered_map<int, memory> args_;
+  double step_inverse_ = 1.0;
+  std::vector<std::int8_t> qsrc_;
+  std::vector<float> dst32_;
+  std::vector<std::vector<float>> extra32_;  // the chain's other inputs, decoded
+  Staged src_, dst_;
+  std::vector<Staged> extra_;
+
+  void setConst(int arg, const memory::desc& user_md, const void* data,
+                const memory::desc& prim_md) {
+    memory user(user_md, cpuEngine());
+    std::memcpy(user.get_data_handle(), data, user_md.get_size());
+    if (user_md == prim_md) {
+      args_[arg] = user;
+      return;
+    }
+    memory inner(prim_md, cpuEngine());
+    dnnl::reorder(user, inner).execute(stream_, user, inner);
+    stream_.wait();
+    args_[arg] = inner;
+  }
+
+  // The head's input, output and weights (s8 `weights_user` from the filter's q values),
+  // bias, per-channel rescale factors and the post-ops' operands.
+  template <typename PD>
+  void bind(const OpDesc& d, const PD& pd, const memory::desc& src_user,
+            const memory::desc& dst_user, const memory::desc& weights_user,
+            const ChainPostOps& post) {
+    step_inverse_ = numerics::stepInverse(d.in_position, d.in_scale);
+    qsrc_.resize(src_user.get_size());
+    src_.bind(src_user, qsrc_.data(), pd.src_desc(), true);
+    args_[DNNL_ARG_SRC] = src_.inner;
+    setConst(DNNL_ARG_WEIGHTS, weights_user, d.consts[0]->q.data(), pd.weights_desc());
+    const TensorQuant& q = d.consts[0]->quant;
+    const int channels = d.consts[0]->dims[0];
+    std::vector<float> factors(channels), bias(channels, 0.0f);
+    for (int c = 0; c < channels; ++c)
+      factors[c] = numerics::rescaleFactor(d.in_position, d.in_scale,
+                                           q.positions.empty() ? q.position : q.positions[c],
+                                           q.scales.empty() ? q.scale : q.scales[c]);
+    const memory::desc vec({channels}, DT::f32, Tag::a);
+    setConst(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, vec, factors.data(), vec);
+    if (d.consts.size() > 1 && d.consts[1]) bias = d.consts[1]->data;
+    setConst(DNNL_ARG_BIAS, vec, bias.data(), vec);
+    for (const ChainPostOps::Operand& o : post.operands) {
+      const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(o.index) | DNNL_ARG_SRC_1;
+      if (o.data) {
+        setConst(arg, o.md, o.data->data(), o.md);
+        continue;
+      }
+      extra32_.emplace_back(o.user.get_size() / sizeof(float));
+      extra_.emplace_back();
+      extra_.back().bind(o.user, extra32_.back().data(), o.md, true);
+      args_[arg] = extra_.back().inner;
+    }
+    dst32_.resize(dst_user.get_size() / sizeof(float));
+    dst_.bind(dst_user, dst32_.data(), pd.dst_desc(), false);
+    args_[DNNL_ARG_DST] = dst_.inner;
+  }
+};
+
+dnnl::primitive_attr int8Attr(int scale_mask, const ChainPostOps& post) {
+  dnnl::primitive_attr attr;
+  attr.set_scales_mask(DNNL_ARG_WEIGHTS, scale_mask);
+  attr.set_post_ops(post.ops);
+  return attr;
+}
+
+// VNNI/AMX kernels sum int8 products exactly; others pre-scale the weights (see the top).
+bool exactKernel(const char* impl) {
+  const std::string name(impl);
+  return name.find("vnni") != std::string::npos || name.find("amx") != std::string::npos;
+}
+
+std::unique_ptr<BackendOp> makeInt8Conv(const OpDesc& d, const std::vector<const OpDesc*>& chain,
+                                        int threads, const FloatPath& fp32) {
+  const Dims& in = d.inputs[0].dims;
+  const Dims& out = d.outputs[0].dims;
+  const Dims& f = d.consts[0]->dims;
+  if (in.size() != 4 || f.size() != 4) return nullptr;
+  const int g = d.group;
+  const memory::dims w_dims = g == 1 ? memory::dims{f[0], f[1], f[2], f[3]}
+                                     : memory::dims{g, f[0] / g, f[1], f[2], f[3]};
+  const memory::desc weights_user(w_dims, DT::s8, g == 1 ? Tag::oihw : Tag::goihw);
+  const int mask = g == 1 ? 1 : 3;  // per output channel: o, or g and o
+  const ConvParams& c = d.conv;
+  const memory::desc src_user = dense(in, DT::s8), dst_user = dense(out, DT::f32);
+  auto any = [](const memory::desc& md) {
+    return memory::desc(md.get_dims(), md.get_data_type(), Tag::any);
+  };
+  auto convPd = [&](const memory::desc& dst, const ChainPostOps& p) {
+    return dnnl::convolution_forward::primitive_desc(
+        cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        any(src_user), any(weights_user), memory::desc({out[1]}, DT::f32, Tag::a), dst,
+        {c.sh, c.sw}, {c.dh - 1, c.dw - 1}, {c.pt, c.pl}, {c.pb, c.pr}, int8Attr(mask, p));
+  };
+  // Chain inputs of the output's shape get the convolution's own layout (as backend.cpp).
+  const memory::desc layout = convPd(any(dst_user), ChainPostOps()).dst_desc();
+  const std::vector<OpDesc> ops = asFloat(chain);
+  const ChainPostOps post = fp32.post_ops(pointers(ops), &layout);
+  const auto pd = convPd(post.operands.empty() ? any(dst_user) : layout, post);
+  if (!exactKernel(pd.impl_info_str())) return nullptr;
+  auto op = std::make_unique<Int8Op>(threads);
+  op->prim_ = dnnl::convolution_forward(pd);
+  op->bind(d, pd, src_user, dst_user, weights_user, post);
+  return op;
+}
+
+std::unique_ptr<BackendOp> makeInt8Mlp(const OpDesc& d, const std::vector<const OpDesc*>& chain,
+                                       int threads, const FloatPath& fp32) {
+  if (d.outputs[0].dims.size() != 2 && chain.size() > 1) return nullptr;
+  const int n = d.inputs[0].dims[0];
+  const int k = static_cast<int>(d.inputs[0].elements() / n);
+  const int co = d.consts[0]->dims[0];
+  const memory::desc src_user = dense({n, k}, DT::s8), dst_user = dense({n, co}, DT::f32);
+  const memory::desc weights_user({co, k}, DT::s8, Tag::oi);
+  const std::vector<OpDesc> ops = asFloat(chain);
+  const ChainPostOps post = fp32.post_ops(pointers(ops), nullptr);
+  const dnnl::inner_product_forward::primitive_desc pd(
+      cpuEngine(), dnnl::prop_kind::forward_inference, src_user,
+      memory::desc({co, k}, DT::s8, Tag::any), memory::desc({co}, DT::f32, Tag::a), dst_user,
+      int8Attr(1, post));
+  if (!exactKernel(pd.impl_info_str())) return nullptr;
+  auto op = std::make_unique<Int8Op>(threads);
+  op->prim_ = dnnl::inner_product_forward(pd);
+  op->bind(d, pd, src_user, dst_user, weights_user, post);
+  return op;
+}
+
+std::unique_ptr<BackendOp> makeInt8(const std::vector<const OpDesc*>& chain, int threads,
+                                    const FloatPath& fp32) {
+  const OpDesc& d = *chain.front();
+  if (d.inputs.size() != 1 || d.inputs[0].dtype != CNML_DATA_FLOAT16 ||
+      d.outputs[0].dtype != CNML_DATA_FLOAT16 || d.consts.empty() || !d.consts[0] ||
+      d.consts[0]->q.empty())
+    return nullptr;
+  for (std::size_t k = 1; k < chain.size(); ++k)
+    if (chain[k]->int8 || !allOf(chain[k]->inputs, CNML_DATA_FLOAT16) ||
+        !allOf(chain[k]->outputs, CNML_DATA_FLOAT16))
+      return nullptr;
+  switch (d.kind) {
+    case OpKind::kConv:
+    case OpKind::kConvGroup: return makeInt8Conv(d, chain, threads, fp32);
+    case OpKind::kMlp: return makeInt8Mlp(d, chain, threads, fp32);
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<BackendOp> makeReducedOp(const std::vector<const OpDesc*>& chain, int threads,
+                                         const FloatPath& fp32) {
+  ThreadScope scope(threads);
+  try {
+    return chain.front()->int8 ? makeInt8(chain, threads, fp32) : makeHalf(chain, threads, fp32);
+  } catch (const dnnl::error&) {
+    return nullptr;  // no oneDNN implementation for this shape: the mock's kernels
+  }
+}
+
+}  // namespace onednn
+}  // namespace pz_mock
