@@ -75,50 +75,40 @@ memory::desc dense(const Dims& dims, DT dt) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-constexpr long long kChunk = 4096;  // elements per parallel task
-
-// Runs f(begin, end) over [0, n) in chunks on `threads` threads.
-template <typename F>
-void parallelChunks(std::size_t n, int threads, F f) {
-  const long long count = static_cast<long long>(n);
-  const long long chunks = (count + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) num_threads(threads) if (chunks > 4)
-  for (long long c = 0; c < chunks; ++c) f(c * kChunk, std::min(count, (c + 1) * kChunk));
-}
-
-// vcvtps2ph with round-to-nearest-even gives numerics::floatToHalf's bits (subnormals kept,
-// overflow to inf, NaN quieted with its top payload bits), vcvtph2ps halfToFloat's.
-void encode(const float* in, std::uint16_t* out, std::size_t n, int threads) {
-  parallelChunks(n, threads, [&](long long b, long long e) {
-    long long i = b;
+// One contiguous row each (vectorised where the ISA allows). vcvtps2ph with round to
+// nearest even gives numerics::floatToHalf's bits (subnormals kept, overflow to inf, NaN
+// quieted with its top payload bits), vcvtph2ps halfToFloat's.
+struct EncodeRow {
+  void operator()(const float* in, std::uint16_t* out, long long n) const {
+    long long i = 0;
 #if defined(__AVX512F__)
-    for (; i + 16 <= e; i += 16)
+    for (; i + 16 <= n; i += 16)
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
                           _mm512_cvtps_ph(_mm512_loadu_ps(in + i),
                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 #endif
-    for (; i < e; ++i) out[i] = numerics::floatToHalf(in[i]);
-  });
-}
+    for (; i < n; ++i) out[i] = numerics::floatToHalf(in[i]);
+  }
+};
 
-void decode(const std::uint16_t* in, float* out, std::size_t n, int threads) {
-  parallelChunks(n, threads, [&](long long b, long long e) {
-    long long i = b;
+struct DecodeRow {
+  void operator()(const std::uint16_t* in, float* out, long long n) const {
+    long long i = 0;
 #if defined(__AVX512F__)
-    for (; i + 16 <= e; i += 16)
+    for (; i + 16 <= n; i += 16)
       _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256(
                                     reinterpret_cast<const __m256i*>(in + i))));
 #endif
-    for (; i < e; ++i) out[i] = numerics::halfToFloat(in[i]);
-  });
-}
+    for (; i < n; ++i) out[i] = numerics::halfToFloat(in[i]);
+  }
+};
 
 // numerics::quantize of the decoded binary16 input: x * k in double (exact), rint half to
 // even, NaN -> 0, clamp to +-127.
-void quantizeHalf(const std::uint16_t* in, std::int8_t* out, std::size_t n, double k,
-                  int threads) {
-  parallelChunks(n, threads, [&](long long b, long long e) {
-    long long i = b;
+struct QuantizeRow {
+  double k;
+  void operator()(const std::uint16_t* in, std::int8_t* out, long long n) const {
+    long long i = 0;
 #if defined(__AVX512F__)
     const __m512d kv = _mm512_set1_pd(k), lo = _mm512_set1_pd(-127.0),
                   hi = _mm512_set1_pd(127.0);
@@ -128,7 +118,7 @@ void quantizeHalf(const std::uint16_t* in, std::int8_t* out, std::size_t n, doub
       t = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(t, t, _CMP_ORD_Q), t);  // NaN -> 0
       return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(t, lo), hi));
     };
-    for (; i + 16 <= e; i += 16) {
+    for (; i + 16 <= n; i += 16) {
       const __m512 x =
           _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)));
       const __m256i a = eight(_mm512_castps512_ps256(x));
@@ -137,8 +127,77 @@ void quantizeHalf(const std::uint16_t* in, std::int8_t* out, std::size_t n, doub
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(q));
     }
 #endif
-    for (; i < e; ++i) out[i] = numerics::quantize(numerics::halfToFloat(in[i]), k);
-  });
+    for (; i < n; ++i) out[i] = numerics::quantize(numerics::halfToFloat(in[i]), k);
+  }
+};
+
+constexpr long long kChunk = 4096;  // elements per parallel task
+
+// A dense buffer converted element by element, in chunks on `threads` threads.
+template <typename In, typename Out, typename Row>
+void convertDense(const In* in, Out* out, std::size_t n, int threads, Row row) {
+  const long long count = static_cast<long long>(n);
+  const long long chunks = (count + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) num_threads(threads) if (chunks > 4)
+  for (long long c = 0; c < chunks; ++c)
+    row(in + c * kChunk, out + c * kChunk, std::min(count, (c + 1) * kChunk) - c * kChunk);
+}
+
+void encode(const float* in, std::uint16_t* out, std::size_t n, int threads) {
+  convertDense(in, out, n, threads, EncodeRow());
+}
+void decode(const std::uint16_t* in, float* out, std::size_t n, int threads) {
+  convertDense(in, out, n, threads, DecodeRow());
+}
+
+// int8 convolutions want channels-last (nhwc) operands: the conversions write or read that
+// layout directly, in tiles of kTileC channels x kTileS positions, instead of a oneDNN
+// reorder pass on top (which cost more than the convolutions themselves on ResNet-50).
+constexpr int kTileC = 16, kTileS = 64;
+
+struct Planes {
+  long long n, c, s;  // batch, channels, positions per channel
+  long long tiles() const {
+    return n * ((c + kTileC - 1) / kTileC) * ((s + kTileS - 1) / kTileS);
+  }
+};
+
+// Dense [n][c][s] In -> [n][s][c] Out.
+template <typename In, typename Out, typename Row>
+void toChannelsLast(const In* in, Out* out, const Planes& p, int threads, Row row) {
+  const long long cb = (p.c + kTileC - 1) / kTileC, sb = (p.s + kTileS - 1) / kTileS;
+#pragma omp parallel for schedule(static) num_threads(threads) if (p.tiles() > 4)
+  for (long long t = 0; t < p.tiles(); ++t) {
+    const long long n = t / (cb * sb), c0 = (t / sb) % cb * kTileC, s0 = t % sb * kTileS;
+    const long long cw = std::min<long long>(kTileC, p.c - c0);
+    const long long sw = std::min<long long>(kTileS, p.s - s0);
+    Out tile[kTileS][kTileC], line[kTileS];
+    for (long long k = 0; k < cw; ++k) {
+      row(in + (n * p.c + c0 + k) * p.s + s0, line, sw);
+      for (long long j = 0; j < sw; ++j) tile[j][k] = line[j];
+    }
+    for (long long j = 0; j < sw; ++j)
+      std::memcpy(out + (n * p.s + s0 + j) * p.c + c0, tile[j], sizeof(Out) * cw);
+  }
+}
+
+// Dense [n][s][c] In -> [n][c][s] Out.
+template <typename In, typename Out, typename Row>
+void fromChannelsLast(const In* in, Out* out, const Planes& p, int threads, Row row) {
+  const long long cb = (p.c + kTileC - 1) / kTileC, sb = (p.s + kTileS - 1) / kTileS;
+#pragma omp parallel for schedule(static) num_threads(threads) if (p.tiles() > 4)
+  for (long long t = 0; t < p.tiles(); ++t) {
+    const long long n = t / (cb * sb), c0 = (t / sb) % cb * kTileC, s0 = t % sb * kTileS;
+    const long long cw = std::min<long long>(kTileC, p.c - c0);
+    const long long sw = std::min<long long>(kTileS, p.s - s0);
+    In tile[kTileS][kTileC], line[kTileS];
+    for (long long j = 0; j < sw; ++j)
+      std::memcpy(tile[j], in + (n * p.s + s0 + j) * p.c + c0, sizeof(In) * cw);
+    for (long long k = 0; k < cw; ++k) {
+      for (long long j = 0; j < sw; ++j) line[j] = tile[j][k];
+      row(line, out + (n * p.c + c0 + k) * p.s + s0, sw);
+    }
+  }
 }
 
 #pragma GCC diagnostic pop
@@ -220,20 +279,33 @@ std::unique_ptr<BackendOp> makeHalf(const std::vector<const OpDesc*>& chain, int
 
 // ---- int8 ----------------------------------------------------------------------------------
 
-// A dense user buffer bound to a primitive argument through a reorder when the primitive
-// chose another layout.
+// A dense user buffer (the caller's, converted) bound to a primitive argument: directly
+// when the primitive took the dense layout, converted straight into channels-last, or
+// through a oneDNN reorder for any other layout.
 struct Staged {
+  enum Route { kDirect, kChannelsLast, kReorder };
   memory user, inner;
   dnnl::reorder reorder;
-  bool reordered = false;
+  Route route = kDirect;
+  Planes planes{};
   void bind(const memory::desc& user_md, void* handle, const memory::desc& prim_md,
             bool input) {
     user = memory(user_md, cpuEngine(), handle);
     inner = user;
     if (user_md == prim_md) return;
     inner = memory(prim_md, cpuEngine());
+    const memory::dims d = user_md.get_dims();
+    if (d.size() == 4 && prim_md == memory::desc(d, prim_md.get_data_type(), Tag::acdb)) {
+      route = kChannelsLast;
+      planes = {d[0], d[1], d[2] * d[3]};
+      return;
+    }
+    route = kReorder;
     reorder = input ? dnnl::reorder(user, inner) : dnnl::reorder(inner, user);
-    reordered = true;
+  }
+  template <typename T>
+  T* innerData() const {
+    return static_cast<T*>(inner.get_data_handle());
   }
 };
 
@@ -243,18 +315,32 @@ class Int8Op : public BackendOp {
 
   void run(const void* const* inputs, void* const* outputs) override {
     ThreadScope scope(threads_);
-    quantizeHalf(static_cast<const std::uint16_t*>(inputs[0]), qsrc_.data(), qsrc_.size(),
-                 step_inverse_, threads_);
-    if (src_.reordered) src_.reorder.execute(stream_, src_.user, src_.inner);
+    const auto* x = static_cast<const std::uint16_t*>(inputs[0]);
+    const QuantizeRow quantize{step_inverse_};
+    if (src_.route == Staged::kChannelsLast) {
+      toChannelsLast(x, src_.innerData<std::int8_t>(), src_.planes, threads_, quantize);
+    } else {
+      convertDense(x, qsrc_.data(), qsrc_.size(), threads_, quantize);
+      if (src_.route == Staged::kReorder) src_.reorder.execute(stream_, src_.user, src_.inner);
+    }
     for (std::size_t i = 0; i < extra_.size(); ++i) {
-      decode(static_cast<const std::uint16_t*>(inputs[i + 1]), extra32_[i].data(),
-             extra32_[i].size(), threads_);
-      if (extra_[i].reordered) extra_[i].reorder.execute(stream_, extra_[i].user, extra_[i].inner);
+      const auto* in = static_cast<const std::uint16_t*>(inputs[i + 1]);
+      Staged& e = extra_[i];
+      if (e.route == Staged::kChannelsLast) {
+        toChannelsLast(in, e.innerData<float>(), e.planes, threads_, DecodeRow());
+        continue;
+      }
+      decode(in, extra32_[i].data(), extra32_[i].size(), threads_);
+      if (e.route == Staged::kReorder) e.reorder.execute(stream_, e.user, e.inner);
     }
     prim_.execute(stream_, args_);
-    if (dst_.reordered) dst_.reorder.execute(stream_, dst_.inner, dst_.user);
+    if (dst_.route == Staged::kReorder) dst_.reorder.execute(stream_, dst_.inner, dst_.user);
     stream_.wait();
-    encode(dst32_.data(), static_cast<std::uint16_t*>(outputs[0]), dst32_.size(), threads_);
+    auto* y = static_cast<std::uint16_t*>(outputs[0]);
+    if (dst_.route == Staged::kChannelsLast)
+      fromChannelsLast(dst_.innerData<float>(), y, dst_.planes, threads_, EncodeRow());
+    else
+      encode(dst32_.data(), y, dst32_.size(), threads_);
   }
 
   int threads_;
