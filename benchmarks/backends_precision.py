@@ -106,8 +106,8 @@ def bench(name: str, sdks: list[str], repeats: int) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| model | plan | precision | SDK | median ms (fastest) | vs oneDNN fp32, median "
-             "(fastest) | SQNR vs fp32 | max diff vs mock (of max) |",
+    lines = [("| model | plan | precision | SDK | median ms (fastest) | vs oneDNN fp32, median "
+             "(fastest) | SQNR vs fp32 | max diff vs mock (of max) |"),
              "|---|---|---|---|---:|---:|---:|---|"]
     for r in rows:
         sqnr = r.get("sqnr", math.nan)
