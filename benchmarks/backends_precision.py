@@ -3,8 +3,8 @@ threads, with the mock's kernels at the same precisions for reference.
 
 For each model (paper workloads, random weights, batch 1): absmax calibration on 4
 standard-normal batches, then per-layer and fuse-all plans at MP 2 in fp32, fp16 and int8,
-run in-process (PlanRunner) on each SDK: median and fastest wall time of a forward, the
-ratios to the same plan in fp32 on oneDNN, the output's SQNR against fp32 (oneDNN) and the largest
+run in-process (PlanRunner) on each SDK, the runners taking turns: median and fastest wall
+time of a forward, the ratios to the same plan in fp32 on oneDNN, the output's SQNR against fp32 (oneDNN) and the largest
 difference from the mock's run of the same plan and precision. Not a test.
 
     python benchmarks/backends_precision.py [--models resnet50 ...] [--repeats 10]
@@ -54,16 +54,20 @@ def _quantization(queue, tmp: Path, batches: int = 4):
     return layer_quantization(queue, calibrate(queue, files))
 
 
-def _time(runner: PlanRunner, feeds, repeats: int) -> tuple[tuple[float, float], np.ndarray]:
-    """(median, fastest) wall ms of a forward, and the outputs."""
-    out = runner.run(feeds)
-    times = []
+def _outputs(runner: PlanRunner, feeds) -> np.ndarray:
+    return np.concatenate([v.ravel() for v in runner.run(feeds).values()])
+
+
+def _round_robin(runners: dict, feeds, repeats: int) -> dict:
+    """(median, fastest) wall ms of a forward per runner, the runners taking turns so that
+    load from elsewhere on the machine spreads over all of them alike."""
+    times: dict = {key: [] for key in runners}
     for _ in range(repeats):
-        start = time.perf_counter()
-        runner.run(feeds)
-        times.append((time.perf_counter() - start) * 1e3)
-    return ((float(np.median(times)), float(np.min(times))),
-            np.concatenate([v.ravel() for v in out.values()]))
+        for key, runner in runners.items():
+            start = time.perf_counter()
+            runner.run(feeds)
+            times[key].append((time.perf_counter() - start) * 1e3)
+    return {key: (float(np.median(t)), float(np.min(t))) for key, t in times.items()}
 
 
 def bench(name: str, sdks: list[str], repeats: int) -> list[dict]:
@@ -72,36 +76,35 @@ def bench(name: str, sdks: list[str], repeats: int) -> list[dict]:
         quantization = _quantization(queue, Path(tmp))
     feeds = [np.random.default_rng(7).standard_normal(tuple(queue.inputs[0].shape))
              .astype(np.float32)]
-    rows = []
+    runners, outputs = {}, {}
     for plan_name, make in PLANS.items():
-        base = make(queue)
-        outputs, ms = {}, {}
         for precision in PRECISIONS:
-            plan = with_precision(base, precision)
+            plan = with_precision(make(queue), precision)
             for sdk in sdks:
-                runner = PlanRunner(queue, plan, quantization, sdk=sdk)
-                # The mock's reduced-precision kernels are slow: fewer repeats.
-                reps = repeats if sdk == "onednn" else max(2, repeats // 3)
-                ms[sdk, precision], outputs[sdk, precision] = _time(runner, feeds, reps)
-                logger.info("%s %s %s %s: %.2f ms (fastest %.2f)", name, plan_name,
-                            precision.value, sdk, *ms[sdk, precision])
-        ref = outputs.get(("onednn", Precision.FP32))
+                key = (plan_name, precision, sdk)
+                runners[key] = PlanRunner(queue, plan, quantization, sdk=sdk)
+                outputs[key] = _outputs(runners[key], feeds)
+    ms = _round_robin({k: r for k, r in runners.items() if k[2] == "onednn"}, feeds, repeats)
+    # The mock's reduced-precision kernels are slow: a few turns.
+    ms.update(_round_robin({k: r for k, r in runners.items() if k[2] != "onednn"}, feeds,
+                           max(2, repeats // 5)))
+    rows = []
+    for plan_name in PLANS:
+        fp32 = ms[plan_name, Precision.FP32, "onednn"]
+        ref = outputs[plan_name, Precision.FP32, "onednn"]
         for precision in PRECISIONS:
             for sdk in sdks:
-                ours = outputs[sdk, precision]
+                key = (plan_name, precision, sdk)
                 row = {"model": workloads.DISPLAY_NAMES.get(name, name), "plan": plan_name,
-                       "precision": precision.value, "sdk": sdk, "ms": ms[sdk, precision][0],
-                       "min_ms": ms[sdk, precision][1]}
-                if ("onednn", Precision.FP32) in ms:
-                    fp32 = ms["onednn", Precision.FP32]
-                    row["ratio"] = ms[sdk, precision][0] / fp32[0]
-                    row["min_ratio"] = ms[sdk, precision][1] / fp32[1]
-                if ref is not None:
-                    row["sqnr"] = _sqnr(ours, ref)
-                if sdk == "onednn" and ("mock", precision) in outputs:
-                    row["vs_mock"] = float(np.abs(ours - outputs["mock", precision]).max())
-                    row["out_max"] = float(np.abs(outputs["mock", precision]).max())
+                       "precision": precision.value, "sdk": sdk, "ms": ms[key][0],
+                       "min_ms": ms[key][1], "ratio": ms[key][0] / fp32[0],
+                       "min_ratio": ms[key][1] / fp32[1], "sqnr": _sqnr(outputs[key], ref)}
+                mock = outputs.get((plan_name, precision, "mock"))
+                if sdk == "onednn" and mock is not None:
+                    row["vs_mock"] = float(np.abs(outputs[key] - mock).max())
+                    row["out_max"] = float(np.abs(mock).max())
                 rows.append(row)
+                logger.info("%s", row)
     return rows
 
 
