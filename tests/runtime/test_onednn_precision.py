@@ -8,6 +8,7 @@ without the `onednn` extra."""
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
 import subprocess
@@ -46,6 +47,30 @@ def sdk():
     return {"mock": mock_sdk, "onednn": module}
 
 
+@pytest.fixture
+def kernels(capfd: pytest.CaptureFixture[str]):
+    """kernels(f) runs f() with oneDNN's verbose mode on and returns (f's result, the
+    primitives executed: "kind impl descriptors" lines), to show that an op ran on oneDNN
+    and not on the mock's kernels (which print nothing)."""
+    runtime_module("onednn")  # loads libdnnl
+    dnnl, libc = ctypes.CDLL("libdnnl.so.3"), ctypes.CDLL(None)
+
+    def run(f):
+        libc.fflush(None)
+        capfd.readouterr()
+        assert dnnl.dnnl_set_verbose(1) == 0
+        try:
+            result = f()
+        finally:
+            libc.fflush(None)
+            dnnl.dnnl_set_verbose(0)
+        lines = [line.split(",") for line in capfd.readouterr().out.splitlines()
+                 if line.startswith("onednn_verbose,exec,cpu,")]
+        return result, [" ".join(parts[3:5] + parts[6:7]) for parts in lines]
+
+    return run
+
+
 def _bits(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).view(np.uint16)
 
@@ -77,7 +102,7 @@ def _int8_conv(m, x, wq, bias, c, px, sx, pw, sw, per_channel):
 
 @pytest.mark.parametrize("per_channel", [False, True], ids=["per_tensor", "per_channel"])
 @pytest.mark.parametrize("name", list(CONVS))
-def test_int8_conv_is_the_mocks_bit_for_bit(sdk, name: str, per_channel: bool) -> None:
+def test_int8_conv_is_the_mocks_bit_for_bit(sdk, kernels, name: str, per_channel: bool) -> None:
     """Plain, grouped, depthwise, strided/padded, dilated, pointwise, wide and long-K convs
     on standard-normal inputs with values far outside the calibrated range (they clamp)."""
     c = CONVS[name]
@@ -95,7 +120,11 @@ def test_int8_conv_is_the_mocks_bit_for_bit(sdk, name: str, per_channel: bool) -
         pw, sw = rng.integers(-8, 2, co), rng.uniform(0.5, 2.0, co).astype(F32)
     else:
         pw, sw = -5, 1.3
-    ys = {s: _int8_conv(sdk[s], x, wq, bias, c, px, sx, pw, sw, per_channel) for s in SDKS}
+    ys = {"mock": _int8_conv(sdk["mock"], x, wq, bias, c, px, sx, pw, sw, per_channel)}
+    ys["onednn"], ran = kernels(
+        lambda: _int8_conv(sdk["onednn"], x, wq, bias, c, px, sx, pw, sw, per_channel))
+    assert [k for k in ran if k.startswith("convolution") and "vnni" in k
+            and "src_s8" in k and "wei_s8" in k], ran
     acc = conv_int64(quantize(x, px, sx), wq, group, c["stride"], c["dil"], c["pads"])
     want = epilogue(acc, rescale_factors(px, sx, pw, sw) * np.ones(co, F32), bias)
     assert np.array_equal(_bits(ys["onednn"]), _bits(want))
@@ -122,7 +151,7 @@ def test_int8_input_quantisation_is_the_mocks_rule_on_every_binary16_value(sdk) 
 
 
 @pytest.mark.parametrize("batch", [1, 3])
-def test_int8_mlp_long_reduction_is_the_mocks(sdk, batch: int) -> None:
+def test_int8_mlp_long_reduction_is_the_mocks(sdk, kernels, batch: int) -> None:
     """K = 3000 with mostly saturated codes: |acc| > 2^24, exact in int32 on both SDKs."""
     rng = np.random.default_rng(batch + 10)
     k, co = 3000, 37
@@ -132,16 +161,20 @@ def test_int8_mlp_long_reduction_is_the_mocks(sdk, batch: int) -> None:
     bias = rng.standard_normal(co).astype(F16)
     px, sx, pw = 0, 1.0, rng.integers(-4, 1, co)
     sw = rng.uniform(0.7, 1.3, co).astype(F32)
-    ys = {}
-    for s in SDKS:
-        m = sdk[s]
+
+    def run(m):
         tin, tout = m.tensor(x.shape, m.FLOAT16), m.tensor([batch, co], m.FLOAT16)
         tf, tb = m.const(wq, m.INT8, m.FILTER), m.const(bias, m.FLOAT16)
         m.check("cnmlSetQuantizedPositionByChannel", tf, m.ints(pw), co)
         m.check("cnmlSetQuantizedScaleByChannel", tf, m.floats(sw), co)
         op = m.create("cnmlCreateMlpOp", tin, tout, tf, tb)
         m.check("cnmlSetOperationComputingDataType", op, tin, m.INT8, m.quant_param(px, sx))
-        (ys[s],) = m.run_fused([op], [(tin, x)], [(tout, (batch, co), F16)])
+        return m.run_fused([op], [(tin, x)], [(tout, (batch, co), F16)])[0]
+
+    ys = {"mock": run(sdk["mock"])}
+    ys["onednn"], ran = kernels(lambda: run(sdk["onednn"]))
+    assert [k for k in ran if k.startswith("inner_product") and "vnni" in k
+            and "src_s8" in k], ran
     acc = quantize(x, px, sx) @ wq.astype(np.int64).T
     assert np.abs(acc).max() > 2**24
     want = epilogue(acc, rescale_factors(px, sx, pw, sw), bias)
@@ -238,13 +271,18 @@ def _batchnorm(s, i):
     return {"bn": s.batch_norm("bn", i["x"])}
 
 
+# The oneDNN primitive each fp16 kind runs (in f32).
+PRIMITIVE = {"relu": "eltwise", "tanh": "eltwise", "add": "binary", "div": "binary",
+             "maxpool": "pooling", "avgpool": "pooling", "transpose": "reorder",
+             "concat": "concat", "conv": "convolution", "fc": "inner_product",
+             "softmax": "softmax", "batchnorm": "binary"}
 EXACT_FP16 = {"relu": _relu, "add": _add, "div": _div, "maxpool": _maxpool,
               "transpose": _transpose, "concat": _concat, "batchnorm": _batchnorm}
 ROUNDED_FP16 = {"tanh": _tanh, "avgpool": _avgpool, "conv": _conv, "fc": _fc,
                 "softmax": _softmax}
 
 
-def _fp16_run(name: str, build) -> dict[str, np.ndarray]:
+def _fp16_run(name: str, build, kernels) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(sum(map(ord, name)))
     feeds = {"x": _stress(rng, (2, 8, 12, 12)), "y": _stress(rng, (2, 8, 12, 12))}
     if name == "div":
@@ -261,21 +299,25 @@ def _fp16_run(name: str, build) -> dict[str, np.ndarray]:
                 layer.config(*ws)
         return layers
 
-    return {s: _session(s, with_weights, feeds, "fp16", fuse=False) for s in SDKS}
+    ys = {"mock": _session("mock", with_weights, feeds, "fp16", fuse=False)}
+    ys["onednn"], ran = kernels(lambda: _session("onednn", with_weights, feeds, "fp16",
+                                                 fuse=False))
+    assert [k for k in ran if k.startswith(PRIMITIVE[name]) and "f32" in k], ran
+    return ys
 
 
 @pytest.mark.parametrize("name", sorted(EXACT_FP16))
-def test_fp16_elementwise_and_data_movement_are_bit_equal(name: str) -> None:
-    ys = _fp16_run(name, EXACT_FP16[name])
+def test_fp16_elementwise_and_data_movement_are_bit_equal(name: str, kernels) -> None:
+    ys = _fp16_run(name, EXACT_FP16[name], kernels)
     assert np.array_equal(_bits(ys["onednn"]), _bits(ys["mock"]))
     assert ys["mock"].dtype == F32 and np.isfinite(ys["mock"]).any()
 
 
 @pytest.mark.parametrize("name", sorted(ROUNDED_FP16))
-def test_fp16_reductions_are_one_rounding_of_an_fp32_result(name: str) -> None:
+def test_fp16_reductions_are_one_rounding_of_an_fp32_result(name: str, kernels) -> None:
     """Another fp32 summation order moves a few results across a binary16 rounding
     boundary: at most one binary16 step apart (measured: 0 to 2 % of the elements)."""
-    ys = _fp16_run(name, ROUNDED_FP16[name])
+    ys = _fp16_run(name, ROUNDED_FP16[name], kernels)
     ref = ys["mock"]
     assert np.array_equal(ys["onednn"], ys["onednn"].astype(F16).astype(F32))  # binary16 values
     assert _ulps(ys["onednn"], ref).max() <= 1
