@@ -2,13 +2,14 @@
 threads, with the mock's kernels at the same precisions for reference.
 
 For each model (paper workloads, random weights, batch 1): absmax calibration on 4
-standard-normal batches, then per-layer and fuse-all plans at MP 2 in fp32, fp16 and int8,
+standard-normal batches, then per-layer and fuse-all plans at MP 2 (--mp) in fp32, fp16 and
+int8,
 run in-process (PlanRunner) on each SDK, the runners taking turns: median and fastest wall
 time of a forward, the ratios to the same plan in fp32 on oneDNN, the output's SQNR against fp32 (oneDNN) and the largest
 difference from the mock's run of the same plan and precision. Not a test.
 
-    python benchmarks/backends_precision.py [--models resnet50 ...] [--repeats 10]
-        [--sdks onednn mock] [--markdown]
+    python benchmarks/backends_precision.py [--models resnet50 ...] [--repeats 10] [--mp 2]
+        [--sdks onednn mock]
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from paleozoic.plan_runner import PlanRunner
 from paleozoic.sdk import sdk_available
 from paleozoic.testing import workloads
 
-PLANS = {"per-layer": lambda q: per_layer(q, mp=2), "fuse-all": lambda q: fuse_all(q, mp=2)}
+PLANS = {"per-layer": per_layer, "fuse-all": fuse_all}
 PRECISIONS = (Precision.FP32, Precision.FP16, Precision.INT8)
 
 logger = logging.getLogger("backends_precision")
@@ -70,7 +71,7 @@ def _round_robin(runners: dict, feeds, repeats: int) -> dict:
     return {key: (float(np.median(t)), float(np.min(t))) for key, t in times.items()}
 
 
-def bench(name: str, sdks: list[str], repeats: int) -> list[dict]:
+def bench(name: str, sdks: list[str], repeats: int, mp: int) -> list[dict]:
     queue = load_queue(workloads.build(name))
     with tempfile.TemporaryDirectory() as tmp:
         quantization = _quantization(queue, Path(tmp))
@@ -79,7 +80,7 @@ def bench(name: str, sdks: list[str], repeats: int) -> list[dict]:
     runners, outputs = {}, {}
     for plan_name, make in PLANS.items():
         for precision in PRECISIONS:
-            plan = with_precision(make(queue), precision)
+            plan = with_precision(make(queue, mp=mp), precision)
             for sdk in sdks:
                 key = (plan_name, precision, sdk)
                 runners[key] = PlanRunner(queue, plan, quantization, sdk=sdk)
@@ -95,7 +96,8 @@ def bench(name: str, sdks: list[str], repeats: int) -> list[dict]:
         for precision in PRECISIONS:
             for sdk in sdks:
                 key = (plan_name, precision, sdk)
-                row = {"model": workloads.DISPLAY_NAMES.get(name, name), "plan": plan_name,
+                row = {"model": workloads.DISPLAY_NAMES.get(name, name),
+                       "plan": f"{plan_name} MP {mp}",
                        "precision": precision.value, "sdk": sdk, "ms": ms[key][0],
                        "min_ms": ms[key][1], "ratio": ms[key][0] / fp32[0],
                        "min_ratio": ms[key][1] / fp32[1], "sqnr": _sqnr(outputs[key], ref)}
@@ -129,6 +131,7 @@ def main() -> None:
     parser.add_argument("--sdks", nargs="+", default=["onednn", "mock"],
                         choices=["onednn", "mock"])
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--mp", type=int, default=2, help="the plans' MP (threads)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     sdks = [s for s in args.sdks if sdk_available(s)]
@@ -136,7 +139,7 @@ def main() -> None:
         raise SystemExit("the oneDNN SDK is not built: pip install 'paleozoic[onednn]'")
     rows = []
     for name in args.models:
-        rows += bench(name, sdks, args.repeats)
+        rows += bench(name, sdks, args.repeats, args.mp)
     print(table(rows))
 
 
