@@ -2,11 +2,11 @@
 threads, with the mock's kernels at the same precisions for reference.
 
 For each model (paper workloads, random weights, batch 1): absmax calibration on 4
-standard-normal batches, then per-layer and fuse-all plans at MP 2 (--mp) in fp32, fp16 and
-int8,
-run in-process (PlanRunner) on each SDK, the runners taking turns: median and fastest wall
-time of a forward, the ratios to the same plan in fp32 on oneDNN, the output's SQNR against fp32 (oneDNN) and the largest
-difference from the mock's run of the same plan and precision. Not a test.
+standard-normal batches, then per-layer and fuse-all plans at MP 2 (--mp) in fp32, fp16
+and int8, run in-process (PlanRunner) on each SDK, the runners taking turns: median and
+fastest wall time of a forward, the ratios to the same plan in fp32 on oneDNN, the
+output's SQNR against fp32 (oneDNN) and the largest difference from the mock's run of the
+same plan and precision. Not a test.
 
     python benchmarks/backends_precision.py [--models resnet50 ...] [--repeats 10] [--mp 2]
         [--sdks onednn mock]
