@@ -134,7 +134,7 @@ def test_int8_conv_is_the_mocks_bit_for_bit(sdk, kernels, name: str, per_channel
 def test_int8_input_quantisation_is_the_mocks_rule_on_every_binary16_value(sdk) -> None:
     """Every binary16 (with +-inf and NaN) through a 1x1 conv whose output is the input's q
     code: rint half to even of the product in double, clamped to +-127 (oneDNN's quantising
-    reorder multiplies in fp32 and saturates at -128; both happen for this scale)."""
+    reorder saturates at -128, and multiplies in fp32)."""
     codes = np.arange(65536, dtype=np.uint32).astype(np.uint16)
     x = codes.view(F16).reshape(1, 1, 256, 256)
     px, sx = -2, F32(1.0000001)
@@ -144,7 +144,7 @@ def test_int8_input_quantisation_is_the_mocks_rule_on_every_binary16_value(sdk) 
     y = _int8_conv(sdk["onednn"], x, wq, bias, c, px, sx, -px, 1.0, False)
     q = quantize(x, px, sx)
     assert np.array_equal(_bits(y), _bits(epilogue(q, rescale_factors(px, sx, -px, 1.0), bias)))
-    # What oneDNN's own quantisation would have produced differs on this input.
+    # A quantisation saturating at -128 (oneDNN's reorder) would differ on this input.
     fp32_rule = np.clip(np.rint(np.nan_to_num(x.astype(F32) * F32(sx * 4), nan=0.0)), -128, 127)
     assert (fp32_rule != q).sum() > 1000
     assert q.min() == -127
