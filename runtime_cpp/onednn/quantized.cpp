@@ -327,12 +327,22 @@ std::vector<std::size_t> chainInputSizes(const std::vector<const OpDesc*>& chain
   return sizes;
 }
 
+std::unique_ptr<BackendOp> makeConvertingConv(const OpDesc& d,
+                                              const std::vector<const OpDesc*>& chain,
+                                              int threads, const FloatPath& fp32, bool int8);
+
+// A conv head converts its own operands (channels-last, below); other chains are the fp32
+// path's primitive(s) between dense conversions.
 std::unique_ptr<BackendOp> makeHalf(const std::vector<const OpDesc*>& chain, int threads,
                                     const FloatPath& fp32) {
   for (const OpDesc* d : chain)
     if (d->int8 || d->kind == OpKind::kCast || d->outputs.size() != 1 ||
         !allOf(d->inputs, CNML_DATA_FLOAT16) || !allOf(d->outputs, CNML_DATA_FLOAT16))
       return nullptr;
+  const OpDesc& head = *chain.front();
+  if ((head.kind == OpKind::kConv || head.kind == OpKind::kConvGroup) && head.inputs.size() == 1)
+    if (std::unique_ptr<BackendOp> op = makeConvertingConv(head, chain, threads, fp32, false))
+      return op;
   const std::vector<OpDesc> ops = asFloat(chain);
   std::unique_ptr<BackendOp> inner = fp32.make(pointers(ops), threads);
   if (!inner) return nullptr;
@@ -372,30 +382,23 @@ struct Staged {
   }
 };
 
-class Int8Op : public BackendOp {
+// A convolution or inner product between binary16 buffers: an int8 op's input quantised
+// (s8 source), an fp16 op's decoded (f32 source), both straight into the primitive's
+// layout when it is channels-last; the f32 result rounded to binary16.
+class ConvertingOp : public BackendOp {
  public:
-  explicit Int8Op(int threads) : threads_(threads), stream_(cpuEngine()) {}
+  ConvertingOp(int threads, bool int8) : threads_(threads), int8_(int8), stream_(cpuEngine()) {}
 
   void run(const void* const* inputs, void* const* outputs) override {
     ThreadScope scope(threads_);
     const auto* x = static_cast<const std::uint16_t*>(inputs[0]);
-    const QuantizeRow quantize{step_inverse_};
-    if (src_.route == Staged::kChannelsLast) {
-      toChannelsLast(x, src_.innerData<std::int8_t>(), src_.planes, threads_, quantize);
-    } else {
-      convertDense(x, qsrc_.data(), qsrc_.size(), threads_, quantize);
-      if (src_.route == Staged::kReorder) src_.reorder.execute(stream_, src_.user, src_.inner);
-    }
-    for (std::size_t i = 0; i < extra_.size(); ++i) {
-      const auto* in = static_cast<const std::uint16_t*>(inputs[i + 1]);
-      Staged& e = extra_[i];
-      if (e.route == Staged::kChannelsLast) {
-        toChannelsLast(in, e.innerData<float>(), e.planes, threads_, DecodeRow());
-        continue;
-      }
-      decode(in, extra32_[i].data(), extra32_[i].size(), threads_);
-      if (e.route == Staged::kReorder) e.reorder.execute(stream_, e.user, e.inner);
-    }
+    if (int8_)
+      stage(src_, x, reinterpret_cast<std::int8_t*>(src_buf_.data()), QuantizeRow{step_inverse_});
+    else
+      stage(src_, x, reinterpret_cast<float*>(src_buf_.data()), DecodeRow());
+    for (std::size_t i = 0; i < extra_.size(); ++i)
+      stage(extra_[i], static_cast<const std::uint16_t*>(inputs[i + 1]), extra32_[i].data(),
+            DecodeRow());
     prim_.execute(stream_, args_);
     if (dst_.route == Staged::kReorder) dst_.reorder.execute(stream_, dst_.inner, dst_.user);
     stream_.wait();
@@ -407,15 +410,27 @@ class Int8Op : public BackendOp {
   }
 
   int threads_;
+  bool int8_;
   dnnl::stream stream_;
   dnnl::primitive prim_;
   std::unordered_map<int, memory> args_;
   double step_inverse_ = 1.0;
-  std::vector<std::int8_t> qsrc_;
+  std::vector<float> src_buf_;  // the dense converted input (s8 codes or f32)
   std::vector<float> dst32_;
   std::vector<std::vector<float>> extra32_;  // the chain's other inputs, decoded
   Staged src_, dst_;
   std::vector<Staged> extra_;
+
+  // Converts the binary16 input `in` into the argument's memory.
+  template <typename Out, typename Row>
+  void stage(Staged& s, const std::uint16_t* in, Out* dense_buf, Row row) {
+    if (s.route == Staged::kChannelsLast) {
+      toChannelsLast(in, s.innerData<Out>(), s.planes, threads_, row);
+      return;
+    }
+    convertDense(in, dense_buf, s.user.get_desc().get_size() / sizeof(Out), threads_, row);
+    if (s.route == Staged::kReorder) s.reorder.execute(stream_, s.user, s.inner);
+  }
 
   void setConst(int arg, const memory::desc& user_md, const void* data,
                 const memory::desc& prim_md) {
@@ -431,28 +446,35 @@ class Int8Op : public BackendOp {
     args_[arg] = inner;
   }
 
-  // The head's input, output and weights (s8 `weights_user` from the filter's q values),
-  // bias, per-channel rescale factors and the post-ops' operands.
+  // The head's input, output and weights (`weights_user`: s8 from the filter's q values, or
+  // f32), bias (int8: always, 0 without one, as the mock's rescale adds it), int8's
+  // per-channel rescale factors, and the post-ops' operands.
   template <typename PD>
   void bind(const OpDesc& d, const PD& pd, const memory::desc& src_user,
             const memory::desc& dst_user, const memory::desc& weights_user,
             const ChainPostOps& post) {
-    step_inverse_ = numerics::stepInverse(d.in_position, d.in_scale);
-    qsrc_.resize(src_user.get_size());
-    src_.bind(src_user, qsrc_.data(), pd.src_desc(), true);
+    src_buf_.resize((src_user.get_size() + sizeof(float) - 1) / sizeof(float));
+    src_.bind(src_user, src_buf_.data(), pd.src_desc(), true);
     args_[DNNL_ARG_SRC] = src_.inner;
-    setConst(DNNL_ARG_WEIGHTS, weights_user, d.consts[0]->q.data(), pd.weights_desc());
-    const TensorQuant& q = d.consts[0]->quant;
     const int channels = d.consts[0]->dims[0];
-    std::vector<float> factors(channels), bias(channels, 0.0f);
-    for (int c = 0; c < channels; ++c)
-      factors[c] = numerics::rescaleFactor(d.in_position, d.in_scale,
-                                           q.positions.empty() ? q.position : q.positions[c],
-                                           q.scales.empty() ? q.scale : q.scales[c]);
     const memory::desc vec({channels}, DT::f32, Tag::a);
-    setConst(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, vec, factors.data(), vec);
-    if (d.consts.size() > 1 && d.consts[1]) bias = d.consts[1]->data;
-    setConst(DNNL_ARG_BIAS, vec, bias.data(), vec);
+    const bool has_bias = d.consts.size() > 1 && d.consts[1];
+    if (int8_) {
+      step_inverse_ = numerics::stepInverse(d.in_position, d.in_scale);
+      setConst(DNNL_ARG_WEIGHTS, weights_user, d.consts[0]->q.data(), pd.weights_desc());
+      const TensorQuant& q = d.consts[0]->quant;
+      std::vector<float> factors(channels), bias(channels, 0.0f);
+      for (int c = 0; c < channels; ++c)
+        factors[c] = numerics::rescaleFactor(d.in_position, d.in_scale,
+                                             q.positions.empty() ? q.position : q.positions[c],
+                                             q.scales.empty() ? q.scale : q.scales[c]);
+      setConst(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, vec, factors.data(), vec);
+      if (has_bias) bias = d.consts[1]->data;
+      setConst(DNNL_ARG_BIAS, vec, bias.data(), vec);
+    } else {
+      setConst(DNNL_ARG_WEIGHTS, weights_user, d.consts[0]->data.data(), pd.weights_desc());
+      if (has_bias) setConst(DNNL_ARG_BIAS, vec, d.consts[1]->data.data(), vec);
+    }
     for (const ChainPostOps::Operand& o : post.operands) {
       const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(o.index) | DNNL_ARG_SRC_1;
       if (o.data) {
@@ -470,9 +492,9 @@ class Int8Op : public BackendOp {
   }
 };
 
-dnnl::primitive_attr int8Attr(int scale_mask, const ChainPostOps& post) {
+dnnl::primitive_attr attrOf(bool int8, int scale_mask, const ChainPostOps& post) {
   dnnl::primitive_attr attr;
-  attr.set_scales_mask(DNNL_ARG_WEIGHTS, scale_mask);
+  if (int8) attr.set_scales_mask(DNNL_ARG_WEIGHTS, scale_mask);
   attr.set_post_ops(post.ops);
   return attr;
 }
@@ -483,35 +505,43 @@ bool exactKernel(const char* impl) {
   return name.find("vnni") != std::string::npos || name.find("amx") != std::string::npos;
 }
 
-std::unique_ptr<BackendOp> makeInt8Conv(const OpDesc& d, const std::vector<const OpDesc*>& chain,
-                                        int threads, const FloatPath& fp32) {
+// An int8 conv, or an fp16 one (f32 primitive) whose primitive takes channels-last
+// operands; null otherwise (an fp16 conv then runs as HalfOp).
+std::unique_ptr<BackendOp> makeConvertingConv(const OpDesc& d,
+                                              const std::vector<const OpDesc*>& chain,
+                                              int threads, const FloatPath& fp32, bool int8) {
   const Dims& in = d.inputs[0].dims;
   const Dims& out = d.outputs[0].dims;
   const Dims& f = d.consts[0]->dims;
   if (in.size() != 4 || f.size() != 4) return nullptr;
   const int g = d.group;
+  const DT dt = int8 ? DT::s8 : DT::f32;
   const memory::dims w_dims = g == 1 ? memory::dims{f[0], f[1], f[2], f[3]}
                                      : memory::dims{g, f[0] / g, f[1], f[2], f[3]};
-  const memory::desc weights_user(w_dims, DT::s8, g == 1 ? Tag::oihw : Tag::goihw);
+  const memory::desc weights_user(w_dims, dt, g == 1 ? Tag::oihw : Tag::goihw);
   const int mask = g == 1 ? 1 : 3;  // per output channel: o, or g and o
+  const bool bias = int8 || (d.consts.size() > 1 && d.consts[1]);
   const ConvParams& c = d.conv;
-  const memory::desc src_user = dense(in, DT::s8), dst_user = dense(out, DT::f32);
+  const memory::desc src_user = dense(in, dt), dst_user = dense(out, DT::f32);
   auto any = [](const memory::desc& md) {
     return memory::desc(md.get_dims(), md.get_data_type(), Tag::any);
   };
   auto convPd = [&](const memory::desc& dst, const ChainPostOps& p) {
     return dnnl::convolution_forward::primitive_desc(
         cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        any(src_user), any(weights_user), memory::desc({out[1]}, DT::f32, Tag::a), dst,
-        {c.sh, c.sw}, {c.dh - 1, c.dw - 1}, {c.pt, c.pl}, {c.pb, c.pr}, int8Attr(mask, p));
+        any(src_user), any(weights_user),
+        bias ? memory::desc({out[1]}, DT::f32, Tag::a) : memory::desc(), dst, {c.sh, c.sw},
+        {c.dh - 1, c.dw - 1}, {c.pt, c.pl}, {c.pb, c.pr}, attrOf(int8, mask, p));
   };
   // Chain inputs of the output's shape get the convolution's own layout (as backend.cpp).
   const memory::desc layout = convPd(any(dst_user), ChainPostOps()).dst_desc();
   const std::vector<OpDesc> ops = asFloat(chain);
   const ChainPostOps post = fp32.post_ops(pointers(ops), &layout);
   const auto pd = convPd(post.operands.empty() ? any(dst_user) : layout, post);
-  if (!exactKernel(pd.impl_info_str())) return nullptr;
-  auto op = std::make_unique<Int8Op>(threads);
+  if (int8 && !exactKernel(pd.impl_info_str())) return nullptr;
+  const memory::desc channels_last(memory::dims(in.begin(), in.end()), dt, Tag::acdb);
+  if (!int8 && pd.src_desc() != channels_last) return nullptr;
+  auto op = std::make_unique<ConvertingOp>(threads, int8);
   op->prim_ = dnnl::convolution_forward(pd);
   op->bind(d, pd, src_user, dst_user, weights_user, post);
   return op;
@@ -530,9 +560,9 @@ std::unique_ptr<BackendOp> makeInt8Mlp(const OpDesc& d, const std::vector<const 
   const dnnl::inner_product_forward::primitive_desc pd(
       cpuEngine(), dnnl::prop_kind::forward_inference, src_user,
       memory::desc({co, k}, DT::s8, Tag::any), memory::desc({co}, DT::f32, Tag::a), dst_user,
-      int8Attr(1, post));
+      attrOf(true, 1, post));
   if (!exactKernel(pd.impl_info_str())) return nullptr;
-  auto op = std::make_unique<Int8Op>(threads);
+  auto op = std::make_unique<ConvertingOp>(threads, true);
   op->prim_ = dnnl::inner_product_forward(pd);
   op->bind(d, pd, src_user, dst_user, weights_user, post);
   return op;
@@ -551,7 +581,7 @@ std::unique_ptr<BackendOp> makeInt8(const std::vector<const OpDesc*>& chain, int
       return nullptr;
   switch (d.kind) {
     case OpKind::kConv:
-    case OpKind::kConvGroup: return makeInt8Conv(d, chain, threads, fp32);
+    case OpKind::kConvGroup: return makeConvertingConv(d, chain, threads, fp32, true);
     case OpKind::kMlp: return makeInt8Mlp(d, chain, threads, fp32);
     default: return nullptr;
   }

@@ -488,3 +488,38 @@ def test_int8_and_fp16_run_on_onednn_kernels() -> None:
     assert "src_s8" in int8 and "wei_s8" in int8 and "eltwise_relu" in int8, int8
     fp16 = convs["fp16"][0]
     assert "src_f32" in fp16 and "ref" not in fp16.split(",")[4], fp16
+
+
+@pytest.mark.parametrize("kind", ["relu", "bn_relu", "add_relu"])
+def test_fused_fp16_conv_chain(kind: str, kernels) -> None:
+    """fp16 conv + (batchnorm) + (add) + relu: one f32 convolution with post-ops between
+    binary16 conversions into and out of its channels-last layout. Alone, each op is the
+    mock's up to fp32 summation order; fused, the skipped roundings too."""
+    rng = np.random.default_rng(len(kind) + 3)
+    x = _stress(rng, (1, 16, 14, 14))
+    y = (rng.standard_normal((1, 16, 14, 14)) * 2).astype(F32)
+    w = (rng.standard_normal((16, 16, 3, 3)) * 0.2).astype(F32)
+    b = rng.standard_normal(16).astype(F32)
+    mean, inv = rng.standard_normal(16).astype(F32), rng.uniform(0.5, 2, 16).astype(F32)
+    build = _conv_chain(kind)
+
+    def configured(s, inputs):
+        layers = build(s, inputs)
+        layers["conv"].config(w, b)
+        if "bn" in layers:
+            layers["bn"].config(mean, inv)
+        return layers
+
+    feeds = {"x": x, "y": y} if kind == "add_relu" else {"x": x}
+    mock = _session("mock", configured, feeds, "fp16", True)
+    fused, ran = kernels(lambda: _session("onednn", configured, feeds, "fp16", True))
+    convs = [k for k in ran if k.startswith("convolution")]
+    assert len(convs) == 1 and "src_f32:a:blocked:acdb" in convs[0], ran
+    # batchnorm, add and relu are post-ops (the one eltwise left is the residual's relu)
+    assert not [k for k in ran if k.startswith("binary")], ran
+    assert len([k for k in ran if k.startswith("eltwise")]) == (kind == "add_relu"), ran
+    assert np.array_equal(fused, fused.astype(F16).astype(F32))
+    assert np.abs(fused - mock).max() <= 2.0**-9 * np.abs(mock).max()
+    alone = _session("onednn", configured, feeds, "fp16", False)
+    assert np.abs(alone - mock).max() <= 2.0**-10 * np.abs(mock).max()
+    assert np.mean(alone != mock) < 0.05
