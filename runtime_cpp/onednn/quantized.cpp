@@ -13,7 +13,8 @@
 // fp16 ops: oneDNN 3.2 has f16 primitives only on AVX512-FP16/AMX-FP16 CPUs, and its
 // f16<->f32 reorders are the generic C++ ones, so a chain of fp16 ops is the fp32 path's
 // primitive(s) between binary16 decoding and encoding done here (exact, round to nearest
-// even: the mock's "fp32 kernel on decoded values, rounded once").
+// even: the mock's "fp32 kernel on decoded values, rounded once"); a conv head converts
+// straight into and out of its f32 primitive's channels-last layout, as int8 ones do.
 //
 // In a fused chain the intermediate values stay fp32: the mock rounds each op's output to
 // binary16, this rounds the chain's output once (bit-equal when the ops after the head are
