@@ -347,6 +347,7 @@ def _conv_chain(kind: str):
     return build
 
 
+@pytest.mark.skipif(not VNNI, reason="no VNNI on this CPU: int8 stays on the mock's kernels")
 @pytest.mark.parametrize("kind", ["relu", "bn_relu", "add_relu"])
 def test_fused_int8_chain(kind: str) -> None:
     """int8 conv + (batchnorm) + (add) + relu as one oneDNN int8 convolution with post-ops.
