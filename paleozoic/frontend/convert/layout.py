@@ -16,7 +16,7 @@ onnx_ops({
     "Squeeze": OnnxOp("Reshape"),
     "Unsqueeze": OnnxOp("Reshape"),
     "Transpose": OnnxOp("Transpose"),
-    "Concat": OnnxOp("Concat"),
+    "Concat": OnnxOp("Concat, ConcatConstant (with constant operands), or folded"),
     "Split": OnnxOp("Slice"),
     "Slice": OnnxOp("Slice"),
     "Gather": OnnxOp("Gather (an initializer table by integer indices: GatherV2, the "
@@ -66,12 +66,50 @@ def convert_take(w: Walker, call: Any, args: list[Value]) -> Value:
 
 @converter("relax.concat")
 def convert_concat(w: Walker, call: Any, args: list[Value]) -> Value:
+    """Concat of activations (Concat), with constant operands (ConcatConstant, one layer per
+    run of adjacent constants), or of constants only (folded)."""
     (items,) = args
-    if not isinstance(items, Tup) or not all(isinstance(i, Act) for i in items.items):
-        raise w.fail("concat of constants is not supported")
-    rank = len(w.tensors[items.items[0].name].shape)
-    return w.emit("Concat", list(items.items), {"axis": int(call.attrs.axis) % rank},
-                  part="concat")
+    if not isinstance(items, Tup) or not all(isinstance(i, (Act, Const)) for i in items.items):
+        raise w.fail("Concat is supported of activations and constants")
+    values = list(items.items)
+    if all(isinstance(v, Const) for v in values):
+        rank = np.asarray(values[0].value).ndim
+        return Const(np.concatenate([np.asarray(v.value) for v in values],
+                                    axis=int(call.attrs.axis) % rank))
+    rank = next(len(w.tensors[v.name].shape) for v in values if isinstance(v, Act))
+    axis = int(call.attrs.axis) % rank
+    pieces: list[Act | np.ndarray] = []
+    for v in values:
+        if isinstance(v, Act):
+            pieces.append(v)
+        elif pieces and isinstance(pieces[-1], np.ndarray):
+            pieces[-1] = np.concatenate([pieces[-1], np.asarray(v.value)], axis=axis)
+        else:
+            pieces.append(np.asarray(v.value))
+    acts: list[Act] = []
+    pending: tuple[np.ndarray, int] | None = None
+    for piece in pieces:
+        if isinstance(piece, Act):
+            acts.append(piece)
+            continue
+        if pending is not None:  # the SDK op takes one constant: chain a second layer
+            acts = [_concat_constant(w, acts, axis, *pending)]
+        pending = (piece, len(acts))
+    if pending is not None:
+        return _concat_constant(w, acts, axis, *pending)
+    if len(acts) == 1:
+        return acts[0]
+    return w.emit("Concat", acts, {"axis": axis}, part="concat")
+
+
+def _concat_constant(w: Walker, acts: list[Act], axis: int, constant: np.ndarray,
+                     at: int) -> Act:
+    if constant.dtype.kind != "f":
+        raise w.fail(f"Concat with a {constant.dtype} constant: the device concatenates "
+                     f"float tensors")
+    return w.emit("ConcatConstant", acts, {"axis": axis, "constant_shape": list(constant.shape),
+                                           "constant_at": at},
+                  {"constant": constant}, part="concat")
 
 
 @converter("relax.reshape")
