@@ -112,8 +112,9 @@ def _mlp(activation: str) -> onnx.ModelProto:
 
 @pytest.mark.parametrize("activation", ["Relu", "Tanh", "Erf"])
 def test_activation_between_linear_layers_leaves_one_reshape_each_side(activation) -> None:
-    from paleozoic.reference import Float64Reference
     from helpers import runtime_outputs
+
+    from paleozoic.reference import Float64Reference
 
     model = _mlp(activation)
     queue = run_passes(import_onnx(model))

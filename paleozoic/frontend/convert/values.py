@@ -3,8 +3,8 @@ the inner bindings of a pattern match, which its root binding converts."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
