@@ -3,6 +3,8 @@
 
     uint8_classifier: uint8 image -> Cast -> Div 255 -> Conv -> Relu -> GlobalAveragePool
                       -> Flatten -> Gemm -> logits, and ArgMax(logits) as an int64 output
+    topk_classifier:  float image -> the same CNN -> logits; TopK(logits, k) as the indices
+                      (int64) and Softmax of the top values
 
     from paleozoic.testing.host import uint8_classifier
     model = uint8_classifier(seed=0)
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic.testing.workloads import _Graph
 
@@ -35,6 +37,34 @@ def uint8_classifier(seed: int = 0, batch: int = 2, size: int = 8,
         [helper.make_tensor_value_info("image", TensorProto.UINT8, [batch, 3, size, size])],
         [helper.make_tensor_value_info(logits, TensorProto.FLOAT, [batch, classes]),
          helper.make_tensor_value_info(label, TensorProto.INT64, [batch])], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="paleozoic.testing.host")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def topk_classifier(seed: int = 0, batch: int = 2, size: int = 8, classes: int = 10,
+                    k: int = 3) -> onnx.ModelProto:
+    """A classifier of a float NCHW image "image" with two outputs: the int64 indices of
+    its k best classes (ONNX TopK) and the softmax over their logits (a device layer
+    reading the host layer's float values)."""
+    g = _Graph("topk_classifier", seed, batch)
+    h = g.op("Relu", [g.conv("image", 3, 8, 3)])
+    pooled = g.op("Flatten", [g.op("GlobalAveragePool", [h])])
+    weight = g._init("fc.weight", g.rng.normal(0.0, 1.0, size=(classes, 8)))
+    logits = g.op("Gemm", [pooled, weight], transB=1)
+    kk = "k"
+    g.inits.append(numpy_helper.from_array(np.array([k], dtype=np.int64), kk))
+    values, indices = f"{g.name}_values", f"{g.name}_indices"
+    g.nodes.append(helper.make_node("TopK", [logits, kk], [values, indices], name="topk",
+                                    axis=-1))
+    probs = g.op("Softmax", [values], axis=1)
+    graph = helper.make_graph(
+        g.nodes, g.name,
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [batch, 3, size, size])],
+        [helper.make_tensor_value_info(indices, TensorProto.INT64, [batch, k]),
+         helper.make_tensor_value_info(probs, TensorProto.FLOAT, [batch, k])], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                               producer_name="paleozoic.testing.host")
     model.ir_version = 8

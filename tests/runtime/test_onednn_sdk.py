@@ -18,7 +18,7 @@ from paleozoic.plan_runner import PlanRunner
 from paleozoic.sdk import sdk_available
 from paleozoic.testing.bert import BERT_INPUTS, bert_model
 from paleozoic.testing.blocks import BLOCKS
-from paleozoic.testing.host import hf_masked_softmax, uint8_classifier
+from paleozoic.testing.host import hf_masked_softmax, topk_classifier, uint8_classifier
 from paleozoic.testing.recurrent import recurrent_stack
 from paleozoic.testing.sequence import encoder_layer, vit_block
 from paleozoic.testing.zoo import load_zoo_model, random_inputs
@@ -46,6 +46,7 @@ _MODELS = {
     "uint8_classifier": uint8_classifier,
     "bert": lambda: bert_model(seq=16),
     "hf_masked_softmax": hf_masked_softmax,
+    "topk_classifier": topk_classifier,
 }
 
 
