@@ -72,14 +72,19 @@ def topk_classifier(seed: int = 0, batch: int = 2, size: int = 8, classes: int =
     return model
 
 
-def hf_masked_softmax(seq: int = 6, heads: int = 2) -> onnx.ModelProto:
+def hf_masked_softmax(seq: int = 6, heads: int = 2, exporter: str = "legacy") -> onnx.ModelProto:
     """Attention-mask forms of HuggingFace transformers 5's BertModel export, on a scores
-    input: Cast(mask, bool), Flatten, Gather by arange, Reshape, And with an all-true
-    constant, Expand, Where(mask, 0, -inf) added to the scores, Softmax, and the NaN guard
-    Where(IsNaN(p), 0, p). Inputs: mask int64 [1, seq], scores float [1, heads, seq, seq]."""
+    input: Cast(mask, bool), Flatten, Gather by arange, Reshape (`exporter="dynamo"`: the
+    dynamo exporter's GatherND by the constant coordinates (0, j) instead), And with an
+    all-true constant, Expand, Where(mask, 0, -inf) added to the scores, Softmax, and the
+    NaN guard Where(IsNaN(p), 0, p). Inputs: mask int64 [1, seq], scores float
+    [1, heads, seq, seq]."""
     s = seq
+    coordinates = np.stack([np.zeros(s, np.int64), np.arange(s)], axis=-1)
     inits = [
         helper.make_tensor("idx", TensorProto.INT64, [1, 1, 1, s], list(range(s))),
+        helper.make_tensor("coords", TensorProto.INT64, [1, 1, 1, s, 2],
+                           coordinates.reshape(-1).tolist()),
         helper.make_tensor("shape4", TensorProto.INT64, [4], [1, 1, 1, s]),
         helper.make_tensor("true", TensorProto.BOOL, [1, 1, s, s], [True] * s * s),
         helper.make_tensor("expand", TensorProto.INT64, [4], [1, 1, s, s]),
@@ -88,9 +93,11 @@ def hf_masked_softmax(seq: int = 6, heads: int = 2) -> onnx.ModelProto:
     ]
     nodes = [
         helper.make_node("Cast", ["mask"], ["mb"], to=TensorProto.BOOL),
-        helper.make_node("Flatten", ["mb"], ["mf"], axis=2),
-        helper.make_node("Gather", ["mf", "idx"], ["mg"], axis=0),
-        helper.make_node("Reshape", ["mg", "shape4"], ["m4"]),
+        *([helper.make_node("GatherND", ["mb", "coords"], ["m4"], name="gather_nd")]
+          if exporter == "dynamo" else
+          [helper.make_node("Flatten", ["mb"], ["mf"], axis=2),
+           helper.make_node("Gather", ["mf", "idx"], ["mg"], axis=0),
+           helper.make_node("Reshape", ["mg", "shape4"], ["m4"])]),
         helper.make_node("And", ["true", "m4"], ["ma"]),
         helper.make_node("Expand", ["ma", "expand"], ["me"]),
         helper.make_node("Where", ["me", "zero", "ninf"], ["additive"], name="where_mask"),

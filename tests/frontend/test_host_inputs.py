@@ -77,11 +77,13 @@ def test_plan_fusing_a_host_layer_is_refused() -> None:
         plan.validate(queue, fusible_kinds())
 
 
-def test_huggingface_mask_forms_run_on_the_host() -> None:
+@pytest.mark.parametrize("exporter", ["legacy", "dynamo"])
+def test_huggingface_mask_forms_run_on_the_host(exporter: str) -> None:
     """transformers 5's BertModel export: Cast(mask, bool), Flatten, Gather by arange,
-    Reshape, And with an all-true constant, Expand, Where(mask, 0, -inf) added to the
-    scores, and Where(IsNaN(p), 0, p) after Softmax: two HostSelect layers and host copies,
-    matching onnxruntime (the padded keys get no weight)."""
+    Reshape (the dynamo exporter: GatherND by the coordinates (0, j), a reshape too), And
+    with an all-true constant, Expand, Where(mask, 0, -inf) added to the scores, and
+    Where(IsNaN(p), 0, p) after Softmax: two HostSelect layers and host copies, matching
+    onnxruntime (the padded keys get no weight)."""
     import numpy as np
     import onnxruntime as ort
 
@@ -90,7 +92,7 @@ def test_huggingface_mask_forms_run_on_the_host() -> None:
     from paleozoic.testing.host import hf_masked_softmax
 
     s = 6
-    model = hf_masked_softmax(seq=s)
+    model = hf_masked_softmax(seq=s, exporter=exporter)
     queue = load_queue(model)
     assert [layer.kind for layer in queue.layers].count("HostSelect") == 2
     mask = np.array([[1, 1, 1, 1, 0, 0]])
