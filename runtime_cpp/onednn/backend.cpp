@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "quantized.h"
 
 namespace pz_mock {
 namespace {
@@ -608,7 +609,22 @@ bool isHead(OpKind kind) {
 }  // namespace
 
 std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain, int threads) {
-  // fp32 data only: fp16/int8 compute and non-float activations stay on the mock.
+  for (const OpDesc* d : chain)
+    if (precisionOf(*d) != Precision::kFp32) {  // fp16/int8: quantized.cpp
+      onednn::FloatPath fp32;
+      fp32.make = [](const std::vector<const OpDesc*>& c, int t) -> std::unique_ptr<BackendOp> {
+        return makeHead(c, t);
+      };
+      fp32.post_ops = [](const std::vector<const OpDesc*>& c, const memory::desc* full) {
+        const PostOps p = postOpsOf(c, full);
+        onednn::ChainPostOps out{p.ops, {}};
+        for (const PostOps::Operand& o : p.operands)
+          out.operands.push_back({o.index, o.md, o.data, o.user});
+        return out;
+      };
+      return onednn::makeReducedOp(chain, threads, fp32);
+    }
+  // fp32 data only: non-float activations stay on the mock.
   auto f32 = [](const std::vector<Operand>& v) {
     for (const Operand& o : v)
       if (o.dtype != CNML_DATA_FLOAT32) return false;
