@@ -14,7 +14,7 @@ from paleozoic.testing.bert import bert_model
 from paleozoic.testing.blocks import BLOCKS
 from paleozoic.testing.host import hf_masked_softmax, uint8_classifier
 from paleozoic.testing.recurrent import recurrent_stack
-from paleozoic.testing.sequence import encoder_layer
+from paleozoic.testing.sequence import encoder_layer, pooled_classifier
 from paleozoic.testing.zoo import load_zoo_model
 
 
@@ -25,7 +25,8 @@ def samples():
     models = [load_zoo_model("inception_v1")] + [BLOCKS[name]() for name in (
         "detection_head", "shufflenet_v2_block", "googlenet_block", "mobilenet_v3_block",
         "efficientnet_b0_block", "resnet18_block")] + [encoder_layer(), uint8_classifier(),
-                                                 bert_model(seq=16), hf_masked_softmax()] + [
+                                                 bert_model(seq=16), hf_masked_softmax(),
+                                                 pooled_classifier()] + [
         recurrent_stack(op, direction="bidirectional", layers=1)[0]
         for op in ("LSTM", "GRU", "RNN")]
     for model in models:
