@@ -369,3 +369,21 @@ def test_every_occurrence_of_a_pattern_is_matched() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     kinds = [layer.kind for layer in import_onnx(model).layers]
     assert kinds == ["LayerNorm", "LayerNorm", "Active", "Active"]
+
+
+@pytest.mark.parametrize("cond, want", [([[True, False], [False, True]], None),
+                                        ([[True, True], [True, True]], "x"),
+                                        ([[False, False], [False, False]], "y")])
+def test_where_between_two_activations(cond, want) -> None:
+    """A constant condition that picks one side throughout is that side; a mixed one is
+    refused (no select of two tensors; a 0/1 blend would turn the other side's inf to nan)."""
+    from onnx import helper
+
+    model = _model([helper.make_node("Where", ["c", "x", "y"], ["z"], name="wh")],
+                   {"x": (2, 2), "y": (2, 2)}, ["z"], {"c": np.array(cond)}, opset=16)
+    if want is None:
+        with pytest.raises(PaleozoicError, match="'wh'.*no select op"):
+            import_onnx(model)
+    else:
+        queue = import_onnx(model)
+        assert [layer.inputs for layer in queue.layers] == [[want]]
