@@ -57,7 +57,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     fold_constants(proto, source, loaded.weights)
     fold_pads(proto, source)
     expand_layer_norm_statistics(proto, source, loaded.weights)
-    float_pow_exponents(proto)
+    float_pow_exponents(proto, source)
     check_resize_scales(proto, source, loaded.weights)
     constant_outputs = [o.name for o in proto.graph.output
                         if o.name in {t.name for t in proto.graph.initializer}]

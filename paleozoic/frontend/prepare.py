@@ -461,10 +461,11 @@ _INTEGER_TYPES = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProt
                   onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
 
 
-def float_pow_exponents(proto: onnx.ModelProto) -> int:
-    """A Pow of a float32 base with a constant integer exponent gets the exponent as float32
-    (exact for |e| < 2^24, the exponents one writes): TVM refuses mixed operand types.
-    Returns the number of exponents converted."""
+def float_pow_exponents(proto: onnx.ModelProto, source: str) -> int:
+    """A Pow of a float32 base with an integer exponent gets the exponent as float32 (exact
+    for |e| < 2^24, the exponents one writes): TVM refuses mixed operand types. A constant
+    is converted; an integer graph input gets a Cast node (a host cast). Returns the number
+    of exponents converted."""
     graph = proto.graph
     initializers = {t.name: t for t in graph.initializer}
     consumers: dict[str, int] = {}
@@ -474,12 +475,31 @@ def float_pow_exponents(proto: onnx.ModelProto) -> int:
     # The base: a node's output (float32 in a session) or a float32 graph input.
     other_inputs = {v.name for v in graph.input
                     if v.type.tensor_type.elem_type != onnx.TensorProto.FLOAT}
+    integer_inputs = {v.name for v in graph.input
+                      if v.type.tensor_type.elem_type in _INTEGER_TYPES} - set(initializers)
+    casts: dict[str, onnx.NodeProto] = {}
     count = 0
     for node in graph.node:
-        if node.op_type != "Pow" or len(node.input) < 2 or \
-                node.input[0] in initializers or node.input[0] in other_inputs:
+        if node.op_type != "Pow" or len(node.input) < 2:
+            continue
+        base = initializers.get(node.input[0])
+        if node.input[0] in integer_inputs or base is not None and \
+                base.data_type in _INTEGER_TYPES:
+            raise UnsupportedModelError(
+                f"{source}: node {node.name or node.op_type!r} (Pow): the base "
+                f"{node.input[0]!r} is an integer tensor; a session computes Pow on float32 "
+                f"tensors only (an integer power needs integer arithmetic)")
+        if base is not None or node.input[0] in other_inputs:
             continue
         tensor = initializers.get(node.input[1])
+        if tensor is None and node.input[1] in integer_inputs:
+            cast = f"{node.input[1]}__float"
+            if cast not in casts:
+                casts[cast] = onnx.helper.make_node("Cast", [node.input[1]], [cast],
+                                                    name=cast, to=onnx.TensorProto.FLOAT)
+            node.input[1] = cast
+            count += 1
+            continue
         if tensor is None or tensor.data_type not in _INTEGER_TYPES:
             continue
         # (an integer base is no float32 tensor of a session; the importer refuses it)
@@ -493,4 +513,8 @@ def float_pow_exponents(proto: onnx.ModelProto) -> int:
             graph.initializer.append(converted)
             node.input[1] = name
         count += 1
+    if casts:  # before every node: they read graph inputs only
+        nodes = [*casts.values(), *graph.node]
+        del graph.node[:]
+        graph.node.extend(nodes)
     return count

@@ -387,3 +387,32 @@ def test_where_between_two_activations(cond, want) -> None:
     else:
         queue = import_onnx(model)
         assert [layer.inputs for layer in queue.layers] == [[want]]
+
+
+def test_pow_of_an_integer_base_is_refused_before_tvm() -> None:
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Pow", ["x", "e"], ["y"], name="p")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT64, [3]),
+         helper.make_tensor_value_info("e", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    model.ir_version = 8
+    with pytest.raises(PaleozoicError, match="'p' \\(Pow\\): the base 'x' is an integer"):
+        import_onnx(model)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_pow_by_an_integer_input_is_a_host_cast_and_a_binary_pow(dtype) -> None:
+    from onnx import TensorProto, helper
+
+    elem = {np.int64: TensorProto.INT64, np.int32: TensorProto.INT32}[dtype]
+    graph = helper.make_graph(
+        [helper.make_node("Pow", ["x", "e"], ["y"], name="p")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("e", elem, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    model.ir_version = 8
+    assert [layer.kind for layer in import_onnx(model).layers] == ["HostCast", "Binary"]
