@@ -20,7 +20,8 @@ onnx_ops({
     "ArgMax": OnnxOp("HostArgMax"),
     "Where": OnnxOp("HostSelect (a run-time condition from a mask or IsNaN, constant values)"),
     "And": OnnxOp("nothing (a mask and a constant all-true mask, as HuggingFace exports)"),
-    "Expand": OnnxOp("nothing (a mask broadcast, applied by the HostSelect reading it)"),
+    "Expand": OnnxOp("nothing (a mask broadcast, applied by the HostSelect reading it)",
+                     parameters=(1,)),
     "IsNaN": OnnxOp("HostSelect (with the Where reading it)"),
 })
 

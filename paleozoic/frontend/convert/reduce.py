@@ -22,6 +22,7 @@ onnx_ops({
     "ReduceSumSquare": OnnxOp("Binary mul + Reduce sum", parameters=(1,)),
     "ReduceL1": OnnxOp("Unary abs + Reduce sum", parameters=(1,)),
     "ReduceL2": OnnxOp("Binary mul + Reduce sum + Unary sqrt", parameters=(1,)),
+    "ReduceLogSum": OnnxOp("Reduce sum + Unary log", parameters=(1,)),
     "ReduceLogSumExp": OnnxOp("Unary exp + Reduce sum + Unary log", parameters=(1,)),
 })
 
