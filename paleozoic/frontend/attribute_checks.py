@@ -130,6 +130,11 @@ def check_attributes(model: onnx.ModelProto, source: str) -> None:
             problems.append(f"{where}: select_last_index=1 (the last of equal maxima) is not "
                             f"supported from ONNX; ArgMax takes the first (0)")
 
+        elif op == "TopK" and not int(attrs.get("sorted", 1)):  # type: ignore[call-overload]
+            # Any order is valid then, so no two runtimes need agree; TVM refuses it too.
+            problems.append(f"{where}: sorted=0 (the k values in any order) is not "
+                            f"supported; give sorted=1")
+
         elif op == "Resize" and int(attrs.get("antialias", 0)):  # type: ignore[call-overload]
             problems.append(f"{where}: antialias=1; the SDK's interpolation has no "
                             f"antialiasing filter")

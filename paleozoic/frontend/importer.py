@@ -18,8 +18,8 @@ from paleozoic.frontend.attribute_checks import check_attributes
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.recurrent import cut_recurrent, splice_recurrent, stand_in_names
 from paleozoic.frontend.convert import (
-    CONST_EVAL, CONVERTERS, PATTERN_CONVERTERS, TIR_CONVERTERS, Absorbed, Act, Const, Match,
-    Tup, Walker, binding_owners, clean_identifier, find_matches, tensor_bindings,
+    CONST_EVAL, CONVERTERS, PATTERN_CONVERTERS, TIR_CONVERTERS, Absorbed, Act, Const, Deferred,
+    Match, Tup, Walker, binding_owners, clean_identifier, find_matches, tensor_bindings,
 )
 from paleozoic.frontend.prepare import (
     check_resize_scales, expand_layer_norm_statistics, fix_input_shapes, float_pow_exponents,
@@ -155,6 +155,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
 
     result = _lookup(walker, func.body.body, relax)
     results = list(result.items) if isinstance(result, Tup) else [result]
+    results = [r.make() if isinstance(r, Deferred) else r for r in results]
     if cuts:
         extra = results[len(onnx_output_names):]
         results = results[:len(onnx_output_names)]
@@ -353,7 +354,8 @@ def _convert_binding(walker: Walker, binding: Any, matches: dict[Any, Match],
         tup = _lookup(walker, value.tuple_value, relax)
         if not isinstance(tup, Tup):
             raise walker.fail("tuple access on a non-tuple")
-        return tup.items[int(value.index)]
+        item = tup.items[int(value.index)]
+        return item.make() if isinstance(item, Deferred) else item
     if not isinstance(value, relax.Call):
         return _lookup(walker, value, relax)
     op_name = value.op.name

@@ -636,15 +636,27 @@ cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs
   d.axis = dim;
   long long total = 0;
   for (int i = 0; i < input_num; ++i) {
-    if (!isActivation(inputs[i])) return kBad;
+    // Mock rule: an operand may be a CNML_CONST tensor (its data bound before compile, as
+    // every const), e.g. a class token before a transformer's patch tokens.
+    const bool constant = inputs[i] && inputs[i]->impl->shape_set &&
+                          inputs[i]->impl->type == CNML_CONST;
+    if (!isActivation(inputs[i]) && !constant) return kBad;
     const Dims& in = dimsOf(inputs[i]);
     if (in.size() != out.size()) return kBad;
     for (std::size_t a = 0; a < in.size(); ++a)
       if (static_cast<int>(a) != dim && in[a] != out[a]) return kBad;
     total += in[dim];
-    d.inputs.push_back(operand(inputs[i]));
+    if (constant) {
+      d.pieces.push_back(-1 - static_cast<int>(d.consts.size()));
+      d.consts.push_back(inputs[i]->impl);
+    } else {
+      d.pieces.push_back(static_cast<int>(d.inputs.size()));
+      d.inputs.push_back(operand(inputs[i]));
+    }
   }
   if (total != out[dim]) return kBad;
+  // Mock rule: a concat of consts only is no device work; the caller folds it.
+  if (d.inputs.empty()) return CNML_STATUS_UNSUPPORT;
   d.outputs = {operand(outputs[0])};
   return logged(finish(op, std::move(d)), "cnmlCreateNdConcatOp", [&](Call& c) {
     c.created(op).value(dim).tensors("inputs", inputs, input_num).value(input_num)

@@ -136,11 +136,13 @@ struct SliceParams {
 
 // Everything needed to run an op: what the creator validated plus its parameters.
 // consts: conv/deconv/mlp {filter, bias or null}; batchnorm {mean, var}; scale {alpha, beta
-// or null}; prelu {slope}.
+// or null}; prelu {slope}; concat its CNML_CONST operands, in operand order.
 struct OpDesc {
   OpKind kind = OpKind::kActive;
   std::vector<Operand> inputs, outputs;
   std::vector<TensorRef> consts;
+  // kConcat: the operands in concat order, i >= 0 for inputs[i], -1 - j for consts[j].
+  std::vector<int> pieces;
   ConvParams conv;
   int group = 1;
   PoolParams pool;

@@ -466,15 +466,23 @@ std::unique_ptr<DnnlOp> makeSoftmax(const OpDesc& d, int threads) {
   return op;
 }
 
+// Const operands (a class token) are sources the op owns; the inputs keep their order.
 std::unique_ptr<DnnlOp> makeConcat(const OpDesc& d, int threads) {
   std::vector<memory::desc> srcs;
-  for (const Operand& o : d.inputs) srcs.push_back(plain(o.dims));
+  for (int p : d.pieces)
+    srcs.push_back(plain(p >= 0 ? d.inputs[p].dims : d.consts[-1 - p]->dims));
   const memory::desc dst = plain(d.outputs[0].dims);
   const dnnl::concat::primitive_desc pd(cpuEngine(), dst, d.axis, srcs);
   auto op = std::make_unique<DnnlOp>(threads);
   op->prim_ = dnnl::concat(pd);
-  for (std::size_t i = 0; i < srcs.size(); ++i)
-    op->addInput(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), srcs[i]);
+  for (std::size_t i = 0; i < srcs.size(); ++i) {
+    const int arg = DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i);
+    const int p = d.pieces[i];
+    if (p >= 0)
+      op->addInput(arg, srcs[i]);
+    else
+      op->addConst(arg, srcs[i], d.consts[-1 - p]->data, srcs[i]);
+  }
   op->addOutput(DNNL_ARG_DST, dst);
   return op;
 }

@@ -7,13 +7,14 @@
 namespace pz {
 namespace {
 
-Shape concatShape(const std::string& layer, const std::vector<Tensor*>& inputs, int axis) {
+// The output shape of a concat of `inputs` and, when `constant` is given, a constant operand
+// of that shape.
+Shape concatShape(const std::string& layer, const std::vector<Tensor*>& inputs, int axis,
+                  const Shape* constant = nullptr) {
   if (inputs.empty() || inputs[0] == nullptr) throw Error(layer + ": concat needs inputs");
   Shape out = inputs[0]->shape();
   const int a = detail::normaliseAxis(layer, axis, static_cast<int>(out.size()));
-  for (std::size_t i = 1; i < inputs.size(); ++i) {
-    if (inputs[i] == nullptr) throw Error(layer + ": null concat input");
-    const Shape& s = inputs[i]->shape();
+  auto add = [&](const Shape& s, const std::string& what) {
     bool ok = s.size() == out.size();
     for (std::size_t d = 0; ok && d < s.size(); ++d) {
       ok = static_cast<int>(d) == a || s[d] == out[d];
@@ -21,10 +22,15 @@ Shape concatShape(const std::string& layer, const std::vector<Tensor*>& inputs, 
     if (!ok) {
       throw Error(layer + ": concat along axis " + std::to_string(a) + " needs equal other " +
                   "dimensions, got " + shapeToString(inputs[0]->shape()) + " and " +
-                  shapeToString(s) + " (" + inputs[i]->name() + ")");
+                  shapeToString(s) + " (" + what + ")");
     }
     out[a] += s[a];
+  };
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    if (inputs[i] == nullptr) throw Error(layer + ": null concat input");
+    add(inputs[i]->shape(), inputs[i]->name());
   }
+  if (constant != nullptr) add(*constant, "the constant");
   return out;
 }
 
@@ -257,6 +263,27 @@ ConcatLayer::ConcatLayer(std::string name, std::vector<Tensor*> inputs, int axis
   });
 }
 
+ConcatLayer::ConcatLayer(std::string name, std::vector<Tensor*> inputs, int axis, Shape constant,
+                         int constant_at)
+    : Layer(name, inputs, concatShape(name, inputs, axis, &constant)) {
+  const int a = detail::normaliseAxis(name_, axis, static_cast<int>(output_.shape().size()));
+  if (constant_at < 0 || constant_at > static_cast<int>(inputs_.size())) {
+    throw Error(name_ + ": the constant's place " + std::to_string(constant_at) +
+                " is outside 0.." + std::to_string(inputs_.size()) + " (before input i, or " +
+                "after the last)");
+  }
+  const ConstTensor& value = declareWeight("constant", CNML_CONST, constant);
+  defineOp([this, a, constant_at, &value] {
+    std::vector<cnmlTensor_t> in_descs;
+    for (Tensor* t : inputs_) in_descs.push_back(t->desc());
+    in_descs.insert(in_descs.begin() + constant_at, value.desc());
+    cnmlTensor_t out_desc = output_.desc();
+    PZ_CHECK(name_, cnmlCreateNdConcatOp(&op_, a, in_descs.data(),
+                                         static_cast<int>(in_descs.size()), &out_desc, 1));
+  });
+}
+
+// The SDK forward takes the activations only: a constant operand is baked into the op.
 cnmlStatus_t ConcatLayer::forward(cnrtQueue_t queue) {
   std::vector<cnmlTensor_t> in_descs;
   std::vector<void*> in_data;
@@ -400,6 +427,14 @@ void addMiscFactories(std::vector<LayerFactory>& factories) {
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
                          return std::make_unique<ConcatLayer>(name, in, a.integer("axis"));
+                       }});
+  factories.push_back({"concat_constant", LayerFactory::kAnyInputs,
+                       {"axis", "constant_shape", "constant_at"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<ConcatLayer>(name, in, a.integer("axis"),
+                                                              a.ints("constant_shape"),
+                                                              a.integer("constant_at", 0));
                        }});
   factories.push_back({"gather_v2", 1, {"table_shape", "axis"},
                        [](const std::string& name, const Inputs& in,

@@ -50,6 +50,11 @@ class LayerNormLayer : public Layer {
 class ConcatLayer : public Layer {
  public:
   ConcatLayer(std::string name, std::vector<Tensor*> inputs, int axis);
+  // With one constant operand (ViT's class token, expanded over the batch), a CNML_CONST
+  // weight "constant" of shape `constant` bound with configLayer, placed before input
+  // `constant_at` (inputs.size(): after the last).
+  ConcatLayer(std::string name, std::vector<Tensor*> inputs, int axis, Shape constant,
+              int constant_at);
 
  protected:
   cnmlStatus_t forward(cnrtQueue_t queue) override;

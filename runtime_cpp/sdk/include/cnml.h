@@ -413,6 +413,8 @@ cnmlStatus_t cnmlCreateExpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t 
 cnmlStatus_t cnmlCreateLogOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
 cnmlStatus_t cnmlCreateAbsOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
 cnmlStatus_t cnmlCreateNegOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
+// Inputs are CNML_TENSORs or bound CNML_CONSTs (at least one CNML_TENSOR, else UNSUPPORT);
+// the forward takes the CNML_TENSOR inputs only, in order.
 cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs[],
                                   int input_num, cnmlTensor_t outputs[], int output_num);
 cnmlStatus_t cnmlCreateLrnOp(cnmlBaseOp_t* op, cnmlLrnOpParam_t param, cnmlTensor_t input,
