@@ -159,13 +159,6 @@ def check_attributes(model: onnx.ModelProto, source: str) -> None:
                 problems.append(f"{where}: outputs {extra} (running statistics) are used; "
                                 f"only the normalised output is supported")
 
-        elif op == "LayerNormalization":
-            extra = [o for o in node.output[1:] if o and o in consumed]
-            if extra:
-                problems.append(f"{where}: outputs {extra} (Mean, InvStdDev: the statistics "
-                                f"training keeps) are used; only the normalised output Y is "
-                                f"supported (inference exporters do not use them)")
-
         for position in (ONNX_OPS[op].weights if op in ONNX_OPS else ()):
             if position < len(node.input) and node.input[position] in constants:
                 tensor = constants[node.input[position]]

@@ -147,3 +147,43 @@ def vit_block(seed: int = 0, batch: int = 2, image: int = 32, patch: int = 8, di
     return _finish(g, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                      [batch, 3, image, image])],
                    logits, [batch, classes])
+
+
+def pooled_classifier(seed: int = 0, batch: int = 2, seq: int = 16, dim: int = 32,
+                      classes: int = 10) -> onnx.ModelProto:
+    """Token pooling and a log-probability head over a [batch, seq, dim] input "x", for the
+    Reduce kind, LogSoftmax, the Unary exp/log/abs/neg, Reciprocal and Pow with a tensor
+    exponent (opset 18: the reductions take their axes as an input):
+
+        h = x W + b; mean, max, min, prod over the tokens; e = exp(-|mean|)
+        p = e / sum(e) + (e ^ sigmoid(max)) * (max - min) + prod(sigmoid(h)) + 1 / (1 + max^2)
+        y = LogSoftmax(log(p) W2 + b2)
+    """
+    g = _Graph("pooled_classifier", seed, 1)
+    g.inits += [onnx.numpy_helper.from_array(np.array([1], np.int64), "tokens"),
+                onnx.numpy_helper.from_array(np.array([-1], np.int64), "last")]
+    h = _matmul(g, "x", dim, dim)
+
+    def reduce(op: str, x: str, axes: str, keepdims: int = 0) -> str:
+        return g.op(op, [x, axes], keepdims=keepdims)
+
+    mean, high, low = (reduce(op, h, "tokens") for op in ("ReduceMean", "ReduceMax",
+                                                          "ReduceMin"))
+    prod = reduce("ReduceProd", g.op("Sigmoid", [h]), "tokens")
+    e = g.op("Exp", [g.op("Neg", [g.op("Abs", [mean])])])
+    share = g.op("Div", [e, reduce("ReduceSum", e, "last", keepdims=1)])
+    powered = g.op("Mul", [g.op("Pow", [e, g.op("Sigmoid", [high])]), g.op("Sub", [high, low])])
+    one = g._init("one", np.array(1.0))
+    damp = g.op("Reciprocal", [g.op("Add", [one, g.op("Mul", [high, high])])])
+    p = g.op("Add", [g.op("Add", [share, powered]), g.op("Add", [prod, damp])])
+    logits = _matmul(g, g.op("Log", [p]), dim, classes)
+    y = g.op("LogSoftmax", [logits], axis=-1)
+    graph = helper.make_graph(
+        g.nodes, g.name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, dim])],
+        [helper.make_tensor_value_info(y, TensorProto.FLOAT, [batch, classes])], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)],
+                              producer_name="paleozoic.testing.sequence")
+    model.ir_version = 9
+    onnx.checker.check_model(model)
+    return model

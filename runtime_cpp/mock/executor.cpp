@@ -84,6 +84,8 @@ void executeFloat(PreparedOp& op, const float* const* in, float* const* out) {
     case OpKind::kBatchDot: batchDotForward(d, in[0], in[1], out[0], t); break;
     case OpKind::kLayerNorm: layerNormForward(d, in[0], out[0], t); break;
     case OpKind::kUnary: unaryForward(d, in[0], out[0], t); break;
+    case OpKind::kLogSoftmax: logSoftmaxForward(d, in[0], out[0], t); break;
+    case OpKind::kReduce: reduceForward(d, in[0], out[0], t); break;
     case OpKind::kCast: break;  // execute() handles it
     case OpKind::kHostTransfer: break;  // the host computes it; no device work
     case OpKind::kGatherV2: break;      // execute() handles it

@@ -24,6 +24,7 @@ from paleozoic.frontend.convert import (  # noqa: F401
     layout,
     normalize,
     recurrent,
+    reduce,
     spatial,
 )
 from paleozoic.frontend.convert.constant import CONST_EVAL

@@ -21,7 +21,8 @@ onnx_ops({
     "TopK": OnnxOp("HostTopK (a layer per output read: values, indices)"),
     "Where": OnnxOp("HostSelect (a run-time condition from a mask or IsNaN, constant values)"),
     "And": OnnxOp("nothing (a mask and a constant all-true mask, as HuggingFace exports)"),
-    "Expand": OnnxOp("nothing (a mask broadcast, applied by the HostSelect reading it)"),
+    "Expand": OnnxOp("nothing (a mask broadcast, applied by the HostSelect reading it)",
+                     parameters=(1,)),
     "IsNaN": OnnxOp("HostSelect (with the Where reading it)"),
 })
 
@@ -163,6 +164,14 @@ def convert_where(w: Walker, call: Any, args: list[Value]) -> Value:
     if isinstance(cond, IndexTerm) and cond.kind == "negative" and isinstance(then, IndexTerm) \
             and then.kind == "shifted" and then.act == cond.act == other:
         return WrappedIndex(cond.act, then.shift)  # type: ignore[return-value]
+    if isinstance(then, Act) or isinstance(other, Act):
+        if isinstance(cond, Const) and (np.all(cond.value) or not np.any(cond.value)):
+            return then if np.all(cond.value) else other  # a select of one side throughout
+        raise w.fail("Where choosing between run-time tensors element by element: the SDK "
+                     "has no select op, and the host select (HostSelect) reads one tensor "
+                     "and writes constants or that tensor's own values; blending with the "
+                     "condition as 0/1 (c*x + (1-c)*y) would turn inf and nan of the "
+                     "unselected side into nan, so it is refused")
     raise w.fail("Where with a run-time condition is supported with a mask (a Cast to bool "
                  "of an integer tensor) or IsNaN(x) as the condition and constant values (x "
                  "itself for IsNaN's), and as the negative-index wrap of a Gather's indices")
