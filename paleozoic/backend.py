@@ -21,6 +21,9 @@ Which inputs are frozen (the "split") is decided per model, trying in order:
    all other float inputs stay inputs of the session;
 2. everything but the first float run-time input of split 1 (an operand such as Mul's
    per-channel scale can be taken as a constant, but not as a second activation).
+3. split 1 with its integer inputs that no weight or parameter slot reads left as run-time
+   inputs (host layers read integer tensors: a Pow's integer exponent becomes a host cast
+   to float32 and a Binary pow).
 
 A split Paleozoic's frontend refuses is not used; if it refuses all of them the rep raises
 UnsupportedModelError (with the frontend's message) before anything is built. Freezing is
@@ -388,18 +391,27 @@ def candidate_splits(model: onnx.ModelProto) -> list[Split]:
     init_names = {t.name for t in graph.initializer}
     inputs = [v for v in graph.input if v.name not in init_names]
     consumers = _consumers(graph)
-    must = set()
+    must, integers = set(), set()
     for info in inputs:
-        if _elem_type(info) != _FLOAT or any(
-                slot in (ONNX_OPS[node.op_type].constant_slots if node.op_type in ONNX_OPS
-                         else ())
-                for node, slot in consumers.get(info.name, [])):
+        at_slot = any(
+            slot in (ONNX_OPS[node.op_type].constant_slots if node.op_type in ONNX_OPS
+                     else ())
+            for node, slot in consumers.get(info.name, []))
+        if _elem_type(info) != _FLOAT or at_slot:
             must.add(info.name)
+        if _elem_type(info) in _RUNTIME_INTEGERS and not at_slot and info.name in consumers:
+            integers.add(info.name)
     splits = [Split(frozenset(must))]
     runtime = [v.name for v in inputs if v.name not in must and v.name in consumers]
     if len(runtime) > 1:
         splits.append(Split(frozenset(v.name for v in inputs if v.name != runtime[0])))
+    if integers:
+        splits.append(Split(frozenset(must - integers)))
     return splits
+
+
+# Integer element types a session takes as inputs (host layers read them).
+_RUNTIME_INTEGERS = (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.UINT8)
 
 
 def _computed_at_run_time(graph: onnx.GraphProto, frozen: frozenset[str]) -> list[int]:
@@ -453,7 +465,7 @@ def _check_model(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str, list[Spl
             raise UnsupportedModelError(
                 f"{source}: output {info.name!r} is "
                 f"{_np_dtype(kind)}; a session's outputs are float32 (or int64 indices, "
-                f"ArgMax's)")
+                f"ArgMax's and TopK's)")
     for sparse in proto.graph.sparse_initializer:
         raise UnsupportedModelError(f"{source}: sparse initializer "
                                     f"{sparse.values.name!r} is not supported")

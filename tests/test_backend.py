@@ -135,16 +135,35 @@ def test_weight_inputs_are_frozen_per_value(cache_dir: str) -> None:
     assert '"onnx_name": "x"' in manifest and '"onnx_name": "w"' not in manifest
 
 
+def test_integer_input_no_constant_slot_reads_stays_a_run_time_input(cache_dir: str) -> None:
+    """Pow's exponent given as an int64 input with values that differ: frozen it is a
+    constant exponent tensor the frontend refuses; kept at run time (the third split) it is
+    a host cast and a Binary pow."""
+    graph = helper.make_graph(
+        [helper.make_node("Pow", ["x", "e"], ["y"], name="p")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("e", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    model.ir_version = 8
+    rep = backend.prepare(model, cache_dir=cache_dir)
+    x = np.array([[1.5, -2.0, 3.0], [0.5, 4.0, -1.25]], np.float32)
+    e = np.array([3, 2, -1], np.int64)
+    (y,) = rep.run([x, e])
+    np.testing.assert_allclose(y, x.astype(np.float64) ** e, rtol=1e-6)
+    assert rep.split == backend.Split(frozenset())
+
+
 def test_unsupported_operator_is_refused_at_prepare(cache_dir: str) -> None:
     graph = helper.make_graph(
-        [helper.make_node("Abs", ["x"], ["a"], name="abs1"),
-         helper.make_node("Relu", ["a"], ["y"])], "abs_relu",
+        [helper.make_node("Acos", ["x"], ["a"], name="acos1"),
+         helper.make_node("Relu", ["a"], ["y"])], "acos_relu",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     assert not backend.is_compatible(model)
-    with pytest.raises(UnsupportedModelError, match=r"node 'abs1': Abs"):
+    with pytest.raises(UnsupportedModelError, match=r"node 'acos1': Acos"):
         backend.prepare(model, cache_dir=cache_dir)
 
 

@@ -18,11 +18,12 @@ from paleozoic.frontend.attribute_checks import check_attributes
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.recurrent import cut_recurrent, splice_recurrent, stand_in_names
 from paleozoic.frontend.convert import (
-    CONST_EVAL, CONVERTERS, PATTERN_CONVERTERS, TIR_CONVERTERS, Absorbed, Act, Const, Match,
-    Tup, Walker, binding_owners, clean_identifier, find_matches, tensor_bindings,
+    CONST_EVAL, CONVERTERS, PATTERN_CONVERTERS, TIR_CONVERTERS, Absorbed, Act, Const, Deferred,
+    Match, Tup, Walker, binding_owners, clean_identifier, find_matches, tensor_bindings,
 )
 from paleozoic.frontend.prepare import (
-    check_resize_scales, fix_input_shapes, fold_constants, fold_pads,
+    check_resize_scales, expand_layer_norm_statistics, fix_input_shapes, float_pow_exponents,
+    fold_constants, fold_pads,
 )
 from paleozoic.frontend.support import check_supported
 from paleozoic.frontend.weight_stream import STREAM_MIN_ELEMENTS
@@ -55,6 +56,8 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     shapes = fix_input_shapes(proto, source, input_shapes, batch)
     fold_constants(proto, source, loaded.weights)
     fold_pads(proto, source)
+    expand_layer_norm_statistics(proto, source, loaded.weights)
+    float_pow_exponents(proto, source)
     check_resize_scales(proto, source, loaded.weights)
     constant_outputs = [o.name for o in proto.graph.output
                         if o.name in {t.name for t in proto.graph.initializer}]
@@ -76,6 +79,10 @@ def import_onnx(model: str | Path | onnx.ModelProto,
                 f"{onnx.TensorProto.DataType.Name(elem).lower()}; inputs must be float32, or "
                 f"int64, int32 or uint8 (token ids, masks, images), which host layers read")
         input_dtypes[value.name] = dtype
+        if value.name in shapes and not shapes[value.name]:
+            raise UnsupportedModelError(
+                f"{source}: input {value.name!r} is a 0-d tensor; a session's tensors have at "
+                f"least one axis (give it shape [1], or make it a constant)")
     onnx_output_names = [o.name for o in proto.graph.output]
     # LSTM/GRU/RNN have no TVM converter: cut out here, their layers spliced in after the walk.
     cuts = cut_recurrent(proto, source, loaded.weights)
@@ -148,6 +155,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
 
     result = _lookup(walker, func.body.body, relax)
     results = list(result.items) if isinstance(result, Tup) else [result]
+    results = [r.make() if isinstance(r, Deferred) else r for r in results]
     if cuts:
         extra = results[len(onnx_output_names):]
         results = results[:len(onnx_output_names)]
@@ -346,7 +354,8 @@ def _convert_binding(walker: Walker, binding: Any, matches: dict[Any, Match],
         tup = _lookup(walker, value.tuple_value, relax)
         if not isinstance(tup, Tup):
             raise walker.fail("tuple access on a non-tuple")
-        return tup.items[int(value.index)]
+        item = tup.items[int(value.index)]
+        return item.make() if isinstance(item, Deferred) else item
     if not isinstance(value, relax.Call):
         return _lookup(walker, value, relax)
     op_name = value.op.name

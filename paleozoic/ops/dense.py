@@ -19,6 +19,12 @@ class AxisAttrs:
 
 
 @dataclass(frozen=True)
+class SoftmaxAttrs:
+    axis: int                        # non-negative
+    log: bool = False                # LogSoftmax: x - max - log(sum(exp(x - max)))
+
+
+@dataclass(frozen=True)
 class BatchDotAttrs:
     trans_a: bool = False            # use a's last two axes transposed
     trans_b: bool = False
@@ -78,8 +84,10 @@ FULLY_CONNECTED = LayerKind(
 BATCH_DOT = LayerKind(name="BatchDot", cpp_class="pz::BatchDotLayer", template="batch_dot",
                       binding="batch_dot", shape=batch_dot_shape, macs=batch_dot_macs,
                       arity=2, attrs=BatchDotAttrs)
+# LogSoftmax is a Softmax with `log`: one op, max-subtracted (the SDK's NdLogSoftmax), so a
+# large logit neither overflows exp nor loses the small ones to log(0).
 SOFTMAX = LayerKind(name="Softmax", cpp_class="pz::SoftmaxLayer", template="softmax",
-                    binding="softmax", shape=softmax_shape, attrs=AxisAttrs)
+                    binding="softmax", shape=softmax_shape, attrs=SoftmaxAttrs)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (FULLY_CONNECTED, BATCH_DOT, SOFTMAX,)

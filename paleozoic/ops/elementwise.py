@@ -1,5 +1,6 @@
-"""Activations, PRelu, element-wise sums and binary ops, and the unary math ops (Sqrt,
-Rsqrt, Pow with a constant exponent, Erf, GELU)."""
+"""Activations, PRelu, element-wise sums and binary ops (Pow with a tensor exponent among
+them), and the unary math ops (Sqrt, Rsqrt, Pow with a constant exponent, Erf, GELU, Exp,
+Log, Abs, Neg)."""
 
 from __future__ import annotations
 
@@ -22,10 +23,12 @@ BINARY_OPS = CppEnum("Binary", "", "Binary op", (
     Member("sub", "kSub"),
     Member("mul", "kMul"),
     Member("div", "kDiv"),
+    Member("pow", "kPow"),            # a ** b (ONNX Pow with a tensor exponent)
 ))
 
 # Unary has no SDK enum either: pz::UnaryLayer picks the SDK op (Sqrt, Rsqrt, Power, Erf,
-# Gelu) from it.
+# Gelu, Exp, Log, Abs, Neg) from it. Reciprocal is "pow" with power -1 (the SDK's BasicDiv,
+# 1/x, is MLU270/220 only).
 UNARY_FUNCTIONS = CppEnum("Unary", "", "unary function", (
     Member("sqrt", "kSqrt"),
     Member("rsqrt", "kRsqrt"),
@@ -33,6 +36,10 @@ UNARY_FUNCTIONS = CppEnum("Unary", "", "unary function", (
     Member("erf", "kErf"),
     Member("gelu", "kGelu"),          # x/2 (1 + erf(x / sqrt 2))
     Member("gelu_tanh", "kGeluTanh"),  # x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Member("exp", "kExp"),
+    Member("log", "kLog"),            # natural log; log(0) = -inf, log(x < 0) = nan
+    Member("abs", "kAbs"),
+    Member("neg", "kNeg"),
 ))
 
 
@@ -105,7 +112,7 @@ ACTIVE = LayerKind(name="Active", cpp_class="pz::ActiveLayer", template="active"
                    binding="active", shape=active_shape, attrs=ActiveAttrs)
 ADD = LayerKind(name="Add", cpp_class="pz::AddLayer", template="add", binding="add",
                 shape=add_shape, arity=2)
-# attrs {"op": "add" | "sub" | "mul" | "div"}; inputs [a, b], b broadcast to a.
+# attrs {"op": "add" | "sub" | "mul" | "div" | "pow"}; inputs [a, b], b broadcast to a.
 BINARY = LayerKind(name="Binary", cpp_class="pz::BinaryLayer", template="binary",
                    binding="binary", shape=binary_shape, arity=2, attrs=BinaryAttrs)
 # weight "slope" of shape (C,); LeakyRelu is a PRelu with every slope equal to alpha.

@@ -1,7 +1,7 @@
 """Host layers: what the SDK cannot run, computed on the CPU inside the emitted session
 between device blocks (TVM BYOC's split of a graph between an accelerator and the host):
 casts of integer inputs (uint8 pixels, int64 masks to float; int64 ids to the int32
-indices GatherV2 takes) and ArgMax. A host layer is never fused (`fusible=False`): every
+indices GatherV2 takes), ArgMax and TopK. A host layer is never fused (`fusible=False`): every
 plan gives it a block of its own, and its cost is its copies over the host link."""
 
 from __future__ import annotations
@@ -85,4 +85,33 @@ HOST_SELECT = LayerKind(name="HostSelect", cpp_class="pz::HostSelectLayer",
                         shape=host_select_shape, attrs=HostSelectAttrs, fusible=False,
                         host=True)
 
-FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT)
+
+
+@dataclass(frozen=True)
+class HostTopKAttrs:
+    axis: int                        # normalised, 0 <= axis < rank
+    k: int
+    output: str                      # "values" or "indices": ONNX TopK's two outputs
+    largest: bool = True
+
+
+def host_topk_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    (x,) = inputs
+    axis, k = attrs["axis"], attrs["k"]
+    if not 0 <= axis < len(x):
+        raise ShapeError(f"TopK axis {axis} is outside a {len(x)}-D input")
+    if not 1 <= k <= x[axis]:
+        raise ShapeError(f"TopK k={k} must be within 1..{x[axis]} (the axis' size)")
+    if attrs["output"] not in ("values", "indices"):
+        raise ShapeError(f"TopK output {attrs['output']!r} is not values or indices")
+    return x[:axis] + (k,) + x[axis + 1:]
+
+
+# ONNX TopK (sorted): one layer per output read, values (the input's type) or int64 indices.
+HOST_TOPK = LayerKind(name="HostTopK", cpp_class="pz::HostTopKLayer", template="host_topk",
+                      binding="host_topk", shape=host_topk_shape, attrs=HostTopKAttrs,
+                      fusible=False, host=True,
+                      output_dtype=lambda a, ins: "int64" if a["output"] == "indices"
+                      else ins[0])
+
+FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT, HOST_TOPK)

@@ -1,4 +1,5 @@
-"""Data-movement layers: Concat, Reshape, Transpose, Slice, Gather (embeddings)."""
+"""Data-movement layers: Concat (of activations, or with a constant operand), Reshape,
+Transpose, Slice, Gather (embeddings)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ class SliceAttrs:
     begin: tuple[int, ...]           # one per input axis
     end: tuple[int, ...]
     step: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ConcatConstantAttrs:
+    axis: int                        # non-negative
+    constant_shape: tuple[int, ...]  # the constant operand (weight "constant")
+    constant_at: int = 0             # its place: before input i (len(inputs): last)
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,16 @@ def concat_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
                 a != b for i, (a, b) in enumerate(zip(first, other)) if i != axis):
             raise ShapeError(f"Concat inputs {first} and {other} differ off axis {axis}")
     return first[:axis] + (sum(s[axis] for s in inputs),) + first[axis + 1:]
+
+
+def concat_constant_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    at = attrs["constant_at"]
+    if not 0 <= at <= len(inputs):
+        raise ShapeError(f"ConcatConstant: the constant's place {at} is outside "
+                         f"0..{len(inputs)}")
+    shapes = list(inputs)
+    shapes.insert(at, tuple(attrs["constant_shape"]))
+    return concat_shape(attrs, shapes)
 
 
 def reshape_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -87,6 +105,12 @@ def slice_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 CONCAT = LayerKind(name="Concat", cpp_class="pz::ConcatLayer", template="concat",
                    binding="concat", shape=concat_shape, arity=None, attrs=AxisAttrs)
+# A concat with one constant operand (ViT's class token expanded over the batch): the SDK's
+# concat reads it as a CNML_CONST tensor, so it needs no layer of its own.
+CONCAT_CONSTANT = LayerKind(name="ConcatConstant", cpp_class="pz::ConcatLayer",
+                            template="concat_constant", binding="concat_constant",
+                            shape=concat_constant_shape, arity=None,
+                            weight_roles=("constant",), attrs=ConcatConstantAttrs)
 RESHAPE = LayerKind(name="Reshape", cpp_class="pz::ReshapeLayer", template="reshape",
                     binding="reshape", shape=reshape_shape, attrs=ReshapeAttrs)
 TRANSPOSE = LayerKind(name="Transpose", cpp_class="pz::TransposeLayer",
@@ -103,4 +127,4 @@ GATHER = LayerKind(name="Gather", cpp_class="pz::GatherV2Layer", template="gathe
                    attrs=GatherAttrs, index_inputs=(0,))
 
 # The kinds of this family, collected by paleozoic.ops.
-FAMILY = (CONCAT, RESHAPE, TRANSPOSE, SLICE, GATHER)
+FAMILY = (CONCAT, CONCAT_CONSTANT, RESHAPE, TRANSPOSE, SLICE, GATHER)

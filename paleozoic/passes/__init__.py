@@ -3,7 +3,7 @@
 Dropout and Identity vanish in the frontend (TVM maps them to the identity); the paper's
 substitutions of Gemm (fully-connected) and weighted BatchNorm (BatchNorm + Scale) happen
 there too, because they decide which layers exist at all. What is left for passes is
-clean-up: collapse reshapes, merge per-channel affine layers, fold biases, move
+clean-up: drop layers nothing reads, collapse reshapes, merge per-channel affine layers, fold biases, move
 element-wise layers from between reshapes that then cancel.
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from paleozoic.ir import LayerQueue
 from paleozoic.passes.affine import fold_bias_into_producer, merge_scale_chains
+from paleozoic.passes.dead import drop_unread_layers
 from paleozoic.passes.host import merge_host_copies
 from paleozoic.passes.reshape import (
     collapse_reshapes,
@@ -26,6 +27,7 @@ logger = logging.getLogger(__name__)
 Pass = Callable[[LayerQueue], int]
 
 DEFAULT_PASSES: tuple[Pass, ...] = (
+    drop_unread_layers,
     collapse_reshapes,
     drop_flatten_before_fc,
     merge_scale_chains,

@@ -3,6 +3,8 @@
 
     uint8_classifier: uint8 image -> Cast -> Div 255 -> Conv -> Relu -> GlobalAveragePool
                       -> Flatten -> Gemm -> logits, and ArgMax(logits) as an int64 output
+    topk_classifier:  float image -> the same CNN -> logits; TopK(logits, k) as the indices
+                      (int64) and Softmax of the top values
 
     from paleozoic.testing.host import uint8_classifier
     model = uint8_classifier(seed=0)
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic.testing.workloads import _Graph
 
@@ -42,14 +44,47 @@ def uint8_classifier(seed: int = 0, batch: int = 2, size: int = 8,
     return model
 
 
-def hf_masked_softmax(seq: int = 6, heads: int = 2) -> onnx.ModelProto:
+def topk_classifier(seed: int = 0, batch: int = 2, size: int = 8, classes: int = 10,
+                    k: int = 3) -> onnx.ModelProto:
+    """A classifier of a float NCHW image "image" with two outputs: the int64 indices of
+    its k best classes (ONNX TopK) and the softmax over their logits (a device layer
+    reading the host layer's float values)."""
+    g = _Graph("topk_classifier", seed, batch)
+    h = g.op("Relu", [g.conv("image", 3, 8, 3)])
+    pooled = g.op("Flatten", [g.op("GlobalAveragePool", [h])])
+    weight = g._init("fc.weight", g.rng.normal(0.0, 1.0, size=(classes, 8)))
+    logits = g.op("Gemm", [pooled, weight], transB=1)
+    kk = "k"
+    g.inits.append(numpy_helper.from_array(np.array([k], dtype=np.int64), kk))
+    values, indices = f"{g.name}_values", f"{g.name}_indices"
+    g.nodes.append(helper.make_node("TopK", [logits, kk], [values, indices], name="topk",
+                                    axis=-1))
+    probs = g.op("Softmax", [values], axis=1)
+    graph = helper.make_graph(
+        g.nodes, g.name,
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [batch, 3, size, size])],
+        [helper.make_tensor_value_info(indices, TensorProto.INT64, [batch, k]),
+         helper.make_tensor_value_info(probs, TensorProto.FLOAT, [batch, k])], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="paleozoic.testing.host")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def hf_masked_softmax(seq: int = 6, heads: int = 2, exporter: str = "legacy") -> onnx.ModelProto:
     """Attention-mask forms of HuggingFace transformers 5's BertModel export, on a scores
-    input: Cast(mask, bool), Flatten, Gather by arange, Reshape, And with an all-true
-    constant, Expand, Where(mask, 0, -inf) added to the scores, Softmax, and the NaN guard
-    Where(IsNaN(p), 0, p). Inputs: mask int64 [1, seq], scores float [1, heads, seq, seq]."""
+    input: Cast(mask, bool), Flatten, Gather by arange, Reshape (`exporter="dynamo"`: the
+    dynamo exporter's GatherND by the constant coordinates (0, j) instead), And with an
+    all-true constant, Expand, Where(mask, 0, -inf) added to the scores, Softmax, and the
+    NaN guard Where(IsNaN(p), 0, p). Inputs: mask int64 [1, seq], scores float
+    [1, heads, seq, seq]."""
     s = seq
+    coordinates = np.stack([np.zeros(s, np.int64), np.arange(s)], axis=-1)
     inits = [
         helper.make_tensor("idx", TensorProto.INT64, [1, 1, 1, s], list(range(s))),
+        helper.make_tensor("coords", TensorProto.INT64, [1, 1, 1, s, 2],
+                           coordinates.reshape(-1).tolist()),
         helper.make_tensor("shape4", TensorProto.INT64, [4], [1, 1, 1, s]),
         helper.make_tensor("true", TensorProto.BOOL, [1, 1, s, s], [True] * s * s),
         helper.make_tensor("expand", TensorProto.INT64, [4], [1, 1, s, s]),
@@ -58,9 +93,11 @@ def hf_masked_softmax(seq: int = 6, heads: int = 2) -> onnx.ModelProto:
     ]
     nodes = [
         helper.make_node("Cast", ["mask"], ["mb"], to=TensorProto.BOOL),
-        helper.make_node("Flatten", ["mb"], ["mf"], axis=2),
-        helper.make_node("Gather", ["mf", "idx"], ["mg"], axis=0),
-        helper.make_node("Reshape", ["mg", "shape4"], ["m4"]),
+        *([helper.make_node("GatherND", ["mb", "coords"], ["m4"], name="gather_nd")]
+          if exporter == "dynamo" else
+          [helper.make_node("Flatten", ["mb"], ["mf"], axis=2),
+           helper.make_node("Gather", ["mf", "idx"], ["mg"], axis=0),
+           helper.make_node("Reshape", ["mg", "shape4"], ["m4"])]),
         helper.make_node("And", ["true", "m4"], ["ma"]),
         helper.make_node("Expand", ["ma", "expand"], ["me"]),
         helper.make_node("Where", ["me", "zero", "ninf"], ["additive"], name="where_mask"),

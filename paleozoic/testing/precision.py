@@ -203,6 +203,11 @@ def kind_cases(seed: int = 0) -> list[PrecisionCase]:
     add(single_node("erf_wide", "Erf", {"x": normal((4, 1000)) * 3}))
     add(single_node("sqrt_wide", "Sqrt", {"x": rng.random((4, 1000)) * 1e4}))
     add(single_node("pow3_wide", "Pow", {"x": normal((4, 1000)) * 10}, {"e": np.array(3.0)}))
+    # A long row of large values over a large offset: a float accumulator drops the terms.
+    add(single_node("reducemean_1e4_offset", "ReduceMean",
+                    {"x": 1e6 + normal((4, 10000)) * 1e3}, axes=[1], keepdims=0, opset=13))
+    add(single_node("logsoftmax_keys_large", "LogSoftmax", {"x": normal((2, 16, 512)) * 30},
+                    axis=-1))
     return cases
 
 

@@ -69,6 +69,13 @@ class _Graph:
                                            name=name, epsilon=1e-5))
         return name
 
+    def _ints(self, values: list[int] | int, scalar: bool = False) -> str:
+        """An int64 initializer (shapes, axes, indices); `scalar`: a 0-D one."""
+        name = self._name("ints")
+        value = np.array(values, np.int64)
+        self.inits.append(numpy_helper.from_array(value.reshape(()) if scalar else value, name))
+        return name
+
     def op(self, op_type: str, inputs: list[str], **attrs: object) -> str:
         name = self._name(op_type.lower())
         self.nodes.append(helper.make_node(op_type, inputs, [name], name=name, **attrs))

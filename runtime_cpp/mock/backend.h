@@ -15,7 +15,7 @@ namespace pz_mock {
 
 // A compiled op or chain of ops. run() takes the chain's inputs (the first op's, then each
 // appended op's inputs other than the one it reads from the op before it) and the last op's
-// outputs, dense fp32 in their operands' dims.
+// outputs, dense in their operands' dims and dtypes (fp32, or binary16 for FLOAT16).
 class BackendOp {
  public:
   virtual ~BackendOp() = default;
@@ -25,7 +25,8 @@ class BackendOp {
 // `chain`: ops where each one after the first reads the single output of the one before
 // (and nothing else reads it). Returns null when the backend does not compute the chain;
 // the mock's kernels then run it (one op) or the chain is not formed (backendCanAppend).
-// Consts are bound. `threads` is the op's MP.
+// Consts are bound. `threads` is the op's MP. Called for ops of every precision: a backend
+// that computes fp16 or int8 ops follows numerics.h as far as it can.
 std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain, int threads);
 
 // Whether `next` can be merged into `chain` as one backend op (post-ops).

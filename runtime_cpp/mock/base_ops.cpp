@@ -390,8 +390,63 @@ PZ_UNARY_FORWARD(Rsqrt, UnaryFn::kRsqrt)
 PZ_UNARY_FORWARD(Power, UnaryFn::kPower)
 PZ_UNARY_FORWARD(Erf, UnaryFn::kErf)
 PZ_UNARY_FORWARD(Gelu, UnaryFn::kGelu, UnaryFn::kGeluTanh)
+PZ_UNARY_FORWARD(Exp, UnaryFn::kExp)
+PZ_UNARY_FORWARD(Log, UnaryFn::kLog)
+PZ_UNARY_FORWARD(Abs, UnaryFn::kAbs)
+PZ_UNARY_FORWARD(Neg, UnaryFn::kNeg)
 
 #undef PZ_UNARY_FORWARD
+
+cnmlStatus_t cnmlComputeNdLogSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                                 void* input, cnmlTensor_t output_tensor,
+                                                 void* output, cnrtQueue_t queue, void* extra) {
+  return logged1(
+      run1(op, {OpKind::kLogSoftmax}, input_tensor, input, output_tensor, output, queue),
+      "cnmlComputeNdLogSoftmaxOpForward_V4", op, input_tensor, input, output_tensor, output,
+      extra);
+}
+
+// The reductions: one kReduce op kind, each forward runs its own ops only.
+#define PZ_REDUCE_FORWARD(sdk_op, fn)                                                        \
+  cnmlStatus_t cnmlCompute##sdk_op##OpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,  \
+                                                 void* input, cnmlTensor_t output_tensor,     \
+                                                 void* output, cnrtQueue_t queue,             \
+                                                 void* extra) {                               \
+    const cnmlStatus_t status =                                                               \
+        op && op->desc.kind == OpKind::kReduce && op->desc.reduce != fn                       \
+            ? CNML_STATUS_INVALIDPARAM                                                        \
+            : run1(op, {OpKind::kReduce}, input_tensor, input, output_tensor, output, queue); \
+    return logged1(status, "cnmlCompute" #sdk_op "OpForward_V4", op, input_tensor, input,     \
+                   output_tensor, output, extra);                                             \
+  }
+
+PZ_REDUCE_FORWARD(NdReduceSum, ReduceFn::kSum)
+PZ_REDUCE_FORWARD(NdReduceMean, ReduceFn::kMean)
+PZ_REDUCE_FORWARD(NdReduceMax, ReduceFn::kMax)
+PZ_REDUCE_FORWARD(NdReduceMin, ReduceFn::kMin)
+PZ_REDUCE_FORWARD(NdReduceProd, ReduceFn::kProd)
+
+#undef PZ_REDUCE_FORWARD
+
+#define PZ_POW_FORWARD(sdk_op, broadcast)                                                    \
+  cnmlStatus_t cnmlCompute##sdk_op##OpForward_V4(                                            \
+      cnmlBaseOp_t op, cnmlTensor_t input_tensor_1, void* input_1,                           \
+      cnmlTensor_t input_tensor_2, void* input_2, cnmlTensor_t output_tensor, void* output,  \
+      cnrtQueue_t queue, void* extra) {                                                      \
+    const cnmlStatus_t status = runBinary(op, BinaryOp::kPow, broadcast, input_tensor_1,     \
+                                          input_1, input_tensor_2, input_2, output_tensor,   \
+                                          output, queue);                                    \
+    return logged(status, "cnmlCompute" #sdk_op "OpForward_V4", [&](Call& c) {               \
+      c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1)                    \
+          .handle(input_tensor_2).buffer(input_2, input_tensor_2).handle(output_tensor)      \
+          .buffer(output, output_tensor).queue().opaque(extra);                              \
+    });                                                                                      \
+  }
+
+PZ_POW_FORWARD(Pow, false)
+PZ_POW_FORWARD(BroadcastPow, true)
+
+#undef PZ_POW_FORWARD
 
 cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensors[],
                                            void* inputs[], int input_num,

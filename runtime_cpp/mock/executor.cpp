@@ -10,12 +10,11 @@ std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
   op->desc = deepCopy(desc);  // later rebinding by the caller must not change a compiled op
   op->threads = threads;
   op->precision = precisionOf(op->desc);
-  if (op->precision == Precision::kFp32) {
-    op->backend = makeBackendOp({&op->desc}, threads);
-    if (op->backend) {
-      op->desc.consts.clear();  // the backend holds its own copy of the weights
-      return op;
-    }
+  // Any precision: the backend declines what it does not compute (backend.h).
+  op->backend = makeBackendOp({&op->desc}, threads);
+  if (op->backend) {
+    op->desc.consts.clear();  // the backend holds its own copy of the weights
+    return op;
   }
   const OpKind kind = op->desc.kind;
   const bool int8 = op->desc.int8;
@@ -85,6 +84,8 @@ void executeFloat(PreparedOp& op, const float* const* in, float* const* out) {
     case OpKind::kBatchDot: batchDotForward(d, in[0], in[1], out[0], t); break;
     case OpKind::kLayerNorm: layerNormForward(d, in[0], out[0], t); break;
     case OpKind::kUnary: unaryForward(d, in[0], out[0], t); break;
+    case OpKind::kLogSoftmax: logSoftmaxForward(d, in[0], out[0], t); break;
+    case OpKind::kReduce: reduceForward(d, in[0], out[0], t); break;
     case OpKind::kCast: break;  // execute() handles it
     case OpKind::kHostTransfer: break;  // the host computes it; no device work
     case OpKind::kGatherV2: break;      // execute() handles it

@@ -44,7 +44,7 @@ struct PreparedOp {
 // desc must have every const bound.
 std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads);
 
-// A fusion's chain of fp32 ops computed as one backend op (backend.h); desc is the first
+// A fusion's chain of ops computed as one backend op (backend.h); desc is the first
 // op's. Null when the backend does not compute the chain.
 std::unique_ptr<PreparedOp> prepareChain(const std::vector<const OpDesc*>& chain, int threads);
 

@@ -114,7 +114,7 @@ int readers(const cnmlFusionOp& f, const Slot& slot) {
   return n;
 }
 
-// Prepares the steps: runs of neighbouring fp32 ops that the backend merges (each reading
+// Prepares the steps: runs of neighbouring ops that the backend merges (each reading
 // the previous one's only output, a scratch buffer nothing else reads) become one step,
 // whose inputs are the first op's and then each later op's other inputs.
 void prepareSteps(cnmlFusionOp& f, int threads) {
@@ -128,9 +128,7 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
       const std::vector<Slot>& prev = f.out_slots[j - 1];
       if (prev.size() != 1 || prev[0].kind != Slot::kScratch || readers(f, prev[0]) != 1)
         break;
-      if (precisionOf(f.ops[j - 1]) != Precision::kFp32 ||
-          precisionOf(f.ops[j]) != Precision::kFp32 || !backendCanAppend(chain, f.ops[j]))
-        break;
+      if (!backendCanAppend(chain, f.ops[j])) break;
       bool reads = false;
       std::vector<Slot> extra;
       for (const Slot& s : f.in_slots[j]) {

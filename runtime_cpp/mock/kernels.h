@@ -72,7 +72,11 @@ void layerNormForward(const OpDesc& op, const float* in, float* out, int threads
 // GatherV2: rows of the bound table (consts[0], fp32 or fp16 as the output) by int32
 // indices; an index outside [0, table[axis]) throws OpDataError (INVALIDPARAM).
 void gatherV2Forward(const PreparedOp& op, const std::int32_t* index, void* out);
-// out = f(in) for op.unary (Sqrt, Rsqrt, Power, Erf, Gelu exact or tanh).
+// log(softmax(in)) along op.axis: (x - max) - log(sum(exp(x - max))), the sum in double.
+void logSoftmaxForward(const OpDesc& op, const float* in, float* out, int threads);
+// op.reduce over op.axes (sum, mean and prod in double; max and min propagate nan).
+void reduceForward(const OpDesc& op, const float* in, float* out, int threads);
+// out = f(in) for op.unary (Sqrt, Rsqrt, Power, Erf, Gelu exact or tanh, Exp, Log, Abs, Neg).
 void unaryForward(const OpDesc& op, const float* in, float* out, int threads);
 
 }  // namespace pz_mock

@@ -19,6 +19,12 @@ struct MultFn {
 struct DivFn {
   float operator()(float x, float y) const { return x / y; }
 };
+// In double, then one rounding: powf's error grows with the exponent.
+struct PowFn {
+  float operator()(float x, float y) const {
+    return static_cast<float>(std::pow(static_cast<double>(x), static_cast<double>(y)));
+  }
+};
 
 // Floats per task of the broadcast row loop: large enough to amortise a row's b offset,
 // small enough that one long row (a scalar-like b) still spreads over the threads.
@@ -185,6 +191,7 @@ void binaryForward(const OpDesc& d, const float* a, const float* b, float* out, 
     case BinaryOp::kSub: binaryLoop(SubFn{}, ad, bd, a, b, out, threads); break;
     case BinaryOp::kMult: binaryLoop(MultFn{}, ad, bd, a, b, out, threads); break;
     case BinaryOp::kRealDiv: binaryLoop(DivFn{}, ad, bd, a, b, out, threads); break;
+    case BinaryOp::kPow: binaryLoop(PowFn{}, ad, bd, a, b, out, threads); break;
   }
 }
 

@@ -74,11 +74,17 @@ void softmaxForward(const OpDesc& d, const float* in, float* out, int threads) {
 void concatForward(const OpDesc& d, const float* const* inputs, float* out, int threads) {
   std::size_t outer, out_len, inner;
   splitAt(d.outputs[0].dims, d.axis, &outer, &out_len, &inner);
-  const int n_in = static_cast<int>(d.inputs.size());
+  // Operands in concat order: inputs, and CNML_CONST operands (fp32 values, also for an fp16
+  // op, whose consts hold exactly the binary16 values).
+  const int n_in = static_cast<int>(d.pieces.size());
+  std::vector<const float*> src(n_in);
   std::vector<std::size_t> offset(n_in), chunk(n_in);
   std::size_t acc = 0;
   for (int i = 0; i < n_in; ++i) {
-    chunk[i] = static_cast<std::size_t>(d.inputs[i].dims[d.axis]) * inner;
+    const int p = d.pieces[i];
+    const Dims& dims = p >= 0 ? d.inputs[p].dims : d.consts[-1 - p]->dims;
+    src[i] = p >= 0 ? inputs[p] : d.consts[-1 - p]->data.data();
+    chunk[i] = static_cast<std::size_t>(dims[d.axis]) * inner;
     offset[i] = acc;
     acc += chunk[i];
   }
@@ -87,7 +93,7 @@ void concatForward(const OpDesc& d, const float* const* inputs, float* out, int 
   for (long long t = 0; t < tasks; ++t) {
     std::size_t o = t / n_in;
     int i = static_cast<int>(t % n_in);
-    std::memcpy(out + o * acc + offset[i], inputs[i] + o * chunk[i], chunk[i] * sizeof(float));
+    std::memcpy(out + o * acc + offset[i], src[i] + o * chunk[i], chunk[i] * sizeof(float));
   }
 }
 

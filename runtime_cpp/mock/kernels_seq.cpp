@@ -1,9 +1,10 @@
-// Kernels of the sequence-model ops: BatchDot, LayerNorm and the unary element-wise ops
-// (Sqrt, Rsqrt, Power, Erf, Gelu). Reductions accumulate in double, as pooling does, so a
+// Kernels of the sequence-model ops: BatchDot, LayerNorm, LogSoftmax, the reductions and the
+// unary element-wise ops (Sqrt, Rsqrt, Power, Erf, Gelu, Exp, Log, Abs, Neg). Reductions accumulate in double, as pooling does, so a
 // long dot product or a row of large values is exact to the one rounding to float.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "kernels.h"
@@ -38,6 +39,10 @@ double unary(UnaryFn fn, double x, double power) {
       const double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
       return x / (1.0 + std::exp(-2.0 * u));
     }
+    case UnaryFn::kExp: return std::exp(x);
+    case UnaryFn::kLog: return std::log(x);
+    case UnaryFn::kAbs: return std::fabs(x);
+    case UnaryFn::kNeg: return -x;
   }
   return x;
 }
@@ -112,6 +117,76 @@ void layerNormForward(const OpDesc& d, const float* in, float* out, int threads)
     const double inv = 1.0 / std::sqrt(sq / static_cast<double>(len) + eps);
     for (std::size_t i = 0; i < len; ++i)
       y[i] = static_cast<float>((x[i] - mean) * inv * scale[i] + (bias ? bias[i] : 0.0));
+  }
+}
+
+void logSoftmaxForward(const OpDesc& d, const float* in, float* out, int threads) {
+  const Dims& dims = d.inputs[0].dims;
+  std::size_t outer = 1, inner = 1;
+  const std::size_t len = static_cast<std::size_t>(dims[d.axis]);
+  for (int a = 0; a < d.axis; ++a) outer *= static_cast<std::size_t>(dims[a]);
+  for (std::size_t a = d.axis + 1; a < dims.size(); ++a) inner *= static_cast<std::size_t>(dims[a]);
+  const long long columns = static_cast<long long>(outer * inner);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (long long c = 0; c < columns; ++c) {
+    const std::size_t o = c / inner, i = c % inner;
+    const float* x = in + o * len * inner + i;
+    float* y = out + o * len * inner + i;
+    // Max-subtracted: exp never overflows and the largest term is exactly 1, so the log of
+    // the sum (in double) is >= 0 and no small probability becomes log(0).
+    float mx = -std::numeric_limits<float>::infinity();
+    for (std::size_t l = 0; l < len; ++l) mx = std::max(mx, x[l * inner]);
+    double sum = 0.0;
+    for (std::size_t l = 0; l < len; ++l) sum += std::exp(static_cast<double>(x[l * inner]) - mx);
+    const double shift = static_cast<double>(mx) + std::log(sum);
+    for (std::size_t l = 0; l < len; ++l)
+      y[l * inner] = static_cast<float>(static_cast<double>(x[l * inner]) - shift);
+  }
+}
+
+void reduceForward(const OpDesc& d, const float* in, float* out, int threads) {
+  const Dims& dims = d.inputs[0].dims;
+  const std::size_t rank = dims.size();
+  std::vector<std::size_t> stride(rank, 1);
+  for (std::size_t a = rank; a-- > 1;) stride[a - 1] = stride[a] * dims[a];
+  std::vector<bool> reduced(rank, false);
+  for (int a : d.axes) reduced[a] = true;
+  // Offsets of the reduced block (one per reduced element) and of each output's first input
+  // element: out[o] reduces in[base[o] + block[r]] over r.
+  std::vector<std::size_t> block{0}, base{0};
+  for (std::size_t a = 0; a < rank; ++a) {
+    std::vector<std::size_t>& v = reduced[a] ? block : base;
+    std::vector<std::size_t> next;
+    next.reserve(v.size() * dims[a]);
+    for (std::size_t off : v)
+      for (int k = 0; k < dims[a]; ++k) next.push_back(off + k * stride[a]);
+    v.swap(next);
+  }
+  const long long outputs = static_cast<long long>(base.size());
+  const std::size_t count = block.size();
+  const ReduceFn fn = d.reduce;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (long long o = 0; o < outputs; ++o) {
+    const float* x = in + base[o];
+    double acc;
+    if (fn == ReduceFn::kMax || fn == ReduceFn::kMin) {
+      // nan propagates (as numpy's max and onnxruntime's ReduceMax do).
+      float best = x[block[0]];
+      for (std::size_t r = 1; r < count && !std::isnan(best); ++r) {
+        const float v = x[block[r]];
+        if (std::isnan(v) || (fn == ReduceFn::kMax ? v > best : v < best)) best = v;
+      }
+      acc = best;
+    } else if (fn == ReduceFn::kProd) {
+      acc = 1.0;
+      for (std::size_t r = 0; r < count; ++r) acc *= x[block[r]];
+    } else {
+      // A long row sums in double: exact to the one rounding for 1e4 terms of any sign.
+      acc = 0.0;
+      for (std::size_t r = 0; r < count; ++r) acc += x[block[r]];
+      if (fn == ReduceFn::kMean) acc /= static_cast<double>(count);
+    }
+    out[o] = static_cast<float>(acc);
   }
 }
 

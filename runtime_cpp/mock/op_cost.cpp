@@ -189,6 +189,12 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       rowLocal(w, out);
       break;
     case OpKind::kSoftmax: w.flops = 4.0 * out_elems; break;
+    case OpKind::kLogSoftmax: w.flops = 5.0 * out_elems; break;  // softmax's passes + a log
+    case OpKind::kReduce:
+      // One op per input element (an add, a compare or a multiply); the whole input is
+      // read, and a reduction across rows needs every row, so no row tiling.
+      w.flops = static_cast<double>(op.inputs[0].elements());
+      break;
     case OpKind::kBatchDot: {
       // 2 m n k per output matrix, on the matrix units like Mlp; the whole of both inputs
       // is needed (b is read by every row of a).
@@ -207,7 +213,8 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       // Mock assumption: a square or sqrt is a vector op or two; erf and GELU are a
       // polynomial/exp evaluation, priced like ~10 vector ops.
       w.flops = (op.unary == UnaryFn::kErf || op.unary == UnaryFn::kGelu ||
-                         op.unary == UnaryFn::kGeluTanh || op.unary == UnaryFn::kPower
+                         op.unary == UnaryFn::kGeluTanh || op.unary == UnaryFn::kPower ||
+                         op.unary == UnaryFn::kExp || op.unary == UnaryFn::kLog
                      ? 10.0 : 2.0) * out_elems;
       rowLocal(w, out);
       break;
@@ -224,7 +231,9 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       // multiply). A broadcast b keeps rows local: each output row reads its own row of a
       // and b's row for it, or b's only row (whose producer is not tiled, so the block
       // completes b before the tiles read it).
-      w.flops = (op.binary == BinaryOp::kRealDiv ? 4.0 : 2.0) * out_elems;
+      // Pow is an exp of a log: priced like the transcendental unary ops.
+      w.flops = (op.binary == BinaryOp::kPow ? 10.0
+                 : op.binary == BinaryOp::kRealDiv ? 4.0 : 2.0) * out_elems;
       rowLocal(w, out);
       break;
     case OpKind::kSlice:

@@ -193,6 +193,35 @@ cnmlStatus_t createUnary(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t outp
   return finish(op, std::move(d));
 }
 
+// Reductions over a set of axes: distinct, ascending, in range; the output keeps the reduced
+// axes as 1s or drops them (the same element order either way).
+cnmlStatus_t createReduce(cnmlBaseOp_t* op, const int axes[], int axis_num, cnmlTensor_t input,
+                          cnmlTensor_t output, ReduceFn fn) {
+  if (!op || !axes || axis_num < 1 || !isActivation(input) || !isActivation(output)) return kBad;
+  const Dims& in = dimsOf(input);
+  Dims kept, dropped;
+  for (int i = 0; i < axis_num; ++i) {
+    if (axes[i] < 0 || static_cast<std::size_t>(axes[i]) >= in.size()) return kBad;
+    if (i > 0 && axes[i] <= axes[i - 1]) return kBad;
+  }
+  for (std::size_t a = 0, i = 0; a < in.size(); ++a) {
+    const bool reduced = i < static_cast<std::size_t>(axis_num) &&
+                         axes[i] == static_cast<int>(a);
+    if (reduced) ++i;
+    kept.push_back(reduced ? 1 : in[a]);
+    if (!reduced) dropped.push_back(in[a]);
+  }
+  const Dims& out = dimsOf(output);
+  if (out != kept && out != dropped) return kBad;
+  OpDesc d;
+  d.kind = OpKind::kReduce;
+  d.reduce = fn;
+  d.axes.assign(axes, axes + axis_num);
+  d.inputs = {operand(input)};
+  d.outputs = {operand(output)};
+  return finish(op, std::move(d));
+}
+
 // numpy's broadcast of two batch shapes (right-aligned, each pair equal or one of them 1);
 // false when they do not broadcast.
 bool broadcastBatch(const Dims& a, const Dims& b, Dims* out) {
@@ -390,6 +419,22 @@ cnmlStatus_t cnmlCreateBroadcastMultOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
   });
 }
 
+cnmlStatus_t cnmlCreatePowOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
+                             cnmlTensor_t output) {
+  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kPow, false),
+                "cnmlCreatePowOp", [&](Call& c) {
+    c.created(op).handle(input_1).handle(input_2).handle(output);
+  });
+}
+
+cnmlStatus_t cnmlCreateBroadcastPowOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                      cnmlTensor_t input_2, cnmlTensor_t output) {
+  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kPow, true),
+                "cnmlCreateBroadcastPowOp", [&](Call& c) {
+    c.created(op).handle(input_1).handle(input_2).handle(output);
+  });
+}
+
 cnmlStatus_t cnmlCreatePreluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                                cnmlTensor_t prelu_param) {
   OpDesc d;
@@ -449,6 +494,19 @@ cnmlStatus_t cnmlCreateNdSoftmaxOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t inpu
   if (axis < 0 || static_cast<std::size_t>(axis) >= dimsOf(input).size()) return kBad;
   d.axis = axis;
   return logged(finish(op, std::move(d)), "cnmlCreateNdSoftmaxOp", [&](Call& c) {
+    c.created(op).value(axis).handle(input).handle(output);
+  });
+}
+
+cnmlStatus_t cnmlCreateNdLogSoftmaxOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t input,
+                                      cnmlTensor_t output) {
+  OpDesc d;
+  d.kind = OpKind::kLogSoftmax;
+  cnmlStatus_t s = createSameShape(op, input, output, d);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  if (axis < 0 || static_cast<std::size_t>(axis) >= dimsOf(input).size()) return kBad;
+  d.axis = axis;
+  return logged(finish(op, std::move(d)), "cnmlCreateNdLogSoftmaxOp", [&](Call& c) {
     c.created(op).value(axis).handle(input).handle(output);
   });
 }
@@ -535,6 +593,38 @@ cnmlStatus_t cnmlCreateGeluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t
                 [&](Call& c) { c.created(op).handle(input).handle(output).value(approximate); });
 }
 
+#define PZ_UNARY_CREATE(sdk_op, fn)                                                        \
+  cnmlStatus_t cnmlCreate##sdk_op##Op(cnmlBaseOp_t* op, cnmlTensor_t input,                 \
+                                      cnmlTensor_t output) {                                \
+    return logged(createUnary(op, input, output, fn, 1.0f), "cnmlCreate" #sdk_op "Op",      \
+                  [&](Call& c) { c.created(op).handle(input).handle(output); });            \
+  }
+
+PZ_UNARY_CREATE(Exp, UnaryFn::kExp)
+PZ_UNARY_CREATE(Log, UnaryFn::kLog)
+PZ_UNARY_CREATE(Abs, UnaryFn::kAbs)
+PZ_UNARY_CREATE(Neg, UnaryFn::kNeg)
+
+#undef PZ_UNARY_CREATE
+
+#define PZ_REDUCE_CREATE(sdk_op, fn)                                                       \
+  cnmlStatus_t cnmlCreate##sdk_op##Op(cnmlBaseOp_t* op, const int axes[], int axis_num,     \
+                                      cnmlTensor_t input, cnmlTensor_t output) {            \
+    return logged(createReduce(op, axes, axis_num, input, output, fn),                      \
+                  "cnmlCreate" #sdk_op "Op", [&](Call& c) {                                 \
+      c.created(op).ints("axes", axes, axes && axis_num > 0 ? axis_num : 0).value(axis_num) \
+          .handle(input).handle(output);                                                    \
+    });                                                                                     \
+  }
+
+PZ_REDUCE_CREATE(NdReduceSum, ReduceFn::kSum)
+PZ_REDUCE_CREATE(NdReduceMean, ReduceFn::kMean)
+PZ_REDUCE_CREATE(NdReduceMax, ReduceFn::kMax)
+PZ_REDUCE_CREATE(NdReduceMin, ReduceFn::kMin)
+PZ_REDUCE_CREATE(NdReduceProd, ReduceFn::kProd)
+
+#undef PZ_REDUCE_CREATE
+
 cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs[],
                                   int input_num, cnmlTensor_t outputs[], int output_num) {
   if (!op || !inputs || !outputs || input_num < 1 || output_num != 1) return kBad;
@@ -546,15 +636,27 @@ cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs
   d.axis = dim;
   long long total = 0;
   for (int i = 0; i < input_num; ++i) {
-    if (!isActivation(inputs[i])) return kBad;
+    // Mock rule: an operand may be a CNML_CONST tensor (its data bound before compile, as
+    // every const), e.g. a class token before a transformer's patch tokens.
+    const bool constant = inputs[i] && inputs[i]->impl->shape_set &&
+                          inputs[i]->impl->type == CNML_CONST;
+    if (!isActivation(inputs[i]) && !constant) return kBad;
     const Dims& in = dimsOf(inputs[i]);
     if (in.size() != out.size()) return kBad;
     for (std::size_t a = 0; a < in.size(); ++a)
       if (static_cast<int>(a) != dim && in[a] != out[a]) return kBad;
     total += in[dim];
-    d.inputs.push_back(operand(inputs[i]));
+    if (constant) {
+      d.pieces.push_back(-1 - static_cast<int>(d.consts.size()));
+      d.consts.push_back(inputs[i]->impl);
+    } else {
+      d.pieces.push_back(static_cast<int>(d.inputs.size()));
+      d.inputs.push_back(operand(inputs[i]));
+    }
   }
   if (total != out[dim]) return kBad;
+  // Mock rule: a concat of consts only is no device work; the caller folds it.
+  if (d.inputs.empty()) return CNML_STATUS_UNSUPPORT;
   d.outputs = {operand(outputs[0])};
   return logged(finish(op, std::move(d)), "cnmlCreateNdConcatOp", [&](Call& c) {
     c.created(op).value(dim).tensors("inputs", inputs, input_num).value(input_num)

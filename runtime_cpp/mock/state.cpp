@@ -28,6 +28,8 @@ const char* opKindName(OpKind kind) {
     case OpKind::kBatchDot: return "BatchDot";
     case OpKind::kLayerNorm: return "LayerNorm";
     case OpKind::kUnary: return "Unary";
+    case OpKind::kLogSoftmax: return "LogSoftmax";
+    case OpKind::kReduce: return "Reduce";
     case OpKind::kConcat: return "Concat";
     case OpKind::kLrn: return "Lrn";
     case OpKind::kReshape: return "Reshape";

@@ -87,7 +87,9 @@ enum class OpKind {
   kCast,
   kBatchDot,   // out[b] = op(a[b]) x op(b[b]), batch dims broadcast (numpy)
   kLayerNorm,  // normalised over the axes from `axis` on, then * scale + bias
-  kUnary,      // Sqrt, Rsqrt, Power, Erf, Gelu (which one: OpDesc::unary)
+  kUnary,      // Sqrt, Rsqrt, Power, Erf, Gelu, Exp, Log, Abs, Neg (which: OpDesc::unary)
+  kLogSoftmax,  // log(softmax) along `axis`, max-subtracted
+  kReduce,      // sum/mean/max/min/prod (OpDesc::reduce) over OpDesc::axes
   // The device<->host copies of a layer the session computes on the host (mock extension,
   // cnml_mock.h): no arithmetic on the device, priced as transfers over the host link.
   kHostTransfer,
@@ -96,9 +98,11 @@ enum class OpKind {
 const char* opKindName(OpKind kind);
 
 // Which two-input element-wise op a kBinary op computes.
-enum class BinaryOp { kAdd, kSub, kMult, kRealDiv };
+enum class BinaryOp { kAdd, kSub, kMult, kRealDiv, kPow };
 // Which one-input element-wise op a kUnary op computes.
-enum class UnaryFn { kSqrt, kRsqrt, kPower, kErf, kGelu, kGeluTanh };
+enum class UnaryFn { kSqrt, kRsqrt, kPower, kErf, kGelu, kGeluTanh, kExp, kLog, kAbs, kNeg };
+// Which reduction a kReduce op computes.
+enum class ReduceFn { kSum, kMean, kMax, kMin, kProd };
 
 struct ConvParams {
   int sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pb = 0, pl = 0, pr = 0;
@@ -132,11 +136,13 @@ struct SliceParams {
 
 // Everything needed to run an op: what the creator validated plus its parameters.
 // consts: conv/deconv/mlp {filter, bias or null}; batchnorm {mean, var}; scale {alpha, beta
-// or null}; prelu {slope}.
+// or null}; prelu {slope}; concat its CNML_CONST operands, in operand order.
 struct OpDesc {
   OpKind kind = OpKind::kActive;
   std::vector<Operand> inputs, outputs;
   std::vector<TensorRef> consts;
+  // kConcat: the operands in concat order, i >= 0 for inputs[i], -1 - j for consts[j].
+  std::vector<int> pieces;
   ConvParams conv;
   int group = 1;
   PoolParams pool;
@@ -154,6 +160,8 @@ struct OpDesc {
   float eps = 1e-5f;                       // kLayerNorm (axis: the first normalised axis)
   UnaryFn unary = UnaryFn::kSqrt;          // kUnary
   float power = 1.0f;                      // kUnary kPower
+  ReduceFn reduce = ReduceFn::kSum;        // kReduce, over the (ascending) input axes `axes`
+  Dims axes;
   double to_host_bytes = 0.0, to_device_bytes = 0.0;  // kHostTransfer
   // int8 compute of the activation input (Conv, ConvGroup, Mlp), from
   // cnmlSetOperationComputingDataType.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "quantized.h"
 
 namespace pz_mock {
 namespace {
@@ -168,6 +169,10 @@ bool unaryOf(const OpDesc& d, dnnl::algorithm* alg, float* alpha, float* beta) {
     case UnaryFn::kGelu: *alg = dnnl::algorithm::eltwise_gelu_erf; return true;
     case UnaryFn::kGeluTanh: *alg = dnnl::algorithm::eltwise_gelu_tanh; return true;
     case UnaryFn::kErf: return false;  // no oneDNN eltwise
+    case UnaryFn::kExp: *alg = dnnl::algorithm::eltwise_exp; return true;
+    case UnaryFn::kLog: *alg = dnnl::algorithm::eltwise_log; return true;
+    case UnaryFn::kAbs: *alg = dnnl::algorithm::eltwise_abs; return true;
+    case UnaryFn::kNeg: *alg = dnnl::algorithm::eltwise_linear; *alpha = -1.0f; return true;
   }
   return false;
 }
@@ -178,8 +183,14 @@ dnnl::algorithm binaryAlg(BinaryOp op) {
     case BinaryOp::kSub: return dnnl::algorithm::binary_sub;
     case BinaryOp::kMult: return dnnl::algorithm::binary_mul;
     case BinaryOp::kRealDiv: return dnnl::algorithm::binary_div;
+    case BinaryOp::kPow: break;  // no oneDNN binary pow: onMockOnly keeps it on the mock
   }
   return dnnl::algorithm::binary_add;
+}
+
+// Ops oneDNN has no primitive or post-op for, whatever makeHead's switch says of their kind.
+bool onMockOnly(const OpDesc& d) {
+  return d.kind == OpKind::kBinary && d.binary == BinaryOp::kPow;
 }
 
 // The channel-affine ops as two binary steps with per-channel consts: batchnorm
@@ -221,6 +232,7 @@ bool canPost(const OpDesc& prev, const OpDesc& next) {
     case OpKind::kUnary: return unaryOf(next, &alg, &a, &b);
     case OpKind::kAdd: return true;
     case OpKind::kBinary:
+      if (onMockOnly(next)) return false;
       // The chained value must be the left operand of a non-commutative op.
       return inputIndex(next, prev.outputs[0].id) == 0 ||
              ((next.binary == BinaryOp::kAdd || next.binary == BinaryOp::kMult) &&
@@ -532,15 +544,23 @@ std::unique_ptr<DnnlOp> makeSoftmax(const OpDesc& d, int threads) {
   return op;
 }
 
+// Const operands (a class token) are sources the op owns; the inputs keep their order.
 std::unique_ptr<DnnlOp> makeConcat(const OpDesc& d, int threads) {
   std::vector<memory::desc> srcs;
-  for (const Operand& o : d.inputs) srcs.push_back(plain(o.dims));
+  for (int p : d.pieces)
+    srcs.push_back(plain(p >= 0 ? d.inputs[p].dims : d.consts[-1 - p]->dims));
   const memory::desc dst = plain(d.outputs[0].dims);
   const dnnl::concat::primitive_desc pd(cpuEngine(), dst, d.axis, srcs);
   auto op = std::make_unique<DnnlOp>(threads);
   op->prim_ = dnnl::concat(pd);
-  for (std::size_t i = 0; i < srcs.size(); ++i)
-    op->addInput(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), srcs[i]);
+  for (std::size_t i = 0; i < srcs.size(); ++i) {
+    const int arg = DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i);
+    const int p = d.pieces[i];
+    if (p >= 0)
+      op->addInput(arg, srcs[i]);
+    else
+      op->addConst(arg, srcs[i], d.consts[-1 - p]->data, srcs[i]);
+  }
   op->addOutput(DNNL_ARG_DST, dst);
   return op;
 }
@@ -700,14 +720,30 @@ bool isHead(OpKind kind) {
 }  // namespace
 
 std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain, int threads) {
-  // fp32 data only: fp16/int8 compute and non-float activations stay on the mock.
+  for (const OpDesc* d : chain)
+    if (precisionOf(*d) != Precision::kFp32) {  // fp16/int8: quantized.cpp
+      onednn::FloatPath fp32;
+      fp32.make = [](const std::vector<const OpDesc*>& c, int t) -> std::unique_ptr<BackendOp> {
+        return makeHead(c, t);
+      };
+      fp32.post_ops = [](const std::vector<const OpDesc*>& c, const memory::desc* full) {
+        const PostOps p = postOpsOf(c, full);
+        onednn::ChainPostOps out{p.ops, {}};
+        for (const PostOps::Operand& o : p.operands)
+          out.operands.push_back({o.index, o.md, o.data, o.user});
+        return out;
+      };
+      return onednn::makeReducedOp(chain, threads, fp32);
+    }
+  // fp32 data only: non-float activations stay on the mock.
   auto f32 = [](const std::vector<Operand>& v) {
     for (const Operand& o : v)
       if (o.dtype != CNML_DATA_FLOAT32) return false;
     return true;
   };
   for (const OpDesc* d : chain)
-    if (precisionOf(*d) != Precision::kFp32 || !f32(d->inputs) || !f32(d->outputs))
+    if (onMockOnly(*d) || precisionOf(*d) != Precision::kFp32 || !f32(d->inputs) ||
+        !f32(d->outputs))
       return nullptr;
   ThreadScope scope(threads);
   try {

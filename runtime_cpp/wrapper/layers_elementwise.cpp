@@ -36,6 +36,8 @@ BinaryCalls binaryCalls(Binary fn, bool broadcast) {
       return broadcast ? PZ_BINARY_CALLS(BroadcastSub) : PZ_BINARY_CALLS(Sub);
     case Binary::kMul:
       return broadcast ? PZ_BINARY_CALLS(BroadcastMult) : PZ_BINARY_CALLS(Mult);
+    case Binary::kPow:
+      return broadcast ? PZ_BINARY_CALLS(BroadcastPow) : PZ_BINARY_CALLS(Pow);
     case Binary::kDiv:
       break;
   }
@@ -151,6 +153,10 @@ UnaryLayer::UnaryLayer(std::string name, Tensor& input, Unary fn, float power)
         PZ_CHECK(name_,
                  cnmlCreateGeluOp(&op_, in(0), output_.desc(), fn == Unary::kGeluTanh));
         break;
+      case Unary::kExp: PZ_CHECK(name_, cnmlCreateExpOp(&op_, in(0), output_.desc())); break;
+      case Unary::kLog: PZ_CHECK(name_, cnmlCreateLogOp(&op_, in(0), output_.desc())); break;
+      case Unary::kAbs: PZ_CHECK(name_, cnmlCreateAbsOp(&op_, in(0), output_.desc())); break;
+      case Unary::kNeg: PZ_CHECK(name_, cnmlCreateNegOp(&op_, in(0), output_.desc())); break;
     }
   });
   switch (fn) {
@@ -160,6 +166,10 @@ UnaryLayer::UnaryLayer(std::string name, Tensor& input, Unary fn, float power)
     case Unary::kErf: PZ_FORWARD(cnmlComputeErfOpForward_V4); break;
     case Unary::kGelu:
     case Unary::kGeluTanh: PZ_FORWARD(cnmlComputeGeluOpForward_V4); break;
+    case Unary::kExp: PZ_FORWARD(cnmlComputeExpOpForward_V4); break;
+    case Unary::kLog: PZ_FORWARD(cnmlComputeLogOpForward_V4); break;
+    case Unary::kAbs: PZ_FORWARD(cnmlComputeAbsOpForward_V4); break;
+    case Unary::kNeg: PZ_FORWARD(cnmlComputeNegOpForward_V4); break;
   }
 }
 

@@ -1,9 +1,11 @@
-// Host layers: casts of integer tensors and ArgMax, computed on the CPU.
+// Host layers: casts of integer tensors, ArgMax, Where and TopK, computed on the CPU.
 #include <cnml_mock.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 
 #include "detail.h"
 
@@ -27,6 +29,18 @@ Shape argMaxShape(const std::string& layer, const Shape& in, int axis, bool keep
     out.erase(out.begin() + a);
     if (out.empty()) out.push_back(1);
   }
+  return out;
+}
+
+Shape topKShape(const std::string& layer, const Shape& in, int axis, int k) {
+  const int a = detail::normaliseAxis(layer, axis, static_cast<int>(in.size()));
+  if (k < 1 || k > in[a]) {
+    throw Error(layer + ": k " + std::to_string(k) + " must be within 1.." +
+                std::to_string(in[a]) + " (axis " + std::to_string(a) + " of " +
+                shapeToString(in) + ")");
+  }
+  Shape out = in;
+  out[a] = k;
   return out;
 }
 
@@ -190,6 +204,51 @@ void HostSelectLayer::compute(const std::vector<std::vector<double>>& inputs,
   }
 }
 
+HostTopKLayer::HostTopKLayer(std::string name, Tensor& input, int axis, int k,
+                             TopKOutput output, bool largest)
+    : HostLayer(name, {&input}, topKShape(name, input.shape(), axis, k),
+                output == TopKOutput::kIndices ? ElementType::kInt64 : input.elementType()),
+      axis_(detail::normaliseAxis(name_, axis, static_cast<int>(input.shape().size()))),
+      k_(k),
+      which_(output),
+      largest_(largest) {}
+
+void HostTopKLayer::compute(const std::vector<std::vector<double>>& inputs,
+                            std::vector<double>& output) const {
+  const Shape& in = inputs_[0]->shape();
+  std::size_t outer = 1, inner = 1;
+  for (int a = 0; a < axis_; ++a) outer *= static_cast<std::size_t>(in[a]);
+  for (std::size_t a = static_cast<std::size_t>(axis_) + 1; a < in.size(); ++a)
+    inner *= static_cast<std::size_t>(in[a]);
+  const std::size_t n = static_cast<std::size_t>(in[axis_]);
+  const std::size_t k = static_cast<std::size_t>(k_);
+  const std::vector<double>& x = inputs[0];
+  std::vector<std::size_t> order(n);
+  for (std::size_t o = 0; o < outer; ++o) {
+    for (std::size_t i = 0; i < inner; ++i) {
+      const double* row = &x[o * n * inner + i];
+      // NaN ranks above every number (as ArgMax's), so it leads the largest and trails the
+      // smallest; ties keep the lower index first (a stable order), as ONNX asks.
+      auto before = [&](std::size_t a, std::size_t b) {
+        const double va = row[a * inner], vb = row[b * inner];
+        const bool a_nan = std::isnan(va), b_nan = std::isnan(vb);
+        if (a_nan || b_nan) return largest_ ? a_nan && !b_nan : b_nan && !a_nan;
+        return largest_ ? va > vb : va < vb;
+      };
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k),
+                        order.end(), [&](std::size_t a, std::size_t b) {
+                          return before(a, b) || (!before(b, a) && a < b);
+                        });
+      for (std::size_t j = 0; j < k; ++j) {
+        output[(o * k + j) * inner + i] = which_ == TopKOutput::kIndices
+                                               ? static_cast<double>(order[j])
+                                               : row[order[j] * inner];
+      }
+    }
+  }
+}
+
 namespace detail {
 
 namespace {
@@ -233,6 +292,19 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                          return std::make_unique<HostSelectLayer>(
                              name, *in[0], test == "isnan" ? HostTest::kIsNan : HostTest::kNonZero,
                              a.ints("shape"), value("then"), value("otherwise"));
+                       }});
+  factories.push_back({"host_topk", 1, {"axis", "k", "output", "largest"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         const std::string output = a.text("output");
+                         if (output != "values" && output != "indices") {
+                           throw Error(name + ": output '" + output +
+                                       "' is not values or indices");
+                         }
+                         return std::make_unique<HostTopKLayer>(
+                             name, *in[0], a.integer("axis"), a.integer("k"),
+                             output == "indices" ? TopKOutput::kIndices : TopKOutput::kValues,
+                             a.flag("largest", true));
                        }});
   factories.push_back({"host_argmax", 1, {"axis", "keepdims", "select_last_index"},
                        [](const std::string& name, const Inputs& in,

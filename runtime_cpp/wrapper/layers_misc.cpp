@@ -1,4 +1,5 @@
-// Layout and classifier layers: fully connected, softmax, concat, reshape, transpose, slice.
+// Layout and classifier layers: fully connected, softmax, reduce, concat, reshape, transpose,
+// slice.
 #include <algorithm>
 
 #include "detail.h"
@@ -6,13 +7,14 @@
 namespace pz {
 namespace {
 
-Shape concatShape(const std::string& layer, const std::vector<Tensor*>& inputs, int axis) {
+// The output shape of a concat of `inputs` and, when `constant` is given, a constant operand
+// of that shape.
+Shape concatShape(const std::string& layer, const std::vector<Tensor*>& inputs, int axis,
+                  const Shape* constant = nullptr) {
   if (inputs.empty() || inputs[0] == nullptr) throw Error(layer + ": concat needs inputs");
   Shape out = inputs[0]->shape();
   const int a = detail::normaliseAxis(layer, axis, static_cast<int>(out.size()));
-  for (std::size_t i = 1; i < inputs.size(); ++i) {
-    if (inputs[i] == nullptr) throw Error(layer + ": null concat input");
-    const Shape& s = inputs[i]->shape();
+  auto add = [&](const Shape& s, const std::string& what) {
     bool ok = s.size() == out.size();
     for (std::size_t d = 0; ok && d < s.size(); ++d) {
       ok = static_cast<int>(d) == a || s[d] == out[d];
@@ -20,10 +22,15 @@ Shape concatShape(const std::string& layer, const std::vector<Tensor*>& inputs, 
     if (!ok) {
       throw Error(layer + ": concat along axis " + std::to_string(a) + " needs equal other " +
                   "dimensions, got " + shapeToString(inputs[0]->shape()) + " and " +
-                  shapeToString(s) + " (" + inputs[i]->name() + ")");
+                  shapeToString(s) + " (" + what + ")");
     }
     out[a] += s[a];
+  };
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    if (inputs[i] == nullptr) throw Error(layer + ": null concat input");
+    add(inputs[i]->shape(), inputs[i]->name());
   }
+  if (constant != nullptr) add(*constant, "the constant");
   return out;
 }
 
@@ -139,13 +146,18 @@ BatchDotLayer::BatchDotLayer(std::string name, Tensor& a, Tensor& b, bool trans_
 
 // ---- SoftmaxLayer ---------------------------------------------------------------------
 
-SoftmaxLayer::SoftmaxLayer(std::string name, Tensor& input, int axis)
+SoftmaxLayer::SoftmaxLayer(std::string name, Tensor& input, int axis, bool log)
     : Layer(name, {&input}, input.shape()) {
   const int rank = static_cast<int>(input.shape().size());
   const int a = detail::normaliseAxis(name_, axis, rank);
   // cnmlDimension_t names the NCHW axes N 0, C 1, H 2, W 3: the SDK's Softmax op for 4-D
   // and 2-D ([N, C]) inputs, its Nd op (a plain axis) for the other ranks.
-  if (rank == 4 || rank == 2) {
+  if (log) {
+    defineOp([this, a] {
+      PZ_CHECK(name_, cnmlCreateNdLogSoftmaxOp(&op_, a, in(0), output_.desc()));
+    });
+    PZ_FORWARD(cnmlComputeNdLogSoftmaxOpForward_V4);
+  } else if (rank == 4 || rank == 2) {
     defineOp([this, a] {
       PZ_CHECK(name_, cnmlCreateSoftmaxOp(&op_, static_cast<cnmlDimension_t>(a), in(0),
                                           output_.desc()));
@@ -154,6 +166,67 @@ SoftmaxLayer::SoftmaxLayer(std::string name, Tensor& input, int axis)
   } else {
     defineOp([this, a] { PZ_CHECK(name_, cnmlCreateNdSoftmaxOp(&op_, a, in(0), output_.desc())); });
     PZ_FORWARD(cnmlComputeNdSoftmaxOpForward_V4);
+  }
+}
+
+// ---- ReduceLayer ----------------------------------------------------------------------
+
+namespace {
+
+Shape reducedShape(const std::string& layer, const Shape& in, const std::vector<int>& axes,
+                   bool keepdims) {
+  bool ascending = !axes.empty();
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    ascending = ascending && axes[i] >= 0 && axes[i] < static_cast<int>(in.size()) &&
+                (i == 0 || axes[i] > axes[i - 1]);
+  if (!ascending) {
+    throw Error(layer + ": reduce axes must be distinct, ascending and within the " +
+                std::to_string(in.size()) + "-D input " + shapeToString(in));
+  }
+  Shape out;
+  for (std::size_t a = 0; a < in.size(); ++a) {
+    const bool reduced = std::find(axes.begin(), axes.end(), static_cast<int>(a)) != axes.end();
+    if (!reduced) out.push_back(in[a]);
+    else if (keepdims) out.push_back(1);
+  }
+  if (out.empty()) {
+    throw Error(layer + ": reducing every axis of " + shapeToString(in) +
+                " without keepdims leaves a 0-d tensor; keep the dims");
+  }
+  return out;
+}
+
+}  // namespace
+
+ReduceLayer::ReduceLayer(std::string name, Tensor& input, Reduce op, std::vector<int> axes,
+                         bool keepdims)
+    : Layer(name, {&input}, reducedShape(name, input.shape(), axes, keepdims)) {
+  defineOp([this, op, axes = std::move(axes)] {
+    const int n = static_cast<int>(axes.size());
+    switch (op) {
+      case Reduce::kSum:
+        PZ_CHECK(name_, cnmlCreateNdReduceSumOp(&op_, axes.data(), n, in(0), output_.desc()));
+        break;
+      case Reduce::kMean:
+        PZ_CHECK(name_, cnmlCreateNdReduceMeanOp(&op_, axes.data(), n, in(0), output_.desc()));
+        break;
+      case Reduce::kMax:
+        PZ_CHECK(name_, cnmlCreateNdReduceMaxOp(&op_, axes.data(), n, in(0), output_.desc()));
+        break;
+      case Reduce::kMin:
+        PZ_CHECK(name_, cnmlCreateNdReduceMinOp(&op_, axes.data(), n, in(0), output_.desc()));
+        break;
+      case Reduce::kProd:
+        PZ_CHECK(name_, cnmlCreateNdReduceProdOp(&op_, axes.data(), n, in(0), output_.desc()));
+        break;
+    }
+  });
+  switch (op) {
+    case Reduce::kSum: PZ_FORWARD(cnmlComputeNdReduceSumOpForward_V4); break;
+    case Reduce::kMean: PZ_FORWARD(cnmlComputeNdReduceMeanOpForward_V4); break;
+    case Reduce::kMax: PZ_FORWARD(cnmlComputeNdReduceMaxOpForward_V4); break;
+    case Reduce::kMin: PZ_FORWARD(cnmlComputeNdReduceMinOpForward_V4); break;
+    case Reduce::kProd: PZ_FORWARD(cnmlComputeNdReduceProdOpForward_V4); break;
   }
 }
 
@@ -190,6 +263,27 @@ ConcatLayer::ConcatLayer(std::string name, std::vector<Tensor*> inputs, int axis
   });
 }
 
+ConcatLayer::ConcatLayer(std::string name, std::vector<Tensor*> inputs, int axis, Shape constant,
+                         int constant_at)
+    : Layer(name, inputs, concatShape(name, inputs, axis, &constant)) {
+  const int a = detail::normaliseAxis(name_, axis, static_cast<int>(output_.shape().size()));
+  if (constant_at < 0 || constant_at > static_cast<int>(inputs_.size())) {
+    throw Error(name_ + ": the constant's place " + std::to_string(constant_at) +
+                " is outside 0.." + std::to_string(inputs_.size()) + " (before input i, or " +
+                "after the last)");
+  }
+  const ConstTensor& value = declareWeight("constant", CNML_CONST, constant);
+  defineOp([this, a, constant_at, &value] {
+    std::vector<cnmlTensor_t> in_descs;
+    for (Tensor* t : inputs_) in_descs.push_back(t->desc());
+    in_descs.insert(in_descs.begin() + constant_at, value.desc());
+    cnmlTensor_t out_desc = output_.desc();
+    PZ_CHECK(name_, cnmlCreateNdConcatOp(&op_, a, in_descs.data(),
+                                         static_cast<int>(in_descs.size()), &out_desc, 1));
+  });
+}
+
+// The SDK forward takes the activations only: a constant operand is baked into the op.
 cnmlStatus_t ConcatLayer::forward(cnrtQueue_t queue) {
   std::vector<cnmlTensor_t> in_descs;
   std::vector<void*> in_data;
@@ -312,15 +406,35 @@ void addMiscFactories(std::vector<LayerFactory>& factories) {
                              name, *in[0], a.integer("axis"),
                              static_cast<float>(a.real("epsilon", 1e-5)));
                        }});
-  factories.push_back({"softmax", 1, {"axis"},
+  factories.push_back({"softmax", 1, {"axis", "log"},
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         return std::make_unique<SoftmaxLayer>(name, *in[0], a.integer("axis"));
+                         return std::make_unique<SoftmaxLayer>(name, *in[0], a.integer("axis"),
+                                                               a.flag("log", false));
+                       }});
+  factories.push_back({"reduce", 1, {"op", "axes", "keepdims"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         Reduce op;
+                         if (!parseReduce(a.text("op"), &op)) {
+                           throw Error(name + ": unknown reduction '" + a.text("op") +
+                                       "'; use " + reduceChoices());
+                         }
+                         return std::make_unique<ReduceLayer>(name, *in[0], op, a.ints("axes"),
+                                                              a.flag("keepdims", true));
                        }});
   factories.push_back({"concat", LayerFactory::kAnyInputs, {"axis"},
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
                          return std::make_unique<ConcatLayer>(name, in, a.integer("axis"));
+                       }});
+  factories.push_back({"concat_constant", LayerFactory::kAnyInputs,
+                       {"axis", "constant_shape", "constant_at"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<ConcatLayer>(name, in, a.integer("axis"),
+                                                              a.ints("constant_shape"),
+                                                              a.integer("constant_at", 0));
                        }});
   factories.push_back({"gather_v2", 1, {"table_shape", "axis"},
                        [](const std::string& name, const Inputs& in,

@@ -17,7 +17,7 @@ from paleozoic.pipeline import (
     run_session,
 )
 from paleozoic.plan_runner import PlanRunner
-from paleozoic.testing.host import uint8_classifier
+from paleozoic.testing.host import topk_classifier, uint8_classifier
 from paleozoic.verify import reference_outputs
 
 
@@ -53,3 +53,33 @@ def test_runtime_plans_keep_host_layers_alone(model_and_feeds, plan: str) -> Non
     outputs = list(PlanRunner(queue, resolved).run([image]).values())
     np.testing.assert_allclose(outputs[0], logits, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(outputs[1], label)
+
+
+@pytest.fixture(scope="module")
+def topk_model_and_feeds():
+    model = topk_classifier(seed=1, batch=3)
+    image = np.random.default_rng(1).normal(size=(3, 3, 8, 8)).astype(np.float32)
+    return model, image, reference_outputs(model, {"image": image})
+
+
+def test_topk_emitted_session_matches_onnxruntime(topk_model_and_feeds, tmp_path) -> None:
+    model, image, (indices, probs) = topk_model_and_feeds
+    out = compile_model(model, tmp_path / "out", plan="per-layer")
+    source = (out / "session.cpp").read_text()
+    # Both of TopK's outputs are read: a host layer each.
+    assert source.count("pz::HostTopKLayer") == 2 and "pz::TopKOutput::kIndices" in source
+    build_session(out)
+    ours_indices, ours_probs = run_session(out, [image]).outputs
+    assert ours_indices.dtype == np.int64
+    np.testing.assert_array_equal(ours_indices, indices)
+    np.testing.assert_allclose(ours_probs, probs, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])
+def test_topk_runtime_plans(topk_model_and_feeds, plan: str) -> None:
+    model, image, (indices, probs) = topk_model_and_feeds
+    queue = load_queue(model)
+    assert [layer.kind for layer in queue.layers].count("HostTopK") == 2
+    outputs = list(PlanRunner(queue, resolve_plan(queue, plan)).run([image]).values())
+    np.testing.assert_array_equal(outputs[0], indices)
+    np.testing.assert_allclose(outputs[1], probs, rtol=1e-5, atol=1e-6)

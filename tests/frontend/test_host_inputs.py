@@ -77,11 +77,13 @@ def test_plan_fusing_a_host_layer_is_refused() -> None:
         plan.validate(queue, fusible_kinds())
 
 
-def test_huggingface_mask_forms_run_on_the_host() -> None:
+@pytest.mark.parametrize("exporter", ["legacy", "dynamo"])
+def test_huggingface_mask_forms_run_on_the_host(exporter: str) -> None:
     """transformers 5's BertModel export: Cast(mask, bool), Flatten, Gather by arange,
-    Reshape, And with an all-true constant, Expand, Where(mask, 0, -inf) added to the
-    scores, and Where(IsNaN(p), 0, p) after Softmax: two HostSelect layers and host copies,
-    matching onnxruntime (the padded keys get no weight)."""
+    Reshape (the dynamo exporter: GatherND by the coordinates (0, j), a reshape too), And
+    with an all-true constant, Expand, Where(mask, 0, -inf) added to the scores, and
+    Where(IsNaN(p), 0, p) after Softmax: two HostSelect layers and host copies, matching
+    onnxruntime (the padded keys get no weight)."""
     import numpy as np
     import onnxruntime as ort
 
@@ -90,7 +92,7 @@ def test_huggingface_mask_forms_run_on_the_host() -> None:
     from paleozoic.testing.host import hf_masked_softmax
 
     s = 6
-    model = hf_masked_softmax(seq=s)
+    model = hf_masked_softmax(seq=s, exporter=exporter)
     queue = load_queue(model)
     assert [layer.kind for layer in queue.layers].count("HostSelect") == 2
     mask = np.array([[1, 1, 1, 1, 0, 0]])
@@ -102,3 +104,32 @@ def test_huggingface_mask_forms_run_on_the_host() -> None:
             [mask, scores]).values()))
         np.testing.assert_allclose(ours, want, rtol=1e-6, atol=1e-7)
         assert (ours[..., 4:] == 0).all()
+
+
+def _topk_model(outputs: list[str], **attrs) -> onnx.ModelProto:
+    shape = [2, 5, 7]
+    shape[attrs.get("axis", -1)] = 3
+    return _model([helper.make_node("TopK", ["x", "k"], ["values", "indices"], name="top",
+                                    **attrs)],
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 7])],
+                  [helper.make_tensor_value_info(o, TensorProto.INT64 if o == "indices"
+                                                 else TensorProto.FLOAT, shape)
+                   for o in outputs],
+                  [helper.make_tensor("k", TensorProto.INT64, [1], [3])])
+
+
+def test_topk_becomes_a_host_layer_per_output_read() -> None:
+    queue = load_queue(_topk_model(["indices"], axis=1, largest=0))
+    assert [(layer.name, layer.kind, dict(layer.op.attrs)) for layer in queue.layers] == [
+        ("top_indices", "HostTopK", {"axis": 1, "k": 3, "largest": False,
+                                     "output": "indices"})]
+    assert queue.tensors[queue.layers[0].output].dtype == "int64"
+    assert queue.tensors[queue.layers[0].output].shape == (2, 3, 7)
+    both = load_queue(_topk_model(["values", "indices"]))
+    assert [(layer.name, layer.op.attrs["output"]) for layer in both.layers] == [
+        ("top", "values"), ("top_indices", "indices")]
+
+
+def test_topk_unsorted_is_refused() -> None:
+    with pytest.raises(UnsupportedModelError, match=r"top.*sorted=0"):
+        load_queue(_topk_model(["values"], sorted=0))

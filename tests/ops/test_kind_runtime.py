@@ -12,9 +12,9 @@ from paleozoic.ops import KINDS
 from paleozoic.pipeline import load_queue
 from paleozoic.testing.bert import bert_model
 from paleozoic.testing.blocks import BLOCKS
-from paleozoic.testing.host import hf_masked_softmax, uint8_classifier
+from paleozoic.testing.host import hf_masked_softmax, topk_classifier, uint8_classifier
 from paleozoic.testing.recurrent import recurrent_stack
-from paleozoic.testing.sequence import encoder_layer
+from paleozoic.testing.sequence import encoder_layer, pooled_classifier, vit_block
 from paleozoic.testing.zoo import load_zoo_model
 
 
@@ -24,8 +24,10 @@ def samples():
     found = {}
     models = [load_zoo_model("inception_v1")] + [BLOCKS[name]() for name in (
         "detection_head", "shufflenet_v2_block", "googlenet_block", "mobilenet_v3_block",
-        "efficientnet_b0_block", "resnet18_block")] + [encoder_layer(), uint8_classifier(),
-                                                 bert_model(seq=16), hf_masked_softmax()] + [
+        "efficientnet_b0_block", "resnet18_block")] + [encoder_layer(), vit_block(),
+                                                 uint8_classifier(), bert_model(seq=16),
+                                                 hf_masked_softmax(), topk_classifier(),
+                                                 pooled_classifier()] + [
         recurrent_stack(op, direction="bidirectional", layers=1)[0]
         for op in ("LSTM", "GRU", "RNN")]
     for model in models:

@@ -13,6 +13,7 @@ from paleozoic.passes import (
     run_passes,
 )
 from paleozoic.passes.affine import fold_bias_into_producer, merge_scale_chains
+from paleozoic.passes.dead import drop_unread_layers
 from paleozoic.passes.reshape import collapse_reshapes, drop_flatten_before_fc
 
 
@@ -70,7 +71,23 @@ def test_reshape_passes(small_cnn: onnx.ModelProto) -> None:
 
 
 def test_pass_list_is_ordered() -> None:
-    assert DEFAULT_PASSES[0] is collapse_reshapes
+    # Dead layers go first, so no later pass rewrites what nothing reads.
+    assert DEFAULT_PASSES[:2] == (drop_unread_layers, collapse_reshapes)
+
+
+def test_unread_layers_are_dropped_to_a_fixed_point() -> None:
+    from helpers import hand_built_queue
+
+    queue = hand_built_queue([
+        ("relu", "Active", ["x"], {"function": "relu"}, {}),
+        ("dead1", "Active", ["relu"], {"function": "sigmoid"}, {}),
+        ("dead2", "Active", ["dead1"], {"function": "tanh"}, {}),  # reads a dead layer only
+        ("out", "Active", ["relu"], {"function": "tanh"}, {}),
+        ("also_out", "Active", ["out"], {"function": "relu"}, {}),
+    ], (2, 3), outputs=["out", "also_out"])
+    assert drop_unread_layers(queue) == 2
+    assert [layer.name for layer in queue.layers] == ["relu", "out", "also_out"]
+    assert "dead1" not in queue.tensors and "dead2" not in queue.tensors
 
 
 def _mlp(activation: str) -> onnx.ModelProto:
@@ -95,8 +112,9 @@ def _mlp(activation: str) -> onnx.ModelProto:
 
 @pytest.mark.parametrize("activation", ["Relu", "Tanh", "Erf"])
 def test_activation_between_linear_layers_leaves_one_reshape_each_side(activation) -> None:
-    from paleozoic.reference import Float64Reference
     from helpers import runtime_outputs
+
+    from paleozoic.reference import Float64Reference
 
     model = _mlp(activation)
     queue = run_passes(import_onnx(model))

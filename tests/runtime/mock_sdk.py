@@ -26,7 +26,9 @@ MLU100 = 3
 
 NP_OF = {FLOAT32: np.float32, FLOAT16: np.float16, INT8: np.int8}
 
-lib = C.CDLL(_runtime.__file__)
+# A copy of this module loaded with SDK_LIBRARY preset drives another SDK build (the oneDNN
+# one: test_onednn_precision.py).
+lib = C.CDLL(globals().get("SDK_LIBRARY", _runtime.__file__))
 P = C.c_void_p
 
 

@@ -162,3 +162,58 @@ def test_select_matches_numpy_where_with_broadcast() -> None:
     np.testing.assert_array_equal(s.get(guard.output), np.where(np.isnan(v), 0.0, v))
     with pytest.raises(rt.Error, match=r"bad: input \[2, 1, 1, 6\] does not broadcast to"):
         s.host_select("bad", mask, test="nonzero", shape=[2, 3, 4, 5], then=1.0, otherwise=0.0)
+
+
+def _topk_reference(value: np.ndarray, axis: int, k: int, largest: bool):
+    """ONNX TopK by a stable sort: equal values keep ascending indices, NaN above all."""
+    key = np.where(np.isnan(value), np.inf, value).astype(np.float64)
+    nan = np.isnan(value)
+    if largest:
+        # Descending by value (NaN first), ascending by index among equals: sort the
+        # negated key, NaN made the smallest.
+        key = np.where(nan, -np.inf, -key)
+    else:
+        key = np.where(nan, np.inf, key)
+    order = np.argsort(key, axis=axis, kind="stable")
+    indices = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(value, indices, axis=axis), indices
+
+
+@pytest.mark.parametrize("shape, axis, k, largest", [
+    ((3, 10), 1, 4, True), ((3, 10), 0, 2, False), ((2, 5, 7), 1, 5, True),
+    ((2, 3, 4, 9), 3, 1, False), ((1, 1000), 1, 1000, True),
+])
+def test_topk_matches_a_stable_sort(shape, axis, k, largest) -> None:
+    rng = np.random.default_rng(2)
+    s = rt.Session()
+    x = s.input("x", list(shape))
+    values = s.host_topk("tv", x, axis=axis, k=k, output="values", largest=largest)
+    indices = s.host_topk("ti", x, axis=axis, k=k, output="indices", largest=largest)
+    for layer in (values, indices):
+        s.mark_output(layer.output)
+        _run_alone(s, layer)
+    # Many ties (the lower index first) and large magnitudes.
+    value = (rng.integers(-4, 5, size=shape) * 3e37).astype(np.float32)
+    s.set_input(x, value)
+    s.run()
+    want_values, want_indices = _topk_reference(value, axis, k, largest)
+    got = s.get(indices.output)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got.reshape(want_indices.shape), want_indices)
+    np.testing.assert_array_equal(s.get(values.output).reshape(want_values.shape), want_values)
+
+
+def test_topk_nan_ranks_above_numbers_and_k_is_checked() -> None:
+    s = rt.Session()
+    x = s.input("x", [2, 4])
+    top = s.host_topk("top", x, axis=1, k=2, output="indices")
+    low = s.host_topk("low", x, axis=-1, k=2, output="indices", largest=False)
+    for layer in (top, low):
+        _run_alone(s, layer)
+    value = np.array([[1, np.nan, 3, -1], [np.nan, 2, np.nan, 2]], np.float32)
+    s.set_input(x, value)
+    s.run()
+    np.testing.assert_array_equal(s.get(top.output), [[1, 2], [0, 2]])
+    np.testing.assert_array_equal(s.get(low.output), [[3, 0], [1, 3]])
+    with pytest.raises(Exception, match=r"big: k 5 must be within 1\.\.4"):
+        s.host_topk("big", x, axis=1, k=5, output="values")

@@ -1,5 +1,5 @@
-"""The sequence-model kinds (BatchDot, Softmax on any axis, LayerNorm, Unary: sqrt, rsqrt,
-pow, erf, gelu, gelu_tanh) on the runtime: against the float64 truth and onnxruntime with
+"""The sequence-model kinds (BatchDot, Softmax and LogSoftmax on any axis, LayerNorm, Reduce,
+Unary: sqrt, rsqrt, pow, erf, gelu, gelu_tanh, exp, log, abs, neg; Binary pow) on the runtime: against the float64 truth and onnxruntime with
 stressing inputs (standard normal, large magnitudes, long reductions), fused and unfused, in
 fp16 blocks, and the SDK's refusals as errors naming the layer."""
 
@@ -43,6 +43,32 @@ def _cases() -> list[PrecisionCase]:
         single_node("pow2", "Pow", {"x": normal(4, 1000) * 100}, {"e": np.array(2.0)}),
         single_node("pow_half", "Pow", {"x": np.abs(normal(4, 1000))}, {"e": np.array(0.5)}),
         single_node("pow3", "Pow", {"x": normal(4, 1000)}, {"e": np.array(3.0)}),
+        # Long rows of large values with a large common offset: a float accumulator loses
+        # the small terms; the sums run in double.
+        single_node("reduce_sum_long_large", "ReduceSum",
+                    {"x": normal(4, 10000) * 1e3 + 1e6}, opset=11, axes=[1], keepdims=0),
+        single_node("reduce_mean_long_cancelling", "ReduceMean",
+                    {"x": normal(3, 10000, 2) * 1e5}, axes=[1], keepdims=1),
+        single_node("reduce_mean_two_axes", "ReduceMean", {"x": normal(2, 30, 4, 50) * 10},
+                    axes=[1, 3], keepdims=0),
+        single_node("reduce_max_middle", "ReduceMax", {"x": normal(2, 500, 7) * 1e3},
+                    axes=[1], keepdims=1),
+        single_node("reduce_min_all", "ReduceMin", {"x": normal(3, 40, 5)}, keepdims=1),
+        single_node("reduce_prod", "ReduceProd", {"x": 1.0 + normal(6, 40) * 0.05},
+                    axes=[-1], keepdims=0),
+        single_node("log_softmax_last_large", "LogSoftmax", {"x": normal(2, 4, 1000) * 30},
+                    axis=-1),
+        single_node("log_softmax_axis0", "LogSoftmax", {"x": normal(500, 3) * 10}, axis=0),
+        single_node("exp", "Exp", {"x": normal(4, 1000) * 20}),
+        single_node("log_wide_range", "Log", {"x": np.exp(normal(4, 1000) * 20)}),
+        single_node("abs", "Abs", {"x": normal(4, 1000) * 1e4}),
+        single_node("neg", "Neg", {"x": normal(4, 1000) * 1e4}),
+        single_node("reciprocal", "Reciprocal", {"x": normal(4, 1000) * 1e3}),
+        single_node("pow_tensor", "Pow", {"x": np.abs(normal(4, 1000)) * 10,
+                                          "e": normal(4, 1000) * 3}),
+        single_node("pow_tensor_broadcast", "Pow", {"x": normal(4, 1000) * 3,
+                                                    "e": np.array([[2.0], [3.0], [-1.0],
+                                                                   [4.0]], np.float32)}),
     ]
 
 
@@ -75,7 +101,8 @@ def test_matches_float64_at_onnxruntime_level(case: PrecisionCase, plan: str) ->
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.name in (
     "softmax_middle", "batch_dot_long", "layer_norm_two_axes", "erf", "gelu", "gelu_tanh",
-    "pow_half", "pow3")], ids=lambda c: c.name)
+    "pow_half", "pow3", "reduce_mean_two_axes", "reduce_max_middle", "log_softmax_axis0",
+    "reciprocal", "pow_tensor_broadcast")], ids=lambda c: c.name)
 def test_fp16_block_error(case: PrecisionCase) -> None:
     """In an fp16 block: inputs and outputs rounded to binary16, the op in fp32 between."""
     truth = Float64Reference(case.model).run(case.feeds)[0]
@@ -120,6 +147,10 @@ def test_batch_dot_transposes_and_broadcasts(run_layer, rng) -> None:
     ("LayerNorm", [[2, 3, 4]], {"axis": 2, "epsilon": -1.0}, "epsilon"),
     ("Softmax", [[2, 3, 4]], {"axis": 3}, "axis"),
     ("Unary", [[2, 3]], {"function": "cube"}, "unknown unary function"),
+    ("Reduce", [[2, 3, 4]], {"op": "sum", "axes": [2, 1]}, "reduce axes"),
+    ("Reduce", [[2, 3, 4]], {"op": "sum", "axes": [3]}, "reduce axes"),
+    ("Reduce", [[2, 3]], {"op": "sum", "axes": [0, 1], "keepdims": False}, "0-d tensor"),
+    ("Reduce", [[2, 3]], {"op": "median", "axes": [0]}, "unknown reduction"),
 ])
 def test_bad_parameters_are_errors_naming_the_layer(kind, shapes, attrs, words) -> None:
     with pytest.raises(Exception) as err:
@@ -148,3 +179,37 @@ def test_softmax_sdk_op_by_rank(tmp_path, shape, axis, sdk_op) -> None:
     assert sdk_op + "(" in source
     other = {"cnmlCreateNdSoftmaxOp", "cnmlCreateSoftmaxOp"} - {sdk_op}
     assert other.pop() + "(" not in source
+
+
+@pytest.mark.parametrize("axis, opset", [(-1, 17), (1, 18), (0, 17)])
+@pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])
+def test_layer_norm_mean_and_inv_std_outputs(axis: int, opset: int, plan: str) -> None:
+    """LayerNormalization's Mean and InvStdDev (Reduce layers beside the LayerNorm op)
+    against onnxruntime and float64, on rows with a large mean."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    shape = (3, 5, 64)
+    norm = tuple(shape[axis % 3:])
+    x = (rng.standard_normal(shape) * 10 + 1e3).astype(np.float32)
+    stats = tuple(d if i < axis % 3 else 1 for i, d in enumerate(shape))
+    node = helper.make_node("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"],
+                            name="ln", axis=axis, epsilon=1e-3)
+    graph = helper.make_graph(
+        [node], "ln", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape)),
+         helper.make_tensor_value_info("mean", TensorProto.FLOAT, list(stats)),
+         helper.make_tensor_value_info("inv", TensorProto.FLOAT, list(stats))],
+        [numpy_helper.from_array(rng.standard_normal(norm).astype(np.float32), "s"),
+         numpy_helper.from_array(rng.standard_normal(norm).astype(np.float32), "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    queue = import_onnx(model)
+    out = PlanRunner(queue, resolve_plan(queue, plan)).run([x])
+    ours = [out[name].reshape(want.shape) for name, want in
+            zip(queue.outputs, reference_outputs(model, {"x": x}))]
+    ort = reference_outputs(model, {"x": x})
+    truth = Float64Reference(model).run({"x": x})
+    for got, o, t in zip(ours, ort, truth):
+        assert _relative(got, t) <= max(_relative(o, t), 1.2e-7) * 4
+        assert _relative(got, o) < 1e-5

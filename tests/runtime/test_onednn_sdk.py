@@ -18,9 +18,9 @@ from paleozoic.plan_runner import PlanRunner
 from paleozoic.sdk import sdk_available
 from paleozoic.testing.bert import BERT_INPUTS, bert_model
 from paleozoic.testing.blocks import BLOCKS
-from paleozoic.testing.host import hf_masked_softmax, uint8_classifier
+from paleozoic.testing.host import hf_masked_softmax, topk_classifier, uint8_classifier
 from paleozoic.testing.recurrent import recurrent_stack
-from paleozoic.testing.sequence import encoder_layer
+from paleozoic.testing.sequence import encoder_layer, pooled_classifier, vit_block
 from paleozoic.testing.zoo import load_zoo_model, random_inputs
 
 pytestmark = pytest.mark.skipif(
@@ -37,6 +37,9 @@ _MODELS = {
         "detection_head", "shufflenet_v2_block", "googlenet_block", "mobilenet_v3_block",
         "efficientnet_b0_block", "resnet18_block", "mobilenet_v2_block")},
     "encoder_layer": encoder_layer,
+    "vit_block": vit_block,
+    # Reduce, LogSoftmax and Binary pow run on the mock's kernels; exp/log/abs/neg on oneDNN.
+    "pooled_classifier": pooled_classifier,
     # Kinds whose SDK ops fall back to the mock's kernels (recurrent steps) or run on the
     # host (ids, casts, masks): same numbers on both SDKs.
     **{f"{op.lower()}_stack": (lambda op=op: recurrent_stack(op, direction="bidirectional",
@@ -45,6 +48,7 @@ _MODELS = {
     "uint8_classifier": uint8_classifier,
     "bert": lambda: bert_model(seq=16),
     "hf_masked_softmax": hf_masked_softmax,
+    "topk_classifier": topk_classifier,
 }
 
 

@@ -151,6 +151,35 @@ def case_concat(rng, dt):
     return [op], [(ta, a), (tb, b)], [(to, (1, 5, 3, 3))]
 
 
+def case_concat_constant(rng, dt):
+    """A CNML_CONST operand between two activations (a class token is one before them)."""
+    a, c, b = _data(rng, 2, 2, 5), _data(rng, 2, 1, 5, scale=30), _data(rng, 2, 3, 5)
+    ta, tb, to = m.tensor(a.shape, dt), m.tensor(b.shape, dt), m.tensor([2, 6, 5], dt)
+    op = m.create("cnmlCreateNdConcatOp", 1, m.handles([ta, _const(c, dt), tb]), 3,
+                  m.handles([to]), 1)
+    return [op], [(ta, a), (tb, b)], [(to, (2, 6, 5))]
+
+
+def test_concat_with_a_constant_operand(rng):
+    """fp32: the constant lands in its place; a concat of constants only is no op."""
+    a, c, b = _data(rng, 2, 2, 5), _data(rng, 2, 1, 5), _data(rng, 2, 3, 5)
+    ta, tb, to = m.tensor(a.shape), m.tensor(b.shape), m.tensor([2, 6, 5])
+    op = m.create("cnmlCreateNdConcatOp", 1, m.handles([ta, m.const(c, m.FLOAT32), tb]), 3,
+                  m.handles([to]), 1)
+    (got,) = m.run_fused([op], [(ta, a), (tb, b)], [(to, (2, 6, 5), F32)])
+    assert np.array_equal(got, np.concatenate([a, c, b], axis=1))
+    out = m.tensor([2, 2, 5])
+    op = m.P()
+    status = m.call("cnmlCreateNdConcatOp", m.C.byref(op), 1,
+                    m.handles([m.const(c, m.FLOAT32), m.const(c, m.FLOAT32)]), 2,
+                    m.handles([out]), 1)
+    assert status == m.UNSUPPORT
+    unbound = m.tensor([2, 1, 5], m.FLOAT32, m.FILTER)  # a FILTER is no concat operand
+    status = m.call("cnmlCreateNdConcatOp", m.C.byref(op), 1, m.handles([ta, unbound]), 2,
+                    m.handles([m.tensor([2, 3, 5])]), 1)
+    assert status == m.INVALIDPARAM
+
+
 def case_lrn(rng, dt):
     x = _data(rng, 1, 6, 4, 4, scale=3)
     p = m.P()
@@ -226,6 +255,7 @@ CASES = {
     "broadcast_mult": (case_binary, {"fn": "cnmlCreateBroadcastMultOp", "b_shape": (1, 3, 1, 1)}),
     "softmax": (case_softmax, {}),
     "concat": (case_concat, {}),
+    "concat_constant": (case_concat_constant, {}),
     "lrn": (case_lrn, {}),
     "reshape_transpose": (case_reshape_transpose, {}),
     "slice_prelu": (case_slice_prelu, {}),

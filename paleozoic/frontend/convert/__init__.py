@@ -24,6 +24,7 @@ from paleozoic.frontend.convert import (  # noqa: F401
     layout,
     normalize,
     recurrent,
+    reduce,
     spatial,
 )
 from paleozoic.frontend.convert.constant import CONST_EVAL
@@ -40,6 +41,7 @@ from paleozoic.frontend.convert.registry import (
 )
 from paleozoic.frontend.convert.values import (
     Absorbed,
+    Deferred,
     Act,
     Const,
     ConversionError,
@@ -48,7 +50,7 @@ from paleozoic.frontend.convert.values import (
 )
 from paleozoic.frontend.convert.walker import Walker, clean_identifier
 
-__all__ = ["ONNX_OPS", "OnnxOp", "CONST_EVAL", "CONVERTERS", "PATTERN_CONVERTERS", "TIR_CONVERTERS", "Absorbed",
+__all__ = ["ONNX_OPS", "OnnxOp", "CONST_EVAL", "CONVERTERS", "PATTERN_CONVERTERS", "TIR_CONVERTERS", "Absorbed", "Deferred",
            "Act", "Const", "ConversionError", "Match", "NodeInfo", "Tup", "Value", "Walker",
            "binding_owners", "tensor_bindings", "clean_identifier", "converter", "find_matches",
            "pattern_converter"]

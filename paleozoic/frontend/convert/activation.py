@@ -1,5 +1,5 @@
 """Converters of activations (Clip's bounds arrive as TIR maximum/minimum),
-PRelu / LeakyRelu and Softmax."""
+PRelu / LeakyRelu, Softmax and LogSoftmax, and the unary math ops."""
 
 from __future__ import annotations
 
@@ -29,10 +29,17 @@ onnx_ops({
     "LeakyRelu": OnnxOp("PRelu"),
     "PRelu": OnnxOp("PRelu", weights=(1,)),
     "Softmax": OnnxOp("Softmax"),
+    "LogSoftmax": OnnxOp("Softmax (log)"),
     "Erf": OnnxOp("Unary erf"),
     "Gelu": OnnxOp("Unary gelu or gelu_tanh"),
     "Sqrt": OnnxOp("Unary sqrt"),
-    "Pow": OnnxOp("Unary pow (a constant scalar exponent)", parameters=(1,)),
+    # The exponent is not a constant slot: a run-time tensor exponent is a Binary pow.
+    "Pow": OnnxOp("Unary pow (a constant scalar exponent) or Binary pow (a tensor exponent)"),
+    "Exp": OnnxOp("Unary exp"),
+    "Log": OnnxOp("Unary log"),
+    "Abs": OnnxOp("Unary abs"),
+    "Neg": OnnxOp("Unary neg"),
+    "Reciprocal": OnnxOp("Unary pow (power -1)"),
 })
 
 
@@ -55,7 +62,9 @@ def _register_unary_converters() -> None:
     """The one-input Relax operators that are one Unary layer each."""
     for relax_op, function in (("relax.erf", "erf"), ("relax.nn.gelu", "gelu"),
                                ("relax.nn.gelu_tanh", "gelu_tanh"), ("relax.sqrt", "sqrt"),
-                               ("relax.rsqrt", "rsqrt")):
+                               ("relax.rsqrt", "rsqrt"), ("relax.exp", "exp"),
+                               ("relax.log", "log"), ("relax.abs", "abs"),
+                               ("relax.negative", "neg")):
         converter(relax_op)(_unary_converter(function))
 
 
@@ -77,8 +86,22 @@ def convert_gelu_tanh_pattern(w: Walker, match: Match, operands: dict[str, Value
 @converter("relax.power")
 def convert_power(w: Walker, call: Any, args: list[Value]) -> Value:
     x, exponent = args
+    if isinstance(x, Act) and isinstance(exponent, Act):
+        from paleozoic.frontend.convert.elementwise import binary_layer
+
+        return binary_layer(w, "pow", x, exponent)
     if not isinstance(x, Act) or not isinstance(exponent, Const):
-        raise w.fail("Pow is supported with an activation base and a constant exponent")
+        raise w.fail("Pow is supported with an activation base and a constant or run-time "
+                     "exponent")
+    if np.asarray(exponent.value).size != 1:
+        values = np.unique(np.asarray(exponent.value, dtype=np.float64))
+        if values.size != 1:
+            # The SDK's Pow reads its exponent as an activation; a constant tensor is no
+            # layer's output here (no constant-producing layer), so it cannot be one.
+            raise w.fail(f"Pow with a constant exponent of shape {exponent.value.shape} "
+                         f"holding different values: a constant exponent must be one "
+                         f"number (give a tensor exponent as a run-time input)")
+        exponent = Const(values.reshape(()))
     power = scalar(w, exponent, "Pow's exponent")
     if power == 1.0:
         return x
@@ -162,6 +185,14 @@ def convert_softmax(w: Walker, call: Any, args: list[Value]) -> Value:
     x = act_of(w, args[0])
     rank = len(w.tensors[x.name].shape)
     return w.emit("Softmax", [x], {"axis": int(call.attrs.axis) % rank}, part="softmax")
+
+
+@converter("relax.nn.log_softmax")
+def convert_log_softmax(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    rank = len(w.tensors[x.name].shape)
+    return w.emit("Softmax", [x], {"axis": int(call.attrs.axis) % rank, "log": True},
+                  part="log_softmax")
 
 
 _OPSET_6_CLIP = ("opset-6 Clip with min/max attributes is not supported: re-export at "

@@ -1,5 +1,5 @@
-"""Converters of element-wise arithmetic: Add / Sub / Mul / Div of two activations
-or with per-channel constants, and Sum."""
+"""Converters of element-wise arithmetic: Add / Sub / Mul / Div (and Pow's tensor form) of
+two activations or with per-channel constants, and Sum; CastLike."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ onnx_ops({
     "Mul": OnnxOp("Binary or Scale"),
     "Div": OnnxOp("Binary or Scale"),
     "Sum": OnnxOp("Add"),
+    # TVM makes it a Cast to the target's type (relax.astype): nothing for float32 to
+    # float32, folded for constants, a HostCast otherwise (host.py).
+    "CastLike": OnnxOp("nothing (float32 to float32), or HostCast"),
 })
 
 
@@ -35,11 +38,16 @@ def convert_stack(w: Walker, call: Any, args: list[Value]) -> Value:
 @pattern_converter("sum")
 def convert_sum(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     items = [operands[f"item{i}"] for i in range(match.attrs["count"])]
-    if not all(isinstance(item, Act) for item in items):
-        raise w.fail("Sum is supported over activations only")
-    out = items[0]
-    for item in items[1:]:
-        out = w.emit("Add", [out, item])
+    acts = [item for item in items if isinstance(item, Act)]
+    consts = [np.asarray(item.value) for item in items if isinstance(item, Const)]
+    if not acts or len(acts) + len(consts) != len(items):
+        raise w.fail("Sum is supported over activations and constants, with at least one "
+                     "activation")
+    out: Value = acts[0]
+    for item in acts[1:]:
+        out = binary_layer(w, "add", out, item)
+    if consts:  # the constant terms (ONNX's Gelu function body adds a 1) as one bias
+        out = binary_layer(w, "add", out, Const(sum(consts[1:], consts[0])))
     return out
 
 
@@ -66,8 +74,19 @@ def binary_layer(w: Walker, op: str, a: Value, b: Value) -> Value:
         if sa != sb and not broadcasts_to(sb, sa):
             raise w.fail(f"{op} of {sa} and {sb}: the SDK broadcasts the second operand to "
                          f"the first only")
+        if op == "div" and sa != sb:
+            # RealDiv has no broadcast form: a * b^-1 (one more rounding, < 1 ulp).
+            inverse = w.emit("Unary", [b], {"function": "pow", "power": -1.0},
+                             part="reciprocal")
+            return w.emit("Binary", [a, inverse], {"op": "mul"}, part=op)
         return w.emit("Binary", [a, b], {"op": op}, part=op)
     if isinstance(a, Const) and isinstance(b, Act):
+        if op == "div":  # c / x = c * x^-1 (ONNX Reciprocal is 1 / x)
+            inverse = w.emit("Unary", [b], {"function": "pow", "power": -1.0},
+                             part="reciprocal")
+            if np.all(np.asarray(a.value) == 1) and np.asarray(a.value).size == 1:
+                return inverse
+            return binary_layer(w, "mul", inverse, a)
         if op in ("add", "mul"):
             a, b = b, a
         elif op == "sub":  # c - x = -1 * x + c
@@ -79,7 +98,7 @@ def binary_layer(w: Walker, op: str, a: Value, b: Value) -> Value:
             return _scale(w, b, view, -np.ones_like(vector), vector, "rsub")
         else:
             raise w.fail("dividing a constant by an activation is not supported")
-    if not (isinstance(a, Act) and isinstance(b, Const)):
+    if not (isinstance(a, Act) and isinstance(b, Const)) or op == "pow":
         raise w.fail(f"{op} of these operands is not supported")
     vector, view = affine_operand(w, a, b)
     if vector is None:

@@ -1,5 +1,5 @@
 """Converters of the operators computed on the host: Cast (of integer inputs, or to an
-integer type) and ArgMax (paleozoic.ops.host), and the integer index arithmetic TVM's
+integer type), ArgMax and TopK (paleozoic.ops.host), and the integer index arithmetic TVM's
 frontend writes around ONNX Gather (negative indices wrapped: where(i < 0, i + n, i)),
 which becomes the wrap of the host cast that makes GatherV2's int32 indices."""
 
@@ -11,16 +11,18 @@ from typing import Any
 import numpy as np
 
 from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
-from paleozoic.frontend.convert.values import Act, Const, Value
+from paleozoic.frontend.convert.values import Act, Const, Deferred, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, scalar
 from paleozoic.ops.host import ELEMENT_TYPES
 
 onnx_ops({
     "Cast": OnnxOp("HostCast, or nothing (a cast of a float to float32)"),
     "ArgMax": OnnxOp("HostArgMax"),
+    "TopK": OnnxOp("HostTopK (a layer per output read: values, indices)"),
     "Where": OnnxOp("HostSelect (a run-time condition from a mask or IsNaN, constant values)"),
     "And": OnnxOp("nothing (a mask and a constant all-true mask, as HuggingFace exports)"),
-    "Expand": OnnxOp("nothing (a mask broadcast, applied by the HostSelect reading it)"),
+    "Expand": OnnxOp("nothing (a mask broadcast, applied by the HostSelect reading it)",
+                     parameters=(1,)),
     "IsNaN": OnnxOp("HostSelect (with the Where reading it)"),
 })
 
@@ -71,6 +73,27 @@ def convert_argmax(w: Walker, call: Any, args: list[Value]) -> Value:
     axis = int(call.attrs.axis) % rank
     return w.emit("HostArgMax", [x], {"axis": axis, "keepdims": bool(call.attrs.keepdims)},
                   part="argmax")
+
+
+@converter("relax.topk")
+def convert_topk(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    shape = w.tensors[x.name].shape
+    axis = int(call.attrs.axis) % len(shape)
+    attrs = {"axis": axis, "k": int(call.attrs.k), "largest": bool(call.attrs.largest)}
+    node = w.current_node
+
+    def output(which: str) -> Deferred:
+        def make() -> Act:
+            reading, w.current_node = w.current_node, node
+            try:
+                return w.emit("HostTopK", [x], {**attrs, "output": which}, part=which,
+                              main=which == "values")
+            finally:
+                w.current_node = reading
+        return Deferred(make)
+
+    return Tup((output("values"), output("indices")))
 
 
 @dataclass(frozen=True)
@@ -141,6 +164,14 @@ def convert_where(w: Walker, call: Any, args: list[Value]) -> Value:
     if isinstance(cond, IndexTerm) and cond.kind == "negative" and isinstance(then, IndexTerm) \
             and then.kind == "shifted" and then.act == cond.act == other:
         return WrappedIndex(cond.act, then.shift)  # type: ignore[return-value]
+    if isinstance(then, Act) or isinstance(other, Act):
+        if isinstance(cond, Const) and (np.all(cond.value) or not np.any(cond.value)):
+            return then if np.all(cond.value) else other  # a select of one side throughout
+        raise w.fail("Where choosing between run-time tensors element by element: the SDK "
+                     "has no select op, and the host select (HostSelect) reads one tensor "
+                     "and writes constants or that tensor's own values; blending with the "
+                     "condition as 0/1 (c*x + (1-c)*y) would turn inf and nan of the "
+                     "unselected side into nan, so it is refused")
     raise w.fail("Where with a run-time condition is supported with a mask (a Cast to bool "
                  "of an integer tensor) or IsNaN(x) as the condition and constant values (x "
                  "itself for IsNaN's), and as the negative-index wrap of a Gather's indices")

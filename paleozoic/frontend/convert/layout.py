@@ -16,12 +16,34 @@ onnx_ops({
     "Squeeze": OnnxOp("Reshape"),
     "Unsqueeze": OnnxOp("Reshape"),
     "Transpose": OnnxOp("Transpose"),
-    "Concat": OnnxOp("Concat"),
+    "Concat": OnnxOp("Concat, ConcatConstant (with constant operands), or folded"),
     "Split": OnnxOp("Slice"),
     "Slice": OnnxOp("Slice"),
     "Gather": OnnxOp("Gather (an initializer table by integer indices: GatherV2, the "
                      "indices cast to int32 on the host) or Slice (constant indices)"),
+    "GatherND": OnnxOp("folded (constant data), or a reshape (constant indices that pick "
+                       "every element in order, as the dynamo exporter writes around "
+                       "HuggingFace's attention mask)", parameters=(1,)),
 })
+
+
+def gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: int = 0) -> np.ndarray:
+    """ONNX GatherND in numpy: the slices of `data` that the last axis of `indices` addresses
+    (negative coordinates count from the end), per element of the first `batch_dims` axes."""
+    data, indices = np.asarray(data), np.asarray(indices).astype(np.int64)
+    b, depth = batch_dims, indices.shape[-1]
+    if indices.shape[:b] != data.shape[:b] or b + depth > data.ndim:
+        raise ValueError(f"GatherND of data {data.shape} by indices {indices.shape} with "
+                         f"batch_dims {b}: the shapes do not fit")
+    extents = np.array(data.shape[b:b + depth], np.int64)
+    if ((indices < -extents) | (indices >= extents)).any():
+        raise ValueError(f"GatherND indices outside the data's axes {tuple(extents)}")
+    indices = np.where(indices < 0, indices + extents, indices)
+    batches = int(np.prod(data.shape[:b], dtype=np.int64))
+    flat_data = data.reshape((batches,) + data.shape[b:])
+    flat_indices = indices.reshape(batches, -1, depth)
+    picked = [flat_data[k][tuple(flat_indices[k].T)] for k in range(batches)]
+    return np.stack(picked).reshape(indices.shape[:-1] + data.shape[b + depth:])
 
 
 @converter("relax.take")
@@ -64,14 +86,85 @@ def convert_take(w: Walker, call: Any, args: list[Value]) -> Value:
     return out
 
 
+@converter("relax.gather_nd")
+def convert_gather_nd(w: Walker, call: Any, args: list[Value]) -> Value:
+    """GatherND with constant indices: folded on constant data; on a run-time tensor, a
+    reshape when the indices pick every element in order (anything else is refused)."""
+    from paleozoic.frontend.convert.host import MaskOf, reshape_mask
+
+    data, indices = args
+    batch_dims = int(call.attrs.batch_dims)
+    if not isinstance(indices, Const):
+        raise w.fail("GatherND by run-time indices is not supported (constant indices only)")
+    if isinstance(data, Const):
+        return Const(gather_nd(data.value, indices.value, batch_dims))
+    if isinstance(data, MaskOf):
+        shape = data.shape or w.tensors[data.act.name].shape
+    else:
+        shape = w.tensors[act_of(w, data).name].shape
+    size = int(np.prod(shape, dtype=np.int64))
+    try:
+        picks = gather_nd(np.arange(size).reshape(shape), indices.value, batch_dims)
+    except ValueError as err:
+        raise w.fail(str(err)) from None
+    if not np.array_equal(picks.reshape(-1), np.arange(size)):
+        raise w.fail("GatherND of a run-time tensor is supported when the constant indices "
+                     "pick every element in order (a reshape)")
+    target = list(w.current_shape)
+    if isinstance(data, MaskOf):
+        return reshape_mask(w, data, target)  # type: ignore[return-value]
+    x = act_of(w, data)
+    if w.dtype(x) != "float32":  # an integer tensor lives on the host: a host copy
+        return w.emit("HostCast", [x], {"to": w.dtype(x), "shape": target}, part="reshape")
+    return w.emit("Reshape", [x], {"shape": target}, part="reshape")
+
+
 @converter("relax.concat")
 def convert_concat(w: Walker, call: Any, args: list[Value]) -> Value:
+    """Concat of activations (Concat), with constant operands (ConcatConstant, one layer per
+    run of adjacent constants), or of constants only (folded)."""
     (items,) = args
-    if not isinstance(items, Tup) or not all(isinstance(i, Act) for i in items.items):
-        raise w.fail("concat of constants is not supported")
-    rank = len(w.tensors[items.items[0].name].shape)
-    return w.emit("Concat", list(items.items), {"axis": int(call.attrs.axis) % rank},
-                  part="concat")
+    if not isinstance(items, Tup) or not all(isinstance(i, (Act, Const)) for i in items.items):
+        raise w.fail("Concat is supported of activations and constants")
+    values = list(items.items)
+    if all(isinstance(v, Const) for v in values):
+        rank = np.asarray(values[0].value).ndim
+        return Const(np.concatenate([np.asarray(v.value) for v in values],
+                                    axis=int(call.attrs.axis) % rank))
+    rank = next(len(w.tensors[v.name].shape) for v in values if isinstance(v, Act))
+    axis = int(call.attrs.axis) % rank
+    pieces: list[Act | np.ndarray] = []
+    for v in values:
+        if isinstance(v, Act):
+            pieces.append(v)
+        elif pieces and isinstance(pieces[-1], np.ndarray):
+            pieces[-1] = np.concatenate([pieces[-1], np.asarray(v.value)], axis=axis)
+        else:
+            pieces.append(np.asarray(v.value))
+    acts: list[Act] = []
+    pending: tuple[np.ndarray, int] | None = None
+    for piece in pieces:
+        if isinstance(piece, Act):
+            acts.append(piece)
+            continue
+        if pending is not None:  # the SDK op takes one constant: chain a second layer
+            acts = [_concat_constant(w, acts, axis, *pending)]
+        pending = (piece, len(acts))
+    if pending is not None:
+        return _concat_constant(w, acts, axis, *pending)
+    if len(acts) == 1:
+        return acts[0]
+    return w.emit("Concat", acts, {"axis": axis}, part="concat")
+
+
+def _concat_constant(w: Walker, acts: list[Act], axis: int, constant: np.ndarray,
+                     at: int) -> Act:
+    if constant.dtype.kind != "f":
+        raise w.fail(f"Concat with a {constant.dtype} constant: the device concatenates "
+                     f"float tensors")
+    return w.emit("ConcatConstant", acts, {"axis": axis, "constant_shape": list(constant.shape),
+                                           "constant_at": at},
+                  {"constant": constant}, part="concat")
 
 
 @converter("relax.reshape")
@@ -129,9 +222,20 @@ def slice_layer(w: Walker, x: Act, axes: list[int], begin: list[int], end: list[
                   part="slice")
 
 
+def _const_strided_slice(value: np.ndarray, axes: list[int], begin: list[int], end: list[int],
+                         step: list[int] | None = None) -> np.ndarray:
+    """numpy's slicing of a constant (TVM slices a constant shape tensor around GatherND)."""
+    index = [slice(None)] * value.ndim
+    for i, axis in enumerate(axes):
+        index[axis % value.ndim] = slice(begin[i], end[i], step[i] if step else 1)
+    return value[tuple(index)]
+
+
 @converter("relax.strided_slice")
 def convert_strided_slice(w: Walker, call: Any, args: list[Value]) -> Value:
     x = args[0]
+    if isinstance(x, Const) and all(isinstance(a, (Const, Tup)) for a in args[1:]):
+        return Const(_const_strided_slice(np.asarray(x.value), *(const_ints(a) for a in args[1:])))
     if not isinstance(x, Act) or not all(isinstance(a, (Const, Tup)) for a in args[1:]):
         raise w.fail("strided_slice is supported on an activation with constant bounds")
     axes, begin, end = (const_ints(a) for a in args[1:4])

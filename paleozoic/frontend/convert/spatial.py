@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from paleozoic.frontend.convert.reduce import reduce_layer
 from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, ints
@@ -18,8 +19,6 @@ onnx_ops({
     "AveragePool": OnnxOp("Pool"),
     "GlobalAveragePool": OnnxOp("GlobalAvgPool"),
     "GlobalMaxPool": OnnxOp("Pool"),
-    "ReduceMean": OnnxOp("GlobalAvgPool"),
-    "ReduceMax": OnnxOp("Pool"),
 })
 
 
@@ -115,7 +114,7 @@ def convert_mean(w: Walker, call: Any, args: list[Value]) -> Value:
     axes = (list(range(len(shape))) if call.attrs.axis is None
             else sorted(a % len(shape) for a in ints(call.attrs.axis))) if shape else []
     if not isinstance(x, Act) or len(shape) != 4 or axes != [2, 3]:
-        raise w.fail("mean is supported over the H and W axes of an NCHW tensor only")
+        return reduce_layer(w, call, x, "mean")
     out = w.emit("GlobalAvgPool", [x], part="gap")
     if not call.attrs.keepdims:
         out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, part="flatten")
@@ -129,8 +128,7 @@ def convert_max(w: Walker, call: Any, args: list[Value]) -> Value:
     axes = (list(range(len(shape))) if call.attrs.axis is None
             else sorted(a % len(shape) for a in ints(call.attrs.axis))) if shape else []
     if not isinstance(x, Act) or len(shape) != 4 or axes != [2, 3]:
-        raise w.fail("max is supported over the H and W axes of an NCHW tensor only "
-                     "(GlobalMaxPool)")
+        return reduce_layer(w, call, x, "max")
     attrs = {"mode": "max", "kernel": [shape[2], shape[3]], "stride": [1, 1],
              "pads": [0, 0, 0, 0], "ceil_mode": False, "count_include_pad": False}
     out = w.emit("Pool", [x], attrs, part="gmp")

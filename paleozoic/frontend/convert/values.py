@@ -3,6 +3,7 @@ the inner bindings of a pattern match, which its root binding converts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,14 @@ class Const:
 @dataclass(frozen=True)
 class Tup:
     items: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A tuple field whose layer is emitted only when a binding reads it (TopK's values and
+    indices are two host layers; a model reading one output should not compute both)."""
+
+    make: Callable[[], Any]
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ inline cnmlActiveFunction_t sdkValue(Active v) {
   return CNML_ACTIVE_RELU1;
 }
 
-enum class Binary { kAdd, kSub, kMul, kDiv };
+enum class Binary { kAdd, kSub, kMul, kDiv, kPow };
 
 inline const char* irName(Binary v) {
   switch (v) {
@@ -57,6 +57,7 @@ inline const char* irName(Binary v) {
     case Binary::kSub: return "sub";
     case Binary::kMul: return "mul";
     case Binary::kDiv: return "div";
+    case Binary::kPow: return "pow";
   }
   return "";
 }
@@ -67,12 +68,13 @@ inline bool parseBinary(const std::string& text, Binary* out) {
   if (text == "sub") { *out = Binary::kSub; return true; }
   if (text == "mul") { *out = Binary::kMul; return true; }
   if (text == "div") { *out = Binary::kDiv; return true; }
+  if (text == "pow") { *out = Binary::kPow; return true; }
   return false;
 }
 
-inline const char* binaryChoices() { return "add, sub, mul or div"; }
+inline const char* binaryChoices() { return "add, sub, mul, div or pow"; }
 
-enum class Unary { kSqrt, kRsqrt, kPow, kErf, kGelu, kGeluTanh };
+enum class Unary { kSqrt, kRsqrt, kPow, kErf, kGelu, kGeluTanh, kExp, kLog, kAbs, kNeg };
 
 inline const char* irName(Unary v) {
   switch (v) {
@@ -82,6 +84,10 @@ inline const char* irName(Unary v) {
     case Unary::kErf: return "erf";
     case Unary::kGelu: return "gelu";
     case Unary::kGeluTanh: return "gelu_tanh";
+    case Unary::kExp: return "exp";
+    case Unary::kLog: return "log";
+    case Unary::kAbs: return "abs";
+    case Unary::kNeg: return "neg";
   }
   return "";
 }
@@ -94,10 +100,14 @@ inline bool parseUnary(const std::string& text, Unary* out) {
   if (text == "erf") { *out = Unary::kErf; return true; }
   if (text == "gelu") { *out = Unary::kGelu; return true; }
   if (text == "gelu_tanh") { *out = Unary::kGeluTanh; return true; }
+  if (text == "exp") { *out = Unary::kExp; return true; }
+  if (text == "log") { *out = Unary::kLog; return true; }
+  if (text == "abs") { *out = Unary::kAbs; return true; }
+  if (text == "neg") { *out = Unary::kNeg; return true; }
   return false;
 }
 
-inline const char* unaryChoices() { return "sqrt, rsqrt, pow, erf, gelu or gelu_tanh"; }
+inline const char* unaryChoices() { return "sqrt, rsqrt, pow, erf, gelu, gelu_tanh, exp, log, abs or neg"; }
 
 enum class InterpCoordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
 
@@ -206,6 +216,31 @@ inline bool parseRnnOutput(const std::string& text, RnnOutput* out) {
 }
 
 inline const char* rnnOutputChoices() { return "y, y_h or y_c"; }
+
+enum class Reduce { kSum, kMean, kMax, kMin, kProd };
+
+inline const char* irName(Reduce v) {
+  switch (v) {
+    case Reduce::kSum: return "sum";
+    case Reduce::kMean: return "mean";
+    case Reduce::kMax: return "max";
+    case Reduce::kMin: return "min";
+    case Reduce::kProd: return "prod";
+  }
+  return "";
+}
+
+// The reduction called `text` in the IR; false if there is none.
+inline bool parseReduce(const std::string& text, Reduce* out) {
+  if (text == "sum") { *out = Reduce::kSum; return true; }
+  if (text == "mean") { *out = Reduce::kMean; return true; }
+  if (text == "max") { *out = Reduce::kMax; return true; }
+  if (text == "min") { *out = Reduce::kMin; return true; }
+  if (text == "prod") { *out = Reduce::kProd; return true; }
+  return false;
+}
+
+inline const char* reduceChoices() { return "sum, mean, max, min or prod"; }
 
 }  // namespace pz
 

@@ -33,10 +33,10 @@ class AddLayer : public Layer {
   AddLayer(std::string name, Tensor& a, Tensor& b);
 };
 
-// y = a (+ - * /) b. b has a's shape, or broadcasts to it: b's rank at most a's, dims
+// y = a (+ - * / ^) b. b has a's shape, or broadcasts to it: b's rank at most a's, dims
 // right-aligned, each equal to a's or 1 (per-channel [1, C, 1, 1] or [C, 1, 1], scalar-like
 // [1, 1, 1, 1], [1, 1, H, W], ...); y has a's shape. Equal shapes use the SDK's Add, Sub,
-// Mult and RealDiv ops, a broadcast b its BroadcastAdd/Sub/Mult ops. RealDiv has no
+// Mult, RealDiv and Pow ops, a broadcast b its BroadcastAdd/Sub/Mult/Pow ops. RealDiv has no
 // broadcast form, so a div needs equal shapes; a b that does not broadcast, or a div with
 // unequal shapes, fails at construction with the SDK's status (pz::SdkError).
 class BinaryLayer : public Layer {
@@ -51,7 +51,8 @@ class PReluLayer : public Layer {
   PReluLayer(std::string name, Tensor& input);
 };
 
-// y = f(x) element-wise: sqrt, 1/sqrt, x^power (a constant), erf, GELU (exact or tanh).
+// y = f(x) element-wise: sqrt, 1/sqrt, x^power (a constant), erf, GELU (exact or tanh),
+// exp, log, |x|, -x.
 class UnaryLayer : public Layer {
  public:
   UnaryLayer(std::string name, Tensor& input, Unary fn, float power = 1.0f);

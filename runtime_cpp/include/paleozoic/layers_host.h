@@ -1,5 +1,5 @@
 // Host layers: the work the SDK cannot run (casts of integer inputs, integer index arithmetic,
-// ArgMax), computed on the CPU inside the session between device blocks, the way TVM's BYOC
+// ArgMax, TopK), computed on the CPU inside the session between device blocks, the way TVM's BYOC
 // partitions a graph between an accelerator and the host. Each is a layer of its own block:
 // it cannot join a fusion op. Its device time is the copies of its inputs to the host and of
 // its output back (integer tensors already live on the host), priced by the SDK's device
@@ -82,6 +82,25 @@ class HostSelectLayer : public HostLayer {
                std::vector<double>& output) const override;
   HostTest test_;
   std::optional<float> then_, otherwise_;
+};
+
+// Which of ONNX TopK's outputs a HostTopKLayer gives.
+enum class TopKOutput { kValues, kIndices };
+
+// ONNX TopK (sorted): the k largest (or smallest) values along `axis` in order, equal values
+// by ascending index, and NaN above every number as in ArgMax; the layer gives the values
+// (the input's type) or their int64 indices. A model reading both has two layers.
+class HostTopKLayer : public HostLayer {
+ public:
+  HostTopKLayer(std::string name, Tensor& input, int axis, int k, TopKOutput output,
+                bool largest = true);
+
+ private:
+  void compute(const std::vector<std::vector<double>>& inputs,
+               std::vector<double>& output) const override;
+  int axis_, k_;
+  TopKOutput which_;
+  bool largest_;
 };
 
 }  // namespace pz

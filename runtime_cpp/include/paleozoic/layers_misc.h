@@ -25,10 +25,19 @@ class BatchDotLayer : public Layer {
 };
 
 // Softmax along any axis: the SDK's Softmax op on a 4-D (NCHW) or 2-D (NC) input, its Nd op
-// otherwise.
+// otherwise. With `log`, LogSoftmax (the SDK's NdLogSoftmax op, max-subtracted).
 class SoftmaxLayer : public Layer {
  public:
-  SoftmaxLayer(std::string name, Tensor& input, int axis);
+  SoftmaxLayer(std::string name, Tensor& input, int axis, bool log = false);
+};
+
+// The sum, mean, max, min or product over `axes` (distinct, ascending, at least one): one
+// SDK NdReduce op. The output keeps the reduced axes as 1s, or drops them without
+// `keepdims` (at least one axis must remain).
+class ReduceLayer : public Layer {
+ public:
+  ReduceLayer(std::string name, Tensor& input, Reduce op, std::vector<int> axes,
+              bool keepdims = true);
 };
 
 // ONNX LayerNormalization: over the axes axis..rank-1, y = (x - mean) / sqrt(var + epsilon)
@@ -41,6 +50,11 @@ class LayerNormLayer : public Layer {
 class ConcatLayer : public Layer {
  public:
   ConcatLayer(std::string name, std::vector<Tensor*> inputs, int axis);
+  // With one constant operand (ViT's class token, expanded over the batch), a CNML_CONST
+  // weight "constant" of shape `constant` bound with configLayer, placed before input
+  // `constant_at` (inputs.size(): after the last).
+  ConcatLayer(std::string name, std::vector<Tensor*> inputs, int axis, Shape constant,
+              int constant_at);
 
  protected:
   cnmlStatus_t forward(cnrtQueue_t queue) override;

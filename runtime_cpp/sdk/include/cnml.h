@@ -334,6 +334,12 @@ cnmlStatus_t cnmlCreateBroadcastSubOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
                                       cnmlTensor_t input_2, cnmlTensor_t output);
 cnmlStatus_t cnmlCreateBroadcastMultOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
                                        cnmlTensor_t input_2, cnmlTensor_t output);
+// Mock ops: out = in1 ^ in2 (C's pow: a negative base with a non-integer exponent is nan),
+// element-wise (equal dims) or with in2 broadcast to in1 as the Broadcast* ops take it.
+cnmlStatus_t cnmlCreatePowOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
+                             cnmlTensor_t output);
+cnmlStatus_t cnmlCreateBroadcastPowOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                      cnmlTensor_t input_2, cnmlTensor_t output);
 // out = in >= 0 ? in : prelu_param[c] * in, per channel (axis 1). Extension beyond
 // cnml-subset.md (Cambricon Caffe's PReLU layer, Paddle-Lite's leaky_relu bridge).
 // Mock rule: prelu_param is a CONST/FILTER tensor of c values, or of one value shared by
@@ -349,6 +355,26 @@ cnmlStatus_t cnmlCreateSoftmaxOp(cnmlBaseOp_t* op, cnmlDimension_t dim, cnmlTens
 // Paddle-Lite calls it; cnmlCreateSoftmaxOp's cnmlDimension_t names NCHW axes).
 cnmlStatus_t cnmlCreateNdSoftmaxOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t input,
                                    cnmlTensor_t output);
+// Mock op: log(softmax(in)) along `axis` (0 <= axis < rank) as (x - max) - log(sum(exp(x -
+// max))), so no exp overflows and no small probability rounds to log(0).
+cnmlStatus_t cnmlCreateNdLogSoftmaxOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t input,
+                                      cnmlTensor_t output);
+// Mock ops (CNML's ReduceSum/ReduceMean/ReduceMax take one cnmlDimension_t; these take a set
+// of axes, so a reduction over several is one pass and one rounding): out = the sum, mean,
+// max, min or product of `in` over the `axis_num` axes in `axes`. Mock rules: axes distinct,
+// ascending, 0 <= axis < rank, axis_num >= 1; out has in's dims with the reduced ones 1, or
+// with them removed (the same element order), else INVALIDPARAM. Sums, means and products
+// accumulate in double; max and min propagate nan.
+cnmlStatus_t cnmlCreateNdReduceSumOp(cnmlBaseOp_t* op, const int axes[], int axis_num,
+                                     cnmlTensor_t input, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateNdReduceMeanOp(cnmlBaseOp_t* op, const int axes[], int axis_num,
+                                      cnmlTensor_t input, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateNdReduceMaxOp(cnmlBaseOp_t* op, const int axes[], int axis_num,
+                                     cnmlTensor_t input, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateNdReduceMinOp(cnmlBaseOp_t* op, const int axes[], int axis_num,
+                                     cnmlTensor_t input, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateNdReduceProdOp(cnmlBaseOp_t* op, const int axes[], int axis_num,
+                                      cnmlTensor_t input, cnmlTensor_t output);
 // output = input gathered along `dim` (CNML_DIM_N, C, H, W: axes 0..3 of the input) by the
 // int32 `index`: output shape input[:dim] + index + input[dim+1:] (embeddings: a
 // [vocabulary, width] CNML_CONST table gathered on N by token ids). Mock rules: the input a
@@ -381,6 +407,14 @@ cnmlStatus_t cnmlCreatePowerOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_
 cnmlStatus_t cnmlCreateErfOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
 cnmlStatus_t cnmlCreateGeluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                               bool approximate);
+// out = exp(in), log(in) (natural; log(0) = -inf, log(x < 0) = nan), |in|, -in (CNML's Exp,
+// Log, Abs; Neg is a mock op).
+cnmlStatus_t cnmlCreateExpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateLogOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateAbsOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateNegOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
+// Inputs are CNML_TENSORs or bound CNML_CONSTs (at least one CNML_TENSOR, else UNSUPPORT);
+// the forward takes the CNML_TENSOR inputs only, in order.
 cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs[],
                                   int input_num, cnmlTensor_t outputs[], int output_num);
 cnmlStatus_t cnmlCreateLrnOp(cnmlBaseOp_t* op, cnmlLrnOpParam_t param, cnmlTensor_t input,
@@ -512,6 +546,45 @@ cnmlStatus_t cnmlComputeErfOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tens
                                       cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeGeluOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                       void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeExpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeLogOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeAbsOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeNegOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeNdLogSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+// Each reduce forward runs only ops of its own creator (else INVALIDPARAM).
+cnmlStatus_t cnmlComputeNdReduceSumOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeNdReduceMeanOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeNdReduceMaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeNdReduceMinOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeNdReduceProdOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputePowOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeBroadcastPowOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensors[],
                                            void* inputs[], int input_num,

@@ -1,0 +1,73 @@
+"""Converters of the reductions (ONNX ReduceSum / ReduceMean / ReduceMax / ReduceMin /
+ReduceProd, and the ReduceSumSquare / ReduceL2 / ReduceL1 / ReduceLogSumExp forms TVM writes
+as a Unary or Binary and one of those): one Reduce layer over every reduced axis. A mean or
+max over the H and W axes of an NCHW tensor stays the SDK's pooling (spatial.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
+from paleozoic.frontend.convert.values import Act, Const, Value
+from paleozoic.frontend.convert.walker import Walker, act_of, ints
+
+onnx_ops({
+    "ReduceSum": OnnxOp("Reduce sum", parameters=(1,)),
+    "ReduceMean": OnnxOp("Reduce mean (GlobalAvgPool over NCHW's H and W)", parameters=(1,)),
+    "ReduceMax": OnnxOp("Reduce max (Pool over NCHW's H and W)", parameters=(1,)),
+    "ReduceMin": OnnxOp("Reduce min", parameters=(1,)),
+    "ReduceProd": OnnxOp("Reduce prod", parameters=(1,)),
+    "ReduceSumSquare": OnnxOp("Binary mul + Reduce sum", parameters=(1,)),
+    "ReduceL1": OnnxOp("Unary abs + Reduce sum", parameters=(1,)),
+    "ReduceL2": OnnxOp("Binary mul + Reduce sum + Unary sqrt", parameters=(1,)),
+    "ReduceLogSum": OnnxOp("Reduce sum + Unary log", parameters=(1,)),
+    "ReduceLogSumExp": OnnxOp("Unary exp + Reduce sum + Unary log", parameters=(1,)),
+})
+
+_NUMPY = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}
+
+
+def reduce_axes(w: Walker, call: Any, x: Value) -> list[int]:
+    """The reduced axes, non-negative and ascending (every axis when the call has none)."""
+    rank = len(w.tensors[x.name].shape) if isinstance(x, Act) else np.ndim(x.value)
+    if call.attrs.axis is None:
+        return list(range(rank))
+    return sorted({a % rank for a in ints(call.attrs.axis)}) if rank else []
+
+
+def reduce_layer(w: Walker, call: Any, x: Value, op: str) -> Value:
+    axes = reduce_axes(w, call, x)
+    keepdims = bool(call.attrs.keepdims)
+    if isinstance(x, Const):  # shapes and masks TVM leaves to us: numpy's reduction
+        value = np.asarray(x.value)
+        return Const(_NUMPY[op](value, axis=tuple(axes), keepdims=keepdims).astype(value.dtype))
+    x = act_of(w, x)
+    shape = w.tensors[x.name].shape
+    if w.dtype(x) != "float32":
+        raise w.fail(f"Reduce{op.capitalize()} of an integer tensor: reductions are "
+                     f"computed on float32 tensors")
+    if not axes:
+        return x
+    if not keepdims and len(axes) == len(shape):
+        raise w.fail(f"Reduce{op.capitalize()} over every axis of {tuple(shape)} with "
+                     f"keepdims=0 has a 0-d result; a session's tensors have at least one "
+                     f"axis (keepdims=1 keeps them)")
+    return w.emit("Reduce", [x], {"op": op, "axes": axes, "keepdims": keepdims},
+                  part=f"reduce_{op}")
+
+
+@converter("relax.sum")
+def convert_sum(w: Walker, call: Any, args: list[Value]) -> Value:
+    return reduce_layer(w, call, args[0], "sum")
+
+
+@converter("relax.min")
+def convert_min(w: Walker, call: Any, args: list[Value]) -> Value:
+    return reduce_layer(w, call, args[0], "min")
+
+
+@converter("relax.prod")
+def convert_prod(w: Walker, call: Any, args: list[Value]) -> Value:
+    return reduce_layer(w, call, args[0], "prod")

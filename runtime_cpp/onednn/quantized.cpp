@@ -1,0 +1,604 @@
+// fp16 and int8 ops on the oneDNN SDK, with the mock's arithmetic (mock/numerics.h) kept
+// wherever oneDNN allows it (README "oneDNN SDK" states what differs).
+//
+// int8 Conv/ConvGroup/Mlp: oneDNN's int8 convolution / inner product (s8 x s8, exact s32
+// sums) with per-output-channel weight scales f_c = numerics::rescaleFactor (so the
+// primitive's rescale is float(acc) * f_c + bias_c, as the mock's), f32 dst and the chain's
+// post-ops. The input is quantised here with the mock's rule (numerics.h 3: product in
+// double, rint half to even, clamp to +-127, NaN -> 0), not by a oneDNN reorder, which
+// multiplies in fp32 and saturates to -128. The f32 result is rounded to binary16 here.
+// Only VNNI/AMX kernels are used: without them oneDNN pre-scales int8 weights by 1/2 (to
+// avoid vpmaddubsw saturation), which changes the sums; such CPUs keep the mock's kernels.
+//
+// fp16 ops: oneDNN 3.2 has f16 primitives only on AVX512-FP16/AMX-FP16 CPUs, and its
+// f16<->f32 reorders are the generic C++ ones, so a chain of fp16 ops is the fp32 path's
+// primitive(s) between binary16 decoding and encoding done here (exact, round to nearest
+// even: the mock's "fp32 kernel on decoded values, rounded once"); a conv head converts
+// straight into and out of its f32 primitive's channels-last layout, as int8 ones do.
+//
+// In a fused chain the intermediate values stay fp32: the mock rounds each op's output to
+// binary16, this rounds the chain's output once (bit-equal when the ops after the head are
+// relu/clip, which commute with rounding).
+#include "quantized.h"
+
+#include <omp.h>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "numerics.h"
+
+namespace pz_mock {
+namespace onednn {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+
+dnnl::engine& cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// As backend.cpp: the primitives run (and are created) on the op's MP threads.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) {
+    omp_set_num_threads(threads);
+  }
+  ~ThreadScope() { omp_set_num_threads(saved_); }
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int saved_;
+};
+
+memory::desc dense(const Dims& dims, DT dt) {
+  memory::dims d(dims.begin(), dims.end());
+  memory::dims strides(d.size(), 1);
+  for (std::size_t i = d.size(); i-- > 1;) strides[i - 1] = strides[i] * d[i];
+  return memory::desc(d, dt, strides);
+}
+
+// ---- binary16 and int8 conversions (numerics.h 1 and 3), vectorised ---------------------
+
+// GCC 12 warns that the intrinsics' internal _mm512_undefined_*() values are uninitialised.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// One contiguous row each (vectorised where the ISA allows), and with AVX-512 sixteen
+// values at a time in a register (`put`), for the transposing conversions below.
+// vcvtps2ph with round to nearest even gives numerics::floatToHalf's bits (subnormals kept,
+// overflow to inf, NaN quieted with its top payload bits), vcvtph2ps halfToFloat's.
+#if defined(__AVX512F__)
+inline __m512 loadHalf16(const std::uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+#endif
+
+struct EncodeRow {
+  void operator()(const float* in, std::uint16_t* out, long long n) const {
+    long long i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) put(_mm512_loadu_ps(in + i), out + i);
+#endif
+    for (; i < n; ++i) out[i] = numerics::floatToHalf(in[i]);
+  }
+#if defined(__AVX512F__)
+  void put(__m512 x, std::uint16_t* out) const {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                        _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+#endif
+};
+
+struct DecodeRow {
+  void operator()(const std::uint16_t* in, float* out, long long n) const {
+    long long i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) put(loadHalf16(in + i), out + i);
+#endif
+    for (; i < n; ++i) out[i] = numerics::halfToFloat(in[i]);
+  }
+#if defined(__AVX512F__)
+  void put(__m512 x, float* out) const { _mm512_storeu_ps(out, x); }
+#endif
+};
+
+// numerics::quantize of the decoded binary16 input: x * k in double (exact), rint half to
+// even, NaN -> 0, clamp to +-127.
+struct QuantizeRow {
+  double k;
+  void operator()(const std::uint16_t* in, std::int8_t* out, long long n) const {
+    long long i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) put(loadHalf16(in + i), out + i);
+#endif
+    for (; i < n; ++i) out[i] = numerics::quantize(numerics::halfToFloat(in[i]), k);
+  }
+#if defined(__AVX512F__)
+  __m256i eight(__m256 x) const {
+    __m512d t = _mm512_mul_pd(_mm512_cvtps_pd(x), _mm512_set1_pd(k));
+    t = _mm512_roundscale_pd(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    t = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(t, t, _CMP_ORD_Q), t);  // NaN -> 0
+    t = _mm512_min_pd(_mm512_max_pd(t, _mm512_set1_pd(-127.0)), _mm512_set1_pd(127.0));
+    return _mm512_cvtpd_epi32(t);
+  }
+  void put(__m512 x, std::int8_t* out) const {
+    const __m256i a = eight(_mm512_castps512_ps256(x));
+    const __m256i c = eight(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
+    const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(a), c, 1);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(q));
+  }
+#endif
+};
+
+constexpr long long kChunk = 4096;  // elements per parallel task
+
+// A dense buffer converted element by element, in chunks on `threads` threads.
+template <typename In, typename Out, typename Row>
+void convertDense(const In* in, Out* out, std::size_t n, int threads, Row row) {
+  const long long count = static_cast<long long>(n);
+  const long long chunks = (count + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) num_threads(threads) if (chunks > 4)
+  for (long long c = 0; c < chunks; ++c)
+    row(in + c * kChunk, out + c * kChunk, std::min(count, (c + 1) * kChunk) - c * kChunk);
+}
+
+void encode(const float* in, std::uint16_t* out, std::size_t n, int threads) {
+  convertDense(in, out, n, threads, EncodeRow());
+}
+void decode(const std::uint16_t* in, float* out, std::size_t n, int threads) {
+  convertDense(in, out, n, threads, DecodeRow());
+}
+
+// int8 convolutions want channels-last (nhwc) operands: the conversions write or read that
+// layout directly, in tiles of kTileC channels x kTileS positions (16 x 16 blocks
+// transposed in registers), instead of a oneDNN reorder pass on top (which cost more than
+// the convolutions themselves on ResNet-50).
+constexpr int kTileC = 16, kTileS = 64;
+
+struct Planes {
+  long long n, c, s;  // batch, channels, positions per channel
+  long long tiles() const {
+    return n * ((c + kTileC - 1) / kTileC) * ((s + kTileS - 1) / kTileS);
+  }
+};
+
+#if defined(__AVX512F__)
+// r[i] = row i of a 16 x 16 block; afterwards r[j] = column j.
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {  // u[i + m]: columns m, m+4, m+8, m+12 of rows i..i+3
+    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
+    const __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
+    u[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    u[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    u[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    u[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  for (int m = 0; m < 4; ++m) {
+    const __m512 v0 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x88);
+    const __m512 v1 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x88);
+    const __m512 w0 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xdd);
+    const __m512 w1 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xdd);
+    r[m] = _mm512_shuffle_f32x4(v0, v1, 0x88);
+    r[m + 8] = _mm512_shuffle_f32x4(v0, v1, 0xdd);
+    r[m + 4] = _mm512_shuffle_f32x4(w0, w1, 0x88);
+    r[m + 12] = _mm512_shuffle_f32x4(w0, w1, 0xdd);
+  }
+}
+#endif
+
+// Dense [n][c][s] binary16 -> [n][s][c] Out.
+template <typename Out, typename Row>
+void toChannelsLast(const std::uint16_t* in, Out* out, const Planes& p, int threads, Row row) {
+  const long long cb = (p.c + kTileC - 1) / kTileC, sb = (p.s + kTileS - 1) / kTileS;
+#pragma omp parallel for schedule(static) num_threads(threads) if (p.tiles() > 4)
+  for (long long t = 0; t < p.tiles(); ++t) {
+    const long long n = t / (cb * sb), c0 = (t / sb) % cb * kTileC, s0 = t % sb * kTileS;
+    const long long cw = std::min<long long>(kTileC, p.c - c0);
+    const long long sw = std::min<long long>(kTileS, p.s - s0);
+    const std::uint16_t* src = in + (n * p.c + c0) * p.s + s0;
+    Out* dst = out + (n * p.s + s0) * p.c + c0;
+    long long j0 = 0;
+#if defined(__AVX512F__)
+    for (; cw == 16 && j0 + 16 <= sw; j0 += 16) {
+      __m512 r[16];
+      for (int k = 0; k < 16; ++k) r[k] = loadHalf16(src + k * p.s + j0);
+      transpose16(r);
+      for (int j = 0; j < 16; ++j) row.put(r[j], dst + (j0 + j) * p.c);
+    }
+#endif
+    if (j0 == sw) continue;
+    Out tile[kTileS][kTileC], line[kTileS];
+    for (long long k = 0; k < cw; ++k) {
+      row(src + k * p.s + j0, line, sw - j0);
+      for (long long j = j0; j < sw; ++j) tile[j][k] = line[j - j0];
+    }
+    for (long long j = j0; j < sw; ++j) std::memcpy(dst + j * p.c, tile[j], sizeof(Out) * cw);
+  }
+}
+
+// Dense [n][s][c] fp32 -> [n][c][s] binary16.
+void fromChannelsLast(const float* in, std::uint16_t* out, const Planes& p, int threads) {
+  const EncodeRow row;
+  const long long cb = (p.c + kTileC - 1) / kTileC, sb = (p.s + kTileS - 1) / kTileS;
+#pragma omp parallel for schedule(static) num_threads(threads) if (p.tiles() > 4)
+  for (long long t = 0; t < p.tiles(); ++t) {
+    const long long n = t / (cb * sb), c0 = (t / sb) % cb * kTileC, s0 = t % sb * kTileS;
+    const long long cw = std::min<long long>(kTileC, p.c - c0);
+    const long long sw = std::min<long long>(kTileS, p.s - s0);
+    const float* src = in + (n * p.s + s0) * p.c + c0;
+    std::uint16_t* dst = out + (n * p.c + c0) * p.s + s0;
+    long long j0 = 0;
+#if defined(__AVX512F__)
+    for (; cw == 16 && j0 + 16 <= sw; j0 += 16) {
+      __m512 r[16];
+      for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_ps(src + (j0 + j) * p.c);
+      transpose16(r);
+      for (int k = 0; k < 16; ++k) row.put(r[k], dst + k * p.s + j0);
+    }
+#endif
+    if (j0 == sw) continue;
+    float tile[kTileS][kTileC], line[kTileS];
+    for (long long j = j0; j < sw; ++j) std::memcpy(tile[j], src + j * p.c, sizeof(float) * cw);
+    for (long long k = 0; k < cw; ++k) {
+      for (long long j = j0; j < sw; ++j) line[j - j0] = tile[j][k];
+      row(line, dst + k * p.s + j0, sw - j0);
+    }
+  }
+}
+
+#pragma GCC diagnostic pop
+
+bool allOf(const std::vector<Operand>& v, cnmlDataType_t dtype) {
+  for (const Operand& o : v)
+    if (o.dtype != dtype) return false;
+  return true;
+}
+
+// The chain as FLOAT32 ops for the fp32 path (consts already hold their decoded values).
+std::vector<OpDesc> asFloat(const std::vector<const OpDesc*>& chain) {
+  std::vector<OpDesc> ops;
+  for (const OpDesc* d : chain) {
+    ops.push_back(*d);
+    for (Operand& o : ops.back().inputs) o.dtype = CNML_DATA_FLOAT32;
+    for (Operand& o : ops.back().outputs) o.dtype = CNML_DATA_FLOAT32;
+  }
+  return ops;
+}
+
+std::vector<const OpDesc*> pointers(const std::vector<OpDesc>& ops) {
+  std::vector<const OpDesc*> p;
+  for (const OpDesc& d : ops) p.push_back(&d);
+  return p;
+}
+
+// ---- fp16: the fp32 path between binary16 conversions -----------------------------------
+
+class HalfOp : public BackendOp {
+ public:
+  HalfOp(std::unique_ptr<BackendOp> inner, const std::vector<std::size_t>& in_sizes,
+         std::size_t out_size, int threads)
+      : inner_(std::move(inner)), out32_(out_size), threads_(threads) {
+    for (std::size_t n : in_sizes) in32_.emplace_back(n);
+  }
+
+  void run(const void* const* inputs, void* const* outputs) override {
+    std::vector<const void*> in(in32_.size());
+    for (std::size_t i = 0; i < in32_.size(); ++i) {
+      decode(static_cast<const std::uint16_t*>(inputs[i]), in32_[i].data(), in32_[i].size(),
+             threads_);
+      in[i] = in32_[i].data();
+    }
+    void* out = out32_.data();
+    inner_->run(in.data(), &out);
+    encode(out32_.data(), static_cast<std::uint16_t*>(outputs[0]), out32_.size(), threads_);
+  }
+
+ private:
+  std::unique_ptr<BackendOp> inner_;
+  std::vector<std::vector<float>> in32_;
+  std::vector<float> out32_;
+  int threads_;
+};
+
+// The chain's inputs as backend.h orders them: the head's, then each later op's other one.
+std::vector<std::size_t> chainInputSizes(const std::vector<const OpDesc*>& chain) {
+  std::vector<std::size_t> sizes;
+  for (const Operand& o : chain.front()->inputs) sizes.push_back(o.elements());
+  for (std::size_t k = 1; k < chain.size(); ++k)
+    for (const Operand& o : chain[k]->inputs)
+      if (o.id != chain[k - 1]->outputs[0].id) sizes.push_back(o.elements());
+  return sizes;
+}
+
+std::unique_ptr<BackendOp> makeConvertingConv(const OpDesc& d,
+                                              const std::vector<const OpDesc*>& chain,
+                                              int threads, const FloatPath& fp32, bool int8);
+
+// A conv head converts its own operands (channels-last, below); other chains are the fp32
+// path's primitive(s) between dense conversions.
+std::unique_ptr<BackendOp> makeHalf(const std::vector<const OpDesc*>& chain, int threads,
+                                    const FloatPath& fp32) {
+  for (const OpDesc* d : chain)
+    if (d->int8 || d->kind == OpKind::kCast || d->outputs.size() != 1 ||
+        !allOf(d->inputs, CNML_DATA_FLOAT16) || !allOf(d->outputs, CNML_DATA_FLOAT16))
+      return nullptr;
+  const OpDesc& head = *chain.front();
+  if ((head.kind == OpKind::kConv || head.kind == OpKind::kConvGroup) && head.inputs.size() == 1)
+    if (std::unique_ptr<BackendOp> op = makeConvertingConv(head, chain, threads, fp32, false))
+      return op;
+  const std::vector<OpDesc> ops = asFloat(chain);
+  std::unique_ptr<BackendOp> inner = fp32.make(pointers(ops), threads);
+  if (!inner) return nullptr;
+  return std::make_unique<HalfOp>(std::move(inner), chainInputSizes(chain),
+                                  chain.back()->outputs[0].elements(), threads);
+}
+
+// ---- int8 ----------------------------------------------------------------------------------
+
+// A dense user buffer (the caller's, converted) bound to a primitive argument: directly
+// when the primitive took the dense layout, converted straight into channels-last, or
+// through a oneDNN reorder for any other layout.
+struct Staged {
+  enum Route { kDirect, kChannelsLast, kReorder };
+  memory user, inner;
+  dnnl::reorder reorder;
+  Route route = kDirect;
+  Planes planes{};
+  void bind(const memory::desc& user_md, void* handle, const memory::desc& prim_md,
+            bool input) {
+    user = memory(user_md, cpuEngine(), handle);
+    inner = user;
+    if (user_md == prim_md) return;
+    inner = memory(prim_md, cpuEngine());
+    const memory::dims d = user_md.get_dims();
+    if (d.size() == 4 && prim_md == memory::desc(d, prim_md.get_data_type(), Tag::acdb)) {
+      route = kChannelsLast;
+      planes = {d[0], d[1], d[2] * d[3]};
+      return;
+    }
+    route = kReorder;
+    reorder = input ? dnnl::reorder(user, inner) : dnnl::reorder(inner, user);
+  }
+  template <typename T>
+  T* innerData() const {
+    return static_cast<T*>(inner.get_data_handle());
+  }
+};
+
+// A convolution or inner product between binary16 buffers: an int8 op's input quantised
+// (s8 source), an fp16 op's decoded (f32 source), both straight into the primitive's
+// layout when it is channels-last; the f32 result rounded to binary16.
+class ConvertingOp : public BackendOp {
+ public:
+  ConvertingOp(int threads, bool int8) : threads_(threads), int8_(int8), stream_(cpuEngine()) {}
+
+  void run(const void* const* inputs, void* const* outputs) override {
+    ThreadScope scope(threads_);
+    const auto* x = static_cast<const std::uint16_t*>(inputs[0]);
+    if (int8_)
+      stage(src_, x, reinterpret_cast<std::int8_t*>(src_buf_.data()), QuantizeRow{step_inverse_});
+    else
+      stage(src_, x, reinterpret_cast<float*>(src_buf_.data()), DecodeRow());
+    for (std::size_t i = 0; i < extra_.size(); ++i)
+      stage(extra_[i], static_cast<const std::uint16_t*>(inputs[i + 1]), extra32_[i].data(),
+            DecodeRow());
+    prim_.execute(stream_, args_);
+    if (dst_.route == Staged::kReorder) dst_.reorder.execute(stream_, dst_.inner, dst_.user);
+    stream_.wait();
+    auto* y = static_cast<std::uint16_t*>(outputs[0]);
+    if (dst_.route == Staged::kChannelsLast)
+      fromChannelsLast(dst_.innerData<float>(), y, dst_.planes, threads_);
+    else
+      encode(dst32_.data(), y, dst32_.size(), threads_);
+  }
+
+  int threads_;
+  bool int8_;
+  dnnl::stream stream_;
+  dnnl::primitive prim_;
+  std::unordered_map<int, memory> args_;
+  double step_inverse_ = 1.0;
+  std::vector<float> src_buf_;  // the dense converted input (s8 codes or f32)
+  std::vector<float> dst32_;
+  std::vector<std::vector<float>> extra32_;  // the chain's other inputs, decoded
+  Staged src_, dst_;
+  std::vector<Staged> extra_;
+
+  // Converts the binary16 input `in` into the argument's memory.
+  template <typename Out, typename Row>
+  void stage(Staged& s, const std::uint16_t* in, Out* dense_buf, Row row) {
+    if (s.route == Staged::kChannelsLast) {
+      toChannelsLast(in, s.innerData<Out>(), s.planes, threads_, row);
+      return;
+    }
+    convertDense(in, dense_buf, s.user.get_desc().get_size() / sizeof(Out), threads_, row);
+    if (s.route == Staged::kReorder) s.reorder.execute(stream_, s.user, s.inner);
+  }
+
+  void setConst(int arg, const memory::desc& user_md, const void* data,
+                const memory::desc& prim_md) {
+    memory user(user_md, cpuEngine());
+    std::memcpy(user.get_data_handle(), data, user_md.get_size());
+    if (user_md == prim_md) {
+      args_[arg] = user;
+      return;
+    }
+    memory inner(prim_md, cpuEngine());
+    dnnl::reorder(user, inner).execute(stream_, user, inner);
+    stream_.wait();
+    args_[arg] = inner;
+  }
+
+  // The head's input, output and weights (`weights_user`: s8 from the filter's q values, or
+  // f32), bias (int8: always, 0 without one, as the mock's rescale adds it), int8's
+  // per-channel rescale factors, and the post-ops' operands.
+  template <typename PD>
+  void bind(const OpDesc& d, const PD& pd, const memory::desc& src_user,
+            const memory::desc& dst_user, const memory::desc& weights_user,
+            const ChainPostOps& post) {
+    src_buf_.resize((src_user.get_size() + sizeof(float) - 1) / sizeof(float));
+    src_.bind(src_user, src_buf_.data(), pd.src_desc(), true);
+    args_[DNNL_ARG_SRC] = src_.inner;
+    const int channels = d.consts[0]->dims[0];
+    const memory::desc vec({channels}, DT::f32, Tag::a);
+    const bool has_bias = d.consts.size() > 1 && d.consts[1];
+    if (int8_) {
+      step_inverse_ = numerics::stepInverse(d.in_position, d.in_scale);
+      setConst(DNNL_ARG_WEIGHTS, weights_user, d.consts[0]->q.data(), pd.weights_desc());
+      const TensorQuant& q = d.consts[0]->quant;
+      std::vector<float> factors(channels), bias(channels, 0.0f);
+      for (int c = 0; c < channels; ++c)
+        factors[c] = numerics::rescaleFactor(d.in_position, d.in_scale,
+                                             q.positions.empty() ? q.position : q.positions[c],
+                                             q.scales.empty() ? q.scale : q.scales[c]);
+      setConst(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, vec, factors.data(), vec);
+      if (has_bias) bias = d.consts[1]->data;
+      setConst(DNNL_ARG_BIAS, vec, bias.data(), vec);
+    } else {
+      setConst(DNNL_ARG_WEIGHTS, weights_user, d.consts[0]->data.data(), pd.weights_desc());
+      if (has_bias) setConst(DNNL_ARG_BIAS, vec, d.consts[1]->data.data(), vec);
+    }
+    for (const ChainPostOps::Operand& o : post.operands) {
+      const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(o.index) | DNNL_ARG_SRC_1;
+      if (o.data) {
+        setConst(arg, o.md, o.data->data(), o.md);
+        continue;
+      }
+      extra32_.emplace_back(o.user.get_size() / sizeof(float));
+      extra_.emplace_back();
+      extra_.back().bind(o.user, extra32_.back().data(), o.md, true);
+      args_[arg] = extra_.back().inner;
+    }
+    dst32_.resize(dst_user.get_size() / sizeof(float));
+    dst_.bind(dst_user, dst32_.data(), pd.dst_desc(), false);
+    args_[DNNL_ARG_DST] = dst_.inner;
+  }
+};
+
+dnnl::primitive_attr attrOf(bool int8, int scale_mask, const ChainPostOps& post) {
+  dnnl::primitive_attr attr;
+  if (int8) attr.set_scales_mask(DNNL_ARG_WEIGHTS, scale_mask);
+  attr.set_post_ops(post.ops);
+  return attr;
+}
+
+// VNNI/AMX kernels sum int8 products exactly; others pre-scale the weights (see the top).
+bool exactKernel(const char* impl) {
+  const std::string name(impl);
+  return name.find("vnni") != std::string::npos || name.find("amx") != std::string::npos;
+}
+
+// An int8 conv, or an fp16 one (f32 primitive) whose primitive takes channels-last
+// operands; null otherwise (an fp16 conv then runs as HalfOp).
+std::unique_ptr<BackendOp> makeConvertingConv(const OpDesc& d,
+                                              const std::vector<const OpDesc*>& chain,
+                                              int threads, const FloatPath& fp32, bool int8) {
+  const Dims& in = d.inputs[0].dims;
+  const Dims& out = d.outputs[0].dims;
+  const Dims& f = d.consts[0]->dims;
+  if (in.size() != 4 || f.size() != 4) return nullptr;
+  const int g = d.group;
+  const DT dt = int8 ? DT::s8 : DT::f32;
+  const memory::dims w_dims = g == 1 ? memory::dims{f[0], f[1], f[2], f[3]}
+                                     : memory::dims{g, f[0] / g, f[1], f[2], f[3]};
+  const memory::desc weights_user(w_dims, dt, g == 1 ? Tag::oihw : Tag::goihw);
+  const int mask = g == 1 ? 1 : 3;  // per output channel: o, or g and o
+  const bool bias = int8 || (d.consts.size() > 1 && d.consts[1]);
+  const ConvParams& c = d.conv;
+  const memory::desc src_user = dense(in, dt), dst_user = dense(out, DT::f32);
+  auto any = [](const memory::desc& md) {
+    return memory::desc(md.get_dims(), md.get_data_type(), Tag::any);
+  };
+  auto convPd = [&](const memory::desc& dst, const ChainPostOps& p) {
+    return dnnl::convolution_forward::primitive_desc(
+        cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        any(src_user), any(weights_user),
+        bias ? memory::desc({out[1]}, DT::f32, Tag::a) : memory::desc(), dst, {c.sh, c.sw},
+        {c.dh - 1, c.dw - 1}, {c.pt, c.pl}, {c.pb, c.pr}, attrOf(int8, mask, p));
+  };
+  // Chain inputs of the output's shape get the convolution's own layout (as backend.cpp).
+  const memory::desc layout = convPd(any(dst_user), ChainPostOps()).dst_desc();
+  const std::vector<OpDesc> ops = asFloat(chain);
+  const ChainPostOps post = fp32.post_ops(pointers(ops), &layout);
+  const auto pd = convPd(post.operands.empty() ? any(dst_user) : layout, post);
+  if (int8 && !exactKernel(pd.impl_info_str())) return nullptr;
+  const memory::desc channels_last(memory::dims(in.begin(), in.end()), dt, Tag::acdb);
+  if (!int8 && pd.src_desc() != channels_last) return nullptr;
+  auto op = std::make_unique<ConvertingOp>(threads, int8);
+  op->prim_ = dnnl::convolution_forward(pd);
+  op->bind(d, pd, src_user, dst_user, weights_user, post);
+  return op;
+}
+
+std::unique_ptr<BackendOp> makeInt8Mlp(const OpDesc& d, const std::vector<const OpDesc*>& chain,
+                                       int threads, const FloatPath& fp32) {
+  if (d.outputs[0].dims.size() != 2 && chain.size() > 1) return nullptr;
+  const int n = d.inputs[0].dims[0];
+  const int k = static_cast<int>(d.inputs[0].elements() / n);
+  const int co = d.consts[0]->dims[0];
+  const memory::desc src_user = dense({n, k}, DT::s8), dst_user = dense({n, co}, DT::f32);
+  const memory::desc weights_user({co, k}, DT::s8, Tag::oi);
+  const std::vector<OpDesc> ops = asFloat(chain);
+  const ChainPostOps post = fp32.post_ops(pointers(ops), nullptr);
+  const dnnl::inner_product_forward::primitive_desc pd(
+      cpuEngine(), dnnl::prop_kind::forward_inference, src_user,
+      memory::desc({co, k}, DT::s8, Tag::any), memory::desc({co}, DT::f32, Tag::a), dst_user,
+      attrOf(true, 1, post));
+  if (!exactKernel(pd.impl_info_str())) return nullptr;
+  auto op = std::make_unique<ConvertingOp>(threads, true);
+  op->prim_ = dnnl::inner_product_forward(pd);
+  op->bind(d, pd, src_user, dst_user, weights_user, post);
+  return op;
+}
+
+std::unique_ptr<BackendOp> makeInt8(const std::vector<const OpDesc*>& chain, int threads,
+                                    const FloatPath& fp32) {
+  const OpDesc& d = *chain.front();
+  if (d.inputs.size() != 1 || d.inputs[0].dtype != CNML_DATA_FLOAT16 ||
+      d.outputs[0].dtype != CNML_DATA_FLOAT16 || d.consts.empty() || !d.consts[0] ||
+      d.consts[0]->q.empty())
+    return nullptr;
+  for (std::size_t k = 1; k < chain.size(); ++k)
+    if (chain[k]->int8 || !allOf(chain[k]->inputs, CNML_DATA_FLOAT16) ||
+        !allOf(chain[k]->outputs, CNML_DATA_FLOAT16))
+      return nullptr;
+  switch (d.kind) {
+    case OpKind::kConv:
+    case OpKind::kConvGroup: return makeConvertingConv(d, chain, threads, fp32, true);
+    case OpKind::kMlp: return makeInt8Mlp(d, chain, threads, fp32);
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<BackendOp> makeReducedOp(const std::vector<const OpDesc*>& chain, int threads,
+                                         const FloatPath& fp32) {
+  ThreadScope scope(threads);
+  try {
+    return chain.front()->int8 ? makeInt8(chain, threads, fp32) : makeHalf(chain, threads, fp32);
+  } catch (const dnnl::error&) {
+    return nullptr;  // no oneDNN implementation for this shape: the mock's kernels
+  }
+}
+
+}  // namespace onednn
+}  // namespace pz_mock
