@@ -189,7 +189,11 @@ def _make_oracle(args: argparse.Namespace, queue: LayerQueue) -> CostOracle:
                                  "with --cost measured")
         from paleozoic.optimize.measured import MeasuredOracle
 
-        return MeasuredOracle(queue, sdk=args.sdk)
+        if args.sdk == "mock":
+            return MeasuredOracle(queue)
+        # Wall-clock timings: medians of 5, and a table of every block up to 8 layers plus
+        # the built-in plans' blocks (paleozoic.optimize.measured).
+        return MeasuredOracle(queue, repeats=5, sdk=args.sdk, max_block=8)
     try:
         from paleozoic.optimize.device_cost import DeviceModelOracle
     except ImportError as err:

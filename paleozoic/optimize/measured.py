@@ -11,11 +11,27 @@ session): the layers before the block are compiled alone on one core so the bloc
 exist, the block is compiled at its MP, everything runs, and the block's own entry of
 block_micros() is kept. Results are cached per (start, stop, mp). `measure_plan` times every
 block of a whole plan in one session.
+
+Wall-clock timings (the oneDNN SDK) are noisy, and a search that takes the cheapest of many
+noisy costs picks the lucky ones: each session runs once untimed (first-touch page faults,
+primitive caches), then `repeats` times, and a block's cost is its median. With
+`max_block` the oracle has a cost table, so DP asks for n^2 blocks no more: every allowed
+block of up to `max_block` layers is timed in its context, many blocks per session (a
+session times as many non-overlapping candidate blocks as fit), plus the blocks of the
+per-layer and fuse-all plans at each MP, so the table always holds both built-in plans and
+the search can only match or beat them on its own measurements. Longer blocks cost inf.
+MPs above the machine's cores are the cores' count (the SDK caps the threads); they cost
+the same, and the search's ties go to the smaller MP. Each table entry also carries the
+per-block wall time a forward spends outside the SDK's timed forwards (launches, queue
+syncs between blocks; `block_gap_us`), as the measured sum of many small blocks otherwise
+undercounts a plan that cuts often.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import time
 from typing import Callable, Sequence
 
 import numpy as np
@@ -31,17 +47,24 @@ Observer = Callable[[int, int, int, float], None]
 class MeasuredOracle:
     name = "measured"
 
-    def __init__(self, queue: LayerQueue, repeats: int = 3, sdk: str = "mock") -> None:
+    def __init__(self, queue: LayerQueue, repeats: int = 3, sdk: str = "mock",
+                 max_block: int | None = None) -> None:
         from paleozoic.sdk import check_sdk
 
         if repeats < 1:
             raise ValueError(f"repeats must be at least 1, got {repeats}")
+        if max_block is not None and max_block < 1:
+            raise ValueError(f"max_block must be at least 1, got {max_block}")
         self.queue = queue
         self.repeats = repeats
+        self.max_block = max_block
         self.sdk = check_sdk(sdk)
         self.cache: dict[Span, float] = {}
         self.observers: list[Observer] = []   # called with (start, stop, mp, micros)
         self.sessions = 0                     # how many sessions were built and run
+        # Per session, the wall time of a forward outside its blocks' SDK time, per block
+        # (the runtime's launches, queue syncs, host copies between blocks).
+        self.gaps: list[float] = []
 
     def block_cost(self, start: int, stop: int, mp: int) -> float:
         key = (start, stop, mp)
@@ -51,7 +74,50 @@ class MeasuredOracle:
         return self.cache[key]
 
     def cost_table(self, mps: Sequence[int]) -> np.ndarray | None:
-        return None  # n^2 * |mps| runtime sessions is not cheap
+        """[n, n+1, len(mps)] costs (see the module notes); None without max_block, as n^2 *
+        |mps| sessions is not cheap."""
+        if self.max_block is None:
+            return None
+        from paleozoic.optimize.oracle import plan_spans
+        from paleozoic.optimize.plans import fuse_all, per_layer
+        from paleozoic.optimize.space import SearchSpace
+
+        space = SearchSpace.from_queue(self.queue)
+        n = space.n
+        cores = os.cpu_count() or 1
+        for mp in sorted({min(mp, cores) for mp in mps}):
+            for make in (per_layer, fuse_all):
+                spans = [s[:3] for s in plan_spans(make(self.queue, mp=mp), self.queue)]
+                self.measure_plan(spans)
+            for length in range(2, self.max_block + 1):
+                needed = {start for start in range(n - length + 1)
+                          if space.allows(start, start + length)
+                          and (start, start + length, mp) not in self.cache}
+                while needed:  # one session per greedy tiling of what is left
+                    spans, timed, i = [], set(), 0
+                    while i < n:
+                        if i in needed:
+                            needed.discard(i)
+                            timed.add(len(spans))
+                            spans.append((i, i + length, mp))
+                            i += length
+                        else:
+                            spans.append((i, i + 1, mp))
+                            i += 1
+                    self._measure(spans, timed)
+        # Each block also costs the runtime's work around it, which its SDK time leaves
+        # out: without it, a plan of many small blocks looks as cheap as one of few.
+        gap = self.block_gap_us()
+        table = np.full((n, n + 1, len(mps)), np.inf)
+        for k, mp in enumerate(mps):
+            for (start, stop, at), us in self.cache.items():
+                if at == min(mp, cores):
+                    table[start, stop, k] = us + gap
+        return table
+
+    def block_gap_us(self) -> float:
+        """The median per-block time a forward spends outside its blocks (0 on the mock)."""
+        return float(np.median(self.gaps)) if self.gaps else 0.0
 
     def measure_plan(self, spans: Sequence[Span]) -> list[float]:
         """Times every block of a plan (spans covering the queue) in one session."""
@@ -70,12 +136,22 @@ class MeasuredOracle:
         rng = np.random.default_rng(0)
         for tensor, info in zip(recorder.inputs, self.queue.inputs):
             session.set_input(tensor, rng.standard_normal(info.shape).astype(np.float32))
+        # Blocks after the last timed one would only add compile and run time.
+        spans = spans[:max(timed) + 1]
         for t, (start, stop, mp) in enumerate(spans):
             session.compile_block(f"block{t}", stop - start > 1, mp, layers[start:stop])
-        best = [float("inf")] * len(spans)
+        if self.sdk != "mock":  # the mock's clock is its device model: nothing to warm
+            session.run()  # untimed: first touches, caches
+        runs, gaps = [], []
         for _ in range(self.repeats):
+            start = time.perf_counter()
             session.run()
-            best = [min(b, float(m)) for b, m in zip(best, session.block_micros())]
+            wall = (time.perf_counter() - start) * 1e6
+            runs.append([float(m) for m in session.block_micros()])
+            gaps.append((wall - sum(runs[-1])) / len(spans))
+        best = [float(v) for v in np.median(np.asarray(runs), axis=0)]
+        if self.sdk != "mock":  # the mock's block times are its device model's, not wall
+            self.gaps.append(max(0.0, float(np.median(gaps))))
         self.sessions += 1
         for t in sorted(timed):
             span = spans[t]

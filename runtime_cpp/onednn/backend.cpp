@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <dnnl.hpp>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -244,10 +245,13 @@ bool canPost(const OpDesc& prev, const OpDesc& next) {
 
 // `full`: the layout for chain inputs of the output's full shape (the head's output layout,
 // so a residual add keeps the optimised kernel), or null for dense ones.
-PostOps postOpsOf(const std::vector<const OpDesc*>& chain, const memory::desc* full = nullptr) {
+// `first`: the chain's first op to become a post-op (ops before it were folded into the
+// head's weights).
+PostOps postOpsOf(const std::vector<const OpDesc*>& chain, const memory::desc* full = nullptr,
+                  std::size_t first = 1) {
   PostOps p;
   const std::size_t rank = chain.front()->outputs[0].dims.size();
-  for (std::size_t k = 1; k < chain.size(); ++k) {
+  for (std::size_t k = first; k < chain.size(); ++k) {
     const OpDesc& d = *chain[k];
     float alpha, beta;
     dnnl::algorithm alg;
@@ -293,6 +297,58 @@ dnnl::primitive_attr attrOf(const PostOps& p) {
 
 // ---- heads -------------------------------------------------------------------------------
 
+// The batchnorm/scale ops right after a convolution or inner product, folded into its
+// weights and bias (per output channel y = x * m + a): binary post-ops with per-channel
+// operands cost a pass over the output each, and send grouped convolutions to a slow
+// kernel. Rounds differently from the mock's op-by-op sums, within fp32 tolerance.
+struct Folded {
+  std::vector<float> weights, bias;
+  std::size_t next = 1;  // the chain's first op left as a post-op
+};
+Folded foldAffine(const std::vector<const OpDesc*>& chain, std::size_t channels) {
+  const OpDesc& head = *chain.front();
+  Folded f;
+  std::vector<float> m(channels, 1.0f), a(channels, 0.0f);
+  auto at = [](const TensorImpl* t, std::size_t c) {
+    return t ? t->data[t->data.size() == 1 ? 0 : c] : 0.0f;
+  };
+  for (; f.next < chain.size(); ++f.next) {
+    const OpDesc& d = *chain[f.next];
+    if ((d.kind != OpKind::kBatchNorm && d.kind != OpKind::kScale) ||
+        d.outputs[0].dims.size() < 2 || d.outputs[0].dims[1] != static_cast<int>(channels))
+      break;
+    const TensorImpl* c0 = d.consts[0].get();
+    const TensorImpl* c1 = d.consts.size() > 1 ? d.consts[1].get() : nullptr;
+    for (std::size_t c = 0; c < channels; ++c) {
+      const float u = at(c0, c), v = at(c1, c);
+      if (d.kind == OpKind::kBatchNorm) {  // (x - u) * v
+        m[c] *= v;
+        a[c] = (a[c] - u) * v;
+      } else {  // x * u + v
+        m[c] *= u;
+        a[c] = a[c] * u + v;
+      }
+    }
+  }
+  if (f.next == 1) return f;
+  f.weights = head.consts[0]->data;
+  const std::size_t per = f.weights.size() / channels;
+  const bool bias = head.consts.size() > 1 && head.consts[1];
+  f.bias.resize(channels);
+  for (std::size_t c = 0; c < channels; ++c) {
+    for (std::size_t j = 0; j < per; ++j) f.weights[c * per + j] *= m[c];
+    f.bias[c] = (bias ? head.consts[1]->data[c] : 0.0f) * m[c] + a[c];
+  }
+  return f;
+}
+
+// oneDNN's reference and gemm kernels apply binary post-ops element by element: a chain that
+// lands there runs faster as separate steps.
+bool slowWithPostOps(const std::string& impl, const PostOps& post) {
+  return !post.operands.empty() &&
+         (impl.find("ref") != std::string::npos || impl.find("gemm:") != std::string::npos);
+}
+
 std::unique_ptr<DnnlOp> makeConv(const OpDesc& d, const std::vector<const OpDesc*>& chain,
                                  int threads) {
   const Dims& in = d.inputs[0].dims;
@@ -304,43 +360,63 @@ std::unique_ptr<DnnlOp> makeConv(const OpDesc& d, const std::vector<const OpDesc
   const memory::dims w_dims = g == 1 ? memory::dims{f[0], f[1], f[2], f[3]}
                                      : memory::dims{g, f[0] / g, f[1], f[2], f[3]};
   const memory::desc user_w(w_dims, DT::f32, g == 1 ? Tag::oihw : Tag::goihw);
-  const bool bias = d.consts.size() > 1 && d.consts[1];
+  const Folded fold = foldAffine(chain, static_cast<std::size_t>(out[1]));
+  const bool folded = fold.next > 1;
+  const bool bias = folded || (d.consts.size() > 1 && d.consts[1]);
   const memory::desc bias_md({out[1]}, DT::f32, Tag::a);
   const ConvParams& c = d.conv;
-  auto any = [](const memory::desc& md) {
-    return memory::desc(md.get_dims(), DT::f32, Tag::any);
-  };
+  Tag act = Tag::any;  // the activations' layout
+  auto any = [&act](const memory::desc& md) { return memory::desc(md.get_dims(), DT::f32, act); };
   auto convPd = [&](const memory::desc& dst, const PostOps& p) {
     return dnnl::convolution_forward::primitive_desc(
         cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        any(user_src), any(user_w), bias ? bias_md : memory::desc(), dst, {c.sh, c.sw},
-        {c.dh - 1, c.dw - 1}, {c.pt, c.pl}, {c.pb, c.pr}, attrOf(p));
+        any(user_src), memory::desc(w_dims, DT::f32, Tag::any),
+        bias ? bias_md : memory::desc(), dst, {c.sh, c.sw}, {c.dh - 1, c.dw - 1},
+        {c.pt, c.pl}, {c.pb, c.pr}, attrOf(p));
   };
   // A residual input in the dense layout sends oneDNN to its reference kernel: it gets the
   // layout the convolution picks without post-ops, reordered at forward.
-  const dnnl::convolution_forward::primitive_desc probe = convPd(any(user_dst), PostOps());
+  dnnl::convolution_forward::primitive_desc probe = convPd(any(user_dst), PostOps());
+  const std::string chosen = probe.impl_info_str();
+  if (chosen.find("gemm") != std::string::npos || chosen.find("ref") != std::string::npos) {
+    // Left to choose, oneDNN keeps a grouped convolution whose groups are not a multiple of
+    // the vector width in the dense layout, on its im2col GEMM (10x slower here): channels
+    // last has a direct kernel.
+    act = Tag::acdb;
+    try {
+      probe = convPd(any(user_dst), PostOps());
+    } catch (const dnnl::error&) {
+      act = Tag::any;
+    }
+  }
   const memory::desc layout = probe.dst_desc();
-  const PostOps post = postOpsOf(chain, &layout);
+  const PostOps post = postOpsOf(chain, &layout, fold.next);
   const dnnl::convolution_forward::primitive_desc pd =
       convPd(post.operands.empty() ? any(user_dst) : layout, post);
+  if (slowWithPostOps(pd.impl_info_str(), post)) return nullptr;
   auto op = std::make_unique<DnnlOp>(threads);
   op->prim_ = dnnl::convolution_forward(pd);
   op->addPort(true, DNNL_ARG_SRC, user_src, pd.src_desc());
-  op->addConst(DNNL_ARG_WEIGHTS, user_w, d.consts[0]->data, pd.weights_desc());
-  if (bias) op->addConst(DNNL_ARG_BIAS, bias_md, d.consts[1]->data, bias_md);
+  op->addConst(DNNL_ARG_WEIGHTS, user_w, folded ? fold.weights : d.consts[0]->data,
+               pd.weights_desc());
+  if (bias) op->addConst(DNNL_ARG_BIAS, bias_md, folded ? fold.bias : d.consts[1]->data, bias_md);
   bindPostOps(*op, post);
   op->addPort(false, DNNL_ARG_DST, user_dst, pd.dst_desc());
   return op;
 }
 
-std::unique_ptr<DnnlOp> makeMlp(const OpDesc& d, const PostOps& post, int threads) {
+std::unique_ptr<DnnlOp> makeMlp(const OpDesc& d, const std::vector<const OpDesc*>& chain,
+                                int threads) {
   const memory::dim n = d.inputs[0].dims[0];
   const memory::dim k = static_cast<memory::dim>(d.inputs[0].elements()) / n;
   const memory::dim co = d.consts[0]->dims[0];
-  if (d.outputs[0].dims.size() != 2 && post.ops.len() > 0) return nullptr;
+  if (d.outputs[0].dims.size() != 2 && chain.size() > 1) return nullptr;
+  const Folded fold = foldAffine(chain, static_cast<std::size_t>(co));
+  const bool folded = fold.next > 1;
+  const PostOps post = postOpsOf(chain, nullptr, fold.next);
   const memory::desc src({n, k}, DT::f32, Tag::ab), dst({n, co}, DT::f32, Tag::ab);
   const memory::desc user_w({co, k}, DT::f32, Tag::oi), bias_md({co}, DT::f32, Tag::a);
-  const bool bias = d.consts.size() > 1 && d.consts[1];
+  const bool bias = folded || (d.consts.size() > 1 && d.consts[1]);
   const dnnl::inner_product_forward::primitive_desc pd(
       cpuEngine(), dnnl::prop_kind::forward_inference, src,
       memory::desc({co, k}, DT::f32, Tag::any), bias ? bias_md : memory::desc(), dst,
@@ -348,8 +424,9 @@ std::unique_ptr<DnnlOp> makeMlp(const OpDesc& d, const PostOps& post, int thread
   auto op = std::make_unique<DnnlOp>(threads);
   op->prim_ = dnnl::inner_product_forward(pd);
   op->addInput(DNNL_ARG_SRC, src);
-  op->addConst(DNNL_ARG_WEIGHTS, user_w, d.consts[0]->data, pd.weights_desc());
-  if (bias) op->addConst(DNNL_ARG_BIAS, bias_md, d.consts[1]->data, bias_md);
+  op->addConst(DNNL_ARG_WEIGHTS, user_w, folded ? fold.weights : d.consts[0]->data,
+               pd.weights_desc());
+  if (bias) op->addConst(DNNL_ARG_BIAS, bias_md, folded ? fold.bias : d.consts[1]->data, bias_md);
   bindPostOps(*op, post);
   op->addOutput(DNNL_ARG_DST, dst);
   return op;
@@ -576,6 +653,28 @@ std::unique_ptr<DnnlOp> makePrelu(const OpDesc& d, int threads) {
   return op;
 }
 
+// Cross-channel LRN with the mock's divisor (size for V3, and for V1 while the window fits
+// the channels) and a centred window (odd sizes; ONNX's is lopsided for even ones), in
+// channels last, the layout oneDNN has a vector kernel for and a fusion's convolutions
+// hand over. The mock's kernel takes a pow per element: 8 ms of AlexNet's first LRN.
+std::unique_ptr<DnnlOp> makeLrn(const OpDesc& d, int threads) {
+  const LrnParams& p = d.lrn;
+  const Dims& in = d.inputs[0].dims;
+  if (in.size() != 4 || p.size % 2 == 0 || p.type == CNML_LRN_V2 ||
+      (p.type == CNML_LRN_V1 && p.size > 2 * in[1] - 1))
+    return nullptr;
+  const memory::desc user = plain(in), inner(plain(in).get_dims(), DT::f32, Tag::acdb);
+  const dnnl::lrn_forward::primitive_desc pd(
+      cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::lrn_across_channels,
+      inner, inner, p.size, static_cast<float>(p.alpha), static_cast<float>(p.beta),
+      static_cast<float>(p.k));
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::lrn_forward(pd);
+  op->addPort(true, DNNL_ARG_SRC, user, pd.src_desc());
+  op->addPort(false, DNNL_ARG_DST, user, pd.dst_desc());
+  return op;
+}
+
 std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int threads) {
   const OpDesc& d = *chain.front();
   const PostOps post = postOpsOf(chain);
@@ -583,7 +682,7 @@ std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int th
   switch (d.kind) {
     case OpKind::kConv:
     case OpKind::kConvGroup: return makeConv(d, chain, threads);
-    case OpKind::kMlp: return makeMlp(d, post, threads);
+    case OpKind::kMlp: return makeMlp(d, chain, threads);
     case OpKind::kPool: return makePool(d, post, threads);
     case OpKind::kActive:
     case OpKind::kUnary: return makeEltwise(d, post, threads);
@@ -597,6 +696,7 @@ std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int th
     case OpKind::kBatchDot: return alone ? makeBatchDot(d, threads) : nullptr;
     case OpKind::kTranspose: return alone ? makeTranspose(d, threads) : nullptr;
     case OpKind::kPrelu: return alone ? makePrelu(d, threads) : nullptr;
+    case OpKind::kLrn: return alone ? makeLrn(d, threads) : nullptr;
     default: return nullptr;  // the mock's kernels (README: oneDNN backend)
   }
 }

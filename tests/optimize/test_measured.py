@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from paleozoic.optimize import Optimizer, load_optimizer, plan_spans, run_optimizer
@@ -44,3 +45,40 @@ def test_after_measure_hook(queue) -> None:
     plan = run_optimizer(optimizer, queue, cost, None)
     assert optimizer.heard and cost.observers == []
     assert cost.measure_plan([s[:3] for s in plan_spans(plan, queue)])
+
+
+def test_cost_table_holds_short_blocks_and_built_in_plans(queue) -> None:
+    """With max_block: every allowed block up to max_block layers and the blocks of the
+    per-layer and fuse-all plans are priced (as block_cost prices them alone), others inf;
+    DP on that table is no worse than either built-in plan."""
+    from paleozoic.optimize import SearchSpace
+    from paleozoic.optimize.base import CostLookup
+    from paleozoic.optimize.dp import solve
+    from paleozoic.optimize.measured import MeasuredOracle
+    from paleozoic.optimize.oracle import plan_spans
+    from paleozoic.optimize.plans import fuse_all, per_layer
+
+    cost = MeasuredOracle(queue, repeats=1, max_block=3)
+    mps = (1, 2)
+    table = cost.cost_table(mps)
+    space = SearchSpace.from_queue(queue, mps=mps)
+    n = space.n
+    assert table.shape == (n, n + 1, 2)
+    built_in = {s[:3] for make in (per_layer, fuse_all) for mp in mps
+                for s in plan_spans(make(queue, mp=mp), queue)}
+    alone = MeasuredOracle(queue, repeats=1)
+    for start in range(n):
+        for stop in range(start + 1, n + 1):
+            for k, mp in enumerate(mps):
+                priced = space.allows(start, stop) and (
+                    stop - start <= 3 or (start, stop, mp) in built_in)
+                assert np.isfinite(table[start, stop, k]) == priced, (start, stop, mp)
+    for span in [(0, 2, 2), (3, 6, 1)]:
+        if space.allows(*span[:2]):
+            assert table[span[0], span[1], mps.index(span[2])] == pytest.approx(
+                alone.block_cost(*span), rel=1e-4)
+    total, _ = solve(CostLookup(space, cost), space)
+    for make in (per_layer, fuse_all):
+        for mp in mps:
+            spans = plan_spans(make(queue, mp=mp), queue)
+            assert total <= sum(table[s, e, mps.index(m)] for s, e, m, _ in spans) + 1e-6

@@ -213,6 +213,35 @@ def test_sdk_errors_are_the_mocks_classes() -> None:
         _runtime_onednn.Session().compile_block("b", True, 0, [])
 
 
+def test_measured_table_prices_built_in_plans_on_onednn() -> None:
+    """The oracle `tune --cost measured --sdk onednn` uses: a table with every block of up
+    to max_block layers and the built-in plans' blocks, MPs beyond the cores priced as the
+    cores; DP on it is no worse than per-layer or fuse-all on its own measurements (which
+    one wins is the machine's business)."""
+    import os
+
+    from paleozoic.optimize import SearchSpace
+    from paleozoic.optimize.base import CostLookup
+    from paleozoic.optimize.dp import solve
+    from paleozoic.optimize.measured import MeasuredOracle
+    from paleozoic.optimize.oracle import plan_spans
+
+    queue = load_queue(BLOCKS["resnet18_block"]())
+    oracle = MeasuredOracle(queue, repeats=2, sdk="onednn", max_block=3)
+    cores = os.cpu_count() or 1
+    mps = (1, cores + 1)
+    table = oracle.cost_table(mps)
+    space = SearchSpace.from_queue(queue, mps=mps)
+    assert np.array_equal(table[..., 1], oracle.cost_table((cores,))[..., 0])
+    assert oracle.block_gap_us() > 0
+    total, _ = solve(CostLookup(space, oracle), space)
+    for make in (per_layer, fuse_all):
+        for k, mp in enumerate(mps):
+            spans = plan_spans(make(queue, mp=mp), queue)
+            assert all(np.isfinite(table[s, e, k]) for s, e, _, _ in spans)
+            assert total <= sum(table[s, e, k] for s, e, _, _ in spans) + 1e-6
+
+
 def test_measured_oracle_times_onednn_blocks() -> None:
     """`tune --cost measured --sdk onednn`: block costs are measured oneDNN forwards. Only
     their presence is checked: on a shared machine their order is not reproducible."""
