@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "common.h"
 #include "quantized.h"
 
 namespace pz_mock {
@@ -23,25 +24,8 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 using DT = memory::data_type;
 
-dnnl::engine& cpuEngine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// oneDNN's OpenMP runtime runs a primitive on omp_get_max_threads() threads, read at
-// creation (kernel blocking) and at execution; MP sets it for both, then restores it.
-class ThreadScope {
- public:
-  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) {
-    omp_set_num_threads(threads);
-  }
-  ~ThreadScope() { omp_set_num_threads(saved_); }
-  ThreadScope(const ThreadScope&) = delete;
-  ThreadScope& operator=(const ThreadScope&) = delete;
-
- private:
-  int saved_;
-};
+using onednn::cpuEngine;
+using onednn::ThreadScope;
 
 // Row-major fp32 of `dims`, left-padded with unit axes to `rank` (for broadcast operands).
 memory::desc plain(const Dims& dims, std::size_t rank = 0) {

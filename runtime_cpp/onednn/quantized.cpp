@@ -34,6 +34,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "common.h"
 #include "numerics.h"
 
 namespace pz_mock {
@@ -43,25 +44,6 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 using DT = memory::data_type;
-
-dnnl::engine& cpuEngine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// As backend.cpp: the primitives run (and are created) on the op's MP threads.
-class ThreadScope {
- public:
-  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) {
-    omp_set_num_threads(threads);
-  }
-  ~ThreadScope() { omp_set_num_threads(saved_); }
-  ThreadScope(const ThreadScope&) = delete;
-  ThreadScope& operator=(const ThreadScope&) = delete;
-
- private:
-  int saved_;
-};
 
 memory::desc dense(const Dims& dims, DT dt) {
   memory::dims d(dims.begin(), dims.end());

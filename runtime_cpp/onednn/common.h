@@ -1,0 +1,36 @@
+// What both halves of the oneDNN SDK (backend.cpp: fp32; quantized.cpp: fp16 and int8)
+// share: one CPU engine, and the op's MP as the thread count its primitives run on.
+#ifndef PZ_ONEDNN_COMMON_H_
+#define PZ_ONEDNN_COMMON_H_
+
+#include <omp.h>
+
+#include <dnnl.hpp>
+
+namespace pz_mock {
+namespace onednn {
+
+inline dnnl::engine& cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// oneDNN's OpenMP runtime runs a primitive on omp_get_max_threads() threads, read at
+// creation (kernel blocking) and at execution; MP sets it for both, then restores it.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) {
+    omp_set_num_threads(threads);
+  }
+  ~ThreadScope() { omp_set_num_threads(saved_); }
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int saved_;
+};
+
+}  // namespace onednn
+}  // namespace pz_mock
+
+#endif  // PZ_ONEDNN_COMMON_H_
