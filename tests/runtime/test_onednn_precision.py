@@ -473,15 +473,17 @@ _VERBOSE_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_int8_and_fp16_run_on_onednn_kernels() -> None:
+def test_int8_and_fp16_run_on_onednn_kernels(tmp_path) -> None:
     """ONEDNN_VERBOSE: the int8 conv + relu executes a VNNI int8 convolution (s8 source and
     weights, relu as a post-op), the fp16 one an fp32 convolution, neither a reference
     kernel nor the mock's (which would print no convolution)."""
     if not VNNI:
         pytest.skip("no VNNI on this CPU: int8 stays on the mock's kernels")
     env = dict(os.environ, ONEDNN_VERBOSE="1", OMP_NUM_THREADS="2")
+    # Not from the checkout: `python -c` puts the working directory first on sys.path, and
+    # the source tree's paleozoic has no built modules unless installed editable.
     out = subprocess.run([sys.executable, "-c", _VERBOSE_SCRIPT], capture_output=True,
-                         text=True, env=env, check=True).stdout
+                         text=True, env=env, check=True, cwd=tmp_path).stdout
     sections = out.split("RUN ")
     convs = {part.split()[0]: [line for line in part.splitlines()
                                if line.startswith("onednn_verbose,exec,cpu,convolution")]
