@@ -15,7 +15,7 @@ runtime over the SDK library the emitted sessions link); `--emitted` instead bui
 the emitted sessions (`paleozoic build --sdk`), several minutes of C++ compiles per model.
 Each configuration's repeats run back to back after one untimed forward; onnxruntime's
 session is released before the SDKs run, so its spinning pool threads do not take their
-cores. OMP_WAIT_POLICY is passive unless set (paleozoic/__init__.py).
+cores. libgomp spins briefly (GOMP_SPINCOUNT=1000) unless set (paleozoic/__init__.py).
 
     python benchmarks/backends.py [--models squeezenet resnet50 ...] [--repeats 10]
 """
@@ -238,9 +238,9 @@ def main() -> None:
                     "only the mock is timed")
     columns = [f"{sdk} {plan}" for sdk in sdks
                for plan in (ONEDNN_PLANS if sdk == "onednn" else ONEDNN_PLANS[:2])]
-    logger.info("load average at start: %s; OMP_WAIT_POLICY=%s",
+    logger.info("load average at start: %s; OMP_WAIT_POLICY=%s GOMP_SPINCOUNT=%s",
                 " ".join(f"{x:.2f}" for x in os.getloadavg()),
-                os.environ.get("OMP_WAIT_POLICY"))
+                os.environ.get("OMP_WAIT_POLICY"), os.environ.get("GOMP_SPINCOUNT"))
     rows: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="pz-backends-") as tmp:
         for name in args.models:
