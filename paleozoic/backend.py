@@ -465,7 +465,7 @@ def _check_model(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str, list[Spl
             raise UnsupportedModelError(
                 f"{source}: output {info.name!r} is "
                 f"{_np_dtype(kind)}; a session's outputs are float32 (or int64 indices, "
-                f"ArgMax's and TopK's)")
+                f"the host layers')")
     for sparse in proto.graph.sparse_initializer:
         raise UnsupportedModelError(f"{source}: sparse initializer "
                                     f"{sparse.values.name!r} is not supported")

@@ -123,18 +123,6 @@ def check_attributes(model: onnx.ModelProto, source: str) -> None:
             problems.append(f"{where}: output_shape={_text(attrs['output_shape'])}; give the "
                             f"output size with pads and output_padding instead")
 
-        elif op == "ArgMax" and int(attrs.get("select_last_index", 0)):  # type: ignore[call-overload]
-            # TVM lowers it to flip, argmax and a subtraction of int64 tensors, which the
-            # walker cannot give back to one host layer; HostArgMaxLayer has the mode for
-            # hand-written sessions.
-            problems.append(f"{where}: select_last_index=1 (the last of equal maxima) is not "
-                            f"supported from ONNX; ArgMax takes the first (0)")
-
-        elif op == "TopK" and not int(attrs.get("sorted", 1)):  # type: ignore[call-overload]
-            # Any order is valid then, so no two runtimes need agree; TVM refuses it too.
-            problems.append(f"{where}: sorted=0 (the k values in any order) is not "
-                            f"supported; give sorted=1")
-
         elif op == "Resize" and int(attrs.get("antialias", 0)):  # type: ignore[call-overload]
             problems.append(f"{where}: antialias=1; the SDK's interpolation has no "
                             f"antialiasing filter")
@@ -158,6 +146,9 @@ def check_attributes(model: onnx.ModelProto, source: str) -> None:
             if extra:
                 problems.append(f"{where}: outputs {extra} (running statistics) are used; "
                                 f"only the normalised output is supported")
+
+        if op in ONNX_OPS and ONNX_OPS[op].check is not None:
+            problems.extend(f"{where}: {problem}" for problem in ONNX_OPS[op].check(attrs))
 
         for position in (ONNX_OPS[op].weights if op in ONNX_OPS else ()):
             if position < len(node.input) and node.input[position] in constants:

@@ -1,6 +1,6 @@
 """Layers nothing reads: TVM binds every output of a node whether the graph uses it or not
-(TopK's values beside the indices a model reads, a Split's unused part), and a layer whose
-output is neither read nor a graph output would only cost device time."""
+(a Split's unused part, one output of a node whose outputs are separate layers), and a
+layer whose output is neither read nor a graph output would only cost device time."""
 
 from __future__ import annotations
 

@@ -100,15 +100,7 @@ class DnnlOp : public BackendOp {
   // A const in the primitive's layout: reordered once, here.
   void addConst(int arg, const memory::desc& user_md, const std::vector<float>& data,
                 const memory::desc& prim_md) {
-    memory user = constMemory(user_md, data);
-    if (user_md == prim_md) {
-      args_[arg] = user;
-      return;
-    }
-    memory inner(prim_md, cpuEngine());
-    dnnl::reorder(user, inner).execute(stream_, user, inner);
-    stream_.wait();
-    args_[arg] = inner;
+    args_[arg] = onednn::inLayout(constMemory(user_md, data), prim_md, stream_);
   }
 };
 

@@ -15,6 +15,17 @@ inline dnnl::engine& cpuEngine() {
   return engine;
 }
 
+// `user` (a handle) in the layout `md` a primitive chose: itself, or a copy reordered once,
+// here (a const operand, at compile).
+inline dnnl::memory inLayout(dnnl::memory user, const dnnl::memory::desc& md,
+                             dnnl::stream& stream) {
+  if (user.get_desc() == md) return user;
+  dnnl::memory inner(md, cpuEngine());
+  dnnl::reorder(user, inner).execute(stream, user, inner);
+  stream.wait();
+  return inner;
+}
+
 // oneDNN's OpenMP runtime runs a primitive on omp_get_max_threads() threads, read at
 // creation (kernel blocking) and at execution; MP sets it for both, then restores it.
 class ThreadScope {

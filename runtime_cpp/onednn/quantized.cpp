@@ -419,14 +419,7 @@ class ConvertingOp : public BackendOp {
                 const memory::desc& prim_md) {
     memory user(user_md, cpuEngine());
     std::memcpy(user.get_data_handle(), data, user_md.get_size());
-    if (user_md == prim_md) {
-      args_[arg] = user;
-      return;
-    }
-    memory inner(prim_md, cpuEngine());
-    dnnl::reorder(user, inner).execute(stream_, user, inner);
-    stream_.wait();
-    args_[arg] = inner;
+    args_[arg] = inLayout(user, prim_md, stream_);
   }
 
   // The head's input, output and weights (`weights_user`: s8 from the filter's q values, or

@@ -32,6 +32,20 @@ Shape argMaxShape(const std::string& layer, const Shape& in, int axis, bool keep
   return out;
 }
 
+// A tensor seen as [outer, n, inner] around `axis` (normalised): the rows a reduction
+// along the axis walks, `inner` apart.
+struct AxisSpan {
+  std::size_t outer, n, inner;
+};
+
+AxisSpan axisSpan(const Shape& shape, int axis) {
+  AxisSpan span{1, static_cast<std::size_t>(shape[axis]), 1};
+  for (int a = 0; a < axis; ++a) span.outer *= static_cast<std::size_t>(shape[a]);
+  for (std::size_t a = static_cast<std::size_t>(axis) + 1; a < shape.size(); ++a)
+    span.inner *= static_cast<std::size_t>(shape[a]);
+  return span;
+}
+
 Shape topKShape(const std::string& layer, const Shape& in, int axis, int k) {
   const int a = detail::normaliseAxis(layer, axis, static_cast<int>(in.size()));
   if (k < 1 || k > in[a]) {
@@ -136,12 +150,7 @@ HostArgMaxLayer::HostArgMaxLayer(std::string name, Tensor& input, int axis, bool
 
 void HostArgMaxLayer::compute(const std::vector<std::vector<double>>& inputs,
                               std::vector<double>& output) const {
-  const Shape& in = inputs_[0]->shape();
-  std::size_t outer = 1, inner = 1;
-  for (int a = 0; a < axis_; ++a) outer *= static_cast<std::size_t>(in[a]);
-  for (std::size_t a = static_cast<std::size_t>(axis_) + 1; a < in.size(); ++a)
-    inner *= static_cast<std::size_t>(in[a]);
-  const std::size_t n = static_cast<std::size_t>(in[axis_]);
+  const auto [outer, n, inner] = axisSpan(inputs_[0]->shape(), axis_);
   const std::vector<double>& x = inputs[0];
   for (std::size_t o = 0; o < outer; ++o) {
     for (std::size_t i = 0; i < inner; ++i) {
@@ -215,12 +224,7 @@ HostTopKLayer::HostTopKLayer(std::string name, Tensor& input, int axis, int k,
 
 void HostTopKLayer::compute(const std::vector<std::vector<double>>& inputs,
                             std::vector<double>& output) const {
-  const Shape& in = inputs_[0]->shape();
-  std::size_t outer = 1, inner = 1;
-  for (int a = 0; a < axis_; ++a) outer *= static_cast<std::size_t>(in[a]);
-  for (std::size_t a = static_cast<std::size_t>(axis_) + 1; a < in.size(); ++a)
-    inner *= static_cast<std::size_t>(in[a]);
-  const std::size_t n = static_cast<std::size_t>(in[axis_]);
+  const auto [outer, n, inner] = axisSpan(inputs_[0]->shape(), axis_);
   const std::size_t k = static_cast<std::size_t>(k_);
   const std::vector<double>& x = inputs[0];
   std::vector<std::size_t> order(n);

@@ -15,10 +15,27 @@ from paleozoic.frontend.convert.values import Act, Const, Deferred, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, scalar
 from paleozoic.ops.host import ELEMENT_TYPES
 
+def _check_argmax(attrs: dict[str, Any]) -> list[str]:
+    # TVM lowers select_last_index=1 to flip, argmax and a subtraction of int64 tensors,
+    # which the walker cannot give back to one host layer; HostArgMaxLayer has the mode for
+    # hand-written sessions.
+    if int(attrs.get("select_last_index", 0)):
+        return ["select_last_index=1 (the last of equal maxima) is not supported from ONNX; "
+                "ArgMax takes the first (0)"]
+    return []
+
+
+def _check_topk(attrs: dict[str, Any]) -> list[str]:
+    # Any order is valid then, so no two runtimes need agree; TVM refuses it too.
+    if not int(attrs.get("sorted", 1)):
+        return ["sorted=0 (the k values in any order) is not supported; give sorted=1"]
+    return []
+
+
 onnx_ops({
     "Cast": OnnxOp("HostCast, or nothing (a cast of a float to float32)"),
-    "ArgMax": OnnxOp("HostArgMax"),
-    "TopK": OnnxOp("HostTopK (a layer per output read: values, indices)"),
+    "ArgMax": OnnxOp("HostArgMax", check=_check_argmax),
+    "TopK": OnnxOp("HostTopK (a layer per output read: values, indices)", check=_check_topk),
     "Where": OnnxOp("HostSelect (a run-time condition from a mask or IsNaN, constant values)"),
     "And": OnnxOp("nothing (a mask and a constant all-true mask, as HuggingFace exports)"),
     "Expand": OnnxOp("nothing (a mask broadcast, applied by the HostSelect reading it)",

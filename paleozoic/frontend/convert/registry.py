@@ -58,6 +58,10 @@ class OnnxOp:
     # Other input slots that must be constant once shapes are fixed (Resize scales, Clip
     # bounds, Dropout ratio): read at compile time, never a run-time tensor.
     parameters: tuple[int, ...] = ()
+    # Attribute values the frontend cannot map, checked on the ONNX node before TVM parses
+    # the graph (frontend.attribute_checks): attrs -> problems, each a sentence without the
+    # node's name, which the caller prefixes.
+    check: Callable[[dict[str, Any]], list[str]] | None = None
 
     @property
     def constant_slots(self) -> tuple[int, ...]:

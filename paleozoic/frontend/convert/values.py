@@ -31,8 +31,8 @@ class Tup:
 
 @dataclass(frozen=True)
 class Deferred:
-    """A tuple field whose layer is emitted only when a binding reads it (TopK's values and
-    indices are two host layers; a model reading one output should not compute both)."""
+    """A tuple field whose layer is emitted only when a binding reads it: a node whose
+    outputs are separate layers computes only those the model reads."""
 
     make: Callable[[], Any]
 
