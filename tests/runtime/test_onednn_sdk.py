@@ -181,6 +181,43 @@ def test_long_reductions_against_float64(plan: str) -> None:
     assert errors["onednn"] <= max(4 * errors["mock"], 1e-5), errors
 
 
+@pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])
+def test_batchnorm_folded_into_conv_against_float64(plan: str) -> None:
+    """The oneDNN SDK folds a BatchNorm + Scale after a convolution into its weights and bias
+    (the mock computes them as separate ops): a 1x1 conv over 1,024 channels of inputs
+    around 100, then statistics far from 0/1 (means around 1e3, variances from 1e-3 to 1e3),
+    against float64. The fold may round differently, not farther from the truth."""
+    rng = np.random.default_rng(7)
+    cin, cout = 1024, 64
+    arrays = {
+        "w": rng.standard_normal((cout, cin, 1, 1)) / 32, "b": rng.standard_normal(cout),
+        "gamma": rng.standard_normal(cout) * 4, "beta": rng.standard_normal(cout) * 100,
+        "mean": rng.standard_normal(cout) * 1e3, "var": 10.0 ** rng.uniform(-3, 3, cout),
+    }
+    arrays = {k: v.astype(np.float32) for k, v in arrays.items()}
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"]),
+         helper.make_node("BatchNormalization", ["c", "gamma", "beta", "mean", "var"], ["n"],
+                          epsilon=1e-5),
+         helper.make_node("Relu", ["n"], ["y"])], "bn_fold",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, 6, 6])],
+        [numpy_helper.from_array(v, k) for k, v in arrays.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = (100 + 30 * rng.standard_normal((1, cin, 6, 6))).astype(np.float32)
+    a = {k: v.astype(np.float64) for k, v in arrays.items()}
+    conv = np.einsum("nchw,oc->nohw", x.astype(np.float64), a["w"][:, :, 0, 0]) \
+        + a["b"][None, :, None, None]
+    scale = a["gamma"] / np.sqrt(a["var"] + 1e-5)
+    truth = np.maximum((conv - a["mean"][None, :, None, None]) * scale[None, :, None, None]
+                       + a["beta"][None, :, None, None], 0)
+    queue = load_queue(model)
+    chosen = per_layer(queue) if plan == "per-layer" else fuse_all(queue, mp=2)
+    errors = {sdk: _rel_err(PlanRunner(queue, chosen, sdk=sdk).run([x])[queue.outputs[0]],
+                            truth) for sdk in ("mock", "onednn")}
+    assert errors["onednn"] <= max(4 * errors["mock"], 1e-6), errors
+
+
 def test_time_is_the_wall_clock() -> None:
     """The oneDNN SDK's block times are measured forwards: positive, within the host time
     of the run; the mock's are its device model's, the same every run."""

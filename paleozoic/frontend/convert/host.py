@@ -15,13 +15,14 @@ from paleozoic.frontend.convert.values import Act, Const, Deferred, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, scalar
 from paleozoic.ops.host import ELEMENT_TYPES
 
+
 def _check_argmax(attrs: dict[str, Any]) -> list[str]:
     # TVM lowers select_last_index=1 to flip, argmax and a subtraction of int64 tensors,
     # which the walker cannot give back to one host layer; HostArgMaxLayer has the mode for
     # hand-written sessions.
     if int(attrs.get("select_last_index", 0)):
-        return ["select_last_index=1 (the last of equal maxima) is not supported from ONNX; "
-                "ArgMax takes the first (0)"]
+        return [("select_last_index=1 (the last of equal maxima) is not supported from "
+                 "ONNX; ArgMax takes the first (0)")]
     return []
 
 
