@@ -58,6 +58,34 @@ def reduce_layer(w: Walker, call: Any, x: Value, op: str) -> Value:
                   part=f"reduce_{op}")
 
 
+def _pooled_over_hw(w: Walker, call: Any, x: Value, mode: str) -> Act | None:
+    """A mean or max over H and W of an NCHW activation is the SDK's pooling (global
+    average, or max over the whole window), as CNNs write global pooling; None otherwise."""
+    if not isinstance(x, Act) or len(w.tensors[x.name].shape) != 4 \
+            or reduce_axes(w, call, x) != [2, 3]:
+        return None
+    shape = w.tensors[x.name].shape
+    if mode == "mean":
+        out = w.emit("GlobalAvgPool", [x], part="gap")
+    else:
+        out = w.emit("Pool", [x], {"mode": "max", "kernel": [shape[2], shape[3]],
+                                   "stride": [1, 1], "pads": [0, 0, 0, 0], "ceil_mode": False,
+                                   "count_include_pad": False}, part="gmp")
+    if not call.attrs.keepdims:
+        out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, part="flatten")
+    return out
+
+
+@converter("relax.mean")
+def convert_mean(w: Walker, call: Any, args: list[Value]) -> Value:
+    return _pooled_over_hw(w, call, args[0], "mean") or reduce_layer(w, call, args[0], "mean")
+
+
+@converter("relax.max")
+def convert_max(w: Walker, call: Any, args: list[Value]) -> Value:
+    return _pooled_over_hw(w, call, args[0], "max") or reduce_layer(w, call, args[0], "max")
+
+
 @converter("relax.sum")
 def convert_sum(w: Walker, call: Any, args: list[Value]) -> Value:
     return reduce_layer(w, call, args[0], "sum")

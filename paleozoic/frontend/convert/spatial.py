@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from paleozoic.frontend.convert.reduce import reduce_layer
 from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, ints
@@ -105,33 +104,3 @@ def convert_max_pool2d(w: Walker, call: Any, args: list[Value]) -> Value:
 @converter("relax.nn.avg_pool2d")
 def convert_avg_pool2d(w: Walker, call: Any, args: list[Value]) -> Value:
     return _pool(w, call, args, "avg")
-
-
-@converter("relax.mean")
-def convert_mean(w: Walker, call: Any, args: list[Value]) -> Value:
-    (x,) = args
-    shape = w.tensors[x.name].shape if isinstance(x, Act) else ()
-    axes = (list(range(len(shape))) if call.attrs.axis is None
-            else sorted(a % len(shape) for a in ints(call.attrs.axis))) if shape else []
-    if not isinstance(x, Act) or len(shape) != 4 or axes != [2, 3]:
-        return reduce_layer(w, call, x, "mean")
-    out = w.emit("GlobalAvgPool", [x], part="gap")
-    if not call.attrs.keepdims:
-        out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, part="flatten")
-    return out
-
-
-@converter("relax.max")
-def convert_max(w: Walker, call: Any, args: list[Value]) -> Value:
-    (x,) = args
-    shape = w.tensors[x.name].shape if isinstance(x, Act) else ()
-    axes = (list(range(len(shape))) if call.attrs.axis is None
-            else sorted(a % len(shape) for a in ints(call.attrs.axis))) if shape else []
-    if not isinstance(x, Act) or len(shape) != 4 or axes != [2, 3]:
-        return reduce_layer(w, call, x, "max")
-    attrs = {"mode": "max", "kernel": [shape[2], shape[3]], "stride": [1, 1],
-             "pads": [0, 0, 0, 0], "ceil_mode": False, "count_include_pad": False}
-    out = w.emit("Pool", [x], attrs, part="gmp")
-    if not call.attrs.keepdims:
-        out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, part="flatten")
-    return out
