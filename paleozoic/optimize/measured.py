@@ -36,7 +36,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from paleozoic.ir import LayerQueue
+from paleozoic.ir import LayerQueue, Plan
 from paleozoic.optimize.oracle import Span
 
 logger = logging.getLogger(__name__)
@@ -126,7 +126,59 @@ class MeasuredOracle:
             self._measure([tuple(s) for s in spans], timed=missing)
         return [self.cache[tuple(s)] for s in spans]
 
-    def _measure(self, spans: list[Span], timed: set[int]) -> None:
+    def confirm(self, plan: Plan, mp: int, rounds: int = 3) -> Plan:
+        """The searched plan against per-layer and fuse-all at `mp`, each timed as whole
+        forwards: a table of blocks timed in context still misprices a whole plan (cache
+        state, layouts at block edges), so `tune --cost measured` on a wall-clock SDK keeps
+        the fastest of the three as measured here. Every candidate's session is compiled
+        once, then `rounds` rounds run each `repeats` times in turn, so drift on a shared
+        machine hits all of them; a candidate's time is its median forward in us. Returns
+        the fastest, its notes' "whole_plan_us" holding every candidate's time (a built-in
+        plan identical to the searched one, MPs above the cores counting as the cores, is
+        not timed twice: the searched plan's "same_as" names it). Plans with blocks outside fp32 are returned as they are: the
+        oracle times fp32 only."""
+        from paleozoic.optimize.oracle import plan_cost, plan_spans
+        from paleozoic.optimize.plans import fuse_all, per_layer
+
+        if any(b.precision.value != "fp32" or b.layer_precision for b in plan.blocks):
+            return plan
+        cores = os.cpu_count() or 1
+
+        def key(p: Plan) -> tuple:
+            return tuple((s, e, min(m, cores), f) for s, e, m, f in plan_spans(p, self.queue))
+
+        candidates = {plan.strategy: plan}
+        for make in (fuse_all, per_layer):
+            builtin = make(self.queue, mp=mp)
+            if key(builtin) == key(plan):
+                plan.notes["same_as"] = builtin.strategy
+            else:
+                candidates[builtin.strategy] = builtin
+        sessions = {name: self._session([s[:3] for s in plan_spans(p, self.queue)],
+                                        fused=[s[3] for s in plan_spans(p, self.queue)])
+                    for name, p in candidates.items()}
+        walls: dict[str, list[float]] = {name: [] for name in candidates}
+        for _ in range(rounds):
+            for name, session in sessions.items():
+                session.run()  # untimed: its caches after the others ran
+                for _ in range(self.repeats):
+                    start = time.perf_counter()
+                    session.run()
+                    walls[name].append((time.perf_counter() - start) * 1e6)
+        us = {name: float(np.median(w)) for name, w in walls.items()}
+        best = min(us, key=us.__getitem__)
+        logger.info("whole-plan timings: %s; keeping %s",
+                    ", ".join(f"{n} {t:,.1f} us" for n, t in us.items()), best)
+        chosen = candidates[best]
+        if chosen is not plan:
+            chosen.notes["cost_us"] = plan_cost(chosen, self.queue, self)
+            chosen.notes["oracle"] = self.name
+        chosen.notes["whole_plan_us"] = us
+        return chosen
+
+    def _session(self, spans: list[Span], fused: Sequence[bool] | None = None):
+        """A runtime session of the queue with `spans` compiled as blocks (fused when longer
+        than a layer, unless `fused` says otherwise) and random standard-normal inputs."""
         from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
         from paleozoic.sdk import runtime_module
 
@@ -136,10 +188,15 @@ class MeasuredOracle:
         rng = np.random.default_rng(0)
         for tensor, info in zip(recorder.inputs, self.queue.inputs):
             session.set_input(tensor, rng.standard_normal(info.shape).astype(np.float32))
+        for t, (start, stop, mp) in enumerate(spans):
+            fuse = fused[t] if fused is not None else stop - start > 1
+            session.compile_block(f"block{t}", fuse, mp, layers[start:stop])
+        return session
+
+    def _measure(self, spans: list[Span], timed: set[int]) -> None:
         # Blocks after the last timed one would only add compile and run time.
         spans = spans[:max(timed) + 1]
-        for t, (start, stop, mp) in enumerate(spans):
-            session.compile_block(f"block{t}", stop - start > 1, mp, layers[start:stop])
+        session = self._session(spans)
         if self.sdk != "mock":  # the mock's clock is its device model: nothing to warm
             session.run()  # untimed: first touches, caches
         runs, gaps = [], []

@@ -359,3 +359,53 @@ def test_fusion_keeps_channels_last_between_ops(tmp_path) -> None:
     assert kinds.count("reorder") == 2 and kinds[0] == kinds[-1] == "reorder", kinds
     mock, onednn = np.load(tmp_path / "mock.npy"), np.load(tmp_path / "onednn.npy")
     assert _rel_err(onednn, mock) < RTOL
+
+
+# ---- whole-plan confirmation of a measured search -------------------------------------------
+
+def test_confirm_keeps_the_fastest_whole_plan() -> None:
+    """`tune --cost measured` on a wall-clock SDK times the searched plan, per-layer and
+    fuse-all as whole forwards and keeps the fastest: a searched plan equal to a built-in one
+    is timed once and named; a worse one (every layer its own block at MP 1, a plan no
+    search should prefer on 2 cores) loses to a built-in plan, whose table cost is set."""
+    from paleozoic.optimize.measured import MeasuredOracle
+
+    queue = load_queue(BLOCKS["resnet18_block"]())
+    oracle = MeasuredOracle(queue, repeats=3, sdk="onednn", max_block=2)
+    same = fuse_all(queue, mp=2)
+    same.strategy = "dp"
+    kept = oracle.confirm(same, mp=2)
+    assert kept is same and kept.notes["same_as"] == "fuse-all"
+    assert set(kept.notes["whole_plan_us"]) == {"dp", "per-layer"}
+
+    searched = per_layer(queue, mp=1)
+    searched.strategy = "annealing"
+    kept = oracle.confirm(searched, mp=2)
+    timings = kept.notes["whole_plan_us"]
+    assert set(timings) == {"annealing", "fuse-all", "per-layer"}
+    assert all(us > 0 for us in timings.values())
+    assert kept.strategy == min(timings, key=timings.__getitem__)
+    if kept is not searched:
+        assert kept.notes["oracle"] == "measured" and kept.notes["cost_us"] > 0
+
+
+def test_cli_tune_on_onednn_reports_whole_forwards(tmp_path) -> None:
+    """The CLI prints the whole-forward timings and writes the plan it kept."""
+    import json
+    from contextlib import redirect_stdout
+    from io import StringIO
+
+    from onnx import save
+
+    from paleozoic.cli import main
+
+    model = tmp_path / "block.onnx"
+    save(BLOCKS["resnet18_block"](), str(model))
+    plan = tmp_path / "plan.json"
+    out = StringIO()
+    with redirect_stdout(out):
+        assert main(["tune", str(model), "--cost", "measured", "--sdk", "onednn",
+                     "-o", str(plan)]) == 0
+    assert "whole forwards on onednn: dp " in out.getvalue(), out.getvalue()
+    data = json.loads(plan.read_text())
+    assert data["notes"]["whole_plan_us"] and data["notes"]["oracle"] == "measured"
