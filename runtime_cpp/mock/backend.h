@@ -40,6 +40,11 @@ bool backendCanAppend(const std::vector<const OpDesc*>& chain, const OpDesc& nex
 bool backendLink(BackendOp& producer, int output, BackendOp& consumer, int input);
 void backendSkipDense(BackendOp& producer, int output);
 
+// After backendSkipDense: `consumer`, the value's last reader, reads it once, through a
+// link. The backend may have it write its output over the value's buffer (a residual add
+// accumulated in place: no second stream of the same size); true when it does.
+bool backendWriteOver(BackendOp& producer, int output, BackendOp& consumer, int input);
+
 // True when forwards advance the queue clock by their measured wall-clock time instead of
 // the device model's time.
 bool backendTimesWallClock();

@@ -162,6 +162,7 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
       const Slot& slot = f.out_slots[k][o];
       if (slot.kind != Slot::kScratch) continue;
       bool all_linked = true;
+      std::size_t last = 0, last_input = 0, last_reads = 0;
       for (std::size_t m = k + 1; m < f.prepared.size(); ++m)
         for (std::size_t i = 0; i < f.in_slots[m].size(); ++i) {
           const Slot& in = f.in_slots[m][i];
@@ -170,8 +171,16 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
                        backendLink(*f.prepared[k]->backend, static_cast<int>(o),
                                    *f.prepared[m]->backend, static_cast<int>(i)) &&
                        all_linked;
+          last_reads = m == last ? last_reads + 1 : 1;
+          last = m;
+          last_input = i;
         }
-      if (all_linked) backendSkipDense(*f.prepared[k]->backend, static_cast<int>(o));
+      if (!all_linked) continue;
+      backendSkipDense(*f.prepared[k]->backend, static_cast<int>(o));
+      // Steps run in order: the last one to read the value may overwrite it.
+      if (last_reads == 1)
+        backendWriteOver(*f.prepared[k]->backend, static_cast<int>(o), *f.prepared[last]->backend,
+                         static_cast<int>(last_input));
     }
   }
 }

@@ -409,3 +409,69 @@ def test_cli_tune_on_onednn_reports_whole_forwards(tmp_path) -> None:
     assert "whole forwards on onednn: dp " in out.getvalue(), out.getvalue()
     data = json.loads(plan.read_text())
     assert data["notes"]["whole_plan_us"] and data["notes"]["oracle"] == "measured"
+
+
+_RESIDUAL_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from paleozoic.sdk import runtime_module
+
+    def build(rt):
+        r = np.random.default_rng(5)
+        s = rt.Session()
+        x = s.input("x", [1, 16, 12, 12])
+        layers, weights = [], []
+
+        def conv(name, src, k=3):
+            layer = s.conv(name, src, out_channels=16, kernel=(k, k),
+                           pads=(k // 2,) * 4)
+            layers.append(layer)
+            weights.append((layer, k))
+            return layer.output
+
+        def add(name, a, b):
+            layers.append(s.add(name, a, b))
+            return layers[-1].output
+
+        a = conv("c1", x)
+        add1 = add("add1", conv("c3", conv("c2", a)), a)  # a's last reader: in place
+        add2 = add("add2", conv("c5", conv("c4", add1)), add1)  # add1 is read below: not
+        e = conv("c6", add1, k=1)                     # reads add1 after add2
+        add3 = add("add3", conv("c7", add2), add2)    # one step reads add2 twice: not
+        layers.append(s.concat("cat", [e, add3], axis=1))
+        out = s.conv("c8", layers[-1].output, out_channels=8, kernel=(1, 1))
+        layers.append(out)
+        s.mark_output(out.output)
+        for layer, k in weights + [(out, 1)]:
+            co, ci = layer.output.shape[1], 32 if layer is out else 16
+            layer.config(r.standard_normal((co, ci, k, k), dtype=np.float32) * 0.2,
+                         r.standard_normal(co, dtype=np.float32))
+        s.compile_block("b", fuse=True, mp=2, layers=layers)
+        s.set_input(x, r.standard_normal((1, 16, 12, 12), dtype=np.float32) * 10)
+        return s, out.output
+
+    for sdk in ("mock", "onednn"):
+        s, out = build(runtime_module(sdk))
+        print("RUN", sdk, flush=True)
+        for _ in range(2):  # the second forward reuses buffers the first overwrote
+            s.run()
+        np.save(sys.argv[1] + "/" + sdk + ".npy", s.get(out))
+""")
+
+
+def test_residual_add_accumulates_in_place_only_at_the_last_reader(tmp_path) -> None:
+    """A convolution whose chain adds a value nothing reads afterwards accumulates into
+    that value's buffer (oneDNN's sum post-op); a value read later, or read twice by the
+    same step (conv(v) + v), keeps its buffer. Two forwards match the mock."""
+    env = dict(os.environ, ONEDNN_VERBOSE="1", OMP_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", _RESIDUAL_SCRIPT, str(tmp_path)],
+                         capture_output=True, text=True, env=env, check=True,
+                         cwd=tmp_path).stdout
+    convs = [line for line in out.split("RUN onednn")[1].splitlines()
+             if line.startswith("onednn_verbose,exec,cpu,convolution")]
+    mock, onednn = np.load(tmp_path / "mock.npy"), np.load(tmp_path / "onednn.npy")
+    assert _rel_err(onednn, mock) < RTOL
+    assert len(convs) == 16, convs  # 8 convolutions, two forwards
+    sums = [c for c in convs if "post-ops:sum" in c]
+    adds = [c for c in convs if "binary_add" in c]
+    assert len(sums) == 2 and len(adds) == 4, convs

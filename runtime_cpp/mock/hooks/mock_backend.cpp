@@ -13,6 +13,8 @@ bool backendLink(BackendOp&, int, BackendOp&, int) { return false; }
 
 void backendSkipDense(BackendOp&, int) {}
 
+bool backendWriteOver(BackendOp&, int, BackendOp&, int) { return false; }
+
 bool backendTimesWallClock() { return false; }
 
 }  // namespace pz_mock
