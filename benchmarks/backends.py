@@ -13,9 +13,10 @@ test.
 Forwards are timed in-process through the runtime module (`PlanRunner`: the wrapper's
 runtime over the SDK library the emitted sessions link); `--emitted` instead builds and runs
 the emitted sessions (`paleozoic build --sdk`), several minutes of C++ compiles per model.
-Each configuration's repeats run back to back after one untimed forward; onnxruntime's
-session is released before the SDKs run, so its spinning pool threads do not take their
-cores. libgomp spins briefly (GOMP_SPINCOUNT=1000) unless set (paleozoic/__init__.py).
+In-process, the configurations take turns (--rounds, each one untimed forward and then
+repeats/rounds timed ones), so drift on a shared machine falls on all of them alike;
+onnxruntime's sessions are made and released in each turn, so its spinning pool threads do
+not take the cores from the SDKs. libgomp spins briefly (GOMP_SPINCOUNT=1000) unless set (paleozoic/__init__.py).
 
     python benchmarks/backends.py [--models squeezenet resnet50 ...] [--repeats 10]
 """
@@ -56,59 +57,47 @@ GOAL_GEOMEAN = 1.2
 GOAL_TUNED_WINS = 7
 
 
-def _median_ms(run, repeats: int) -> float:
-    run()  # untimed: first touches, lazy initialisation
+def _times_ms(run, repeats: int) -> list[float]:
+    run()  # untimed: first touches, lazy initialisation, caches after another configuration
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         run()
         times.append((time.perf_counter() - start) * 1e3)
-    return float(np.median(times))
+    return times
 
 
 def _ort_ms(model: onnx.ModelProto, feeds: dict, repeats: int, threads: int,
-            spin: bool) -> float:
+            spin: bool) -> list[float]:
     """onnxruntime as verify runs it; without `spin`, its pool threads sleep between
-    runs instead of spinning (what a loaded machine favours, as OMP_WAIT_POLICY=passive
-    for the SDKs)."""
+    runs instead of spinning (what a loaded machine favours). The session is released on
+    return (callers collect), so its spinning threads do not take the cores from what runs
+    next."""
     import onnxruntime as ort
 
-    def timed(session) -> float:  # the session is released when this returns
-        return _median_ms(lambda: session.run(None, feeds), repeats)
-
     if spin:
-        ms = timed(onnxruntime_session(model, threads))
+        session = onnxruntime_session(model, threads)
     else:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        ms = timed(ort.InferenceSession(model.SerializeToString(), options,
-                                        providers=["CPUExecutionProvider"]))
-    gc.collect()
-    return ms
+        session = ort.InferenceSession(model.SerializeToString(), options,
+                                       providers=["CPUExecutionProvider"])
+    return _times_ms(lambda: session.run(None, feeds), repeats)
 
 
 def _tune(queue: LayerQueue, threads: int, max_block: int) -> tuple[Plan, float]:
     """DP over measured oneDNN block costs (as `tune --cost measured --sdk onednn`, which
-    has max_block 8), MPs up to `threads`; (plan, seconds the tuning took)."""
+    has max_block 8), MPs up to `threads`, then the CLI's whole-forward check against the
+    built-in plans; (plan, seconds the tuning took)."""
     start = time.monotonic()
     oracle = MeasuredOracle(queue, repeats=5, sdk="onednn", max_block=max_block)
     space = SearchSpace.from_queue(queue, mps=tuple(range(1, threads + 1)))
     plan = run_optimizer(load_optimizer("dp"), queue, oracle, space)
-    plan = oracle.confirm(plan, mp=threads)  # as the CLI: the fastest as whole forwards
+    plan = oracle.confirm(plan, mp=threads)
     return plan, time.monotonic() - start
-
-
-def _in_process_ms(queue: LayerQueue, plan: Plan, sdk: str, feeds: list[np.ndarray],
-                   repeats: int) -> float:
-    runner = PlanRunner(queue, plan, sdk=sdk)
-    runner._set(feeds)
-    ms = _median_ms(runner.session.run, repeats)
-    del runner
-    gc.collect()
-    return ms
 
 
 def _emitted_ms(model: onnx.ModelProto, plan: Plan, sdk: str, feeds: dict, repeats: int,
@@ -128,16 +117,15 @@ def _emitted_ms(model: onnx.ModelProto, plan: Plan, sdk: str, feeds: dict, repea
 
 def bench(name: str, model: onnx.ModelProto, sdks: list[str], args: argparse.Namespace,
           work: Path) -> dict[str, float]:
+    """Every configuration's median forward. In-process, the configurations take turns in
+    `args.rounds` rounds of `repeats / rounds` forwards each, so drift on a shared machine
+    (another tenant, clocks) falls on all of them alike rather than on whichever ran last."""
     feeds = random_inputs(model)
-    spinning = _ort_ms(model, feeds, args.repeats, args.threads, spin=True)
-    sleeping = _ort_ms(model, feeds, args.repeats, args.threads, spin=False)
-    # The reference is onnxruntime's faster configuration in this run.
-    row = {"onnxruntime": min(spinning, sleeping), "ort spin": spinning,
-           "ort no-spin": sleeping}
     queue = load_queue(model)
     ordered = [feeds[n] for n in queue.onnx_input_names]
     plans = {"per-layer": per_layer(queue, mp=args.threads),
              "fuse-all": fuse_all(queue, mp=args.threads)}
+    row: dict[str, float] = {}
     if "onednn" in sdks:
         plans["tuned"], row["tune s"] = _tune(queue, args.threads, args.max_block)
         row["tuned blocks"] = len(plans["tuned"].blocks)
@@ -145,17 +133,39 @@ def bench(name: str, model: onnx.ModelProto, sdks: list[str], args: argparse.Nam
         # 1 when the whole-forward check kept a built-in plan: the same plan, not a win.
         row["tuned builtin"] = float(plans["tuned"].strategy in ("per-layer", "fuse-all") or
                                      "same_as" in plans["tuned"].notes)
-    for sdk in sdks:
-        for plan_name, plan in plans.items():
-            if plan_name == "tuned" and sdk != "onednn":
-                continue
-            # The mock is the reference, not a contender: fewer repeats of its slow kernels.
-            repeats = args.repeats if sdk != "mock" else max(1, args.repeats // 3)
-            if args.emitted:
-                ms = _emitted_ms(model, plan, sdk, feeds, repeats, work / f"{name}_{plan_name}")
-            else:
-                ms = _in_process_ms(queue, plan, sdk, ordered, repeats)
-            row[f"{sdk} {plan_name}"] = ms
+    configs = [(sdk, plan_name) for sdk in sdks for plan_name in plans
+               if plan_name != "tuned" or sdk == "onednn"]
+    # The mock is the reference, not a contender: fewer repeats of its slow kernels.
+    repeats = {c: args.repeats if c[0] != "mock" else max(1, args.repeats // 3)
+               for c in configs}
+    if args.emitted:
+        for sdk, plan_name in configs:
+            row[f"{sdk} {plan_name}"] = _emitted_ms(model, plans[plan_name], sdk, feeds,
+                                                    repeats[(sdk, plan_name)],
+                                                    work / f"{name}_{plan_name}")
+        times = {"ort spin": _ort_ms(model, feeds, args.repeats, args.threads, True)}
+        gc.collect()
+        times["ort no-spin"] = _ort_ms(model, feeds, args.repeats, args.threads, False)
+    else:
+        runners = {}
+        for sdk, plan_name in configs:
+            runners[(sdk, plan_name)] = PlanRunner(queue, plans[plan_name], sdk=sdk)
+            runners[(sdk, plan_name)]._set(ordered)
+        rounds = max(1, min(args.rounds, args.repeats))
+        times = {"ort spin": [], "ort no-spin": [], **{f"{s} {p}": [] for s, p in configs}}
+        for _ in range(rounds):
+            for spin, label in ((True, "ort spin"), (False, "ort no-spin")):
+                times[label] += _ort_ms(model, feeds, args.repeats // rounds, args.threads,
+                                        spin)
+                gc.collect()  # the session's threads go before the next configuration
+            for config, runner in runners.items():
+                n = max(1, repeats[config] // rounds)
+                times[" ".join(config)] += _times_ms(runner.session.run, n)
+        del runners
+        gc.collect()
+    row.update({label: float(np.median(t)) for label, t in times.items()})
+    # The reference is onnxruntime's faster configuration in this run.
+    row["onnxruntime"] = min(row["ort spin"], row["ort no-spin"])
     return row
 
 
@@ -230,7 +240,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=everything, choices=everything,
                         help="zoo models and paper workloads (workload:NAME)")
-    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=20,
+                        help="forwards per configuration (the mock's: a third)")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="turns the configurations take, each of repeats/rounds forwards")
     parser.add_argument("--threads", type=int, default=2,
                         help="onnxruntime's intra-op threads and the plans' MP")
     parser.add_argument("--max-block", type=int, default=6,
