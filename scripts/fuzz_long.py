@@ -3,7 +3,7 @@
 onnxruntime (tests/robustness/test_fuzz.py under `--hypothesis-profile long`).
 
     python scripts/fuzz_long.py [--examples 1000] [--seed N] [--max-steps 10]
-                                [--emitted 25] [--cores 1]
+                                [--emitted 25] [--cores 1] [--sdk all|mock|onednn]
 
 The graphs (tests/robustness/fuzz_graphs.py) mix Conv, pooling, BN, LRN, Add, Concat,
 Transpose, channel shuffles, Reshape / Flatten, up to three graph inputs and several graph
@@ -32,6 +32,9 @@ def main() -> int:
                         help="graph-building steps per graph at most (CI: 7)")
     parser.add_argument("--emitted", type=int, default=25,
                         help="graphs also run as emitted C++ sessions (g++; ~3 s each)")
+    parser.add_argument("--sdk", choices=("all", "mock", "onednn"), default="all",
+                        help="which SDK's in-process runs (the emitted ones are the mock's; "
+                             "onednn: skipped when its SDK is not built)")
     parser.add_argument("--cores", type=int, default=None,
                         help="run on this many CPUs only (default: all)")
     args = parser.parse_args()
@@ -45,8 +48,10 @@ def main() -> int:
         # which honours the affinity mask; onnxruntime reads PZ_FUZZ_THREADS (robust_util).
         os.sched_setaffinity(0, available[:args.cores])
         env.update(OMP_NUM_THREADS=str(args.cores), PZ_FUZZ_THREADS=str(args.cores))
+    tests = "random_cnn" if args.sdk == "all" else (
+        "random_cnn and not onednn" if args.sdk == "mock" else "random_cnn_on_onednn")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               str(ROOT / "tests" / "robustness" / "test_fuzz.py"), "-k", "random_cnn",
+               str(ROOT / "tests" / "robustness" / "test_fuzz.py"), "-k", tests,
                "--hypothesis-profile", "long", "--hypothesis-show-statistics"]
     if args.seed is not None:
         command += ["--hypothesis-seed", str(args.seed)]

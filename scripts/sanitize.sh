@@ -51,10 +51,11 @@ san_check() {  # log file: fail on any sanitizer report
   fi
 }
 
-build_against() {  # session dir, prefix
-  cmake -S "$1" -B "$1/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$2" \
-        > "$1/configure.log"
-  cmake --build "$1/build" --parallel "$jobs" > "$1/build.log"
+build_against() {  # session dir, prefix, extra cmake args...
+  local dir="$1" prefix="$2"; shift 2
+  cmake -S "$dir" -B "$dir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" \
+        "$@" > "$dir/configure.log"
+  cmake --build "$dir/build" --parallel "$jobs" > "$dir/build.log"
 }
 
 for spec in $models; do
@@ -116,6 +117,30 @@ build_against "$prec/out" "$work/prefix-san"
     2>&1 | tee "$prec/run.log"
 san_check "$prec/run.log"
 grep -q "convs .* int8" "$prec/run.log"
+
+# The oneDNN SDK, when its wheels are installed (CI installs them): its fused blocks hand
+# values over in oneDNN's layouts, rebuild ops at link time and let a residual convolution
+# write over its input's buffer. ResNet-50 (16 in-place residual adds) and Inception-v1
+# (pooling and concat in channels last) fuse-all sessions under the sanitizers, checked
+# against onnxruntime.
+pyprefix="$(python -c 'import sys; print(sys.prefix)')"
+if [ -n "$(find "$pyprefix" -iname "dnnl*config.cmake" -print -quit 2>/dev/null)" ]; then
+  configure_runtime "$work/runtime-san-onednn" "$work/prefix-san-onednn" \
+      -DPALEOZOIC_SANITIZE=ON -DPALEOZOIC_ONEDNN=ON -DCMAKE_PREFIX_PATH="$pyprefix"
+  for name in resnet50 inception_v1; do
+    [ -f "$work/$name.onnx" ] || python -c "import onnx, sys; from paleozoic.testing.zoo \
+import load_zoo_model; onnx.save(load_zoo_model(sys.argv[1]), sys.argv[2])" \
+        "$name" "$work/$name.onnx"
+    out="$work/$name-onednn"
+    rm -rf "$out"
+    paleozoic compile "$work/$name.onnx" -o "$out" --plan fuse-all
+    build_against "$out" "$work/prefix-san-onednn;$pyprefix" -DPALEOZOIC_SDK=onednn
+    paleozoic verify "$out" 2>&1 | tee "$out/verify.log"
+    san_check "$out/verify.log"
+  done
+else
+  echo "sanitize: oneDNN is not installed; its SDK is not checked"
+fi
 
 if [ "${VALGRIND:-0}" = "1" ]; then
   configure_runtime "$work/runtime-plain" "$work/prefix-plain"

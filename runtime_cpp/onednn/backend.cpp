@@ -713,6 +713,13 @@ std::unique_ptr<DnnlOp> makeLrn(const OpDesc& d, int threads) {
   return op;
 }
 
+// Whether a post-op reads a run-time operand of the whole output's shape.
+bool wholeOperand(const PostOps& post, const Dims& out) {
+  for (const PostOps::Operand& o : post.operands)
+    if (!o.data && o.user.get_dims() == plain(out).get_dims()) return true;
+  return false;
+}
+
 // `b.cl`: layout-agnostic heads over channels-last activations (chain inputs of the
 // output's shape included); the others ignore it. `b.over`: convolutions only.
 std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int threads,
@@ -728,7 +735,15 @@ std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int th
     case OpKind::kConv:
     case OpKind::kConvGroup: return makeConv(d, chain, threads, b.over);
     case OpKind::kMlp: return makeMlp(d, chain, threads);
-    case OpKind::kPool: return makePool(d, post, threads, cl);
+    case OpKind::kPool:
+      // oneDNN 3.2's pooling kernel in the dense NCHW layout gets a per-element binary
+      // post-op wrong (a residual add read at the wrong offsets; per-channel operands and
+      // eltwise post-ops are right): such a chain pools in channels last.
+      if (!cl && wholeOperand(post, d.outputs[0].dims)) {
+        if (d.outputs[0].dims.size() != 4) return nullptr;
+        return makeHead(chain, threads, Build{true, b.over});
+      }
+      return makePool(d, post, threads, cl);
     case OpKind::kActive:
     case OpKind::kUnary: return makeEltwise(d, post, threads, cl);
     case OpKind::kAdd:

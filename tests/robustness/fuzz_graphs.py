@@ -512,14 +512,15 @@ def check_outputs(model: onnx.ModelProto, ours: list[np.ndarray], refs: list[np.
 
 
 def compare(model: onnx.ModelProto, queue: LayerQueue, plan: Plan, seed: int = 0,
-            scale: float = 1.0) -> None:
-    """Runs the queue under the plan through the runtime; asserts it matches onnxruntime
-    (check_outputs). Inputs are fed in the ONNX graph's order, as `paleozoic verify` does."""
+            scale: float = 1.0, sdk: str = "mock") -> None:
+    """Runs the queue under the plan through the runtime on `sdk`; asserts it matches
+    onnxruntime (check_outputs). Inputs are fed in the ONNX graph's order, as `paleozoic
+    verify` does."""
     from robust_util import ort_outputs, run_queue
 
     feeds = seeded_feeds(model, seed, scale)
     assert [t.name for t in queue.inputs] == list(feeds), \
         f"queue inputs {[t.name for t in queue.inputs]} vs ONNX inputs {list(feeds)}"
     refs = ort_outputs(reference_model(model), feeds)
-    ours = run_queue(queue, plan, list(feeds.values()))
+    ours = run_queue(queue, plan, list(feeds.values()), sdk)
     check_outputs(model, ours, refs, list(queue.outputs), feeds)

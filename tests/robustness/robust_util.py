@@ -12,11 +12,12 @@ from onnx import TensorProto, helper
 from paleozoic.ir import LayerQueue, Plan
 
 
-def run_queue(queue: LayerQueue, plan: Plan, feeds: list[np.ndarray]) -> list[np.ndarray]:
-    from paleozoic import _runtime
+def run_queue(queue: LayerQueue, plan: Plan, feeds: list[np.ndarray],
+              sdk: str = "mock") -> list[np.ndarray]:
     from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
+    from paleozoic.sdk import runtime_module
 
-    session = _runtime.Session()
+    session = runtime_module(sdk).Session()
     recorder = InputRecorder(session)
     layers = build_runtime_graph(queue, recorder, bind_weights=True)
     inputs = recorder.inputs
@@ -27,6 +28,8 @@ def run_queue(queue: LayerQueue, plan: Plan, feeds: list[np.ndarray]) -> list[np
         session.compile_block(block.name, block.fuse, block.mp,
                               [by_name[name] for name in block.layers])
     session.run()
+    if sdk != "mock":  # a second forward over the buffers the first left (links, in place)
+        session.run()
     out_layers = {layer.output: built for layer, built in zip(queue.layers, layers)}
     return [np.array(session.get(out_layers[name].output)) for name in queue.outputs]
 

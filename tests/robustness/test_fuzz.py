@@ -27,6 +27,7 @@ from paleozoic.optimize import fusible_kinds
 from paleozoic.optimize.base import spans_to_plan
 from paleozoic.optimize.space import SearchSpace
 from paleozoic.pipeline import build_session, compile_model, load_queue, run_session
+from paleozoic.sdk import sdk_available
 from robust_util import ort_outputs
 
 
@@ -43,6 +44,19 @@ def test_random_cnn_under_random_plan_matches_onnxruntime(model, data):
     plan = data.draw(plans(queue), label="plan")
     plan.validate(queue, fusible_kinds())
     compare(model, queue, plan, scale=data.draw(st.sampled_from(INPUT_SCALES), label="scale"))
+
+
+@pytest.mark.skipif(not sdk_available("onednn"), reason="the oneDNN SDK is not built")
+@given(model=cnn_models(max_steps=MAX_STEPS), data=st.data())
+def test_random_cnn_on_onednn_matches_onnxruntime(model, data):
+    """The same graphs and plans on the oneDNN SDK, two forwards: its fused blocks keep
+    oneDNN's layouts between steps, rebuild layout-agnostic ops over their producers'
+    channels last and let a residual convolution write over the value it adds."""
+    queue = load_queue(model)
+    plan = data.draw(plans(queue), label="plan")
+    plan.validate(queue, fusible_kinds())
+    compare(model, queue, plan, scale=data.draw(st.sampled_from(INPUT_SCALES), label="scale"),
+            sdk="onednn")
 
 
 @pytest.mark.skipif(EMITTED_EXAMPLES < 1, reason="set PZ_FUZZ_EMITTED (fuzz_long.py --emitted)")

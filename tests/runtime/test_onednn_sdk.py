@@ -475,3 +475,28 @@ def test_residual_add_accumulates_in_place_only_at_the_last_reader(tmp_path) -> 
     sums = [c for c in convs if "post-ops:sum" in c]
     adds = [c for c in convs if "binary_add" in c]
     assert len(sums) == 2 and len(adds) == 4, convs
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 5, 5), (1, 64, 56, 56)])
+def test_pool_then_residual_add_matches_the_mock(shape) -> None:
+    """Max pooling fused with an add of a whole-shape fusion input. oneDNN 3.2's NCHW
+    pooling kernel reads such a binary post-op at the wrong offsets (found by the oneDNN
+    fuzz test: errors of 1e10); the SDK pools in channels last instead."""
+    from paleozoic.sdk import runtime_module
+
+    r = np.random.default_rng(0)
+    x, y = (r.standard_normal(shape).astype(np.float32) for _ in range(2))
+    outs = {}
+    for sdk in ("mock", "onednn"):
+        s = runtime_module(sdk).Session()
+        tx, ty = s.input("x", list(shape)), s.input("y", list(shape))
+        pool = s.pool("pool", tx, mode="max", kernel=(1, 1), stride=(1, 1))
+        add = s.add("add", pool.output, ty)
+        s.mark_output(add.output)
+        s.compile_block("b", fuse=True, mp=2, layers=[pool, add])
+        s.set_input(tx, x)
+        s.set_input(ty, y)
+        s.run()
+        outs[sdk] = np.array(s.get(add.output))
+    np.testing.assert_array_equal(outs["mock"], x + y)
+    assert _rel_err(outs["onednn"], outs["mock"]) < RTOL
