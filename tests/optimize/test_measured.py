@@ -82,3 +82,51 @@ def test_cost_table_holds_short_blocks_and_built_in_plans(queue) -> None:
         for mp in mps:
             spans = plan_spans(make(queue, mp=mp), queue)
             assert total <= sum(table[s, e, mps.index(m)] for s, e, m, _ in spans) + 1e-6
+
+
+@pytest.mark.parametrize("lead, kept", [(0.05, "annealing"), (0.02, "fuse-all"),
+                                        (-0.10, "fuse-all")])
+def test_confirm_keeps_a_searched_plan_only_on_a_clear_lead(queue, monkeypatch, lead: float,
+                                                            kept: str) -> None:
+    """Whole-forward check of a measured search (fake sessions on a fake clock): the
+    searched plan must beat the faster built-in plan by more than the 3% margin (the spread
+    between two sessions of one plan); per-layer, slowest here, never wins."""
+    from paleozoic.optimize import measured
+    from paleozoic.optimize.plans import fuse_all, per_layer
+
+    clock = [0.0]
+    forward_s = {"fuse-all": 1.0, "per-layer": 1.5, "annealing": 1.0 - lead}
+
+    class FakeSession:
+        def __init__(self, seconds: float, blocks: int) -> None:
+            self.seconds, self.blocks = seconds, blocks
+
+        def run(self) -> None:
+            clock[0] += self.seconds
+
+        def block_micros(self) -> list[float]:  # the table's costs of a built-in plan kept
+            return [self.seconds * 1e6 / self.blocks] * self.blocks
+
+    searched = per_layer(queue, mp=1)  # any plan unlike both built-ins at MP 2
+    searched.blocks[0].fuse, searched.strategy = True, "annealing"
+    searched.blocks[0].layers += searched.blocks[1].layers
+    del searched.blocks[1]
+    plans = {"fuse-all": fuse_all(queue, mp=2), "per-layer": per_layer(queue, mp=2),
+             "annealing": searched}
+
+    def fake_session(self, spans, fused=None):
+        for name, plan in plans.items():
+            if [s[:3] for s in plan_spans(plan, queue)] == spans:
+                return FakeSession(forward_s[name], len(spans))
+        return FakeSession(1.0, len(spans))  # a block priced for the plan kept
+
+    monkeypatch.setattr(measured.MeasuredOracle, "_session", fake_session)
+    monkeypatch.setattr(measured.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(measured.os, "cpu_count", lambda: 2)
+    oracle = measured.MeasuredOracle(queue, repeats=2)
+    chosen = oracle.confirm(searched, mp=2)
+    assert chosen.strategy == kept
+    assert chosen.notes["whole_plan_us"] == pytest.approx(
+        {name: s * 1e6 for name, s in forward_s.items()})
+    if chosen is not searched:  # priced from the oracle's table, as run_optimizer does
+        assert chosen.notes["cost_us"] > 0

@@ -366,8 +366,8 @@ def test_fusion_keeps_channels_last_between_ops(tmp_path) -> None:
 def test_confirm_keeps_the_fastest_whole_plan() -> None:
     """`tune --cost measured` on a wall-clock SDK times the searched plan, per-layer and
     fuse-all as whole forwards and keeps the fastest: a searched plan equal to a built-in one
-    is timed once and named; a worse one (every layer its own block at MP 1, a plan no
-    search should prefer on 2 cores) loses to a built-in plan, whose table cost is set."""
+    is timed once and named; another is kept only with a 3% lead over the faster built-in
+    plan (every layer its own block at MP 1: no search should prefer it on 2 cores)."""
     from paleozoic.optimize.measured import MeasuredOracle
 
     queue = load_queue(BLOCKS["resnet18_block"]())
@@ -384,7 +384,9 @@ def test_confirm_keeps_the_fastest_whole_plan() -> None:
     timings = kept.notes["whole_plan_us"]
     assert set(timings) == {"annealing", "fuse-all", "per-layer"}
     assert all(us > 0 for us in timings.values())
-    assert kept.strategy == min(timings, key=timings.__getitem__)
+    builtin = min(("fuse-all", "per-layer"), key=timings.__getitem__)
+    clear = timings["annealing"] < timings[builtin] * 0.97  # confirm's margin
+    assert kept.strategy == ("annealing" if clear else builtin)
     if kept is not searched:
         assert kept.notes["oracle"] == "measured" and kept.notes["cost_us"] > 0
 
