@@ -366,8 +366,9 @@ def test_fusion_keeps_channels_last_between_ops(tmp_path) -> None:
 def test_confirm_keeps_the_fastest_whole_plan() -> None:
     """`tune --cost measured` on a wall-clock SDK times the searched plan, per-layer and
     fuse-all as whole forwards and keeps the fastest: a searched plan equal to a built-in one
-    is timed once and named; another is kept only with a 3% lead over the faster built-in
-    plan (every layer its own block at MP 1: no search should prefer it on 2 cores)."""
+    is timed once and named; a searched plan is kept only with a 3% lead over the faster
+    built-in plan. Which plan is faster is the machine's business (a loaded CI machine once
+    timed this fuse-all at 7x per-layer): only the rule is checked, not a winner."""
     from paleozoic.optimize.measured import MeasuredOracle
 
     queue = load_queue(BLOCKS["resnet18_block"]())
@@ -375,8 +376,10 @@ def test_confirm_keeps_the_fastest_whole_plan() -> None:
     same = fuse_all(queue, mp=2)
     same.strategy = "dp"
     kept = oracle.confirm(same, mp=2)
-    assert kept is same and kept.notes["same_as"] == "fuse-all"
-    assert set(kept.notes["whole_plan_us"]) == {"dp", "per-layer"}
+    timings = kept.notes["whole_plan_us"]
+    assert same.notes["same_as"] == "fuse-all" and set(timings) == {"dp", "per-layer"}
+    clear = timings["dp"] < timings["per-layer"] * 0.97
+    assert kept.strategy == ("dp" if clear else "per-layer")
 
     searched = per_layer(queue, mp=1)
     searched.strategy = "annealing"
