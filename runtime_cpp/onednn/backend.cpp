@@ -761,23 +761,6 @@ std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int th
   }
 }
 
-// Ops whose kernels take any layout of their NCHW activations: inside a fusion they adopt
-// the channels last their producer's convolution hands over instead of a round trip
-// through the dense layout (VGG-19: 3 of its 88 ms were the reorders around its pools).
-bool layoutAgnostic(const OpDesc& d) {
-  switch (d.kind) {
-    case OpKind::kPool:
-    case OpKind::kActive:
-    case OpKind::kUnary:
-    case OpKind::kAdd:
-    case OpKind::kBinary:
-    case OpKind::kBatchNorm:
-    case OpKind::kScale:
-    case OpKind::kConcat: return d.outputs.size() == 1 && d.outputs[0].dims.size() == 4;
-    default: return false;
-  }
-}
-
 bool isHead(OpKind kind) {
   switch (kind) {
     case OpKind::kConv:
@@ -792,6 +775,17 @@ bool isHead(OpKind kind) {
     case OpKind::kScale: return true;
     default: return false;
   }
+}
+
+// Ops whose kernels take any layout of their NCHW activations (the heads but convolution
+// and inner product, and concat): inside a fusion they adopt the channels last their
+// producer's convolution hands over instead of a round trip through the dense layout
+// (VGG-19: 3 of its 88 ms were the reorders around its pools).
+bool layoutAgnostic(const OpDesc& d) {
+  const bool weighted = d.kind == OpKind::kConv || d.kind == OpKind::kConvGroup ||
+                        d.kind == OpKind::kMlp;
+  return ((isHead(d.kind) && !weighted) || d.kind == OpKind::kConcat) &&
+         d.outputs.size() == 1 && d.outputs[0].dims.size() == 4;
 }
 
 }  // namespace
