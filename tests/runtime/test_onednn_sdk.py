@@ -222,6 +222,60 @@ def test_batchnorm_folded_into_conv_against_float64(plan: str) -> None:
     assert errors["onednn"] <= max(4 * errors["mock"], 1e-6), errors
 
 
+def _conv64(x: np.ndarray, w: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    """Convolution in float64 (N=1), by im2col."""
+    k = w.shape[-1]
+    p = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh = (p.shape[2] - k) // stride + 1
+    cols = np.stack([p[:, :, i:i + stride * oh:stride, j:j + stride * oh:stride]
+                     for i in range(k) for j in range(k)], -1)
+    return np.einsum("ncxyk,ock->noxy", cols, w.reshape(w.shape[0], w.shape[1], -1))
+
+
+@pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])
+def test_channels_last_stem_pool_and_in_place_residual_against_float64(plan: str) -> None:
+    """The numbers this SDK's fused blocks changed: an image-facing 7x7 convolution in
+    channels last, max pooling over its output, and a residual add accumulated in place
+    (the pooled value is read first by a convolution, last by the add), on an input of
+    magnitude 1e3 with a 100x spread, against float64. No farther from the truth than the
+    mock's op-by-op arithmetic."""
+    rng = np.random.default_rng(11)
+    arrays = {"w0": rng.standard_normal((32, 3, 7, 7)) / 12,
+              "w1": rng.standard_normal((32, 32, 3, 3)) / 17,
+              "w2": rng.standard_normal((32, 32, 3, 3)) / 17}
+    arrays = {k: v.astype(np.float32) for k, v in arrays.items()}
+    nodes = [
+        helper.make_node("Conv", ["x", "w0"], ["c0"], strides=[2, 2], pads=[3, 3, 3, 3]),
+        helper.make_node("MaxPool", ["c0"], ["p"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["p", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c2", "p"], ["s"]),
+        helper.make_node("Relu", ["s"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "stem_residual",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, 16, 16])],
+        [numpy_helper.from_array(v, k) for k, v in arrays.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = (1e3 + 100 * rng.standard_normal((1, 3, 64, 64))).astype(np.float32)
+    a = {k: v.astype(np.float64) for k, v in arrays.items()}
+    c0 = _conv64(x.astype(np.float64), a["w0"], 2, 3)
+    padded = np.pad(c0, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    pooled = np.max(np.stack([padded[:, :, i:i + 32:2, j:j + 32:2]
+                              for i in range(3) for j in range(3)]), axis=0)
+    r1 = np.maximum(_conv64(pooled, a["w1"], 1, 1), 0)
+    truth = np.maximum(_conv64(r1, a["w2"], 1, 1) + pooled, 0)
+    queue = load_queue(model)
+    chosen = per_layer(queue) if plan == "per-layer" else fuse_all(queue, mp=2)
+    errors = {sdk: _rel_err(PlanRunner(queue, chosen, sdk=sdk).run([x])[queue.outputs[0]],
+                            truth) for sdk in ("mock", "onednn")}
+    assert errors["mock"] < 1e-5, errors  # the truth is the model's
+    assert errors["onednn"] <= max(4 * errors["mock"], 1e-6), errors
+
+
 def test_time_is_the_wall_clock() -> None:
     """The oneDNN SDK's block times are measured forwards: positive, within the host time
     of the run; the mock's are its device model's, the same every run."""
