@@ -43,6 +43,9 @@ logger = logging.getLogger(__name__)
 
 Observer = Callable[[int, int, int, float], None]
 
+# The lead a searched plan needs over the built-in ones as whole forwards (confirm).
+CONFIRM_MARGIN = 0.03
+
 
 class MeasuredOracle:
     name = "measured"
@@ -126,7 +129,8 @@ class MeasuredOracle:
             self._measure([tuple(s) for s in spans], timed=missing)
         return [self.cache[tuple(s)] for s in spans]
 
-    def confirm(self, plan: Plan, mp: int, rounds: int = 3, margin: float = 0.03) -> Plan:
+    def confirm(self, plan: Plan, mp: int, rounds: int = 3,
+                margin: float = CONFIRM_MARGIN) -> Plan:
         """The searched plan against per-layer and fuse-all at `mp`, each timed as whole
         forwards: a table of blocks timed in context still misprices a whole plan (cache
         state, layouts at block edges), so `tune --cost measured` on a wall-clock SDK keeps
@@ -161,9 +165,10 @@ class MeasuredOracle:
                 plan.notes["same_as"] = builtin.strategy
             else:
                 candidates[builtin.strategy] = builtin
-        sessions = {name: self._session([s[:3] for s in plan_spans(p, self.queue)],
-                                        fused=[s[3] for s in plan_spans(p, self.queue)])
-                    for name, p in candidates.items()}
+        sessions = {}
+        for name, candidate in candidates.items():
+            spans = plan_spans(candidate, self.queue)
+            sessions[name] = self._session([s[:3] for s in spans], fused=[s[3] for s in spans])
         walls: dict[str, list[float]] = {name: [] for name in candidates}
         for _ in range(rounds):
             for name, session in sessions.items():
