@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paleozoic import __version__
+from paleozoic.codegen.escape import terminal_text
 from paleozoic.errors import ModelLoadError, PaleozoicError
 from paleozoic.sdk import SDKS
 
@@ -89,12 +90,13 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         if c.note:
             result += f" ({c.note})"
         top1 = "" if c.top1 is None else f"{c.top1:.0%}"
-        print(f"{c.name:<28} {str(list(c.shape)):<20} {c.max_abs:>12.3e} {c.max_rel:>12.3e} "
+        print(f"{terminal_text(c.name):<28} {str(list(c.shape)):<20} {c.max_abs:>12.3e} "
+              f"{c.max_rel:>12.3e} "
               f"{c.cosine:>10.7f} {c.sqnr_db:>8.1f} {top1:>6}  {result}")
     if report.float64 == "run":
         print("against the float64 truth (max error / max |truth|):")
         for c in report.checks:
-            print(f"  {c.name:<26} paleozoic {c.truth_error:.3e}   onnxruntime "
+            print(f"  {terminal_text(c.name):<26} paleozoic {c.truth_error:.3e}   onnxruntime "
                   f"{c.ort_truth_error:.3e} (optimised) {c.ort_plain_truth_error:.3e} "
                   f"(unoptimised)")
     elif report.float64.startswith("unavailable"):

@@ -13,6 +13,8 @@ from typing import Any
 
 from paleozoic import __version__
 from paleozoic.codegen.environment import make_environment
+from paleozoic.codegen.escape import CPP_KEYWORDS, Code, cpp_string
+from paleozoic.codegen.escape import cpp_ident as _escaped_ident
 from paleozoic.codegen.raw import raw_context, raw_title
 from paleozoic.codegen.weights import write_weights
 from paleozoic.ir import FBlock, Layer, Model
@@ -25,29 +27,20 @@ from paleozoic.ops import KINDS
 logger = logging.getLogger(__name__)
 
 # Names the session's main() uses itself; layers with these names get a trailing "_".
-_RESERVED = {
+_RESERVED = CPP_KEYWORDS | {
     "main", "argc", "argv", "options", "device", "weights", "blocks", "block", "start",
     "wall", "run", "error", "pz", "std", "kWeightsId",
     # and the raw form's main() (emit="raw")
     "queue", "dev", "zeros", "walls", "wall_start", "end", "block_us", "total_us", "status",
     "i", "CHECK",
-    "alignas", "alignof", "and", "auto", "bool", "break", "case", "catch", "char", "class",
-    "const", "continue", "default", "delete", "do", "double", "else", "enum", "explicit",
-    "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int",
-    "long", "mutable", "namespace", "new", "not", "operator", "or", "private", "protected",
-    "public", "register", "return", "short", "signed", "sizeof", "static", "struct",
-    "switch", "template", "this", "throw", "true", "try", "typedef", "typename", "union",
-    "unsigned", "using", "virtual", "void", "volatile", "while",
 }
 POINTERS_PER_LINE = 6
 EMIT_FORMS = ("wrapper", "raw")
 
 
 def cpp_ident(name: str) -> str:
-    ident = re.sub(r"\W", "_", name)
-    if not ident or ident[0].isdigit():
-        ident = "t_" + ident
-    return ident + "_" if ident in _RESERVED else ident
+    """A session variable's name for a layer or tensor name (not yet unique)."""
+    return _escaped_ident(name, _RESERVED)
 
 
 @dataclass
@@ -86,13 +79,13 @@ class LayerView:
                 return "nullptr"
             raise KeyError(f"layer {self.layer.name!r} has no {role!r} weight")
         shape = ", ".join(str(d) for d in self.weight_shapes[key])
-        return f'weights.get("{key}", {{{shape}}})'
+        return Code(f"weights.get({cpp_string(key)}, {{{shape}}})")
 
-    def construct(self) -> str:
-        return str(self.macros.construct(self)).strip()
+    def construct(self) -> Code:
+        return Code(str(self.macros.construct(self)).strip())
 
-    def configure(self) -> str:
-        return str(self.macros.configure(self)).strip()
+    def configure(self) -> Code:
+        return Code(str(self.macros.configure(self)).strip())
 
 
 @dataclass
@@ -190,7 +183,7 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
     files = {
         "session.cpp": env.get_template(template).render(context),
         "CMakeLists.txt": env.get_template("CMakeLists.txt.j2").render(
-            title=title, version=__version__, project=_project_name(title),
+            title=title, version=__version__, project=title,
             runtime_version=".".join(__version__.split(".")[:2])),
         "plan.json": model.plan.to_json(),
         "session.json": _manifest(model),
@@ -229,12 +222,8 @@ def _block_view(block: FBlock, idents: dict[str, str]) -> BlockView:
     summary = f"{span} ({len(block.layers)} layer{'s' if len(block.layers) > 1 else ''})"
     const = "".join(part.capitalize() for part in re.split(r"[_\W]+", block.name) if part)
     overrides = [(idents[name], PRECISION_CPP[p]) for name, p in block.layer_precision.items()]
-    return BlockView(block.name, const or "Block", block.fuse, block.mp,
+    return BlockView(block.name, _escaped_ident(const) if const else "Block", block.fuse, block.mp,
                      PRECISION_CPP[block.precision], summary, lines, overrides)
-
-
-def _project_name(title: str) -> str:
-    return re.sub(r"\W", "_", title) or "paleozoic_session"
 
 
 def write_session(model: Model, folder: Path, title: str,

@@ -1,4 +1,5 @@
-"""The Jinja environment: strict (undefined names are errors), with small C++ helpers."""
+"""The Jinja environment: strict (undefined names are errors), every printed value guarded
+against text from outside (escape.py), with small C++ helpers."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any, Iterable
 import jinja2
 import numpy as np
 
+from paleozoic.codegen.escape import (
+    Code, cmake_comment, cmake_name, cpp_comment, cpp_ident, cpp_string, guard)
 from paleozoic.ops import ENUMS
 
 
@@ -22,8 +25,8 @@ def template_dir() -> Path:
                             f"{package.parent / 'templates'} and {package / 'templates'})")
 
 
-def cpp_list(values: Iterable[Any]) -> str:
-    return "{" + ", ".join(str(int(v)) for v in values) + "}"
+def cpp_list(values: Iterable[Any]) -> Code:
+    return Code("{" + ", ".join(str(int(v)) for v in values) + "}")
 
 
 def cpp_float(value: float) -> str:
@@ -69,8 +72,13 @@ def make_environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        # The autoescape of this environment: text a template prints without one of the
+        # escape filters must be unable to break out of its place (escape.guard).
+        finalize=guard,
     )
     env.filters.update(cpp_list=cpp_list, cpp_float=cpp_float, cpp_bool=cpp_bool,
                        cpp_element_type=cpp_element_type,
-                       cpp_enum=cpp_enum)
+                       cpp_enum=cpp_enum, cpp_string=cpp_string, cpp_comment=cpp_comment,
+                       cpp_ident=cpp_ident, cmake_comment=cmake_comment,
+                       cmake_name=cmake_name)
     return env

@@ -27,12 +27,14 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from paleozoic.codegen.environment import cpp_float
+from paleozoic.codegen.escape import Code, cpp_string
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.ir import Layer, Model
 from paleozoic.ir.plan import Precision
@@ -322,7 +324,8 @@ class RawPrinter:
             role = matches[0]
             key = layer.weights[role]
             shape = ", ".join(str(int(d)) for d in np.shape(weights[key]))
-            self.binds[id(host)] = f'const_cast<float*>(weights.get("{key}", {{{shape}}}).data)'
+            self.binds[id(host)] = (f"const_cast<float*>(weights.get({cpp_string(key)}, "
+                                    f"{{{shape}}}).data)")
         elif host["zero"]:
             # The wrapper binds zeros for an absent optional weight (a conv without bias).
             missing = [r for r in KINDS[layer.kind].optional_roles if r not in layer.weights]
@@ -371,7 +374,7 @@ class RawPrinter:
         owner = next((self.name(a["id"], call) for a in call["args"]
                       if a["k"] in ("new", "handle", "ref")), None)
         args = [self._arg(arg, call, owner, pre) for arg in call["args"]]
-        return pre, f"CHECK({call['fn']}({', '.join(args)}));"
+        return pre, Code(f"CHECK({_sdk_name(call['fn'])}({', '.join(args)}));")
 
     def _arg(self, arg: Record, call: Record, owner: str | None, pre: list[str]) -> str:
         kind = arg["k"]
@@ -386,7 +389,7 @@ class RawPrinter:
         if kind == "bool":
             return "true" if arg["v"] else "false"
         if kind == "enum":
-            return arg["v"]
+            return _sdk_name(arg["v"])
         if kind == "double":
             value = float(arg["v"])
             if not math.isfinite(value):
@@ -440,6 +443,15 @@ class RawPrinter:
             pre, line = self.call(record)
             out += pre + [line]
         return out
+
+
+def _sdk_name(name: str) -> str:
+    """A function or enumerator name from the call log, which the printer pastes as code:
+    the SDK's own names are identifiers, anything else is a corrupt log."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(name)):
+        raise ValueError(f"the SDK call log holds {name!r} where a function or enumerator "
+                         f"name belongs; the runtime extension is corrupt or mismatched")
+    return name
 
 
 def _group(records: list[Record]) -> list[tuple[str, list[Record]]]:

@@ -7,6 +7,7 @@ scripts can edit them, and the framework validates them against the queue.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from enum import Enum
@@ -17,6 +18,7 @@ from paleozoic.ir.layer import LayerQueue
 PLAN_FORMAT = "paleozoic-plan"
 PLAN_VERSION = 1
 MP_MIN, MP_MAX = 1, 32
+BLOCK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
 class Precision(str, Enum):
@@ -86,7 +88,7 @@ class Plan:
                             f"supported (this Paleozoic reads version {PLAN_VERSION})")
         blocks = []
         for i, raw in enumerate(data.get("blocks", [])):
-            where = f"{source}: block {i} ({raw.get('name', '?')})"
+            where = f"{source}: block {i} ({raw.get('name', '?')!r})"
             try:
                 overrides = raw.get("layer_precision", {})
                 if not isinstance(overrides, dict):
@@ -140,8 +142,11 @@ class Plan:
             if block.name in names:
                 raise PlanError(f"{where}: block name used twice; names must be unique")
             names.add(block.name)
-            if not block.name.isidentifier():
-                raise PlanError(f"{where}: name must be a C++ identifier")
+            if not BLOCK_NAME.fullmatch(block.name):
+                # The name is pasted into the session as a string and a constant's name.
+                raise PlanError(f"{where}: name must be a C++ identifier of ASCII letters, "
+                                f"digits and underscores, at most 64 characters (e.g. "
+                                f"'block3'); rename the block")
             if not MP_MIN <= block.mp <= MP_MAX:
                 raise PlanError(f"{where}: mp {block.mp} is outside {MP_MIN}..{MP_MAX}")
             if not block.layers:

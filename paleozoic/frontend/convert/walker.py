@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from paleozoic.codegen.escape import cpp_ident
 from paleozoic.frontend.convert.values import Act, Const, ConversionError, Tup, Value
 from paleozoic.ir import Layer, Operator, TensorInfo
 from paleozoic.ops import KINDS
@@ -21,13 +22,11 @@ def ints(values: Any) -> list[int]:
 
 def clean_identifier(name: str) -> str:
     """A readable C++ identifier from an ONNX name ("gpu_0/res2_0_branch2a_w_0" ->
-    "res2_0_branch2a_w")."""
+    "res2_0_branch2a_w"): layer and tensor names are identifiers from here on, whatever
+    the model file holds (ASCII, bounded length; codegen/escape.py)."""
     name = re.sub(r"^gpu_\d+/", "", name)
     name = re.sub(r"_0$", "", name)
-    ident = re.sub(r"\W+", "_", name).strip("_") or "t"
-    if ident[0].isdigit():
-        ident = "t" + ident
-    return ident
+    return cpp_ident(name)
 
 
 class Walker:
