@@ -15,6 +15,7 @@ from types import ModuleType, SimpleNamespace
 import pytest
 
 from paleozoic.codegen.environment import make_environment
+from paleozoic.codegen.escape import Code
 from paleozoic.frontend.convert import registry
 from paleozoic.ops import KINDS, ShapeError
 
@@ -58,7 +59,7 @@ def test_template_renders() -> None:
     macros = env.from_string((SKELETON / "example.cpp.j2").read_text()).module
     layer = SimpleNamespace(cpp_class="pz::ExampleLayer", ident="leaky", name="leaky",
                             inputs=["conv1.output()"], attrs={"axis": 3},
-                            weight=lambda role: f'weights.get("leaky.{role}", {{8}})')
+                            weight=lambda role: Code(f'weights.get("leaky.{role}", {{8}})'))
     assert str(macros.construct(layer)) == \
         'pz::ExampleLayer leaky{"leaky", conv1.output(), /*axis=*/3};'
     assert str(macros.configure(layer)) == 'leaky.configLayer(weights.get("leaky.slope", {8}));'

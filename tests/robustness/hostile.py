@@ -6,8 +6,10 @@ Used by test_hostile_metadata.py and the fuzzer's metadata mutation (test_fuzz.p
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import onnx
+from hypothesis import strategies as st
 
 # Each tries another way out of a comment, a string literal or a line of C++ or CMake.
 PAYLOADS = (
@@ -30,11 +32,12 @@ def payload(i: int) -> str:
     return PAYLOADS[i % len(PAYLOADS)]
 
 
-def make_hostile(model: onnx.ModelProto, text: str | None = None) -> onnx.ModelProto:
+def make_hostile(model: onnx.ModelProto,
+                 text: Callable[[int], str] = payload) -> onnx.ModelProto:
     """A copy of `model` whose node, tensor, initializer and graph names, doc strings,
-    producer fields and metadata are hostile text (PAYLOADS in turn, or `text`). Distinct
-    names stay distinct in ONNX but many meet once made identifiers (they differ only in
-    punctuation), so the session's names must be made unique again."""
+    producer fields and metadata are hostile text (`text(i)`: PAYLOADS in turn by default).
+    Distinct names stay distinct in ONNX but many meet once made identifiers (they differ
+    only in punctuation), so the session's names must be made unique again."""
     hostile = onnx.ModelProto()
     hostile.CopyFrom(model)
     graph = hostile.graph
@@ -45,24 +48,45 @@ def make_hostile(model: onnx.ModelProto, text: str | None = None) -> onnx.ModelP
         if info.name not in names:
             names.append(info.name)
     # Punctuation-only suffixes: every tensor of one payload sanitises to the same stem.
-    rename = {name: (text or payload(i)) + "?*/."[i % 4] * (1 + i // 4)
-              for i, name in enumerate(names)}
+    rename: dict[str, str] = {}
+    for i, name in enumerate(names):
+        new = text(i) + "?*/."[i % 4]
+        while new in rename.values():
+            new += "?*/."[i % 4]
+        rename[name] = new
     for i, node in enumerate(graph.node):
-        node.name = (text or payload(i + 3)) + "." * (i % 2)   # node names collide too
-        node.doc_string = text or payload(i + 5)
+        node.name = text(i + 3) + "." * (i % 2)   # node names collide too
+        node.doc_string = text(i + 5)
         node.input[:] = [rename.get(n, n) for n in node.input]
         node.output[:] = [rename.get(n, n) for n in node.output]
     for collection in (graph.input, graph.output, graph.value_info, graph.initializer):
         for item in collection:
             item.name = rename.get(item.name, item.name)
     for i, field in enumerate(("producer_name", "producer_version", "domain", "doc_string")):
-        setattr(hostile, field, text or payload(i + 1))
-    graph.name = text or payload(2)
-    graph.doc_string = text or payload(7)
+        setattr(hostile, field, text(i + 1))
+    graph.name = text(2)
+    graph.doc_string = text(7)
     entry = hostile.metadata_props.add()
-    entry.key, entry.value = (text or payload(4)), (text or payload(6))
+    entry.key, entry.value = text(4), text(6)
     onnx.checker.check_model(hostile)
     return hostile
+
+
+# Characters that start escapes, comments, literals, preprocessor lines and trigraphs, and
+# some outside ASCII.
+_NASTY = st.sampled_from(list('"\'\\/*?#\n\r\t\x00\x1b$`{}[]();') +
+                         ["\u00e9", "\u4e2d", "\u202e", "\U0001f600"])
+
+
+@st.composite
+def hostile_texts(draw: st.DrawFn) -> Callable[[int], str]:
+    """The fuzzer's metadata mutation: a text for every string field of a model (see
+    make_hostile), each a payload or a random mix of nasty and plain characters."""
+    pool = draw(st.lists(st.one_of(
+        st.sampled_from(PAYLOADS),
+        st.text(st.one_of(_NASTY, st.characters(min_codepoint=32, max_codepoint=126)),
+                min_size=1, max_size=24)), min_size=1, max_size=6))
+    return lambda i: pool[i % len(pool)]
 
 
 class NotInert(AssertionError):
@@ -117,6 +141,12 @@ def code_outside_comments_and_literals(source: str) -> str:
     return "".join(out)
 
 
+def skeleton(source: str) -> str:
+    """The code outside comments and literals, every identifier spelt I: equal for two
+    sessions of one model whose names differ, different if text became code."""
+    return re.sub(r"[A-Za-z_][A-Za-z0-9_]*", "I", code_outside_comments_and_literals(source))
+
+
 def preprocessor_lines(source: str) -> list[str]:
     code = code_outside_comments_and_literals(source)
     return [line.strip() for line in code.splitlines() if line.lstrip().startswith("#")]
@@ -134,3 +164,10 @@ def cmake_shape(text: str) -> list[str]:
             raise NotInert(f"bracket comment {line!r}")
         shape.append("#" if stripped.startswith("#") else re.sub(r"#.*", "", line))
     return shape
+
+
+def cmake_skeleton(text: str) -> list[str]:
+    """cmake_shape with the project's name (which is the model's) spelt NAME, if it is an
+    identifier."""
+    return [re.sub(r"project\([A-Za-z_][A-Za-z0-9_]* ", "project(NAME ", line)
+            for line in cmake_shape(text)]

@@ -4,7 +4,8 @@ ceil_mode and count_include_pad, BN, LRN, Transpose / channel shuffle / Reshape 
 the middle of the graph, up to three graph inputs, several graph outputs, a Gemm/Softmax
 head; fuzz_graphs.py) compiled under random valid plans (cuts and MPs) and compared with
 onnxruntime. Most examples run through the pybind runtime (same wrapper and mock SDK as a
-session); a few are emitted as C++, built with g++ and run. Profiles:
+session); a few are emitted as C++, built with g++ and run; with hostile text in every
+string field (hostile.py), emitted sessions keep their token structure. Profiles:
 tests/robustness/conftest.py; failures found become @example cases or regression tests in
 test_fuzz_regressions.py."""
 
@@ -23,6 +24,7 @@ from fuzz_graphs import (
     INPUT_SCALES, check_outputs, cnn_models, compare, graph_inputs, plans, reference_model,
     seeded_feeds,
 )
+from hostile import cmake_skeleton, hostile_texts, make_hostile, skeleton
 from paleozoic.optimize import fusible_kinds
 from paleozoic.optimize.base import spans_to_plan
 from paleozoic.optimize.space import SearchSpace
@@ -63,6 +65,8 @@ def test_random_cnn_on_onednn_matches_onnxruntime(model, data):
 @settings(max_examples=max(EMITTED_EXAMPLES, 1))
 @given(model=cnn_models(max_steps=MAX_STEPS), data=st.data())
 def test_random_cnn_emitted_session_matches_onnxruntime(model, data):
+    if data.draw(st.booleans(), label="hostile metadata"):
+        model = make_hostile(model, data.draw(hostile_texts(), label="texts"))
     queue = load_queue(model)
     plan = data.draw(plans(queue), label="plan")
     plan.validate(queue, fusible_kinds())
@@ -123,3 +127,29 @@ def test_emitted_sessions_of_fuzzed_graphs(tmp_path):
                      settings=settings(database=None, derandomize=True, max_examples=500,
                                        phases=[Phase.generate]))
         _emitted_matches(model, i, tmp_path / f"session{i}")
+
+
+
+@settings(max_examples=max(1, settings.default.max_examples // 4))
+@given(model=cnn_models(max_steps=MAX_STEPS), texts=hostile_texts(), data=st.data())
+def test_random_cnn_with_hostile_metadata_emits_inert_code(model, texts, data):
+    """The metadata mutation: every string field of a random CNN becomes hostile text; under
+    the same random plan, the emitted session has the token structure of the graph with
+    plain names (the text only inside comments and literals, escaped) and the same CMake
+    lines. A quarter of the profile's examples: emission only, no g++ (the hostile
+    sessions that are built and run are test_hostile_metadata.py's)."""
+    queue = load_queue(model)
+    plan = data.draw(plans(queue), label="plan")
+    position = {layer.name: i for i, layer in enumerate(queue.layers)}
+    spans = [(position[b.layers[0]], position[b.layers[-1]] + 1, b.mp) for b in plan.blocks]
+    hostile = make_hostile(model, texts)
+    hostile_queue = load_queue(hostile)
+    files = {}
+    with tempfile.TemporaryDirectory(prefix="pz-fuzz-meta-") as tmp:
+        for label, m, p in (("plain", model, plan),
+                            ("hostile", hostile, spans_to_plan(hostile_queue, spans, "fuzz"))):
+            out = Path(tmp) / label
+            compile_model(m, out, plan=p)
+            files[label] = [(out / name).read_text() for name in ("session.cpp", "CMakeLists.txt")]
+    assert skeleton(files["hostile"][0]) == skeleton(files["plain"][0])
+    assert cmake_skeleton(files["hostile"][1]) == cmake_skeleton(files["plain"][1])

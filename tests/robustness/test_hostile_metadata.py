@@ -20,8 +20,7 @@ import onnx
 import pytest
 
 from hostile import (
-    PAYLOADS, NotInert, cmake_shape, code_outside_comments_and_literals, make_hostile,
-    preprocessor_lines,
+    PAYLOADS, NotInert, cmake_skeleton, make_hostile, preprocessor_lines, skeleton,
 )
 from paleozoic.sdk import sdk_available
 
@@ -37,17 +36,6 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def _ok(result: subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
-
-
-def _skeleton(source: str) -> str:
-    """The code outside comments and literals, every identifier spelt I: equal for two
-    sessions of one model whose names differ, different if text became code."""
-    return re.sub(r"[A-Za-z_][A-Za-z0-9_]*", "I", code_outside_comments_and_literals(source))
-
-
-def _cmake(text: str) -> list[str]:
-    return [re.sub(r"project\([A-Za-z_][A-Za-z0-9_]* ", "project(NAME ", line)
-            for line in cmake_shape(text)]
 
 
 @pytest.fixture(scope="module")
@@ -80,10 +68,10 @@ def sessions(models: tuple[Path, Path]) -> dict[str, Path]:
 def test_hostile_names_are_inert_in_emitted_files(sessions, emit):
     plain, hostile = sessions[f"plain_{emit}"], sessions[f"hostile_{emit}"]
     ours = (hostile / "session.cpp").read_text()
-    assert _skeleton(ours) == _skeleton((plain / "session.cpp").read_text())
+    assert skeleton(ours) == skeleton((plain / "session.cpp").read_text())
     assert preprocessor_lines(ours) == preprocessor_lines((plain / "session.cpp").read_text())
-    assert _cmake((hostile / "CMakeLists.txt").read_text()) == \
-        _cmake((plain / "CMakeLists.txt").read_text())
+    assert cmake_skeleton((hostile / "CMakeLists.txt").read_text()) == \
+        cmake_skeleton((plain / "CMakeLists.txt").read_text())
     # The file name is still there for a reader, escaped, on the lines it had.
     assert r'"evil\n#error injected_path \"* \?\?=\\.onnx"' in ours.splitlines()[2]
     # The JSON files carry the original text exactly.
@@ -149,7 +137,7 @@ def test_plan_free_text_is_escaped(sessions, models):
     _ok(_cli("compile", str(models[0]), "-o", str(out), "--plan", str(plan),
              cwd=folder.parent))
     source = (out / "session.cpp").read_text()
-    assert _skeleton(source) == _skeleton((folder / "session.cpp").read_text())
+    assert skeleton(source) == skeleton((folder / "session.cpp").read_text())
     assert '// Plan: "evil\\n#error injected\\n*\\057 int injected = 1; \\057*",' in source
 
 
@@ -158,11 +146,11 @@ def test_scanner_catches_each_way_out():
     block comment of a one-line program is caught, except those that are harmless there
     (they are harmful as identifiers or in CMake, where other checks hold them)."""
     template = 'int main() {{ // {c}\n  const char* s = "{c}";\n  return 0; /* {c} */ }}\n'
-    plain = _skeleton(template.format(c="plain"))
+    plain = skeleton(template.format(c="plain"))
     missed = []
     for text in PAYLOADS:
         try:
-            if _skeleton(template.format(c=text)) == plain:
+            if skeleton(template.format(c=text)) == plain:
                 missed.append(text)
         except NotInert:
             pass
