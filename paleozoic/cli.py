@@ -4,6 +4,7 @@ debug, prefix."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import math
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from paleozoic import __version__
 from paleozoic.codegen.escape import terminal_text
-from paleozoic.errors import ModelLoadError, PaleozoicError
+from paleozoic.errors import BuildError, ModelLoadError, PaleozoicError, PlanMismatchError
 from paleozoic.sdk import SDKS
 
 if TYPE_CHECKING:
@@ -418,6 +419,37 @@ def _cmd_prefix(args: argparse.Namespace) -> int:
     return 0
 
 
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from paleozoic.bench import bench, resolve_configs
+    from paleozoic.sdk import sdk_available
+
+    sdks = _csv(args.sdk)
+    try:
+        configs = resolve_configs(sdks, _csv(args.plan), _csv(args.precision))
+    except ValueError as err:
+        raise PlanMismatchError(str(err)) from None
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        raise PaleozoicError("--plot needs matplotlib: pip install 'paleozoic[eval]', or "
+                             "leave --plot out")
+    missing = [sdk for sdk in sdks if not sdk_available(sdk)]
+    if missing:
+        raise BuildError(f"the {missing[0]} SDK is not built: pip install 'paleozoic[onednn]' "
+                         f"(README, oneDNN SDK), or bench --sdk mock")
+    report = bench(args.model, configs, threads=args.threads, repeat=args.repeat,
+                   rounds=args.rounds, seed=args.seed, calibration=args.calibration,
+                   show_progress=sys.stderr.isatty(), **_shapes(args))
+    print(report.table())
+    if args.json:
+        Path(args.json).write_text(report.to_json())
+    if args.plot:
+        report.plot(args.plot)
+    return 0
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="paleozoic", description="ONNX -> hand-editable C++ inference sessions over a "
@@ -564,6 +596,27 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace existing --fix/--json files")
     p.add_argument("--model", help="the ONNX model (default: the one it was compiled from)")
     p.set_defaults(func=_cmd_debug)
+
+    p = sub.add_parser("bench", help="latency, memory and accuracy of a model's sessions per "
+                       "SDK, plan and precision, beside onnxruntime, in one run")
+    p.add_argument("model", nargs="+", help="one or more .onnx files")
+    p.add_argument("--sdk", default="mock,onednn" if "onednn" in SDKS else "mock",
+                   help="comma-separated SDKs (default: mock,onednn)")
+    p.add_argument("--plan", default="per-layer,fuse-all",
+                   help="comma-separated plans: per-layer, fuse-all, plan.json files")
+    p.add_argument("--precision", default="fp32", help="comma-separated: fp32, fp16, int8 "
+                   "(int8 needs --calibration)")
+    p.add_argument("--calibration", metavar="CALIB.json", help="int8 parameters (one model)")
+    p.add_argument("--threads", type=int, default=2, help="threads of every configuration "
+                   "and of onnxruntime; the built-in plans' MP (default 2)")
+    p.add_argument("--repeat", type=int, default=20, help="timed forwards per configuration")
+    p.add_argument("--rounds", type=int, default=4, help="interleaved rounds (default 4)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the input")
+    p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
+    p.add_argument("--plot", metavar="FILE.png", help="bar chart of the latency ratios "
+                   "(needs matplotlib)")
+    _add_shape_options(p)
+    p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("prefix", help="print the runtime's CMake prefix (CMAKE_PREFIX_PATH)")
     p.set_defaults(func=_cmd_prefix)

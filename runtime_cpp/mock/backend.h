@@ -14,7 +14,7 @@
 namespace pz_mock {
 
 // A compiled op or chain of ops. run() takes the chain's inputs (the first op's, then each
-// appended op's inputs other than the one it reads from the op before it) and the last op's
+// appended op's inputs that the chain does not compute itself) and the last op's
 // outputs, dense in their operands' dims and dtypes (fp32, or binary16 for FLOAT16).
 class BackendOp {
  public:
@@ -23,7 +23,8 @@ class BackendOp {
 };
 
 // `chain`: ops where each one after the first reads the single output of the one before
-// (and nothing else reads it). Returns null when the backend does not compute the chain;
+// (and nothing else reads it), or a pair x * g(x) where both read the value before them.
+// Returns null when the backend does not compute the chain;
 // the mock's kernels then run it (one op) or the chain is not formed (backendCanAppend).
 // Consts are bound. `threads` is the op's MP. Called for ops of every precision: a backend
 // that computes fp16 or int8 ops follows numerics.h as far as it can.

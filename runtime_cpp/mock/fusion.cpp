@@ -114,35 +114,81 @@ int readers(const cnmlFusionOp& f, const Slot& slot) {
   return n;
 }
 
+// Whether ops j and j+1 read `value` as x * g(x) does (SiLU exported as Sigmoid then Mul): op
+// j reads it, op j+1 reads it and op j's only output, which nothing else reads.
+bool gatesValue(const cnmlFusionOp& f, std::size_t j, const Slot& value) {
+  auto reads = [&f, &value](std::size_t op) {
+    for (const Slot& s : f.in_slots[op])
+      if (s.kind == value.kind && s.index == value.index) return true;
+    return false;
+  };
+  if (j + 1 >= f.ops.size() || !reads(j) || !reads(j + 1)) return false;
+  const std::vector<Slot>& mid = f.out_slots[j];
+  if (mid.size() != 1 || mid[0].kind != Slot::kScratch || readers(f, mid[0]) != 1) return false;
+  for (const Slot& s : f.in_slots[j + 1])
+    if (s.kind == mid[0].kind && s.index == mid[0].index) return true;
+  return false;
+}
+
 // Prepares the steps: runs of neighbouring ops that the backend merges (each reading
-// the previous one's only output, a scratch buffer nothing else reads) become one step,
-// whose inputs are the first op's and then each later op's other inputs.
+// the previous one's only output, a scratch buffer nothing else reads; or a pair that gates
+// it, x * g(x), where both read it) become one step, whose inputs are the first op's and
+// then each later op's inputs that the step does not compute itself.
 void prepareSteps(cnmlFusionOp& f, int threads) {
   std::vector<std::unique_ptr<PreparedOp>> steps;
   std::vector<std::vector<Slot>> in_slots, out_slots;
   for (std::size_t i = 0; i < f.ops.size();) {
     std::vector<const OpDesc*> chain{&f.ops[i]};
     std::vector<Slot> ins = f.in_slots[i];
+    std::vector<Slot> inside;  // values the chain computes and reads itself
+    auto append = [&](std::size_t op) {
+      chain.push_back(&f.ops[op]);
+      for (const Slot& s : f.in_slots[op]) {
+        bool computed = false;
+        for (const Slot& v : inside) computed |= s.kind == v.kind && s.index == v.index;
+        if (!computed) ins.push_back(s);
+      }
+    };
+    // Where the chain may end (after each op, or after both ops of a pair), with its inputs.
+    std::vector<std::pair<std::size_t, std::vector<Slot>>> ends;
     std::size_t j = i + 1;
     for (; j < f.ops.size(); ++j) {
       const std::vector<Slot>& prev = f.out_slots[j - 1];
-      if (prev.size() != 1 || prev[0].kind != Slot::kScratch || readers(f, prev[0]) != 1)
-        break;
+      if (prev.size() != 1 || prev[0].kind != Slot::kScratch) break;
+      const int n = readers(f, prev[0]);
+      const bool gate = n == 2 && gatesValue(f, j, prev[0]);
+      if (n != 1 && !gate) break;
       if (!backendCanAppend(chain, f.ops[j])) break;
-      bool reads = false;
-      std::vector<Slot> extra;
-      for (const Slot& s : f.in_slots[j]) {
-        if (s.kind == prev[0].kind && s.index == prev[0].index)
-          reads = true;
-        else
-          extra.push_back(s);
+      if (gate) {
+        std::vector<const OpDesc*> longer = chain;
+        longer.push_back(&f.ops[j]);
+        if (!backendCanAppend(longer, f.ops[j + 1])) break;
+      } else {
+        bool reads = false;
+        for (const Slot& s : f.in_slots[j])
+          reads |= s.kind == prev[0].kind && s.index == prev[0].index;
+        if (!reads) break;
       }
-      if (!reads) break;
-      chain.push_back(&f.ops[j]);
-      ins.insert(ins.end(), extra.begin(), extra.end());
+      inside.push_back(prev[0]);
+      append(j);
+      if (gate) {
+        inside.push_back(f.out_slots[j][0]);
+        append(++j);
+      }
+      ends.emplace_back(j + 1, ins);
     }
-    std::unique_ptr<PreparedOp> step = chain.size() > 1 ? prepareChain(chain, threads) : nullptr;
-    if (!step) {  // the backend declined the chain after all: op i alone
+    // The backend may decline a chain after all (a slow kernel for that set of post-ops):
+    // then shorter ones, down to op i alone.
+    std::unique_ptr<PreparedOp> step;
+    for (auto end = ends.rbegin(); end != ends.rend() && !step; ++end) {
+      const std::vector<const OpDesc*> prefix(chain.begin(), chain.begin() + (end->first - i));
+      step = prepareChain(prefix, threads);
+      if (step) {
+        j = end->first;
+        ins = end->second;
+      }
+    }
+    if (!step) {
       j = i + 1;
       ins = f.in_slots[i];
       step = prepare(f.ops[i], threads);

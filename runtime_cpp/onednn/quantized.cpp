@@ -300,13 +300,17 @@ class HalfOp : public BackendOp {
   int threads_;
 };
 
-// The chain's inputs as backend.h orders them: the head's, then each later op's other one.
+// The chain's inputs as backend.h orders them: the head's, then each later op's inputs that
+// the chain does not compute itself.
 std::vector<std::size_t> chainInputSizes(const std::vector<const OpDesc*>& chain) {
   std::vector<std::size_t> sizes;
   for (const Operand& o : chain.front()->inputs) sizes.push_back(o.elements());
   for (std::size_t k = 1; k < chain.size(); ++k)
-    for (const Operand& o : chain[k]->inputs)
-      if (o.id != chain[k - 1]->outputs[0].id) sizes.push_back(o.elements());
+    for (const Operand& o : chain[k]->inputs) {
+      bool inside = false;
+      for (std::size_t m = 0; m < k; ++m) inside |= o.id == chain[m]->outputs[0].id;
+      if (!inside) sizes.push_back(o.elements());
+    }
   return sizes;
 }
 

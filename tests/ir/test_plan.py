@@ -96,7 +96,7 @@ def test_bad_precision_is_refused_by_block_and_layer():
     from paleozoic.ir.plan import Plan, PlanError, PlannedBlock
     data = Plan([PlannedBlock("b0", ["a"], mp=1)]).to_dict()
     data["blocks"][0]["precision"] = "int4"
-    with pytest.raises(PlanError, match=r"block 0 \(b0\): precision 'int4' is not one of"):
+    with pytest.raises(PlanError, match=r"block 0 \('b0'\): precision 'int4' is not one of"):
         Plan.from_dict(data)
     data["blocks"][0]["precision"] = "fp16"
     data["blocks"][0]["layer_precision"] = {"a": "bf16"}

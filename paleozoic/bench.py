@@ -1,0 +1,324 @@
+"""`paleozoic bench`: a model's sessions per SDK, plan and precision beside onnxruntime, in
+one run: median and p90 latency, the ratio to onnxruntime, the memory each configuration
+holds, and its accuracy against onnxruntime (max error, SQNR, top-1 agreement). The report
+a user reads before choosing a backend and a plan (seed 004's Kenning flow: latency and
+quality per target in one table).
+
+Forwards run in-process through the runtime module (PlanRunner: the wrapper's runtime over
+the SDK library the emitted sessions link). The configurations take turns in rounds, each
+one an untimed forward and then repeat/rounds timed ones, so drift on a shared machine
+falls on all of them alike; onnxruntime runs with the same thread count, its session made
+and released in each turn so its spinning pool threads do not take the cores from the
+SDKs, and counts as the faster of its spinning and sleeping thread pools.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import onnx
+
+from paleozoic.errors import PaleozoicError
+from paleozoic.ir import LayerQueue, Plan
+from paleozoic.ir.plan import Precision
+
+logger = logging.getLogger(__name__)
+
+BUILTIN = ("per-layer", "fuse-all")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One way to run a model: an SDK, a plan (built-in name or plan.json) and a precision."""
+
+    sdk: str
+    plan: str
+    precision: str = "fp32"
+
+    @property
+    def label(self) -> str:
+        plan = Path(self.plan).stem if self.plan not in BUILTIN else self.plan
+        return f"{self.sdk} {plan}" + ("" if self.precision == "fp32" else f" {self.precision}")
+
+
+@dataclass
+class Result:
+    """A configuration's figures on one model (times in ms, memory in MB)."""
+
+    model: str
+    config: str
+    median_ms: float
+    p90_ms: float
+    ratio: float                    # median / onnxruntime's median
+    memory_mb: float                # resident memory the configuration added when built and run
+    max_abs: float                  # worst output, against onnxruntime on the same input
+    sqnr_db: float
+    top1: float | None
+    blocks: int = 0
+
+
+@dataclass
+class ModelReport:
+    model: str
+    ort_median_ms: float
+    ort_p90_ms: float
+    ort_memory_mb: float
+    results: list[Result] = field(default_factory=list)
+
+
+@dataclass
+class BenchReport:
+    threads: int
+    repeat: int
+    rounds: int
+    models: list[ModelReport] = field(default_factory=list)
+
+    def geomeans(self) -> dict[str, float]:
+        """Per configuration, the geometric mean of its ratios over the models that ran it."""
+        ratios: dict[str, list[float]] = {}
+        for m in self.models:
+            for r in m.results:
+                ratios.setdefault(r.config, []).append(r.ratio)
+        return {c: math.exp(float(np.mean(np.log(v)))) for c, v in ratios.items()}
+
+    def best(self, sdk: str) -> dict[str, Result]:
+        """Per model, the fastest fp32 configuration on `sdk` (its best built-in plan)."""
+        out = {}
+        for m in self.models:
+            mine = [r for r in m.results if r.config.split()[0] == sdk
+                    and len(r.config.split()) == 2]
+            if mine:
+                out[m.model] = min(mine, key=lambda r: r.median_ms)
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self) | {"geomeans": self.geomeans()}, indent=2) + "\n"
+
+    def table(self) -> str:
+        lines = [f"latency on {self.threads} thread(s): median of {self.repeat} forwards in "
+                 f"{self.rounds} interleaved round(s); ratio to onnxruntime; memory = resident "
+                 f"growth of building and running; accuracy against onnxruntime"]
+        header = (f"{'model':<28}{'configuration':<28}{'median ms':>10}{'p90 ms':>9}"
+                  f"{'ratio':>8}{'MB':>8}{'max abs err':>13}{'SQNR dB':>9}{'top-1':>7}")
+        lines.append(header)
+        for m in self.models:
+            lines.append(f"{_short(m.model):<28}{'onnxruntime':<28}{m.ort_median_ms:>10.2f}"
+                         f"{m.ort_p90_ms:>9.2f}{1.0:>7.2f}x{m.ort_memory_mb:>8.0f}")
+            for r in m.results:
+                top1 = "" if r.top1 is None else f"{r.top1:.0%}"
+                lines.append(f"{'':<28}{r.config:<28}{r.median_ms:>10.2f}{r.p90_ms:>9.2f}"
+                             f"{r.ratio:>7.2f}x{r.memory_mb:>8.0f}{r.max_abs:>13.2e}"
+                             f"{r.sqnr_db:>9.1f}{top1:>7}")
+        if len(self.models) > 1:
+            lines.append("geometric mean of ratios: " + ", ".join(
+                f"{c} {g:.2f}x" for c, g in self.geomeans().items()))
+            for sdk in sorted({r.config.split()[0] for m in self.models for r in m.results}):
+                best = self.best(sdk)
+                if len(best) > 1:
+                    g = math.exp(float(np.mean([math.log(r.ratio) for r in best.values()])))
+                    worst = max(best.values(), key=lambda r: r.ratio)
+                    lines.append(f"{sdk}, best fp32 plan per model: geometric mean {g:.2f}x, "
+                                 f"slowest {_short(worst.model)} {worst.ratio:.2f}x")
+        return "\n".join(lines)
+
+    def plot(self, path: str | Path) -> None:
+        """A bar chart of the latency ratios (matplotlib, the `eval` extra)."""
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError as err:
+            raise PaleozoicError("a plot needs matplotlib: pip install 'paleozoic[eval]'") from err
+        configs = list(dict.fromkeys(r.config for m in self.models for r in m.results))
+        width = 0.8 / max(1, len(configs))
+        fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(self.models) * len(configs) ** 0.5),
+                                        4.0))
+        for i, config in enumerate(configs):
+            xs, ys = [], []
+            for j, m in enumerate(self.models):
+                hit = [r.ratio for r in m.results if r.config == config]
+                if hit:
+                    xs.append(j + i * width)
+                    ys.append(hit[0])
+            ax.bar(xs, ys, width, label=config)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks([j + width * (len(configs) - 1) / 2 for j in range(len(self.models))])
+        ax.set_xticklabels([_short(m.model) for m in self.models], rotation=30, ha="right")
+        ax.set_ylabel("latency / onnxruntime")
+        ax.set_yscale("log")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= 27 else name[:24] + "..."
+
+
+def _rss_mb() -> float:
+    """This process's resident memory (Linux /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _timed(run: Callable[[], Any], repeats: int) -> list[float]:
+    run()  # untimed: first touches, lazy set-up, caches after another configuration
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def _ort_session(model: onnx.ModelProto, threads: int, spin: bool) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    if not spin:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
+
+
+def _ort_times(model: onnx.ModelProto, feeds: dict[str, np.ndarray], threads: int, spin: bool,
+               repeats: int) -> list[float]:
+    """onnxruntime's forwards in a session made for them and released on return."""
+    session = _ort_session(model, threads, spin)
+    return _timed(lambda: session.run(None, feeds), repeats)
+
+
+def resolve_configs(sdks: Sequence[str], plans: Sequence[str], precisions: Sequence[str]
+                    ) -> list[Config]:
+    from paleozoic.sdk import check_sdk
+
+    for precision in precisions:
+        Precision.parse(precision, "--precision")
+    return [Config(check_sdk(sdk), plan, precision)
+            for sdk in sdks for plan in plans for precision in precisions]
+
+
+def _plan_for(queue: LayerQueue, config: Config, threads: int) -> Plan:
+    from paleozoic.optimize.plans import fuse_all, per_layer
+    from paleozoic.pipeline import resolve_plan, with_precision
+
+    if config.plan == "per-layer":
+        plan = per_layer(queue, mp=threads)
+    elif config.plan == "fuse-all":
+        plan = fuse_all(queue, mp=threads)
+    else:
+        plan = resolve_plan(queue, config.plan)
+    return with_precision(plan, Precision(config.precision))
+
+
+def bench_model(model: onnx.ModelProto, name: str, configs: Sequence[Config], *,
+                threads: int = 2, repeat: int = 20, rounds: int = 4, seed: int = 0,
+                calibration: str | Path | None = None, batch: int | None = None,
+                input_shapes: dict[str, tuple[int, ...]] | None = None,
+                progress: Callable[[str], None] | None = None) -> ModelReport:
+    """Times and checks every configuration of one model (see the module's docstring)."""
+    from paleozoic.pipeline import load_queue, quantization_for
+    from paleozoic.plan_runner import PlanRunner
+    from paleozoic.verify import compare, seeded_inputs
+
+    queue = load_queue(model, input_shapes, batch)
+    shapes = {t.name: tuple(t.shape) for t in queue.inputs}
+    feeds = seeded_inputs(model, seed, {n: shapes[q] for n, q in
+                                        zip(queue.onnx_input_names, shapes)})
+    ordered = [feeds[n] for n in queue.onnx_input_names]
+    before = _rss_mb()
+    session = _ort_session(model, threads, True)
+    refs = session.run(None, feeds)
+    ort_memory = _rss_mb() - before
+    del session
+    gc.collect()
+    runners: dict[Config, PlanRunner] = {}
+    results: dict[Config, Result] = {}
+    for config in configs:
+        if progress:
+            progress(f"{name}: building {config.label}")
+        plan = _plan_for(queue, config, threads)
+        before = _rss_mb()
+        runner = PlanRunner(queue, plan, quantization_for(queue, plan, calibration),
+                            sdk=config.sdk)
+        outs = runner.run(ordered)
+        memory = _rss_mb() - before
+        checks = [compare(n, outs[n], np.asarray(r)) for n, r in zip(queue.outputs, refs)]
+        top1 = [c.top1 for c in checks if c.top1 is not None]
+        runners[config] = runner
+        results[config] = Result(
+            name, config.label, math.nan, math.nan, math.nan, memory,
+            max(c.max_abs for c in checks), min(c.sqnr_db for c in checks),
+            min(top1) if top1 else None, len(plan.blocks))
+    rounds = max(1, min(rounds, repeat))
+    per_round = max(1, repeat // rounds)
+    times: dict[Any, list[float]] = {"spin": [], "sleep": [], **{c: [] for c in configs}}
+    for r in range(rounds):
+        if progress:
+            progress(f"{name}: round {r + 1} of {rounds}")
+        for spin, key in ((True, "spin"), (False, "sleep")):
+            times[key] += _ort_times(model, feeds, threads, spin, per_round)
+            gc.collect()  # the session's pool threads go before the next configuration runs
+        for config, runner in runners.items():
+            times[config] += _timed(runner.session.run, per_round)
+    ort_key = min(("spin", "sleep"), key=lambda k: float(np.median(times[k])))
+    ort_median = float(np.median(times[ort_key]))
+    report = ModelReport(name, ort_median, float(np.percentile(times[ort_key], 90)),
+                         ort_memory)
+    for config in configs:
+        t = times[config]
+        result = results[config]
+        result.median_ms = float(np.median(t))
+        result.p90_ms = float(np.percentile(t, 90))
+        result.ratio = result.median_ms / ort_median
+        report.results.append(result)
+    del runners
+    gc.collect()
+    return report
+
+
+def bench(models: Iterable[str | Path], configs: Sequence[Config], *, threads: int = 2,
+          repeat: int = 20, rounds: int = 4, seed: int = 0,
+          calibration: str | Path | None = None, batch: int | None = None,
+          input_shapes: dict[str, tuple[int, ...]] | None = None,
+          show_progress: bool = False) -> BenchReport:
+    """Every model under every configuration; models one after another."""
+    from paleozoic.frontend.loader import load_full_model
+
+    models = list(models)
+    report = BenchReport(threads, repeat, rounds)
+    bar = None
+    if show_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(models), unit="model", leave=False)
+    try:
+        for path in models:
+            model = load_full_model(Path(path))
+            report.models.append(bench_model(
+                model, str(path), configs, threads=threads, repeat=repeat, rounds=rounds,
+                seed=seed, calibration=calibration, batch=batch, input_shapes=input_shapes,
+                progress=(lambda text: bar.set_description_str(text)) if bar else None))
+            if bar:
+                bar.update()
+    finally:
+        if bar:
+            bar.close()
+    return report

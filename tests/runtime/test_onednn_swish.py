@@ -1,0 +1,86 @@
+"""SiLU as exporters write it (Sigmoid, then Mul of the sigmoid's input by its output) on the
+oneDNN SDK: one eltwise_swish, a convolution's post-op when the value comes from one, or
+the primitive itself when the sigmoid reads a block input; never the logistic with a
+binary_mul post-op that oneDNN 3.2 runs on its reference kernel. Numbers against float64."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from paleozoic.sdk import sdk_available
+
+pytestmark = pytest.mark.skipif(not sdk_available("onednn"),
+                                reason="the oneDNN SDK is not built")
+
+_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from paleozoic.sdk import runtime_module
+
+    out = sys.argv[1]
+    r = np.random.default_rng(0)
+    x_value = (r.standard_normal((1, 16, 12, 12)) * 4).astype(np.float32)
+    w = (r.standard_normal((16, 16, 3, 3)) * 0.3).astype(np.float32)
+    b = r.standard_normal(16).astype(np.float32)
+    for sdk in ("mock", "onednn"):
+        s = runtime_module(sdk).Session()
+        x = s.input("x", [1, 16, 12, 12])
+        conv = s.conv("conv", x, out_channels=16, kernel=(3, 3), pads=(1, 1, 1, 1))
+        conv.config(w, b)
+        sig = s.active("sig", conv.output, "sigmoid")
+        silu = s.binary("silu", conv.output, sig.output, "mul")
+        sig2 = s.active("sig2", x, "sigmoid")          # reads the block's input
+        silu2 = s.binary("silu2", sig2.output, x, "mul")  # operands the other way round
+        both = s.add("both", silu.output, silu2.output)
+        s.mark_output(both.output)
+        s.compile_block("b", fuse=True, mp=2, layers=[conv, sig, silu, sig2, silu2, both])
+        s.set_input(x, x_value)
+        print("RUN", sdk, flush=True)
+        s.run()
+        s.run()
+        np.save(f"{out}/{sdk}.npy", np.array(s.get(both.output)))
+    np.save(f"{out}/x.npy", x_value); np.save(f"{out}/w.npy", w); np.save(f"{out}/b.npy", b)
+""")
+
+
+def _truth(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    x, w, b = (a.astype(np.float64) for a in (x, w, b))
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    conv = np.zeros((1, 16, 12, 12))
+    for i in range(3):
+        for j in range(3):
+            conv += np.einsum("oc,nchw->nohw", w[:, :, i, j], padded[:, :, i:i + 12, j:j + 12])
+    conv += b[None, :, None, None]
+
+    def silu(v: np.ndarray) -> np.ndarray:
+        return v / (1.0 + np.exp(-v))
+
+    return silu(conv) + silu(x)
+
+
+def test_silu_is_one_swish_and_accurate(tmp_path):
+    env = dict(os.environ, ONEDNN_VERBOSE="1", OMP_NUM_THREADS="2")
+    result = subprocess.run([sys.executable, "-c", _SCRIPT, str(tmp_path)], capture_output=True,
+                            text=True, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    execs = [line for line in result.stdout.split("RUN onednn")[1].splitlines()
+             if line.startswith("onednn_verbose,exec,cpu,")]
+    assert not [e for e in execs if "ref:" in e], execs
+    convs = [e for e in execs if ",convolution," in e]
+    assert len(convs) == 2 and all("eltwise_swish" in c and "binary_mul" not in c
+                                   for c in convs), convs
+    swish = [e for e in execs if ",eltwise," in e and "alg:eltwise_swish" in e]
+    assert len(swish) == 2, execs  # the sigmoid of the block input, both forwards
+    truth = _truth(*(np.load(tmp_path / f"{n}.npy") for n in ("x", "w", "b")))
+    scale = np.abs(truth).max()
+    mock, onednn = np.load(tmp_path / "mock.npy"), np.load(tmp_path / "onednn.npy")
+    mock_err = np.abs(mock - truth).max() / scale
+    onednn_err = np.abs(onednn - truth).max() / scale
+    assert onednn_err < 1e-6, (onednn_err, mock_err)
+    assert onednn_err <= 4 * mock_err + 1e-7, (onednn_err, mock_err)
