@@ -3,8 +3,9 @@
 Dropout and Identity vanish in the frontend (TVM maps them to the identity); the paper's
 substitutions of Gemm (fully-connected) and weighted BatchNorm (BatchNorm + Scale) happen
 there too, because they decide which layers exist at all. What is left for passes is
-clean-up: drop layers nothing reads, collapse reshapes, merge per-channel affine layers, fold biases, move
-element-wise layers from between reshapes that then cancel.
+clean-up: drop layers nothing reads, collapse reshapes, merge per-channel affine layers,
+fold biases, move element-wise layers from between reshapes that then cancel, compute
+repeated subexpressions once.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from paleozoic.ir import LayerQueue
 from paleozoic.passes.affine import fold_bias_into_producer, merge_scale_chains
 from paleozoic.passes.dead import drop_unread_layers
+from paleozoic.passes.duplicates import merge_duplicate_layers
 from paleozoic.passes.host import merge_host_copies
 from paleozoic.passes.reshape import (
     collapse_reshapes,
@@ -35,6 +37,7 @@ DEFAULT_PASSES: tuple[Pass, ...] = (
     move_elementwise_before_reshapes,
     collapse_reshapes,
     merge_host_copies,
+    merge_duplicate_layers,
 )
 
 
