@@ -40,6 +40,18 @@ RTOL = 1e-3
 ATOL = 1e-5
 TRUTH_FACTOR = 2.0
 ULP = 2.0 ** -23
+# The error against float64 that always passes, relative to the largest true magnitude: 16
+# fp32 units there. Two correct fp32 implementations that sum in a different order land
+# anywhere below it on a well-conditioned network, and onnxruntime's own error is luck of
+# its order: a ResNeXt-50 export on oneDNN had 9.9e-7 where onnxruntime had 3.9e-7 on one
+# seed and less than it on the next, a verdict that flipped with the seed.
+FP32_FLOOR = 16 * ULP
+
+
+def truth_limit(*ort_errors: float) -> float:
+    """The largest error against float64 an fp32 output may have: twice onnxruntime's
+    (the larger of its modes) plus one rounding, and never less than FP32_FLOOR."""
+    return max(TRUTH_FACTOR * max(ort_errors) + ULP, FP32_FLOOR)
 # Only without a float64 truth: deep networks with unnormalised outputs accumulate fp32
 # rounding that depends only on the order of summation (ResNet-50 from PyTorch: 2.9e-5
 # between onnxruntime's two modes).
@@ -236,13 +248,14 @@ def _judge_on_truth(checks: list[OutputCheck], outputs: list[np.ndarray],
         check.ort_plain_truth_error = truth_error(plain[i], truth)
         if check.rule == "non-finite" or (only_failed and check.passed):
             continue
-        limit = TRUTH_FACTOR * max(check.ort_truth_error, check.ort_plain_truth_error) + ULP
+        limit = truth_limit(check.ort_truth_error, check.ort_plain_truth_error)
         check.passed = check.truth_error <= limit
         check.rule = "float64"
         check.note = (f"outside rtol/atol of onnxruntime; against float64 its error is "
                       f"{check.truth_error:.2e}, onnxruntime's {check.ort_truth_error:.2e} "
                       f"(optimised) / {check.ort_plain_truth_error:.2e} (unoptimised), "
-                      f"limit {TRUTH_FACTOR:g}x the larger")
+                      f"limit {limit:.2e} ({TRUTH_FACTOR:g}x the larger, at least "
+                      f"{FP32_FLOOR:.2e})")
 
 
 def verify_session(out: str | Path, model: onnx.ModelProto, seed: int = 0,
