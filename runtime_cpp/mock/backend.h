@@ -23,7 +23,8 @@ class BackendOp {
 };
 
 // `chain`: ops where each one after the first reads the single output of the one before
-// (and nothing else reads it), or a pair x * g(x) where both read the value before them.
+// (and nothing else reads it), or the ops of a gate x * g(x), where g's first op and the
+// Mul read the value before them.
 // Returns null when the backend does not compute the chain;
 // the mock's kernels then run it (one op) or the chain is not formed (backendCanAppend).
 // Consts are bound. `threads` is the op's MP. Called for ops of every precision: a backend

@@ -114,25 +114,30 @@ int readers(const cnmlFusionOp& f, const Slot& slot) {
   return n;
 }
 
-// Whether ops j and j+1 read `value` as x * g(x) does (SiLU exported as Sigmoid then Mul): op
-// j reads it, op j+1 reads it and op j's only output, which nothing else reads.
-bool gatesValue(const cnmlFusionOp& f, std::size_t j, const Slot& value) {
-  auto reads = [&f, &value](std::size_t op) {
+// How many ops from op j on compute g of a gate x * g(x) over `value` (SiLU: Sigmoid then
+// Mul; HardSwish: three ops then Mul), 0 for none: op j reads it, each op after reads the
+// only output of the one before, which nothing else reads, and the Mul after them reads
+// `value` and g's output.
+std::size_t gateLength(const cnmlFusionOp& f, std::size_t j, const Slot& value) {
+  auto reads = [&f](std::size_t op, const Slot& slot) {
     for (const Slot& s : f.in_slots[op])
-      if (s.kind == value.kind && s.index == value.index) return true;
+      if (s.kind == slot.kind && s.index == slot.index) return true;
     return false;
   };
-  if (j + 1 >= f.ops.size() || !reads(j) || !reads(j + 1)) return false;
-  const std::vector<Slot>& mid = f.out_slots[j];
-  if (mid.size() != 1 || mid[0].kind != Slot::kScratch || readers(f, mid[0]) != 1) return false;
-  for (const Slot& s : f.in_slots[j + 1])
-    if (s.kind == mid[0].kind && s.index == mid[0].index) return true;
-  return false;
+  if (!reads(j, value)) return 0;
+  for (std::size_t last = j; last < j + 3 && last + 1 < f.ops.size(); ++last) {
+    const std::vector<Slot>& out = f.out_slots[last];
+    if (out.size() != 1 || out[0].kind != Slot::kScratch || readers(f, out[0]) != 1 ||
+        !reads(last + 1, out[0]))
+      return 0;
+    if (reads(last + 1, value)) return last + 1 - j;
+  }
+  return 0;
 }
 
 // Prepares the steps: runs of neighbouring ops that the backend merges (each reading
-// the previous one's only output, a scratch buffer nothing else reads; or a pair that gates
-// it, x * g(x), where both read it) become one step, whose inputs are the first op's and
+// the previous one's only output, a scratch buffer nothing else reads; or ops that gate
+// it, x * g(x), where g's first op and the Mul read it) become one step, whose inputs are the first op's and
 // then each later op's inputs that the step does not compute itself.
 void prepareSteps(cnmlFusionOp& f, int threads) {
   std::vector<std::unique_ptr<PreparedOp>> steps;
@@ -156,13 +161,17 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
       const std::vector<Slot>& prev = f.out_slots[j - 1];
       if (prev.size() != 1 || prev[0].kind != Slot::kScratch) break;
       const int n = readers(f, prev[0]);
-      const bool gate = n == 2 && gatesValue(f, j, prev[0]);
+      const std::size_t gate = n == 2 ? gateLength(f, j, prev[0]) : 0;
       if (n != 1 && !gate) break;
       if (!backendCanAppend(chain, f.ops[j])) break;
       if (gate) {
         std::vector<const OpDesc*> longer = chain;
-        longer.push_back(&f.ops[j]);
-        if (!backendCanAppend(longer, f.ops[j + 1])) break;
+        bool merged = true;
+        for (std::size_t k = j; k < j + gate && merged; ++k) {
+          longer.push_back(&f.ops[k]);
+          merged = backendCanAppend(longer, f.ops[k + 1]);
+        }
+        if (!merged) break;
       } else {
         bool reads = false;
         for (const Slot& s : f.in_slots[j])
@@ -171,7 +180,7 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
       }
       inside.push_back(prev[0]);
       append(j);
-      if (gate) {
+      for (std::size_t k = 0; k < gate; ++k) {  // g's other ops and the Mul
         inside.push_back(f.out_slots[j][0]);
         append(++j);
       }

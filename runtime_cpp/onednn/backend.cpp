@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <dnnl.hpp>
 #include <functional>
 #include <memory>
@@ -143,17 +144,69 @@ int inputIndex(const OpDesc& op, std::uint64_t id) {
   return -1;
 }
 
-// x * sigmoid(x), SiLU as exporters write it: `act` the sigmoid, `mul` the op after it
-// reading both. One eltwise_swish (a JIT kernel, as a primitive and as a post-op) instead
-// of a logistic with a binary_mul post-op, which oneDNN 3.2 runs on its reference kernel
-// (EfficientNet-B0: 242 of 262 ms there).
-bool swishPair(const OpDesc& act, const OpDesc& mul) {
-  if (act.kind != OpKind::kActive || act.active != CNML_ACTIVE_SIGMOID ||
-      mul.kind != OpKind::kBinary || mul.binary != BinaryOp::kMult || mul.inputs.size() != 2 ||
-      mul.inputs[0].dims != mul.inputs[1].dims)
-    return false;
-  const int s = inputIndex(mul, act.outputs[0].id);
-  return s >= 0 && mul.inputs[1 - s].id == act.inputs[0].id;
+// One eltwise algorithm with its parameters.
+struct Eltwise {
+  dnnl::algorithm alg;
+  float alpha, beta;
+};
+
+// The value of a per-channel or scalar const when every element holds it (fallback when
+// the const is absent).
+bool uniformValue(const OpDesc& d, std::size_t c, float absent, float* value) {
+  if (c >= d.consts.size() || !d.consts[c]) {
+    *value = absent;
+    return true;
+  }
+  const std::vector<float>& v = d.consts[c]->data;
+  if (v.empty()) return false;
+  *value = v[0];
+  return std::all_of(v.begin(), v.end(), [&](float u) { return u == v[0]; });
+}
+
+// A gate x * g(x) whose g starts at ops[k] (reading x) and whose Mul, reading x and g(x),
+// ends it, as exporters write SiLU (g = Sigmoid) and HardSwish (g = Scale x + 3, Clip 0..6,
+// Scale / 6): the number of ops it spans (0 for none) and the one eltwise computing it.
+// One eltwise_swish or eltwise_hardswish (JIT kernels, as primitives and as post-ops)
+// instead of the ops with a binary_mul post-op, which oneDNN 3.2 runs on its reference
+// kernel (EfficientNet-B0: 242 of 262 ms there), and without the value read twice.
+std::size_t gateAt(const std::vector<const OpDesc*>& ops, std::size_t k, Eltwise* e) {
+  const OpDesc& first = *ops[k];
+  if (first.inputs.empty()) return 0;
+  const std::uint64_t x = first.inputs[0].id;
+  auto mulAt = [&](std::size_t m) {  // ops[m] = x * ops[m - 1]
+    if (m >= ops.size()) return false;
+    const OpDesc& mul = *ops[m];
+    if (mul.kind != OpKind::kBinary || mul.binary != BinaryOp::kMult ||
+        mul.inputs.size() != 2 || mul.inputs[0].dims != mul.inputs[1].dims)
+      return false;
+    const int s = inputIndex(mul, ops[m - 1]->outputs[0].id);
+    return s >= 0 && mul.inputs[1 - s].id == x;
+  };
+  if (first.kind == OpKind::kActive && first.active == CNML_ACTIVE_SIGMOID && mulAt(k + 1)) {
+    *e = {dnnl::algorithm::eltwise_swish, 1.0f, 0.0f};
+    return 2;
+  }
+  float a, b, c, d;
+  if (first.kind == OpKind::kScale && k + 3 < ops.size() &&
+      ops[k + 1]->kind == OpKind::kActive && ops[k + 1]->active == CNML_ACTIVE_RELU6 &&
+      ops[k + 2]->kind == OpKind::kScale && mulAt(k + 3) && uniformValue(first, 0, 1.0f, &a) &&
+      uniformValue(first, 1, 0.0f, &b) && uniformValue(*ops[k + 2], 0, 1.0f, &c) &&
+      uniformValue(*ops[k + 2], 1, 0.0f, &d) && d == 0.0f && std::abs(6.0f * c - 1.0f) < 1e-6f) {
+    // x * relu6(a x + b) / 6 = x * min(1, max(0, a/6 x + b/6))
+    *e = {dnnl::algorithm::eltwise_hardswish, a / 6.0f, b / 6.0f};
+    return 4;
+  }
+  return 0;
+}
+
+// Whether `next` ends a gate whose g the chain's last ops compute.
+bool endsGate(const std::vector<const OpDesc*>& chain, const OpDesc& next) {
+  std::vector<const OpDesc*> all(chain);
+  all.push_back(&next);
+  Eltwise e;
+  for (std::size_t k = all.size() >= 4 ? all.size() - 4 : 0; k + 1 < all.size(); ++k)
+    if (gateAt(all, k, &e) == all.size() - k) return true;
+  return false;
 }
 
 bool eltwiseOf(cnmlActiveFunction_t fn, dnnl::algorithm* alg, float* alpha, float* beta) {
@@ -279,9 +332,10 @@ PostOps postOpsOf(const std::vector<const OpDesc*>& chain, const memory::desc* f
     const OpDesc& d = *chain[k];
     float alpha, beta;
     dnnl::algorithm alg;
-    if (k + 1 < chain.size() && swishPair(d, *chain[k + 1])) {
-      p.ops.append_eltwise(dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
-      ++k;  // the Mul: it reads nothing from outside the chain
+    Eltwise gate;
+    if (const std::size_t n = gateAt(chain, k, &gate)) {
+      p.ops.append_eltwise(gate.alg, gate.alpha, gate.beta);
+      k += n - 1;  // g's ops and the Mul: they read nothing from outside the chain
     } else if (d.kind == OpKind::kActive && eltwiseOf(d.active, &alg, &alpha, &beta)) {
       p.ops.append_eltwise(alg, alpha, beta);
     } else if (d.kind == OpKind::kUnary && unaryOf(d, &alg, &alpha, &beta)) {
@@ -348,8 +402,10 @@ Folded foldAffine(const std::vector<const OpDesc*>& chain, std::size_t channels)
   auto at = [](const TensorImpl* t, std::size_t c) {
     return t ? t->data[t->data.size() == 1 ? 0 : c] : 0.0f;
   };
+  Eltwise gate;
   for (; f.next < chain.size(); ++f.next) {
     const OpDesc& d = *chain[f.next];
+    if (gateAt(chain, f.next, &gate)) break;  // the gate reads the value before it
     if ((d.kind != OpKind::kBatchNorm && d.kind != OpKind::kScale) ||
         d.outputs[0].dims.size() < 2 || d.outputs[0].dims[1] != static_cast<int>(channels))
       break;
@@ -509,14 +565,14 @@ std::unique_ptr<DnnlOp> makePool(const OpDesc& d, const PostOps& post, int threa
   return op;
 }
 
-// `swish`: the head is the sigmoid of a swishPair, whose Mul reads the head's input again
-// (a chain input the primitive does not need).
+// `gate`: the head starts a gate (gateAt), whose Mul reads the head's input again (a chain
+// input the primitive does not need).
 std::unique_ptr<DnnlOp> makeEltwise(const OpDesc& d, const PostOps& post, int threads,
-                                    bool cl, bool swish = false) {
-  float alpha = 1.0f, beta = 0.0f;
-  dnnl::algorithm alg = dnnl::algorithm::eltwise_swish;
-  const bool ok = swish || (d.kind == OpKind::kActive ? eltwiseOf(d.active, &alg, &alpha, &beta)
-                                                      : unaryOf(d, &alg, &alpha, &beta));
+                                    bool cl, const Eltwise* gate = nullptr) {
+  float alpha = gate ? gate->alpha : 1.0f, beta = gate ? gate->beta : 0.0f;
+  dnnl::algorithm alg = gate ? gate->alg : dnnl::algorithm::eltwise_linear;
+  const bool ok = gate || (d.kind == OpKind::kActive ? eltwiseOf(d.active, &alg, &alpha, &beta)
+                                                     : unaryOf(d, &alg, &alpha, &beta));
   if (!ok) return nullptr;
   const memory::desc user = plain(d.inputs[0].dims), md = act(d.inputs[0].dims, cl);
   const dnnl::eltwise_forward::primitive_desc pd(cpuEngine(),
@@ -525,7 +581,7 @@ std::unique_ptr<DnnlOp> makeEltwise(const OpDesc& d, const PostOps& post, int th
   auto op = std::make_unique<DnnlOp>(threads);
   op->prim_ = dnnl::eltwise_forward(pd);
   op->addPort(true, DNNL_ARG_SRC, user, md);
-  if (swish) op->addUnbound(user);
+  if (gate) op->addUnbound(user);
   bindPostOps(*op, post);
   op->addPort(false, DNNL_ARG_DST, user, md);
   return op;
@@ -758,8 +814,10 @@ std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int th
   const bool conv = d.kind == OpKind::kConv || d.kind == OpKind::kConvGroup;
   if (b.over >= 0 && !conv) return nullptr;
   const memory::desc out_cl = act(chain.back()->outputs[0].dims, true);
-  const bool swish = chain.size() > 1 && swishPair(d, *chain[1]);
-  const PostOps post = postOpsOf(chain, cl ? &out_cl : nullptr, swish ? 2 : 1);
+  Eltwise gate;
+  const std::size_t gated = gateAt(chain, 0, &gate);
+  const PostOps post = postOpsOf(chain, cl ? &out_cl : nullptr, gated ? gated : 1);
+  if (gated) return makeEltwise(d, post, threads, cl, &gate);
   const bool alone = chain.size() == 1;
   switch (d.kind) {
     case OpKind::kConv:
@@ -775,7 +833,7 @@ std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int th
       }
       return makePool(d, post, threads, cl);
     case OpKind::kActive:
-    case OpKind::kUnary: return makeEltwise(d, post, threads, cl, swish);
+    case OpKind::kUnary: return makeEltwise(d, post, threads, cl);
     case OpKind::kAdd:
     case OpKind::kBinary:
     case OpKind::kBatchNorm:
@@ -913,9 +971,9 @@ bool backendCanAppend(const std::vector<const OpDesc*>& chain, const OpDesc& nex
   if (!isHead(chain.front()->kind)) return false;
   if (chain.front()->kind == OpKind::kMlp && chain.front()->outputs[0].dims.size() != 2)
     return false;
-  // A value computed inside the chain before its last op: only a swish pair reads one.
+  // A value computed inside the chain before its last op: only a gate's Mul reads one.
   for (std::size_t k = 0; k + 1 < chain.size(); ++k)
-    if (inputIndex(next, chain[k]->outputs[0].id) >= 0) return swishPair(*chain.back(), next);
+    if (inputIndex(next, chain[k]->outputs[0].id) >= 0) return endsGate(chain, next);
   return canPost(*chain.back(), next);
 }
 

@@ -84,3 +84,66 @@ def test_silu_is_one_swish_and_accurate(tmp_path):
     onednn_err = np.abs(onednn - truth).max() / scale
     assert onednn_err < 1e-6, (onednn_err, mock_err)
     assert onednn_err <= 4 * mock_err + 1e-7, (onednn_err, mock_err)
+
+
+_HARDSWISH = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    from paleozoic.optimize.plans import fuse_all
+    from paleozoic.pipeline import load_queue
+    from paleozoic.plan_runner import PlanRunner
+
+    out = sys.argv[1]
+    r = np.random.default_rng(1)
+    w = (r.standard_normal((16, 16, 1, 1)) * 0.5).astype(np.float32)
+    b = r.standard_normal(16).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv"),
+             helper.make_node("HardSwish", ["c"], ["h"], name="hswish"),
+             helper.make_node("HardSwish", ["x"], ["hx"], name="hswish_in"),
+             helper.make_node("Add", ["h", "hx"], ["y"], name="sum")]
+    graph = helper.make_graph(
+        nodes, "hardswish", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 12, 12])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    queue = load_queue(model)
+    x = (r.standard_normal((1, 16, 12, 12)) * 4).astype(np.float32)
+    for sdk in ("mock", "onednn"):
+        runner = PlanRunner(queue, fuse_all(queue, mp=2), sdk=sdk)
+        print("RUN", sdk, flush=True)
+        y = runner.run([x])
+        runner.session.run()
+        np.save(f"{out}/{sdk}.npy", next(iter(y.values())))
+    np.save(f"{out}/x.npy", x); np.save(f"{out}/w.npy", w); np.save(f"{out}/b.npy", b)
+""")
+
+
+def test_hardswish_is_one_eltwise_and_accurate(tmp_path):
+    """HardSwish (Scale x + 3, Clip 0..6, Scale / 6, Mul by x in the layer queue) is one
+    eltwise_hardswish: the convolution's post-op, or the primitive reading a block input."""
+    env = dict(os.environ, ONEDNN_VERBOSE="1", OMP_NUM_THREADS="2")
+    result = subprocess.run([sys.executable, "-c", _HARDSWISH, str(tmp_path)],
+                            capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    execs = [line for line in result.stdout.split("RUN onednn")[1].splitlines()
+             if line.startswith("onednn_verbose,exec,cpu,")]
+    assert not [e for e in execs if "ref:" in e], execs
+    convs = [e for e in execs if ",convolution," in e]
+    assert len(convs) == 2 and all("eltwise_hardswish" in c for c in convs), convs
+    assert not [e for e in execs if "binary_mul" in e or "alg:binary_mul" in e], execs
+    assert len([e for e in execs if "alg:eltwise_hardswish" in e]) == 2, execs
+    x, w, b = (np.load(tmp_path / f"{n}.npy").astype(np.float64) for n in ("x", "w", "b"))
+    conv = np.einsum("oc,nchw->nohw", w[:, :, 0, 0], x) + b[None, :, None, None]
+
+    def hardswish(v: np.ndarray) -> np.ndarray:
+        return v * np.clip(v + 3.0, 0.0, 6.0) / 6.0
+
+    truth = hardswish(conv) + hardswish(x)
+    scale = np.abs(truth).max()
+    mock, onednn = np.load(tmp_path / "mock.npy"), np.load(tmp_path / "onednn.npy")
+    mock_err = np.abs(mock - truth).max() / scale
+    onednn_err = np.abs(onednn - truth).max() / scale
+    assert onednn_err < 1e-6, (onednn_err, mock_err)
+    assert onednn_err <= 4 * mock_err + 1e-7, (onednn_err, mock_err)
