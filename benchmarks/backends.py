@@ -10,8 +10,8 @@ or below 1.2x, the measured-tuned plan faster than both built-in plans on at lea
 "oneDNN" in the verdicts is the best of its three plans, what a user who tunes gets. Not a
 test.
 
-Forwards are timed in-process through the runtime module (`PlanRunner`: the wrapper's
-runtime over the SDK library the emitted sessions link); `--emitted` instead builds and runs
+Forwards are timed in-process by `paleozoic bench`'s timing (paleozoic/bench.py:
+PlanRunner, the wrapper's runtime over the SDK library the emitted sessions link); `--emitted` instead builds and runs
 the emitted sessions (`paleozoic build --sdk`), several minutes of C++ compiles per model.
 In-process, the configurations take turns (--rounds, each one untimed forward and then
 repeats/rounds timed ones), so drift on a shared machine falls on all of them alike;
@@ -37,12 +37,12 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from paleozoic.bench import Config, bench_model
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.optimize import SearchSpace, load_optimizer, run_optimizer
 from paleozoic.optimize.measured import MeasuredOracle
 from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.pipeline import build_session, compile_model, load_queue
-from paleozoic.plan_runner import PlanRunner
 from paleozoic.sdk import SDKS, sdk_available
 from paleozoic.testing.workloads import WORKLOADS
 from paleozoic.testing.workloads import build as build_workload
@@ -122,7 +122,6 @@ def bench(name: str, model: onnx.ModelProto, sdks: list[str], args: argparse.Nam
     (another tenant, clocks) falls on all of them alike rather than on whichever ran last."""
     feeds = random_inputs(model)
     queue = load_queue(model)
-    ordered = [feeds[n] for n in queue.onnx_input_names]
     plans = {"per-layer": per_layer(queue, mp=args.threads),
              "fuse-all": fuse_all(queue, mp=args.threads)}
     row: dict[str, float] = {}
@@ -147,22 +146,19 @@ def bench(name: str, model: onnx.ModelProto, sdks: list[str], args: argparse.Nam
         gc.collect()
         times["ort no-spin"] = _ort_ms(model, feeds, args.repeats, args.threads, False)
     else:
-        runners = {}
-        for sdk, plan_name in configs:
-            runners[(sdk, plan_name)] = PlanRunner(queue, plans[plan_name], sdk=sdk)
-            runners[(sdk, plan_name)]._set(ordered)
-        rounds = max(1, min(args.rounds, args.repeats))
-        times = {"ort spin": [], "ort no-spin": [], **{f"{s} {p}": [] for s, p in configs}}
-        for _ in range(rounds):
-            for spin, label in ((True, "ort spin"), (False, "ort no-spin")):
-                times[label] += _ort_ms(model, feeds, args.repeats // rounds, args.threads,
-                                        spin)
-                gc.collect()  # the session's threads go before the next configuration
-            for config, runner in runners.items():
-                n = max(1, repeats[config] // rounds)
-                times[" ".join(config)] += _times_ms(runner.session.run, n)
-        del runners
-        gc.collect()
+        # paleozoic bench's timing: configurations and onnxruntime in interleaved rounds.
+        tuned = work / f"{name}_tuned.json"
+        if "tuned" in plans:
+            tuned.write_text(plans["tuned"].to_json())
+        configs = [Config(sdk, str(tuned) if plan_name == "tuned" else plan_name)
+                   for sdk, plan_name in configs]
+        timed = bench_model(model, name, configs, threads=args.threads,
+                            repeat=args.repeats, rounds=args.rounds)
+        row.update({f"{c.sdk} {'tuned' if c.plan == str(tuned) else c.plan}": r.median_ms
+                    for c, r in zip(configs, timed.results)})
+        row.update({"ort spin": timed.ort_spin_ms, "ort no-spin": timed.ort_sleep_ms,
+                    "onnxruntime": timed.ort_median_ms})
+        return row
     row.update({label: float(np.median(t)) for label, t in times.items()})
     # The reference is onnxruntime's faster configuration in this run.
     row["onnxruntime"] = min(row["ort spin"], row["ort no-spin"])

@@ -69,10 +69,12 @@ class Result:
 @dataclass
 class ModelReport:
     model: str
-    ort_median_ms: float
+    ort_median_ms: float            # the faster of its two thread-pool modes
     ort_p90_ms: float
     ort_memory_mb: float
     results: list[Result] = field(default_factory=list)
+    ort_spin_ms: float = math.nan   # each mode's median
+    ort_sleep_ms: float = math.nan
 
 
 @dataclass
@@ -281,7 +283,8 @@ def bench_model(model: onnx.ModelProto, name: str, configs: Sequence[Config], *,
     ort_key = min(("spin", "sleep"), key=lambda k: float(np.median(times[k])))
     ort_median = float(np.median(times[ort_key]))
     report = ModelReport(name, ort_median, float(np.percentile(times[ort_key], 90)),
-                         ort_memory)
+                         ort_memory, ort_spin_ms=float(np.median(times["spin"])),
+                         ort_sleep_ms=float(np.median(times["sleep"])))
     for config in configs:
         t = times[config]
         result = results[config]

@@ -103,9 +103,10 @@ _HARDSWISH = textwrap.dedent("""
              helper.make_node("HardSwish", ["c"], ["h"], name="hswish"),
              helper.make_node("HardSwish", ["x"], ["hx"], name="hswish_in"),
              helper.make_node("Add", ["h", "hx"], ["y"], name="sum")]
+    shape = [1, 16, 12, 12]
     graph = helper.make_graph(
-        nodes, "hardswish", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 12, 12])],
+        nodes, "hardswish", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     queue = load_queue(model)
