@@ -788,6 +788,43 @@ std::unique_ptr<DnnlOp> makeLrn(const OpDesc& d, int threads) {
   return op;
 }
 
+// Resize of H and W as oneDNN's resampling, where its coordinates are ONNX's: bilinear with
+// half-pixel centres (PyTorch's align_corners=False; oneDNN clamps at the edges as
+// onnxruntime does), and nearest with an integer upscale of floor-rounded asymmetric
+// coordinates (floor((o + 0.5) / s) == floor(o / s)). Other modes stay on the mock's
+// kernels. The tiny segmentation export spent half its forward in the mock's two resizes.
+std::unique_ptr<DnnlOp> makeResample(const OpDesc& d, const PostOps& post, int threads,
+                                     bool cl) {
+  const Dims& in = d.inputs[0].dims;
+  const Dims& out = d.outputs[0].dims;
+  if (in.size() != 4 || out.size() != 4) return nullptr;
+  // Binary post-ops on a resampling are left unproven (oneDNN 3.2 read a pooling's at the
+  // wrong offsets): such a chain is declined and the resize runs alone.
+  if (!post.operands.empty()) return nullptr;
+  const InterpParams& p = d.interp;
+  dnnl::algorithm alg;
+  if (d.kind == OpKind::kInterp) {
+    const bool half = p.coords == CNML_INTERP_HALF_PIXEL ||
+                      (p.coords == CNML_INTERP_PYTORCH_HALF_PIXEL && out[2] > 1 && out[3] > 1);
+    if (!half) return nullptr;
+    alg = dnnl::algorithm::resampling_linear;
+  } else {
+    if (p.coords != CNML_INTERP_ASYMMETRIC || p.round != CNML_NEAREST_FLOOR ||
+        out[2] % in[2] != 0 || out[3] % in[3] != 0)
+      return nullptr;
+    alg = dnnl::algorithm::resampling_nearest;
+  }
+  const memory::desc src = act(in, cl), dst = act(out, cl);
+  const dnnl::resampling_forward::primitive_desc pd(
+      cpuEngine(), dnnl::prop_kind::forward_inference, alg, src, dst, attrOf(post));
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::resampling_forward(pd);
+  op->addPort(true, DNNL_ARG_SRC, plain(in), src);
+  bindPostOps(*op, post);
+  op->addPort(false, DNNL_ARG_DST, plain(out), dst);
+  return op;
+}
+
 // Whether a post-op reads a run-time operand of the whole output's shape.
 bool wholeOperand(const PostOps& post, const Dims& out) {
   for (const PostOps::Operand& o : post.operands)
@@ -834,6 +871,8 @@ std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int th
       return makePool(d, post, threads, cl);
     case OpKind::kActive:
     case OpKind::kUnary: return makeEltwise(d, post, threads, cl);
+    case OpKind::kInterp:
+    case OpKind::kNearestNeighbor: return makeResample(d, post, threads, cl);
     case OpKind::kAdd:
     case OpKind::kBinary:
     case OpKind::kBatchNorm:
@@ -860,7 +899,9 @@ bool isHead(OpKind kind) {
     case OpKind::kAdd:
     case OpKind::kBinary:
     case OpKind::kBatchNorm:
-    case OpKind::kScale: return true;
+    case OpKind::kScale:
+    case OpKind::kInterp:
+    case OpKind::kNearestNeighbor: return true;
     default: return false;
   }
 }
