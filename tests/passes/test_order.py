@@ -1,4 +1,4 @@
-"""move_layers_after_their_inputs: a gate's Mul that TVM binds after unrelated layers (a
+"""move_products_after_their_inputs: a gate's Mul that TVM binds after unrelated layers (a
 second branch's gate) moves up to just after its inputs, so x * g(x) is one run the oneDNN
 SDK can fuse; the queue stays in dependency order and the numbers do not change."""
 
