@@ -5,7 +5,7 @@ substitutions of Gemm (fully-connected) and weighted BatchNorm (BatchNorm + Scal
 there too, because they decide which layers exist at all. What is left for passes is
 clean-up: drop layers nothing reads, collapse reshapes, merge per-channel affine layers,
 fold biases, move element-wise layers from between reshapes that then cancel, compute
-repeated subexpressions once, put gates' products next to the gates.
+repeated subexpressions once.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from paleozoic.passes.affine import fold_bias_into_producer, merge_scale_chains
 from paleozoic.passes.dead import drop_unread_layers
 from paleozoic.passes.duplicates import merge_duplicate_layers
 from paleozoic.passes.host import merge_host_copies
-from paleozoic.passes.order import move_products_after_their_inputs
 from paleozoic.passes.reshape import (
     collapse_reshapes,
     drop_flatten_before_fc,
@@ -39,7 +38,6 @@ DEFAULT_PASSES: tuple[Pass, ...] = (
     collapse_reshapes,
     merge_host_copies,
     merge_duplicate_layers,
-    move_products_after_their_inputs,
 )
 
 

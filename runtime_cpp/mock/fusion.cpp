@@ -114,39 +114,52 @@ int readers(const cnmlFusionOp& f, const Slot& slot) {
   return n;
 }
 
-// How many ops from op j on compute g of a gate x * g(x) over `value` (SiLU: Sigmoid then
-// Mul; HardSwish: three ops then Mul), 0 for none: op j reads it, each op after reads the
-// only output of the one before, which nothing else reads, and the Mul after them reads
-// `value` and g's output.
-std::size_t gateLength(const cnmlFusionOp& f, std::size_t j, const Slot& value) {
+// A gate x * g(x) over `value` (SiLU: Sigmoid then Mul; HardSwish: three ops then Mul)
+// whose g starts at op j: op j reads `value`, each of g's ops reads the only output of the
+// one before, which nothing else reads, and the Mul reading `value` and g's output follows,
+// next to g or later (TVM binds some Muls after another branch's ops; the step then runs
+// it early, which its inputs allow). `length` 0: none.
+struct Gate {
+  std::size_t length = 0;  // g's ops
+  std::size_t mul = 0;     // the Mul's index
+};
+
+Gate gateAt(const cnmlFusionOp& f, std::size_t j, const Slot& value) {
   auto reads = [&f](std::size_t op, const Slot& slot) {
     for (const Slot& s : f.in_slots[op])
       if (s.kind == slot.kind && s.index == slot.index) return true;
     return false;
   };
-  if (!reads(j, value)) return 0;
-  for (std::size_t last = j; last < j + 3 && last + 1 < f.ops.size(); ++last) {
+  if (!reads(j, value)) return {};
+  for (std::size_t last = j; last < j + 3 && last < f.ops.size(); ++last) {
     const std::vector<Slot>& out = f.out_slots[last];
-    if (out.size() != 1 || out[0].kind != Slot::kScratch || readers(f, out[0]) != 1 ||
-        !reads(last + 1, out[0]))
-      return 0;
-    if (reads(last + 1, value)) return last + 1 - j;
+    if (out.size() != 1 || out[0].kind != Slot::kScratch || readers(f, out[0]) != 1) return {};
+    for (std::size_t m = last + 1; m < f.ops.size(); ++m)
+      if (reads(m, out[0])) {
+        if (reads(m, value)) return {last + 1 - j, m};
+        if (m != last + 1) return {};  // g's next op must follow it
+        break;
+      }
   }
-  return 0;
+  return {};
 }
 
-// Prepares the steps: runs of neighbouring ops that the backend merges (each reading
-// the previous one's only output, a scratch buffer nothing else reads; or ops that gate
-// it, x * g(x), where g's first op and the Mul read it) become one step, whose inputs are the first op's and
+// Prepares the steps: runs of ops that the backend merges (each reading the previous one's
+// only output, a scratch buffer nothing else reads; or ops that gate it, x * g(x), where
+// g's first op and the Mul read it) become one step, whose inputs are the first op's and
 // then each later op's inputs that the step does not compute itself.
 void prepareSteps(cnmlFusionOp& f, int threads) {
   std::vector<std::unique_ptr<PreparedOp>> steps;
   std::vector<std::vector<Slot>> in_slots, out_slots;
-  for (std::size_t i = 0; i < f.ops.size();) {
+  std::vector<bool> taken(f.ops.size(), false);  // ops an earlier step ran ahead of order
+  for (std::size_t i = 0; i < f.ops.size(); ++i) {
+    if (taken[i]) continue;
+    std::vector<std::size_t> members{i};
     std::vector<const OpDesc*> chain{&f.ops[i]};
     std::vector<Slot> ins = f.in_slots[i];
     std::vector<Slot> inside;  // values the chain computes and reads itself
     auto append = [&](std::size_t op) {
+      members.push_back(op);
       chain.push_back(&f.ops[op]);
       for (const Slot& s : f.in_slots[op]) {
         bool computed = false;
@@ -154,22 +167,22 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
         if (!computed) ins.push_back(s);
       }
     };
-    // Where the chain may end (after each op, or after both ops of a pair), with its inputs.
+    // Where the chain may end (after an op, or after a whole gate): members and inputs.
     std::vector<std::pair<std::size_t, std::vector<Slot>>> ends;
-    std::size_t j = i + 1;
-    for (; j < f.ops.size(); ++j) {
-      const std::vector<Slot>& prev = f.out_slots[j - 1];
+    for (std::size_t j = i + 1; j < f.ops.size(); ++j) {
+      if (taken[j]) continue;  // an earlier step ran it ahead of order
+      const std::vector<Slot>& prev = f.out_slots[members.back()];
       if (prev.size() != 1 || prev[0].kind != Slot::kScratch) break;
       const int n = readers(f, prev[0]);
-      const std::size_t gate = n == 2 ? gateLength(f, j, prev[0]) : 0;
-      if (n != 1 && !gate) break;
+      const Gate gate = n == 2 ? gateAt(f, j, prev[0]) : Gate{};
+      if (n != 1 && !gate.length) break;
       if (!backendCanAppend(chain, f.ops[j])) break;
-      if (gate) {
+      if (gate.length) {
         std::vector<const OpDesc*> longer = chain;
         bool merged = true;
-        for (std::size_t k = j; k < j + gate && merged; ++k) {
+        for (std::size_t k = j; k < j + gate.length && merged; ++k) {
           longer.push_back(&f.ops[k]);
-          merged = backendCanAppend(longer, f.ops[k + 1]);
+          merged = backendCanAppend(longer, f.ops[k + 1 < j + gate.length ? k + 1 : gate.mul]);
         }
         if (!merged) break;
       } else {
@@ -180,32 +193,38 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
       }
       inside.push_back(prev[0]);
       append(j);
-      for (std::size_t k = 0; k < gate; ++k) {  // g's other ops and the Mul
+      if (gate.length) {
+        for (std::size_t k = 1; k < gate.length; ++k) {  // g's other ops
+          inside.push_back(f.out_slots[j][0]);
+          append(++j);
+        }
         inside.push_back(f.out_slots[j][0]);
-        append(++j);
+        append(gate.mul);
       }
-      ends.emplace_back(j + 1, ins);
+      ends.emplace_back(members.size(), ins);
+      if (gate.length && gate.mul != j + 1) break;  // a Mul run early ends the step
+      j = members.back();
     }
     // The backend may decline a chain after all (a slow kernel for that set of post-ops):
     // then shorter ones, down to op i alone.
     std::unique_ptr<PreparedOp> step;
+    std::size_t used = 1;
     for (auto end = ends.rbegin(); end != ends.rend() && !step; ++end) {
-      const std::vector<const OpDesc*> prefix(chain.begin(), chain.begin() + (end->first - i));
+      const std::vector<const OpDesc*> prefix(chain.begin(), chain.begin() + end->first);
       step = prepareChain(prefix, threads);
       if (step) {
-        j = end->first;
+        used = end->first;
         ins = end->second;
       }
     }
     if (!step) {
-      j = i + 1;
       ins = f.in_slots[i];
       step = prepare(f.ops[i], threads);
     }
+    for (std::size_t k = 0; k < used; ++k) taken[members[k]] = true;
     steps.push_back(std::move(step));
     in_slots.push_back(std::move(ins));
-    out_slots.push_back(f.out_slots[j - 1]);
-    i = j;
+    out_slots.push_back(f.out_slots[members[used - 1]]);
   }
   f.prepared = std::move(steps);
   f.in_slots = std::move(in_slots);
