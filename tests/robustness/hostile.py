@@ -54,8 +54,13 @@ def make_hostile(model: onnx.ModelProto,
         while new in rename.values():
             new += "?*/."[i % 4]
         rename[name] = new
+    used: set[str] = set()
     for i, node in enumerate(graph.node):
-        node.name = text(i + 3) + "." * (i % 2)   # node names collide too
+        # Distinct (onnxruntime refuses repeated node names), equal once made identifiers.
+        node.name = text(i + 3) + "."
+        while node.name in used:
+            node.name += "."
+        used.add(node.name)
         node.doc_string = text(i + 5)
         node.input[:] = [rename.get(n, n) for n in node.input]
         node.output[:] = [rename.get(n, n) for n in node.output]
