@@ -11,12 +11,14 @@ or below 1.2x, the measured-tuned plan faster than both built-in plans on at lea
 test.
 
 Forwards are timed in-process by `paleozoic bench`'s timing (paleozoic/bench.py:
-PlanRunner, the wrapper's runtime over the SDK library the emitted sessions link); `--emitted` instead builds and runs
-the emitted sessions (`paleozoic build --sdk`), several minutes of C++ compiles per model.
+PlanRunner, the wrapper's runtime over the SDK library the emitted sessions link);
+`--emitted` instead builds and runs the emitted sessions (`paleozoic build --sdk`), several
+minutes of C++ compiles per model.
 In-process, the configurations take turns (--rounds, each one untimed forward and then
 repeats/rounds timed ones), so drift on a shared machine falls on all of them alike;
 onnxruntime's sessions are made and released in each turn, so its spinning pool threads do
-not take the cores from the SDKs. libgomp spins briefly (GOMP_SPINCOUNT=1000) unless set (paleozoic/__init__.py).
+not take the cores from the SDKs. libgomp spins briefly (GOMP_SPINCOUNT=1000) unless set
+(paleozoic/__init__.py).
 
     python benchmarks/backends.py [--models squeezenet resnet50 ...] [--repeats 10]
 """
@@ -37,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from paleozoic.bench import Config, bench_model
+from paleozoic.bench import Config, bench_model, timed_ms
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.optimize import SearchSpace, load_optimizer, run_optimizer
 from paleozoic.optimize.measured import MeasuredOracle
@@ -55,16 +57,6 @@ ONEDNN_PLANS = ("per-layer", "fuse-all", "tuned")
 GOAL_MODELS = ("vgg19", "resnet50")  # issue 14: at or below 1.0x onnxruntime
 GOAL_GEOMEAN = 1.2
 GOAL_TUNED_WINS = 7
-
-
-def _times_ms(run, repeats: int) -> list[float]:
-    run()  # untimed: first touches, lazy initialisation, caches after another configuration
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - start) * 1e3)
-    return times
 
 
 def _ort_ms(model: onnx.ModelProto, feeds: dict, repeats: int, threads: int,
@@ -85,7 +77,7 @@ def _ort_ms(model: onnx.ModelProto, feeds: dict, repeats: int, threads: int,
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(model.SerializeToString(), options,
                                        providers=["CPUExecutionProvider"])
-    return _times_ms(lambda: session.run(None, feeds), repeats)
+    return timed_ms(lambda: session.run(None, feeds), repeats)
 
 
 def _tune(queue: LayerQueue, threads: int, max_block: int) -> tuple[Plan, float]:

@@ -177,7 +177,8 @@ def _rss_mb() -> float:
         return 0.0
 
 
-def _timed(run: Callable[[], Any], repeats: int) -> list[float]:
+def timed_ms(run: Callable[[], Any], repeats: int) -> list[float]:
+    """Milliseconds of `repeats` calls of `run`, after one untimed call."""
     run()  # untimed: first touches, lazy set-up, caches after another configuration
     times = []
     for _ in range(repeats):
@@ -204,7 +205,7 @@ def _ort_times(model: onnx.ModelProto, feeds: dict[str, np.ndarray], threads: in
                repeats: int) -> list[float]:
     """onnxruntime's forwards in a session made for them and released on return."""
     session = _ort_session(model, threads, spin)
-    return _timed(lambda: session.run(None, feeds), repeats)
+    return timed_ms(lambda: session.run(None, feeds), repeats)
 
 
 def resolve_configs(sdks: Sequence[str], plans: Sequence[str], precisions: Sequence[str]
@@ -279,7 +280,7 @@ def bench_model(model: onnx.ModelProto, name: str, configs: Sequence[Config], *,
             times[key] += _ort_times(model, feeds, threads, spin, per_round)
             gc.collect()  # the session's pool threads go before the next configuration runs
         for config, runner in runners.items():
-            times[config] += _timed(runner.session.run, per_round)
+            times[config] += timed_ms(runner.session.run, per_round)
     ort_key = min(("spin", "sleep"), key=lambda k: float(np.median(times[k])))
     ort_median = float(np.median(times[ort_key]))
     report = ModelReport(name, ort_median, float(np.percentile(times[ort_key], 90)),

@@ -437,8 +437,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                              "leave --plot out")
     missing = [sdk for sdk in sdks if not sdk_available(sdk)]
     if missing:
-        raise BuildError(f"the {missing[0]} SDK is not built: pip install 'paleozoic[onednn]' "
-                         f"(README, oneDNN SDK), or bench --sdk mock")
+        fix = ("pip install 'paleozoic[onednn]' (README, oneDNN SDK), or bench --sdk mock"
+               if missing[0] == "onednn" else "install Paleozoic with `pip install .`, which "
+               "builds the runtime extension")
+        raise BuildError(f"the {missing[0]} SDK is not built: {fix}")
     report = bench(args.model, configs, threads=args.threads, repeat=args.repeat,
                    rounds=args.rounds, seed=args.seed, calibration=args.calibration,
                    show_progress=sys.stderr.isatty(), **_shapes(args))

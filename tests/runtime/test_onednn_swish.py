@@ -64,6 +64,16 @@ def _truth(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
     return silu(conv) + silu(x)
 
 
+def _assert_near_truth(folder, truth: np.ndarray) -> None:
+    """oneDNN's output within 1e-6 of the largest true value, and at most 4x the mock's."""
+    scale = np.abs(truth).max()
+    mock, onednn = np.load(folder / "mock.npy"), np.load(folder / "onednn.npy")
+    mock_err = np.abs(mock - truth).max() / scale
+    onednn_err = np.abs(onednn - truth).max() / scale
+    assert onednn_err < 1e-6, (onednn_err, mock_err)
+    assert onednn_err <= 4 * mock_err + 1e-7, (onednn_err, mock_err)
+
+
 def test_silu_is_one_swish_and_accurate(tmp_path):
     env = dict(os.environ, ONEDNN_VERBOSE="1", OMP_NUM_THREADS="2")
     result = subprocess.run([sys.executable, "-c", _SCRIPT, str(tmp_path)], capture_output=True,
@@ -78,12 +88,7 @@ def test_silu_is_one_swish_and_accurate(tmp_path):
     swish = [e for e in execs if ",eltwise," in e and "alg:eltwise_swish" in e]
     assert len(swish) == 2, execs  # the sigmoid of the block input, both forwards
     truth = _truth(*(np.load(tmp_path / f"{n}.npy") for n in ("x", "w", "b")))
-    scale = np.abs(truth).max()
-    mock, onednn = np.load(tmp_path / "mock.npy"), np.load(tmp_path / "onednn.npy")
-    mock_err = np.abs(mock - truth).max() / scale
-    onednn_err = np.abs(onednn - truth).max() / scale
-    assert onednn_err < 1e-6, (onednn_err, mock_err)
-    assert onednn_err <= 4 * mock_err + 1e-7, (onednn_err, mock_err)
+    _assert_near_truth(tmp_path, truth)
 
 
 _HARDSWISH = textwrap.dedent("""
@@ -142,9 +147,4 @@ def test_hardswish_is_one_eltwise_and_accurate(tmp_path):
         return v * np.clip(v + 3.0, 0.0, 6.0) / 6.0
 
     truth = hardswish(conv) + hardswish(x)
-    scale = np.abs(truth).max()
-    mock, onednn = np.load(tmp_path / "mock.npy"), np.load(tmp_path / "onednn.npy")
-    mock_err = np.abs(mock - truth).max() / scale
-    onednn_err = np.abs(onednn - truth).max() / scale
-    assert onednn_err < 1e-6, (onednn_err, mock_err)
-    assert onednn_err <= 4 * mock_err + 1e-7, (onednn_err, mock_err)
+    _assert_near_truth(tmp_path, truth)
