@@ -14,11 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import sys
 from pathlib import Path
 
-from paleozoic.bench import BenchReport, bench, resolve_configs
+from paleozoic.bench import BenchReport, bench, geomean, resolve_configs
 from paleozoic.errors import PaleozoicError
 
 # Static shapes for the symbolic inputs of the exports (file stem prefix -> NAME -> shape).
@@ -75,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{sdk}, best built-in plan per model (ratio to onnxruntime):")
         for name, r in sorted(best.items(), key=lambda kv: -kv[1].ratio):
             print(f"  {Path(name).name:<44} {r.config:<22} {r.ratio:6.2f}x")
-        geo = math.exp(sum(math.log(r.ratio) for r in best.values()) / len(best))
+        geo = geomean(r.ratio for r in best.values())
         slow = [Path(n).name for n, r in best.items() if r.ratio > 1.3]
         print(f"geometric mean {geo:.2f}x over {len(best)} models; above 1.3x: "
               f"{len(slow)} ({', '.join(slow) or 'none'}); refused: {len(refused)}")

@@ -64,6 +64,8 @@ class Result:
     sqnr_db: float
     top1: float | None
     blocks: int = 0
+    sdk: str = ""
+    precision: str = "fp32"
 
 
 @dataclass
@@ -90,14 +92,13 @@ class BenchReport:
         for m in self.models:
             for r in m.results:
                 ratios.setdefault(r.config, []).append(r.ratio)
-        return {c: math.exp(float(np.mean(np.log(v)))) for c, v in ratios.items()}
+        return {c: geomean(v) for c, v in ratios.items()}
 
     def best(self, sdk: str) -> dict[str, Result]:
-        """Per model, the fastest fp32 configuration on `sdk` (its best built-in plan)."""
+        """Per model, the fastest fp32 configuration on `sdk` (its best plan)."""
         out = {}
         for m in self.models:
-            mine = [r for r in m.results if r.config.split()[0] == sdk
-                    and len(r.config.split()) == 2]
+            mine = [r for r in m.results if r.sdk == sdk and r.precision == "fp32"]
             if mine:
                 out[m.model] = min(mine, key=lambda r: r.median_ms)
         return out
@@ -126,7 +127,7 @@ class BenchReport:
             for sdk in sorted({r.config.split()[0] for m in self.models for r in m.results}):
                 best = self.best(sdk)
                 if len(best) > 1:
-                    g = math.exp(float(np.mean([math.log(r.ratio) for r in best.values()])))
+                    g = geomean([r.ratio for r in best.values()])
                     worst = max(best.values(), key=lambda r: r.ratio)
                     lines.append(f"{sdk}, best fp32 plan per model: geometric mean {g:.2f}x, "
                                  f"slowest {_short(worst.model)} {worst.ratio:.2f}x")
@@ -162,6 +163,10 @@ class BenchReport:
         fig.tight_layout()
         fig.savefig(path, dpi=120)
         plt.close(fig)
+
+
+def geomean(values: Iterable[float]) -> float:
+    return math.exp(float(np.mean(np.log(list(values)))))
 
 
 def _short(name: str) -> str:
@@ -269,7 +274,7 @@ def bench_model(model: onnx.ModelProto, name: str, configs: Sequence[Config], *,
         results[config] = Result(
             name, config.label, math.nan, math.nan, math.nan, memory,
             max(c.max_abs for c in checks), min(c.sqnr_db for c in checks),
-            min(top1) if top1 else None, len(plan.blocks))
+            min(top1) if top1 else None, len(plan.blocks), config.sdk, config.precision)
     rounds = max(1, min(rounds, repeat))
     per_round = max(1, repeat // rounds)
     times: dict[Any, list[float]] = {"spin": [], "sleep": [], **{c: [] for c in configs}}

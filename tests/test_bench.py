@@ -55,9 +55,11 @@ def test_best_plan_per_model_is_the_faster_fp32_one():
     from paleozoic.bench import ModelReport, Result
 
     report = BenchReport(2, 4, 2, [ModelReport("m", 1.0, 1.0, 0.0, [
-        Result("m", "onednn per-layer", 3.0, 3.0, 3.0, 0, 0, 0, None),
-        Result("m", "onednn fuse-all", 2.0, 2.0, 2.0, 0, 0, 0, None),
-        Result("m", "onednn fuse-all int8", 1.0, 1.0, 1.0, 0, 0, 0, None)])])
+        Result("m", "onednn per-layer", 3.0, 3.0, 3.0, 0, 0, 0, None, sdk="onednn"),
+        Result("m", "onednn fuse-all", 2.0, 2.0, 2.0, 0, 0, 0, None, sdk="onednn"),
+        Result("m", "onednn fuse-all int8", 1.0, 1.0, 1.0, 0, 0, 0, None, sdk="onednn",
+               precision="int8"),
+        Result("m", "mock fuse-all", 0.5, 0.5, 0.5, 0, 0, 0, None, sdk="mock")])])
     assert report.best("onednn")["m"].config == "onednn fuse-all"
 
 

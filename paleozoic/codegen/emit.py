@@ -222,8 +222,8 @@ def _block_view(block: FBlock, idents: dict[str, str]) -> BlockView:
     summary = f"{span} ({len(block.layers)} layer{'s' if len(block.layers) > 1 else ''})"
     const = "".join(part.capitalize() for part in re.split(r"[_\W]+", block.name) if part)
     overrides = [(idents[name], PRECISION_CPP[p]) for name, p in block.layer_precision.items()]
-    return BlockView(block.name, _escaped_ident(const) if const else "Block", block.fuse, block.mp,
-                     PRECISION_CPP[block.precision], summary, lines, overrides)
+    return BlockView(block.name, _escaped_ident(const) if const else "Block", block.fuse,
+                     block.mp, PRECISION_CPP[block.precision], summary, lines, overrides)
 
 
 def write_session(model: Model, folder: Path, title: str,

@@ -90,9 +90,8 @@ def cpp_string(text: str) -> Code:
     return Code(f'"{_escaped(str(text))}"')
 
 
-def _is_plain(text: str) -> bool:
-    return bool(_PRINTABLE_ASCII.fullmatch(text)) and not any(
-        breaker in text for breaker in _COMMENT_BREAKERS)
+def _printable_without(text: str, breakers: tuple[str, ...]) -> bool:
+    return bool(_PRINTABLE_ASCII.fullmatch(text)) and not any(b in text for b in breakers)
 
 
 def cpp_comment(text: str) -> Code:
@@ -100,7 +99,7 @@ def cpp_comment(text: str) -> Code:
     (the common case, so comments read naturally), else as a quoted string literal, which
     holds no newline, no line splice, no trigraph and no comment delimiter."""
     text = str(text)
-    return Code(text if _is_plain(text) else cpp_string(text))
+    return Code(text if _printable_without(text, _COMMENT_BREAKERS) else cpp_string(text))
 
 
 def cmake_comment(text: str) -> Code:
@@ -128,7 +127,7 @@ def guard(value: Any) -> Any:
     if isinstance(value, (Code, bool, int, float)):
         return value
     text = str(value)
-    if _PRINTABLE_ASCII.fullmatch(text) and not any(b in text for b in _BREAKOUTS):
+    if _printable_without(text, _BREAKOUTS):
         return text
     raise UnescapedText(
         f"a template printed {text[:60]!r} without an escape: pass text that may come from "
