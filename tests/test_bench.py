@@ -9,6 +9,7 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import onnx
 import pytest
@@ -75,21 +76,23 @@ def test_bench_on_onednn_with_a_plan_file(models, tmp_path):
     assert report.models[0].results[0].sqnr_db > 100
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # Not from the checkout: `python -m` would import the source tree there, which has no
+    # built runtime when the project was installed with `pip install .` (as CI does).
     return subprocess.run([sys.executable, "-m", "paleozoic", "bench", *args],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, cwd=cwd)
 
 
 def test_command_line(models, tmp_path):
     out = tmp_path / "bench.json"
     result = _cli(str(models[0]), "--sdk", "mock", "--plan", "fuse-all", "--repeat", "2",
-                  "--rounds", "1", "--json", str(out))
+                  "--rounds", "1", "--json", str(out), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "mock fuse-all" in result.stdout and "onnxruntime" in result.stdout
     assert json.loads(out.read_text())["models"][0]["results"][0]["config"] == "mock fuse-all"
-    refused = _cli(str(models[0]), "--sdk", "gpu")
+    refused = _cli(str(models[0]), "--sdk", "gpu", cwd=tmp_path)
     assert refused.returncode == 4 and "unknown SDK 'gpu'" in refused.stderr
-    refused = _cli(str(models[0]), "--sdk", "mock", "--precision", "int8")
+    refused = _cli(str(models[0]), "--sdk", "mock", "--precision", "int8", cwd=tmp_path)
     assert refused.returncode != 0 and "--calibration" in refused.stderr
-    refused = _cli(str(tmp_path / "missing.onnx"), "--sdk", "mock")
+    refused = _cli(str(tmp_path / "missing.onnx"), "--sdk", "mock", cwd=tmp_path)
     assert refused.returncode == 2 and "missing.onnx" in refused.stderr
