@@ -22,7 +22,7 @@ from onnx import TensorProto, helper, numpy_helper
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 
 _ACT = {
-    "sigmoid": lambda v: 1.0 / (1.0 + np.exp(-v)),
+    "sigmoid": lambda v: 0.5 * (1.0 + np.tanh(0.5 * v)),  # no overflow at -1e3
     "tanh": np.tanh,
     "relu": lambda v: np.maximum(v, 0.0),
 }

@@ -47,6 +47,11 @@ void backendSkipDense(BackendOp& producer, int output);
 // accumulated in place: no second stream of the same size); true when it does.
 bool backendWriteOver(BackendOp& producer, int output, BackendOp& consumer, int input);
 
+// Whether the backend computes this kRnn op (cnmlCreateRnnOp asks at creation, before any
+// const is bound, and refuses with CNML_STATUS_UNSUPPORT when not, so the caller
+// substitutes cells: the mock's kernels have no recurrent op).
+bool backendComputesRecurrent(const OpDesc& op);
+
 // True when forwards advance the queue clock by their measured wall-clock time instead of
 // the device model's time.
 bool backendTimesWallClock();

@@ -463,6 +463,19 @@ cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_t
   });
 }
 
+cnmlStatus_t cnmlComputeRnnOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensors[],
+                                        void* inputs[], int input_num,
+                                        cnmlTensor_t output_tensor, void* output,
+                                        cnrtQueue_t queue, void* extra) {
+  const cnmlStatus_t status = run(op, {OpKind::kRnn}, input_tensors, inputs, input_num,
+                                  &output_tensor, &output, 1, queue);
+  return logged(status, "cnmlComputeRnnOpForward_V4", [&](Call& c) {
+    c.handle(op).tensors("inputs", input_tensors, input_num)
+        .buffers("in_data", inputs, input_tensors, input_num).value(input_num)
+        .handle(output_tensor).buffer(output, output_tensor).queue().opaque(extra);
+  });
+}
+
 cnmlStatus_t cnmlComputeLrnOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
                                         cnmlTensor_t output_tensor, void* output,
                                         cnrtQueue_t queue, void* extra) {

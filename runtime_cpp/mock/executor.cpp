@@ -41,6 +41,8 @@ std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
     return op;
   }
   const OpKind kind = op->desc.kind;
+  // Created only where the backend said it computes it (backendComputesRecurrent).
+  if (kind == OpKind::kRnn) throw OpDataError{CNML_STATUS_UNSUPPORT};
   const bool int8 = op->desc.int8;
   if ((kind == OpKind::kConv || kind == OpKind::kConvGroup) && !int8) prepareConv(*op);
   if ((kind == OpKind::kConv || kind == OpKind::kConvGroup) && int8) prepareConvInt8(*op);
@@ -114,6 +116,7 @@ void executeFloat(PreparedOp& op, const float* const* in, float* const* out) {
     case OpKind::kCast: break;  // execute() handles it
     case OpKind::kHostTransfer: break;  // the host computes it; no device work
     case OpKind::kGatherV2: break;      // execute() handles it
+    case OpKind::kRnn: break;           // backend only (prepare refuses it otherwise)
   }
 }
 

@@ -262,6 +262,18 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       w.input_bytes = w.output_bytes = 0.0;
       w.host_us = (op.to_host_bytes + op.to_device_bytes) / mockProfile().hostLinkBytesPerUs();
       break;
+    case OpKind::kRnn: {
+      // Only where a backend computes it (its forwards are wall-clock timed): the input
+      // projection and T steps of [B, H] x [H, G*H], sequential in time, so parallel over
+      // batch and gates only. The SDK's own model prices the cell ops the mock runs.
+      const Dims& x = op.inputs[0].dims;
+      const double steps = op.rnn.batch_first ? x[1] : x[0];
+      const double batch = op.rnn.batch_first ? x[0] : x[1];
+      const double gh = static_cast<double>(op.rnn.gates) * op.rnn.hidden;
+      w.flops = 2.0 * steps * batch * gh * (x[2] + op.rnn.hidden) + 10.0 * steps * batch * gh;
+      w.parallel_extent = static_cast<long long>(batch * gh);
+      break;
+    }
     case OpKind::kCast:
       // Element-wise conversion: one op per element, memory-bound in practice.
       w.flops = out_elems;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "backend.h"
 #include "call_log.h"
 #include "state.h"
 
@@ -561,6 +562,56 @@ cnmlStatus_t cnmlCreateNdLayerNormOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t in
   };
   return logged(create(), "cnmlCreateNdLayerNormOp", [&](Call& c) {
     c.created(op).value(axis).handle(input).handle(output).handle(scale).handle(bias).value(eps);
+  });
+}
+
+cnmlStatus_t cnmlCreateRnnOp(cnmlBaseOp_t* op, cnmlRnnCell_t cell, bool reverse,
+                             bool batch_first, cnmlRnnOutput_t output_kind, cnmlTensor_t input,
+                             cnmlTensor_t initial_h, cnmlTensor_t initial_c,
+                             cnmlTensor_t output, cnmlTensor_t weight, cnmlTensor_t recurrence,
+                             cnmlTensor_t bias, cnmlTensor_t peephole) {
+  auto create = [&]() -> cnmlStatus_t {
+    if (!op || !isActivation(input) || !isActivation(output)) return kBad;
+    if (cell < CNML_RNN_LSTM || cell > CNML_RNN_SIGMOID) return kBad;
+    if (output_kind < CNML_RNN_OUTPUT_Y || output_kind > CNML_RNN_OUTPUT_C) return kBad;
+    const bool lstm = cell == CNML_RNN_LSTM;
+    if ((initial_c || peephole || output_kind == CNML_RNN_OUTPUT_C) && !lstm) return kBad;
+    const Dims& x = dimsOf(input);
+    if (x.size() != 3 || !isWeight(recurrence) || dimsOf(recurrence).size() != 2) return kBad;
+    const int hidden = dimsOf(recurrence)[1];
+    const int gates = lstm ? 4 : cell == CNML_RNN_GRU || cell == CNML_RNN_GRU_LINEAR_BEFORE_RESET
+                                     ? 3 : 1;
+    const int steps = batch_first ? x[1] : x[0], batch = batch_first ? x[0] : x[1];
+    if (dimsOf(recurrence) != Dims{gates * hidden, hidden}) return kBad;
+    if (!isWeight(weight) || dimsOf(weight) != Dims{gates * hidden, x[2]}) return kBad;
+    if (bias && (!isWeight(bias) || dimsOf(bias) != Dims{2 * gates * hidden})) return kBad;
+    if (peephole && (!isWeight(peephole) || dimsOf(peephole) != Dims{3 * hidden})) return kBad;
+    const Dims state{batch, hidden};
+    for (cnmlTensor_t s : {initial_h, initial_c})
+      if (s && (!isActivation(s) || dimsOf(s) != state)) return kBad;
+    const Dims y = output_kind != CNML_RNN_OUTPUT_Y ? state
+                   : batch_first                    ? Dims{batch, steps, hidden}
+                                                    : Dims{steps, batch, hidden};
+    if (dimsOf(output) != y) return kBad;
+    OpDesc d;
+    d.kind = OpKind::kRnn;
+    d.inputs = {operand(input)};
+    if (initial_h) d.inputs.push_back(operand(initial_h));
+    if (initial_c) d.inputs.push_back(operand(initial_c));
+    d.outputs = {operand(output)};
+    d.consts = {weight->impl, recurrence->impl, bias ? bias->impl : nullptr,
+                peephole ? peephole->impl : nullptr};
+    d.rnn = RnnParams{cell, output_kind, reverse, batch_first, initial_h != nullptr,
+                      initial_c != nullptr, hidden, gates};
+    // Asked before finish(): an op the backend would not run is never registered.
+    if (!backendComputesRecurrent(d)) return CNML_STATUS_UNSUPPORT;
+    return finish(op, std::move(d));
+  };
+  return logged(create(), "cnmlCreateRnnOp", [&](Call& c) {
+    c.created(op).value(static_cast<int>(cell), "cell").value(reverse).value(batch_first)
+        .value(static_cast<int>(output_kind), "output_kind").handle(input).handle(initial_h)
+        .handle(initial_c).handle(output).handle(weight).handle(recurrence).handle(bias)
+        .handle(peephole);
   });
 }
 

@@ -44,6 +44,7 @@ const char* opKindName(OpKind kind) {
     case OpKind::kCast: return "Cast";
     case OpKind::kHostTransfer: return "HostTransfer";
     case OpKind::kGatherV2: return "GatherV2";
+    case OpKind::kRnn: return "Rnn";
   }
   return "?";
 }

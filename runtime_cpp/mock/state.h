@@ -93,7 +93,10 @@ enum class OpKind {
   // The device<->host copies of a layer the session computes on the host (mock extension,
   // cnml_mock.h): no arithmetic on the device, priced as transfers over the host link.
   kHostTransfer,
-  kGatherV2  // rows of a const table (consts[0]) by int32 indices (inputs[0]); axis
+  kGatherV2,  // rows of a const table (consts[0]) by int32 indices (inputs[0]); axis
+  // One direction of an LSTM/GRU/RNN over a sequence (cnmlCreateRnnOp): only where the
+  // backend computes it (backendComputesRecurrent); the mock's kernels have none.
+  kRnn
 };
 const char* opKindName(OpKind kind);
 
@@ -129,6 +132,13 @@ struct InterpParams {
   cnmlInterpCoordinateMode_t coords = CNML_INTERP_ASYMMETRIC;
   cnmlNearestNeighborRoundMode_t round = CNML_NEAREST_FLOOR;  // NearestNeighbor only
 };
+// cnmlCreateRnnOp's choices; inputs are x, then h0 and c0 when has_h / has_c.
+struct RnnParams {
+  cnmlRnnCell_t cell = CNML_RNN_LSTM;
+  cnmlRnnOutput_t output = CNML_RNN_OUTPUT_Y;
+  bool reverse = false, batch_first = false, has_h = false, has_c = false;
+  int hidden = 0, gates = 4;
+};
 // One entry per axis; validated at param creation (0 <= begin < end, stride >= 1).
 struct SliceParams {
   Dims begin, end, stride;
@@ -155,6 +165,7 @@ struct OpDesc {
   SliceParams slice;
   DeconvParams deconv;  // with `group`
   InterpParams interp;
+  RnnParams rnn;  // consts {W, R, B or null, P or null}
   cnmlCastType_t cast = CNML_CAST_FLOAT32_TO_FLOAT16;
   bool trans_a = false, trans_b = false;  // kBatchDot
   float eps = 1e-5f;                       // kLayerNorm (axis: the first normalised axis)

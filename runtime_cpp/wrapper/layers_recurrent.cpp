@@ -138,9 +138,10 @@ Layer::OpRunner binaryRunner(
 }  // namespace
 
 Tensor& RecurrentLayer::slice2d(Tensor& in, int row_begin, int row_end, int stride,
-                                int col_begin, int col_end, const std::string& what) {
+                                int col_begin, int col_end, const std::string& what,
+                                Tensor* into) {
   const int count = (row_end - row_begin + stride - 1) / stride;
-  Tensor& out = temp(Shape{count, col_end - col_begin}, what);
+  Tensor& out = into != nullptr ? *into : temp(Shape{count, col_end - col_begin}, what);
   int begin[2] = {row_begin, col_begin}, end[2] = {row_end, col_end}, step[2] = {stride, 1};
   SdkHandle<cnmlNdStridedSliceOpParam_t, cnmlDestroyNdStridedSliceOpParam> param;
   PZ_CHECK(name_, cnmlCreateNdStridedSliceOpParam(param.out(), 2, begin, end, step));
@@ -215,27 +216,152 @@ void RecurrentLayer::reshapeInto(Tensor& in, Tensor& out) {
   addOp(op, unaryRunner(cnmlComputeReshapeOpForward_V4, op, &in, &out));
 }
 
+bool RecurrentLayer::buildWhole() {
+  cnmlRnnCell_t cell;
+  if (!sdkCell(&cell)) return false;
+  const int gh = gates_ * hidden_;
+  const bool batch_first = layout_ == 1;
+  Shape shape{batch_, hidden_};
+  cnmlRnnOutput_t kind = CNML_RNN_OUTPUT_H;
+  if (output_kind_ == RnnOutput::kY) {
+    kind = CNML_RNN_OUTPUT_Y;
+    shape = batch_first ? Shape{batch_, steps_, hidden_} : Shape{steps_, batch_, hidden_};
+  } else if (output_kind_ == RnnOutput::kYC) {
+    kind = CNML_RNN_OUTPUT_C;
+  }
+  // Every direction's op is created before any is added: an SDK that refuses one (no
+  // recurrent op at all, or not for this cell) leaves the layer to the cells untouched.
+  struct Direction {
+    cnmlBaseOp_t op = nullptr;
+    Tensor *h0 = nullptr, *c0 = nullptr, *out = nullptr;
+  };
+  std::vector<Direction> made;
+  Tensor* x = inputs_[0];
+  for (int d = 0; d < directions_; ++d) {
+    prefix_ = name_ + "/d" + std::to_string(d) + "/";
+    Direction dir;
+    if (inputs_.size() > 1) dir.h0 = &temp(Shape{batch_, hidden_}, "h0");
+    if (inputs_.size() > 2) dir.c0 = &temp(Shape{batch_, hidden_}, "c0");
+    dir.out = &temp(shape, "sequence");
+    const ConstTensor& w = constant(CNML_FILTER, Shape{gh, input_size_}, rows(*w_, d, 0, gh));
+    const ConstTensor& r = constant(CNML_FILTER, Shape{gh, hidden_}, rows(*r_, d, 0, gh));
+    const ConstTensor& b = constant(CNML_CONST, Shape{2 * gh}, rows(*b_, d, 0, 2 * gh));
+    const ConstTensor* p = nullptr;
+    if (const ConstTensor* peepholes = peepholeWeight())
+      p = &constant(CNML_CONST, Shape{3 * hidden_}, rows(*peepholes, d, 0, 3 * hidden_));
+    const bool reverse = direction_ == RnnDirection::kReverse || d == 1;
+    const cnmlStatus_t status = cnmlCreateRnnOp(
+        &dir.op, cell, reverse, batch_first, kind, x->desc(),
+        dir.h0 ? dir.h0->desc() : nullptr, dir.c0 ? dir.c0->desc() : nullptr, dir.out->desc(),
+        w.desc(), r.desc(), b.desc(), p ? p->desc() : nullptr);
+    if (status != CNML_STATUS_SUCCESS) {
+      for (Direction& m : made) cnmlDestroyBaseOp(&m.op);
+      if (status != CNML_STATUS_UNSUPPORT) PZ_CHECK(name_, status);
+      temps_.clear();
+      consts_.clear();
+      return false;
+    }
+    made.push_back(dir);
+  }
+  std::vector<Tensor*> outs;
+  for (int d = 0; d < directions_; ++d) {
+    prefix_ = name_ + "/d" + std::to_string(d) + "/";
+    Direction& dir = made[static_cast<std::size_t>(d)];
+    if (dir.h0) stateInto(*inputs_[1], d, "h0", dir.h0);
+    if (dir.c0) stateInto(*inputs_[2], d, "c0", dir.c0);
+    std::vector<Tensor*> ins{x};
+    if (dir.h0) ins.push_back(dir.h0);
+    if (dir.c0) ins.push_back(dir.c0);
+    Tensor* out = dir.out;
+    cnmlBaseOp_t op = dir.op;
+    addOp(op, [op, ins, out](cnrtQueue_t queue) {
+      std::vector<cnmlTensor_t> descs;
+      std::vector<void*> data;
+      for (Tensor* t : ins) {
+        descs.push_back(t->desc());
+        data.push_back(t->deviceData());
+      }
+      return cnmlComputeRnnOpForward_V4(op, descs.data(), data.data(),
+                                        static_cast<int>(descs.size()), out->desc(),
+                                        out->deviceData(), queue, nullptr);
+    });
+    outs.push_back(out);
+  }
+  prefix_ = name_ + "/";
+  if (output_kind_ != RnnOutput::kY) {
+    joinInto(outs, Shape{batch_, hidden_}, layout_ == 0 ? 0 : 1);
+  } else {
+    // Y is [T, D, B, H] ([B, T, D, H] at layout 1): each direction's [T, B, H] as rows of
+    // B*H ([B, T, H] as rows of H), side by side.
+    joinInto(outs,
+             layout_ == 0 ? Shape{steps_, batch_ * hidden_} : Shape{batch_ * steps_, hidden_}, 1);
+  }
+  return true;
+}
+
+Tensor& RecurrentLayer::stateInto(Tensor& state, int d, const std::string& what, Tensor* into) {
+  if (layout_ == 0) {
+    Tensor& flat = temp(Shape{directions_ * batch_, hidden_}, what + "_rows");
+    reshapeInto(state, flat);
+    return slice2d(flat, d * batch_, (d + 1) * batch_, 1, 0, hidden_, what, into);
+  }
+  Tensor& flat = temp(Shape{batch_, directions_ * hidden_}, what + "_rows");
+  reshapeInto(state, flat);
+  return slice2d(flat, 0, batch_, 1, d * hidden_, (d + 1) * hidden_, what, into);
+}
+
+void RecurrentLayer::joinInto(const std::vector<Tensor*>& pieces, Shape rows, int axis) {
+  if (pieces.size() == 1) {
+    reshapeInto(*pieces[0], output_);
+    return;
+  }
+  std::vector<Tensor*> views;
+  for (Tensor* piece : pieces) {
+    if (piece->shape() == rows) {
+      views.push_back(piece);
+      continue;
+    }
+    Tensor& view = temp(rows, "rows");
+    reshapeInto(*piece, view);
+    views.push_back(&view);
+  }
+  const int n = static_cast<int>(views.size());
+  Shape joined_shape = rows;
+  joined_shape[static_cast<std::size_t>(axis)] *= n;
+  Tensor& joined = temp(joined_shape, "joined");
+  std::vector<cnmlTensor_t> descs;
+  for (Tensor* v : views) descs.push_back(v->desc());
+  cnmlTensor_t out_desc = joined.desc();
+  cnmlBaseOp_t op = nullptr;
+  PZ_CHECK(name_, cnmlCreateNdConcatOp(&op, axis, descs.data(), n, &out_desc, 1));
+  addOp(op, [op, views, &joined](cnrtQueue_t queue) {
+    std::vector<cnmlTensor_t> in_descs;
+    std::vector<void*> in_data;
+    for (Tensor* v : views) {
+      in_descs.push_back(v->desc());
+      in_data.push_back(v->deviceData());
+    }
+    cnmlTensor_t o = joined.desc();
+    void* o_data = joined.deviceData();
+    return cnmlComputeConcatOpForward_V4(op, in_descs.data(), in_data.data(),
+                                         static_cast<int>(in_descs.size()), &o, &o_data, 1,
+                                         queue, nullptr);
+  });
+  reshapeInto(joined, output_);
+}
+
 void RecurrentLayer::build() {
   temps_.clear();  // a rebuild (after a device-model estimate): the old ops are gone
   consts_.clear();
+  if (buildWhole()) return;
   const int gh = gates_ * hidden_;
   prefix_ = name_ + "/";
+  auto stateOf = [this](Tensor* state, int d, const std::string& what) -> Tensor* {
+    return state == nullptr ? nullptr : &stateInto(*state, d, what);
+  };
   // x as rows of I: row t*B + b at layout 0, b*T + t at layout 1.
   Tensor& x = temp(Shape{steps_ * batch_, input_size_}, "x_rows");
   reshapeInto(*inputs_[0], x);
-  // A state input as [B, H] per direction: rows d*B.. of [D*B, H] at layout 0, columns
-  // d*H.. of [B, D*H] at layout 1.
-  auto stateOf = [this](Tensor* state, int d, const std::string& what) -> Tensor* {
-    if (state == nullptr) return nullptr;
-    if (layout_ == 0) {
-      Tensor& flat = temp(Shape{directions_ * batch_, hidden_}, what + "_rows");
-      reshapeInto(*state, flat);
-      return &slice2d(flat, d * batch_, (d + 1) * batch_, 1, 0, hidden_, what);
-    }
-    Tensor& flat = temp(Shape{batch_, directions_ * hidden_}, what + "_rows");
-    reshapeInto(*state, flat);
-    return &slice2d(flat, 0, batch_, 1, d * hidden_, (d + 1) * hidden_, what);
-  };
   std::vector<std::vector<Tensor*>> y(static_cast<std::size_t>(steps_),
                                       std::vector<Tensor*>(directions_, nullptr));
   std::vector<Tensor*> last_h(directions_, nullptr), last_c(directions_, nullptr);
@@ -261,41 +387,15 @@ void RecurrentLayer::build() {
     last_c[static_cast<std::size_t>(d)] = c;
   }
   prefix_ = name_ + "/";
-  // The output as one concat of [B, H] pieces in memory order, reshaped: pieces stack on
-  // axis 0 at layout 0 ([T, D, B, H] is (t, d)-major) and side by side on axis 1 at layout 1.
+  // The output as one concat of [B, H] pieces in memory order, reshaped: [T, D, B, H] is
+  // (t, d)-major.
   std::vector<Tensor*> pieces;
   if (output_kind_ == RnnOutput::kY) {
     for (const auto& at_t : y) pieces.insert(pieces.end(), at_t.begin(), at_t.end());
   } else {
     pieces = output_kind_ == RnnOutput::kYH ? last_h : last_c;
   }
-  if (pieces.size() == 1) {
-    reshapeInto(*pieces[0], output_);
-    return;
-  }
-  const int n = static_cast<int>(pieces.size());
-  const int axis = layout_ == 0 ? 0 : 1;
-  Tensor& joined = temp(layout_ == 0 ? Shape{n * batch_, hidden_} : Shape{batch_, n * hidden_},
-                        "joined");
-  std::vector<cnmlTensor_t> descs;
-  for (Tensor* p : pieces) descs.push_back(p->desc());
-  cnmlTensor_t out_desc = joined.desc();
-  cnmlBaseOp_t op = nullptr;
-  PZ_CHECK(name_, cnmlCreateNdConcatOp(&op, axis, descs.data(), n, &out_desc, 1));
-  addOp(op, [op, pieces, &joined](cnrtQueue_t queue) {
-    std::vector<cnmlTensor_t> in_descs;
-    std::vector<void*> in_data;
-    for (Tensor* p : pieces) {
-      in_descs.push_back(p->desc());
-      in_data.push_back(p->deviceData());
-    }
-    cnmlTensor_t o = joined.desc();
-    void* o_data = joined.deviceData();
-    return cnmlComputeConcatOpForward_V4(op, in_descs.data(), in_data.data(),
-                                         static_cast<int>(in_descs.size()), &o, &o_data, 1,
-                                         queue, nullptr);
-  });
-  reshapeInto(joined, output_);
+  joinInto(pieces, Shape{batch_, hidden_}, layout_ == 0 ? 0 : 1);
 }
 
 // ---- LstmLayer ------------------------------------------------------------------------
@@ -309,6 +409,13 @@ LstmLayer::LstmLayer(std::string name, std::vector<Tensor*> inputs, int hidden_s
   const ConstTensor& p =
       declareWeight("P", CNML_CONST, Shape{directions_, 3 * hidden_}, /*optional=*/true);
   if (peepholes) p_ = &p;
+}
+
+const ConstTensor* LstmLayer::peepholeWeight() const { return p_; }
+
+bool LstmLayer::sdkCell(cnmlRnnCell_t* cell) const {
+  *cell = CNML_RNN_LSTM;
+  return true;
 }
 
 void LstmLayer::prepare(int d) {
@@ -364,6 +471,11 @@ std::vector<float> GruLayer::inputBias(int d) const {
   return wb;
 }
 
+bool GruLayer::sdkCell(cnmlRnnCell_t* cell) const {
+  *cell = linear_before_reset_ ? CNML_RNN_GRU_LINEAR_BEFORE_RESET : CNML_RNN_GRU;
+  return true;
+}
+
 void GruLayer::prepare(int d) {
   const int h = hidden_;
   if (linear_before_reset_) {
@@ -416,6 +528,15 @@ RnnLayer::RnnLayer(std::string name, std::vector<Tensor*> inputs, int hidden_siz
     : RecurrentLayer(std::move(name), std::move(inputs), 1, hidden_size, direction, layout,
                      output),
       activation_(activation) {}
+
+bool RnnLayer::sdkCell(cnmlRnnCell_t* cell) const {
+  switch (activation_) {
+    case Active::kTanh: *cell = CNML_RNN_TANH; return true;
+    case Active::kRelu: *cell = CNML_RNN_RELU; return true;
+    case Active::kSigmoid: *cell = CNML_RNN_SIGMOID; return true;
+    default: return false;  // clipped ReLUs: no recurrent op has them
+  }
+}
 
 void RnnLayer::prepare(int d) {
   rd_ = &constant(CNML_FILTER, Shape{hidden_, hidden_}, rows(*r_, d, 0, hidden_));

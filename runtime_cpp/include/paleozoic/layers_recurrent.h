@@ -1,8 +1,10 @@
-// Recurrent layers (ONNX LSTM, GRU, RNN) by cell substitution, as Cambricon's Caffe lowers
-// LSTM (mlu_lstm_layer.cpp): one Mlp projects the input of every time step at once
-// (x W^T + Wb + Rb), then each step is a handful of SDK ops: an Mlp on the previous h (no
-// bias), Add, slices of the gates, Active sigmoid/tanh, Mult/Add/Sub for c and h. The ops
-// are the layer's own (Layer::addOp), so a block fuses every step like any layers' ops.
+// Recurrent layers (ONNX LSTM, GRU, RNN). Where the SDK has a recurrent op
+// (cnmlCreateRnnOp: the oneDNN SDK) each direction is one op. Elsewhere (CNML, the mock)
+// by cell substitution, as Cambricon's Caffe lowers LSTM (mlu_lstm_layer.cpp): one Mlp
+// projects the input of every time step at once (x W^T + Wb + Rb), then each step is a
+// handful of SDK ops: an Mlp on the previous h (no bias), Add, slices of the gates, Active
+// sigmoid/tanh, Mult/Add/Sub for c and h. The ops are the layer's own (Layer::addOp), so a
+// block fuses every step like any layers' ops.
 #ifndef PALEOZOIC_LAYERS_RECURRENT_H_
 #define PALEOZOIC_LAYERS_RECURRENT_H_
 
@@ -39,13 +41,17 @@ class RecurrentLayer : public Layer {
   // Called once per direction before its steps, after W and B are bound: derive the
   // per-direction constants the steps read.
   virtual void prepare(int d) = 0;
+  // The SDK's recurrent cell of this layer, or false when it has none (then cells).
+  virtual bool sdkCell(cnmlRnnCell_t* cell) const = 0;
+  // P [D, 3H] when the layer reads peepholes.
+  virtual const ConstTensor* peepholeWeight() const { return nullptr; }
 
   // Builders of the per-step ops (each adds its op with addOp and returns its output).
   Tensor& temp(Shape shape, const std::string& what);
   const ConstTensor& constant(cnmlTensorType_t type, Shape shape, std::vector<float> values);
   // Rows [rows_begin, rows_end) step `stride` and columns [col_begin, col_end) of a 2-D tensor.
   Tensor& slice2d(Tensor& in, int row_begin, int row_end, int stride, int col_begin,
-                  int col_end, const std::string& what);
+                  int col_end, const std::string& what, Tensor* into = nullptr);
   Tensor& gate(Tensor& in, int index, int count = 1);  // columns of gate(s) index.. of [B, G*H]
   Tensor& mlp(Tensor& in, const ConstTensor& filter, const ConstTensor* bias,
               const std::string& what);
@@ -72,6 +78,13 @@ class RecurrentLayer : public Layer {
  private:
   void build();
   void settleDataTypes() override;
+  // Every direction as the SDK's one recurrent op; false (nothing built) when the SDK has
+  // none for this layer.
+  bool buildWhole();
+  // Direction d's [B, H] of an initial state input (into `into` when given).
+  Tensor& stateInto(Tensor& state, int d, const std::string& what, Tensor* into = nullptr);
+  // The output from one piece per direction, joined on `axis` of their 2-D views `rows`.
+  void joinInto(const std::vector<Tensor*>& pieces, Shape rows, int axis);
 
   cnmlDataType_t dtype_ = CNML_DATA_FLOAT32;
   std::vector<std::unique_ptr<Tensor>> temps_;
@@ -83,11 +96,13 @@ class RecurrentLayer : public Layer {
 // g = h = tanh. Weight P [D, 3H] (peepholes i, o, f; optional), read when `peepholes`.
 class LstmLayer : public RecurrentLayer {
  public:
+  const ConstTensor* peepholeWeight() const override;
   LstmLayer(std::string name, std::vector<Tensor*> inputs, int hidden_size,
             RnnDirection direction, int layout, RnnOutput output, bool peepholes = false);
 
  private:
   Tensor& step(int d, Tensor& xw, Tensor* h, Tensor** c) override;
+  bool sdkCell(cnmlRnnCell_t* cell) const override;
   void prepare(int d) override;
 
   const ConstTensor* p_ = nullptr;
@@ -109,6 +124,7 @@ class GruLayer : public RecurrentLayer {
  private:
   Tensor& step(int d, Tensor& xw, Tensor* h, Tensor** c) override;
   std::vector<float> inputBias(int d) const override;
+  bool sdkCell(cnmlRnnCell_t* cell) const override;
   void prepare(int d) override;
 
   bool linear_before_reset_;
@@ -128,6 +144,7 @@ class RnnLayer : public RecurrentLayer {
 
  private:
   Tensor& step(int d, Tensor& xw, Tensor* h, Tensor** c) override;
+  bool sdkCell(cnmlRnnCell_t* cell) const override;
   void prepare(int d) override;
 
   Active activation_;

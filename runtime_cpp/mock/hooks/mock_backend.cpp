@@ -15,6 +15,9 @@ void backendSkipDense(BackendOp&, int) {}
 
 bool backendWriteOver(BackendOp&, int, BackendOp&, int) { return false; }
 
+// The device the mock models (an MLU-100) has no recurrent unit: cells, as on CNML.
+bool backendComputesRecurrent(const OpDesc&) { return false; }
+
 bool backendTimesWallClock() { return false; }
 
 }  // namespace pz_mock

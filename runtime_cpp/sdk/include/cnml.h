@@ -128,6 +128,21 @@ typedef enum {
   CNML_NEAREST_CEIL = 3
 } cnmlNearestNeighborRoundMode_t;
 
+// Extension beyond cnml-subset.md (SDKs whose library has a recurrent primitive): the cell
+// of cnmlCreateRnnOp, with ONNX's gate order and equations (LSTM i, o, f, c; GRU z, r, h
+// with linear_before_reset off or on; RNN with tanh, relu or sigmoid).
+typedef enum {
+  CNML_RNN_LSTM = 0,
+  CNML_RNN_GRU = 1,
+  CNML_RNN_GRU_LINEAR_BEFORE_RESET = 2,
+  CNML_RNN_TANH = 3,
+  CNML_RNN_RELU = 4,
+  CNML_RNN_SIGMOID = 5
+} cnmlRnnCell_t;
+
+// Which value cnmlCreateRnnOp's output holds: every step's h, the last h, the last c (LSTM).
+typedef enum { CNML_RNN_OUTPUT_Y = 0, CNML_RNN_OUTPUT_H = 1, CNML_RNN_OUTPUT_C = 2 } cnmlRnnOutput_t;
+
 typedef struct cnmlTensor* cnmlTensor_t;
 typedef struct cnmlBaseOp* cnmlBaseOp_t;
 typedef struct cnmlFusionOp* cnmlFusionOp_t;
@@ -397,6 +412,22 @@ cnmlStatus_t cnmlCreateBatchDotOp(cnmlBaseOp_t* op, cnmlTensor_t a, cnmlTensor_t
 cnmlStatus_t cnmlCreateNdLayerNormOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t input,
                                      cnmlTensor_t output, cnmlTensor_t scale,
                                      cnmlTensor_t bias, float eps);
+// Mock op, not on every SDK: one direction of an ONNX LSTM / GRU / RNN over a whole
+// sequence (CNML has none; Cambricon's Caffe substitutes cells, and callers do so when this
+// returns CNML_STATUS_UNSUPPORT: the mock SDK, whose device has no recurrent unit, always
+// does; the oneDNN SDK runs it as one oneDNN RNN primitive). input: [T, B, I], or [B, T, I]
+// with batch_first; initial_h, initial_c: [B, H] or null (zeros; initial_c only for LSTM);
+// output: [T, B, H] ([B, T, H] with batch_first) for CNML_RNN_OUTPUT_Y, else [B, H].
+// weight [G*H, I] and recurrence [G*H, H] are FILTER tensors, bias [2*G*H] (Wb then Rb) and
+// peephole [3*H] (LSTM, P's i, o, f) CONST tensors or null (zeros), all in ONNX's gate order
+// (G = 4, 3 or 1). With `reverse` step t reads input T-1-t, and Y is stored by input time.
+// Mock rule: every other shape, a cell/output mismatch or an unbound-type operand ->
+// CNML_STATUS_INVALIDPARAM.
+cnmlStatus_t cnmlCreateRnnOp(cnmlBaseOp_t* op, cnmlRnnCell_t cell, bool reverse,
+                             bool batch_first, cnmlRnnOutput_t output_kind, cnmlTensor_t input,
+                             cnmlTensor_t initial_h, cnmlTensor_t initial_c,
+                             cnmlTensor_t output, cnmlTensor_t weight, cnmlTensor_t recurrence,
+                             cnmlTensor_t bias, cnmlTensor_t peephole);
 // Element-wise: out = sqrt(in), 1 / sqrt(in), in ^ power (CNML's Sqrt, Rsqrt, Power).
 cnmlStatus_t cnmlCreateSqrtOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
 cnmlStatus_t cnmlCreateRsqrtOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
@@ -529,6 +560,11 @@ cnmlStatus_t cnmlComputeGatherV2OpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input
 cnmlStatus_t cnmlComputeNdSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                       void* input, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);
+// inputs: input, then initial_h and initial_c when the op was created with them.
+cnmlStatus_t cnmlComputeRnnOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensors[],
+                                        void* inputs[], int input_num,
+                                        cnmlTensor_t output_tensor, void* output,
+                                        cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeNdLayerNormOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                       void* input, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);
