@@ -16,7 +16,20 @@ namespace {
 constexpr double kOneThreadFlops = 1 << 17;
 constexpr double kOneThreadBytes = 1 << 17;
 
+// A recurrent op meets its threads at a barrier every time step: its unit of parallel work
+// is one step's [B, H] x [H, G*H] product. benchmarks/rnn_threads.py (50 steps, oneDNN,
+// 2 cores): at <= 2.6e5 flops per step a second thread costs 1.15-2x, from 4e5 it saves
+// 10-50% (but LSTM H=128 B=8, 1e6: 1.2x slower); the mock's kernels never see this op.
+constexpr double kOneThreadStepFlops = 1 << 19;
+
 int threadsForWork(const std::vector<const OpDesc*>& ops, int threads) {
+  if (ops.size() == 1 && ops[0]->kind == OpKind::kRnn) {
+    const OpDesc& op = *ops[0];
+    const Dims& x = op.inputs[0].dims;
+    const double batch = op.rnn.batch_first ? x[0] : x[1];
+    const double step = 2.0 * batch * op.rnn.gates * op.rnn.hidden * op.rnn.hidden;
+    return step < kOneThreadStepFlops ? 1 : threads;
+  }
   double flops = 0.0, bytes = 0.0;
   for (const OpDesc* op : ops) {
     const LayerWork work = layerWorkOf(*op);

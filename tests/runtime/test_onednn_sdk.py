@@ -44,8 +44,8 @@ _MODELS = {
     "vit_block": vit_block,
     # Reduce, LogSoftmax and Binary pow run on the mock's kernels; exp/log/abs/neg on oneDNN.
     "pooled_classifier": pooled_classifier,
-    # Kinds whose SDK ops fall back to the mock's kernels (recurrent steps) or run on the
-    # host (ids, casts, masks): same numbers on both SDKs.
+    # Recurrent layers (one oneDNN RNN primitive per direction here, cells on the mock) and
+    # kinds that run on the host (ids, casts, masks).
     **{f"{op.lower()}_stack": (lambda op=op: recurrent_stack(op, direction="bidirectional",
                                                               layers=1)[0])
        for op in ("LSTM", "GRU", "RNN")},
