@@ -1,6 +1,7 @@
 // Fusion ops: base ops deep-copied at cnmlFuseOp (the caller may destroy them right after),
 // validated as a dataflow graph at compile, and run op by op at forward with intermediates
 // in scratch buffers the fusion owns. One launch, so one device-model time for the whole.
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -114,6 +115,31 @@ int readers(const cnmlFusionOp& f, const Slot& slot) {
   return n;
 }
 
+bool reads(const cnmlFusionOp& f, std::size_t op, const Slot& slot) {
+  for (const Slot& s : f.in_slots[op])
+    if (s.kind == slot.kind && s.index == slot.index) return true;
+  return false;
+}
+
+// Whether op `op`'s inputs are computed by the time a step starting at op `first` and made
+// of `members` runs: fusion inputs, values of ops before `first` or already run (`taken`),
+// or of the step's own members.
+bool readyAt(const cnmlFusionOp& f, std::size_t op, std::size_t first,
+             const std::vector<std::size_t>& members, const std::vector<bool>& taken) {
+  for (const Slot& in : f.in_slots[op]) {
+    if (in.kind == Slot::kInput) continue;
+    for (std::size_t p = 0; p < f.ops.size(); ++p) {
+      bool writes = false;
+      for (const Slot& o : f.out_slots[p]) writes |= o.kind == in.kind && o.index == in.index;
+      if (!writes) continue;
+      if (p >= first && !taken[p] &&
+          std::find(members.begin(), members.end(), p) == members.end())
+        return false;
+    }
+  }
+  return true;
+}
+
 // A gate x * g(x) over `value` (SiLU: Sigmoid then Mul; HardSwish: three ops then Mul)
 // whose g starts at op j: op j reads `value`, each of g's ops reads the only output of the
 // one before, which nothing else reads, and the Mul reading `value` and g's output follows,
@@ -125,18 +151,13 @@ struct Gate {
 };
 
 Gate gateAt(const cnmlFusionOp& f, std::size_t j, const Slot& value) {
-  auto reads = [&f](std::size_t op, const Slot& slot) {
-    for (const Slot& s : f.in_slots[op])
-      if (s.kind == slot.kind && s.index == slot.index) return true;
-    return false;
-  };
-  if (!reads(j, value)) return {};
+  if (!reads(f, j, value)) return {};
   for (std::size_t last = j; last < j + 3 && last < f.ops.size(); ++last) {
     const std::vector<Slot>& out = f.out_slots[last];
     if (out.size() != 1 || out[0].kind != Slot::kScratch || readers(f, out[0]) != 1) return {};
     for (std::size_t m = last + 1; m < f.ops.size(); ++m)
-      if (reads(m, out[0])) {
-        if (reads(m, value)) return {last + 1 - j, m};
+      if (reads(f, m, out[0])) {
+        if (reads(f, m, value)) return {last + 1 - j, m};
         if (m != last + 1) return {};  // g's next op must follow it
         break;
       }
@@ -176,6 +197,17 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
       const int n = readers(f, prev[0]);
       const Gate gate = n == 2 ? gateAt(f, j, prev[0]) : Gate{};
       if (n != 1 && !gate.length) break;
+      if (!gate.length) {
+        // The value's one reader may come later: TVM's order puts another branch's ops
+        // between a convolution and its ReLU (ShuffleNetV2). The step runs it early when
+        // its other inputs are ready by then.
+        std::size_t reader = j;
+        while (reader < f.ops.size() && !reads(f, reader, prev[0])) ++reader;
+        if (reader == f.ops.size() || taken[reader] ||
+            !readyAt(f, reader, i, members, taken))
+          break;
+        j = reader;
+      }
       if (!backendCanAppend(chain, f.ops[j])) break;
       if (gate.length) {
         std::vector<const OpDesc*> longer = chain;
@@ -185,11 +217,6 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
           merged = backendCanAppend(longer, f.ops[k + 1 < j + gate.length ? k + 1 : gate.mul]);
         }
         if (!merged) break;
-      } else {
-        bool reads = false;
-        for (const Slot& s : f.in_slots[j])
-          reads |= s.kind == prev[0].kind && s.index == prev[0].index;
-        if (!reads) break;
       }
       inside.push_back(prev[0]);
       append(j);
