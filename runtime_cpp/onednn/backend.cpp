@@ -93,7 +93,16 @@ class DnnlOp : public BackendOp {
       if (p.reordered) p.reorder.execute(stream_, p.user, p.inner);
     }
     for (std::size_t i = 0; i < outs_.size(); ++i) outs_[i].user.set_data_handle(outputs[i]);
-    prim_.execute(stream_, args_);
+    if (views_.empty()) {
+      prim_.execute(stream_, args_);
+    } else {
+      std::unordered_map<int, memory> args = args_;
+      for (auto& [arg, view] : views_) {
+        view.set_data_handle(args.at(arg).get_data_handle());
+        args[arg] = view;
+      }
+      prim_.execute(stream_, args);
+    }
     for (Port& p : outs_)
       if (p.reordered) p.reorder.execute(stream_, p.inner, p.user);
     stream_.wait();
@@ -108,6 +117,9 @@ class DnnlOp : public BackendOp {
   std::function<std::unique_ptr<DnnlOp>(const Build&)> rebuild_;
   Build built_;
   bool agnostic_ = false;  // pooling, element-wise, concat: takes channels last as well
+  // Arguments the primitive reads or writes through another desc of the same data (slices,
+  // reshapes): bound at each run to the memory args_ holds for them.
+  std::unordered_map<int, memory> views_;
 
   // Binds the caller's buffer of `user_md` to `arg`, through a reorder into `prim_md`.
   void addPort(bool input, int arg, const memory::desc& user_md, const memory::desc& prim_md) {
@@ -734,20 +746,123 @@ std::unique_ptr<DnnlOp> makeBatchDot(const OpDesc& d, int threads) {
 }
 
 // out dim i = in dim perm[i]: the input read through permuted strides, reordered dense.
-std::unique_ptr<DnnlOp> makeTranspose(const OpDesc& d, int threads) {
-  const Dims& in = d.inputs[0].dims;
-  const memory::desc src = plain(in);
-  const memory::dims in_strides = src.get_strides();
-  memory::dims view_dims, view_strides;
-  for (int p : d.perm) {
-    view_dims.push_back(in[p]);
-    view_strides.push_back(in_strides[p]);
+// ---- data movement: slices, and reshape/transpose chains as one reorder -------------
+
+// A strided view of `dims` (element strides): numpy's no-copy reshape of (dims, strides)
+// to `to`; false when the data would have to move.
+bool reshapeView(const memory::dims& dims, const memory::dims& strides, const memory::dims& to,
+                 memory::dims* out) {
+  memory::dims od, os;
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] != 1) {
+      od.push_back(dims[i]);
+      os.push_back(strides[i]);
+    }
+  memory::dims result(to.size(), 1);
+  std::size_t ni = 0, nj = 1, oi = 0, oj = 1;
+  while (ni < to.size() && oi < od.size()) {
+    memory::dim np = to[ni], op = od[oi];
+    while (np != op) {
+      if (np < op) {
+        if (nj >= to.size()) return false;
+        np *= to[nj++];
+      } else {
+        if (oj >= od.size()) return false;
+        op *= od[oj++];
+      }
+    }
+    for (std::size_t k = oi; k + 1 < oj; ++k)  // the merged old axes must be contiguous
+      if (os[k] != od[k + 1] * os[k + 1]) return false;
+    result[nj - 1] = os[oj - 1];
+    for (std::size_t k = nj - 1; k > ni; --k) result[k - 1] = result[k] * to[k];
+    ni = nj++;
+    oi = oj++;
   }
-  const memory::desc view(view_dims, DT::f32, view_strides), dst = plain(d.outputs[0].dims);
+  // Trailing unit axes take any stride.
+  for (; ni < to.size(); ++ni) result[ni] = ni > 0 ? result[ni - 1] * to[ni - 1] : 1;
+  *out = result;
+  return true;
+}
+
+memory::dims dimsOf(const Dims& d) { return memory::dims(d.begin(), d.end()); }
+
+// The chain of Reshape and Transpose ops as views: its input's memory seen in the dims
+// where the two sides meet (`src`), and its output's (`dst`), so that one reorder moves
+// the data. `in_md` / `out_md`: the layouts of the chain's input and output. False when a
+// reshape needs a copy on both sides.
+bool layoutViews(const std::vector<const OpDesc*>& chain, const memory::desc& in_md,
+                 const memory::desc& out_md, memory::desc* src, memory::desc* dst) {
+  memory::dims dims = in_md.get_dims(), strides = in_md.get_strides();
+  std::size_t k = 0;
+  for (; k < chain.size(); ++k) {  // forward over the input's memory while views allow
+    const OpDesc& d = *chain[k];
+    const memory::dims to = dimsOf(d.outputs[0].dims);
+    if (d.kind == OpKind::kTranspose) {
+      memory::dims ps;
+      for (int p : d.perm) ps.push_back(strides[static_cast<std::size_t>(p)]);
+      strides = ps;
+    } else if (d.kind != OpKind::kReshape || !reshapeView(dims, strides, to, &strides)) {
+      break;
+    }
+    dims = to;
+  }
+  memory::dims out_dims = out_md.get_dims(), out_strides = out_md.get_strides();
+  for (std::size_t j = chain.size(); j-- > k;) {  // the rest backward over the output's
+    const OpDesc& d = *chain[j];
+    const memory::dims from = dimsOf(d.inputs[0].dims);
+    if (d.kind == OpKind::kTranspose) {
+      memory::dims is(from.size());
+      for (std::size_t i = 0; i < d.perm.size(); ++i)
+        is[static_cast<std::size_t>(d.perm[i])] = out_strides[i];
+      out_strides = is;
+    } else if (d.kind != OpKind::kReshape ||
+               !reshapeView(out_dims, out_strides, from, &out_strides)) {
+      return false;
+    }
+    out_dims = from;
+  }
+  *src = memory::desc(dims, DT::f32, strides);
+  *dst = memory::desc(out_dims, DT::f32, out_strides);
+  return true;
+}
+
+bool movesData(OpKind kind) { return kind == OpKind::kReshape || kind == OpKind::kTranspose; }
+
+// A channel shuffle (Reshape, Transpose, Reshape), or any chain of reshapes and transposes,
+// as one reorder between views of its input and output; a 4-D side in channels last when
+// `cl` (ShuffleNetV2's shuffle between channels-last convolutions; a flatten of NHWC).
+std::unique_ptr<DnnlOp> makeLayoutChain(const std::vector<const OpDesc*>& chain, int threads,
+                                        bool cl) {
+  const Dims& in = chain.front()->inputs[0].dims;
+  const Dims& out = chain.back()->outputs[0].dims;
+  const memory::desc in_md = act(in, cl), out_md = act(out, cl);  // act: 4-D only
+  memory::desc src, dst;
+  if (!layoutViews(chain, in_md, out_md, &src, &dst)) return nullptr;
   auto op = std::make_unique<DnnlOp>(threads);
-  op->prim_ = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), view, cpuEngine(), dst));
-  op->addInput(DNNL_ARG_FROM, view);
-  op->addOutput(DNNL_ARG_TO, dst);
+  op->prim_ = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), src, cpuEngine(), dst));
+  // The caller's buffers are dense; the views are of the layouts chosen above.
+  op->addPort(true, DNNL_ARG_FROM, plain(in), in_md);
+  op->views_[DNNL_ARG_FROM] = memory(src, cpuEngine(), nullptr);
+  op->addPort(false, DNNL_ARG_TO, plain(out), out_md);
+  op->views_[DNNL_ARG_TO] = memory(dst, cpuEngine(), nullptr);
+  return op;
+}
+
+// A slice with unit steps as a reorder from a sub-memory of its input, in channels last when
+// `cl` (the channel split of ShuffleNetV2's units).
+std::unique_ptr<DnnlOp> makeSlice(const OpDesc& d, int threads, bool cl) {
+  for (int step : d.slice.stride)
+    if (step != 1) return nullptr;
+  const Dims& in = d.inputs[0].dims;
+  const Dims& out = d.outputs[0].dims;
+  const memory::desc in_md = act(in, cl), out_md = act(out, cl);
+  const memory::desc src = in_md.submemory_desc(
+      dimsOf(out), memory::dims(d.slice.begin.begin(), d.slice.begin.end()));
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), src, cpuEngine(), out_md));
+  op->addPort(true, DNNL_ARG_FROM, plain(in), in_md);
+  op->views_[DNNL_ARG_FROM] = memory(src, cpuEngine(), nullptr);
+  op->addPort(false, DNNL_ARG_TO, plain(out), out_md);
   return op;
 }
 
@@ -982,6 +1097,7 @@ std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int th
   const bool cl = b.cl;
   const bool conv = d.kind == OpKind::kConv || d.kind == OpKind::kConvGroup;
   if (b.over >= 0 && !conv) return nullptr;
+  if (movesData(d.kind)) return makeLayoutChain(chain, threads, cl);  // no post-ops
   const memory::desc out_cl = act(chain.back()->outputs[0].dims, true);
   Eltwise gate;
   const std::size_t gated = gateAt(chain, 0, &gate);
@@ -1013,7 +1129,7 @@ std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int th
     case OpKind::kConcat: return alone ? makeConcat(d, threads, cl) : nullptr;
     case OpKind::kLayerNorm: return alone ? makeLayerNorm(d, threads) : nullptr;
     case OpKind::kBatchDot: return alone ? makeBatchDot(d, threads) : nullptr;
-    case OpKind::kTranspose: return alone ? makeTranspose(d, threads) : nullptr;
+    case OpKind::kSlice: return alone ? makeSlice(d, threads, cl) : nullptr;
     case OpKind::kPrelu: return alone ? makePrelu(d, threads) : nullptr;
     case OpKind::kLrn: return alone ? makeLrn(d, threads) : nullptr;
     case OpKind::kRnn: return alone ? makeRnn(d, threads) : nullptr;
@@ -1043,11 +1159,15 @@ bool isHead(OpKind kind) {
 // and inner product, and concat): inside a fusion they adopt the channels last their
 // producer's convolution hands over instead of a round trip through the dense layout
 // (VGG-19: 3 of its 88 ms were the reorders around its pools).
-bool layoutAgnostic(const OpDesc& d) {
+bool layoutAgnostic(const std::vector<const OpDesc*>& chain) {
+  const OpDesc& d = *chain.front();
+  if (movesData(d.kind)) return d.inputs[0].dims.size() == 4;  // reads any 4-D layout
   const bool weighted = d.kind == OpKind::kConv || d.kind == OpKind::kConvGroup ||
                         d.kind == OpKind::kMlp;
-  return ((isHead(d.kind) && !weighted) || d.kind == OpKind::kConcat) &&
-         d.outputs.size() == 1 && d.outputs[0].dims.size() == 4;
+  return ((isHead(d.kind) && !weighted) || d.kind == OpKind::kConcat ||
+          d.kind == OpKind::kSlice) &&
+         d.outputs.size() == 1 && d.outputs[0].dims.size() == 4 &&
+         d.inputs[0].dims.size() == 4;
 }
 
 }  // namespace
@@ -1092,7 +1212,7 @@ std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain
   // alone, then the rest.
   if (op && chain.size() > 1 && isReference(op->prim_)) return nullptr;
   if (op) {
-    op->agnostic_ = layoutAgnostic(*chain.front());
+    op->agnostic_ = layoutAgnostic(chain);
     // Copies: the chain's records are the fusion's, and the links come later.
     std::vector<OpDesc> copies;
     for (const OpDesc* d : chain) copies.push_back(*d);
@@ -1142,6 +1262,14 @@ bool adopt(DnnlOp& op, std::unique_ptr<DnnlOp> re, const Build& b, int skip = -1
 }  // namespace
 
 bool backendCanAppend(const std::vector<const OpDesc*>& chain, const OpDesc& next) {
+  if (movesData(chain.front()->kind)) {  // one reorder, while the views compose
+    if (!movesData(next.kind)) return false;
+    std::vector<const OpDesc*> longer = chain;
+    longer.push_back(&next);
+    memory::desc src, dst;
+    return layoutViews(longer, plain(chain.front()->inputs[0].dims),
+                       plain(next.outputs[0].dims), &src, &dst);
+  }
   if (!isHead(chain.front()->kind)) return false;
   if (chain.front()->kind == OpKind::kMlp && chain.front()->outputs[0].dims.size() != 2)
     return false;

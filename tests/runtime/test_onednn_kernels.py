@@ -1,10 +1,10 @@
 """No reference kernels without saying so: the project's models of each family users deploy
 (MobileNetV2/V3, EfficientNet-B0 with SiLU and squeeze-and-excite, RegNetY, GoogLeNet,
 ResNet, ShuffleNetV2, a detection head, a transformer encoder, a ViT block, a pooled text
-classifier, BERT, LSTM/GRU/RNN stacks) run on the oneDNN SDK under fuse-all and per-layer with ONEDNN_VERBOSE,
-and no primitive may run one of oneDNN's reference implementations (`ref:`), which are
-10-100x slower than its JIT kernels (EfficientNet-B0's SiLU as logistic + binary_mul
-post-op: 242 of 262 ms)."""
+classifier, BERT, LSTM/GRU/RNN stacks) run on the oneDNN SDK under fuse-all and per-layer
+with ONEDNN_VERBOSE, and no primitive may run one of oneDNN's reference implementations
+(`ref:`), which are 10-100x slower than its JIT kernels (EfficientNet-B0's SiLU as
+logistic + binary_mul post-op: 242 of 262 ms)."""
 
 from __future__ import annotations
 
