@@ -83,6 +83,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if not (out / "build" / "session").is_file():
         build_session(out)
     report = verify_session(out, model, args.seed, inputs, args.distribution, args.float64)
+    # Layers off the SDK library's fast kernels always show; the whole list with -v.
+    if args.verbose or "slow paths" in report.kernels:
+        for line in report.kernels.rstrip().splitlines():
+            print(terminal_text(line))
     print(f"inputs: {report.inputs}")
     print(f"{'output':<28} {'shape':<20} {'max abs err':>12} {'max rel err':>12} "
           f"{'cosine':>10} {'SQNR dB':>8} {'top-1':>6}  result")

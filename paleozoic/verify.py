@@ -83,6 +83,7 @@ class VerifyReport:
     checks: list[OutputCheck]
     inputs: str                     # where the input data came from
     float64: str = "not needed"     # or why it was not available
+    kernels: str = ""               # the session report's kernels and slow paths
 
     @property
     def passed(self) -> bool:
@@ -278,7 +279,8 @@ def verify_session(out: str | Path, model: onnx.ModelProto, seed: int = 0,
     optimised = reference_outputs(model, feeds)
     checks = [compare(o["onnx_name"], ours, ref)
               for o, ours, ref in zip(manifest["outputs"], result.outputs, optimised)]
-    report = VerifyReport(checks, source)
+    at = result.report.find("kernels (SDK ops on each):")
+    report = VerifyReport(checks, source, kernels=result.report[at:] if at >= 0 else "")
     mix = _reduced_precision(out)
     if mix:
         _judge_against_runtime(out, manifest, model, shapes, checks, result.outputs,

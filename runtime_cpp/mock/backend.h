@@ -7,6 +7,7 @@
 #define PZ_MOCK_BACKEND_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "state.h"
@@ -20,6 +21,8 @@ class BackendOp {
  public:
   virtual ~BackendOp() = default;
   virtual void run(const void* const* inputs, void* const* outputs) = 0;
+  // What computes it, for reports: the library's kernel ("convolution brgconv_1x1:avx512_core").
+  virtual std::string describe() const = 0;
 };
 
 // `chain`: ops where each one after the first reads the single output of the one before

@@ -178,4 +178,9 @@ void execute(PreparedOp& op, const void* const* in, void* const* out) {
                          op.threads);
 }
 
+std::string implementationOf(const PreparedOp& op) {
+  if (op.backend) return op.backend->describe();
+  return std::string("mock kernel ") + opKindName(op.desc.kind);
+}
+
 }  // namespace pz_mock

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "aligned_buffer.h"
@@ -51,6 +52,9 @@ std::unique_ptr<PreparedOp> prepareChain(const std::vector<const OpDesc*>& chain
 // inputs/outputs follow desc.inputs/desc.outputs order; buffers are dense in each operand's
 // dtype (fp32, or binary16 for FLOAT16 operands).
 void execute(PreparedOp& op, const void* const* inputs, void* const* outputs);
+
+// What computes the op: its backend op's kernel, or "mock kernel <kind>".
+std::string implementationOf(const PreparedOp& op);
 
 }  // namespace pz_mock
 

@@ -36,6 +36,9 @@ struct cnmlFusionOp {
   std::vector<std::vector<Slot>> in_slots, out_slots;  // per op, then per step
   std::vector<AlignedBuffer> scratch;
   double time_us = 0.0;
+  // Per op (fuse order): what computes it once compiled (implementationOf its step).
+  std::shared_ptr<std::vector<std::string>> implementations =
+      std::make_shared<std::vector<std::string>>();
 };
 
 namespace {
@@ -173,6 +176,7 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
   std::vector<std::unique_ptr<PreparedOp>> steps;
   std::vector<std::vector<Slot>> in_slots, out_slots;
   std::vector<bool> taken(f.ops.size(), false);  // ops an earlier step ran ahead of order
+  std::vector<std::size_t> step_of(f.ops.size(), 0);
   for (std::size_t i = 0; i < f.ops.size(); ++i) {
     if (taken[i]) continue;
     std::vector<std::size_t> members{i};
@@ -248,11 +252,17 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
       ins = f.in_slots[i];
       step = prepare(f.ops[i], threads);
     }
-    for (std::size_t k = 0; k < used; ++k) taken[members[k]] = true;
+    for (std::size_t k = 0; k < used; ++k) {
+      taken[members[k]] = true;
+      step_of[members[k]] = steps.size();
+    }
     steps.push_back(std::move(step));
     in_slots.push_back(std::move(ins));
     out_slots.push_back(f.out_slots[members[used - 1]]);
   }
+  f.implementations->clear();
+  for (std::size_t i = 0; i < f.ops.size(); ++i)
+    f.implementations->push_back(implementationOf(*steps[step_of[i]]));
   f.prepared = std::move(steps);
   f.in_slots = std::move(in_slots);
   f.out_slots = std::move(out_slots);
@@ -310,6 +320,8 @@ cnmlStatus_t cnmlFuseOp(cnmlBaseOp_t op, cnmlFusionOp_t fusion_op) {
         return CNML_STATUS_INVALIDARG;
     }
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
+    op->fused_implementations = fusion_op->implementations;
+    op->fused_index = fusion_op->ops.size();
     fusion_op->ops.push_back(deepCopy(op->desc));
     op->fused = true;
     return CNML_STATUS_SUCCESS;

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "executor.h"
 #include "op_cost.h"
 
 using namespace pz_mock;
@@ -82,6 +83,20 @@ cnmlStatus_t cnmlMockResetDeviceProfile(void) {
 }
 
 const char* cnmlMockLastError(void) { return last_error.c_str(); }
+
+const char* cnmlMockOpImplementation(cnmlBaseOp_t op) {
+  thread_local std::string text;
+  if (op == nullptr) return nullptr;
+  if (op->fused) {
+    const auto& all = op->fused_implementations;
+    if (!all || op->fused_index >= all->size()) return nullptr;  // fusion not compiled
+    text = (*all)[op->fused_index];
+  } else {
+    if (!op->compiled || !op->prepared) return nullptr;
+    text = implementationOf(*op->prepared);
+  }
+  return text.c_str();
+}
 
 int cnmlMockDeviceProfileSize(void) { return static_cast<int>(mockProfile().items().size()); }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "precision.h"
@@ -242,6 +243,10 @@ struct cnmlBaseOp {
   bool fused = false;  // then it only runs through its fusion op
   std::unique_ptr<pz_mock::PreparedOp> prepared;
   double time_us = 0.0;  // simulated device time of one forward
+  // Fused: what computes each op of the fusion op (filled when it compiles), shared so that
+  // either handle may be destroyed first, and this op's index in it.
+  std::shared_ptr<std::vector<std::string>> fused_implementations;
+  std::size_t fused_index = 0;
   cnmlBaseOp();  // out of line: PreparedOp is incomplete here
   ~cnmlBaseOp();
 };

@@ -85,6 +85,12 @@ class DnnlOp : public BackendOp {
  public:
   DnnlOp(int threads) : threads_(threads), stream_(cpuEngine()) {}
 
+  std::string describe() const override {
+    std::string text = onednn::primitiveName(prim_);
+    if (ops_ > 1) text += " (" + std::to_string(ops_) + " ops per call)";
+    return text;
+  }
+
   void run(const void* const* inputs, void* const* outputs) override {
     ThreadScope scope(threads_);
     for (std::size_t i = 0; i < ins_.size(); ++i) {
@@ -117,6 +123,7 @@ class DnnlOp : public BackendOp {
   std::function<std::unique_ptr<DnnlOp>(const Build&)> rebuild_;
   Build built_;
   bool agnostic_ = false;  // pooling, element-wise, concat: takes channels last as well
+  int ops_ = 1;            // the chain's ops (describe)
   // Arguments the primitive reads or writes through another desc of the same data (slices,
   // reshapes): bound at each run to the memory args_ holds for them.
   std::unordered_map<int, memory> views_;
@@ -1213,6 +1220,7 @@ std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain
   if (op && chain.size() > 1 && isReference(op->prim_)) return nullptr;
   if (op) {
     op->agnostic_ = layoutAgnostic(chain);
+    op->ops_ = static_cast<int>(chain.size());
     // Copies: the chain's records are the fusion's, and the links come later.
     std::vector<OpDesc> copies;
     for (const OpDesc* d : chain) copies.push_back(*d);
@@ -1255,6 +1263,7 @@ bool adopt(DnnlOp& op, std::unique_ptr<DnnlOp> re, const Build& b, int skip = -1
   re->rebuild_ = std::move(op.rebuild_);
   re->built_ = b;
   re->agnostic_ = op.agnostic_;
+  re->ops_ = op.ops_;
   op = std::move(*re);
   return true;
 }

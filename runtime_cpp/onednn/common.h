@@ -6,6 +6,8 @@
 #include <omp.h>
 
 #include <dnnl.hpp>
+#include <dnnl_debug.h>
+#include <string>
 
 namespace pz_mock {
 namespace onednn {
@@ -24,6 +26,18 @@ inline dnnl::memory inLayout(dnnl::memory user, const dnnl::memory::desc& md,
   dnnl::reorder(user, inner).execute(stream, user, inner);
   stream.wait();
   return inner;
+}
+
+// "<primitive kind> <implementation>", as ONEDNN_VERBOSE names them ("convolution
+// brgconv_1x1:avx512_core"), for the SDK's implementation report.
+inline std::string primitiveName(const dnnl::primitive& prim) {
+  const char* info = nullptr;
+  const_dnnl_primitive_desc_t pd = prim.get_primitive_desc();
+  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &info) != dnnl_success)
+    info = nullptr;
+  dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+  dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
+  return std::string(dnnl_prim_kind2str(kind)) + " " + (info ? info : "?");
 }
 
 // oneDNN's OpenMP runtime runs a primitive on omp_get_max_threads() threads, read at

@@ -281,6 +281,8 @@ class HalfOp : public BackendOp {
     for (std::size_t n : in_sizes) in32_.emplace_back(n);
   }
 
+  std::string describe() const override { return "fp16 via " + inner_->describe(); }
+
   void run(const void* const* inputs, void* const* outputs) override {
     std::vector<const void*> in(in32_.size());
     for (std::size_t i = 0; i < in32_.size(); ++i) {
@@ -375,6 +377,10 @@ struct Staged {
 class ConvertingOp : public BackendOp {
  public:
   ConvertingOp(int threads, bool int8) : threads_(threads), int8_(int8), stream_(cpuEngine()) {}
+
+  std::string describe() const override {
+    return (int8_ ? "int8 " : "fp16 ") + primitiveName(prim_);
+  }
 
   void run(const void* const* inputs, void* const* outputs) override {
     ThreadScope scope(threads_);

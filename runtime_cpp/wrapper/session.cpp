@@ -10,6 +10,7 @@
 #include <fstream>
 #include <cstdio>
 #include <iomanip>
+#include <map>
 #include <ostream>
 #include <string>
 
@@ -169,6 +170,56 @@ void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream
   out << "total device time: " << std::fixed << std::setprecision(1) << total_us
       << " us (SDK notifiers: simulated on the mock, wall clock on oneDNN); wall time: " << std::setprecision(2) << wall_ms
       << " ms (median run)\n";
+  printImplementations(blocks, out);
+}
+
+namespace {
+
+// A slow path a user should see before measuring: the SDK's own C++ kernels on an SDK whose
+// library computes the rest, or one of oneDNN's reference implementations ("ref:any"; its
+// gemm-based RNN is named "rnn ref" and is not one).
+bool slowPath(const std::string& implementation, bool library) {
+  if (implementation.rfind("mock kernel", 0) == 0) return library;
+  return implementation.find("ref:") != std::string::npos;
+}
+
+}  // namespace
+
+void printImplementations(const std::vector<Block>& blocks, std::ostream& out) {
+  std::map<std::string, int> count;
+  std::vector<std::pair<std::string, std::string>> ops;  // (layer, implementation)
+  for (const Block& block : blocks)
+    for (Layer* layer : block.sequence()) {
+      if (layer->onHost()) {
+        ops.emplace_back(layer->name(), "host");
+        continue;
+      }
+      for (cnmlBaseOp_t op : layer->ops()) {
+        const char* text = cnmlMockOpImplementation(op);
+        ops.emplace_back(layer->name(), text ? text : "?");
+      }
+    }
+  for (const auto& op : ops) ++count[op.second];
+  std::vector<std::pair<int, std::string>> ranked;
+  bool library = false;
+  for (const auto& [text, n] : count) {
+    ranked.emplace_back(-n, text);
+    library = library || (text.rfind("mock kernel", 0) != 0 && text != "host");
+  }
+  std::sort(ranked.begin(), ranked.end());
+  out << "kernels (SDK ops on each):";
+  for (const auto& [n, text] : ranked) out << "\n  " << std::setw(5) << -n << "  " << text;
+  out << "\n";
+  std::vector<std::string> slow;
+  for (const auto& [layer, text] : ops)
+    if (slowPath(text, library) &&
+        (slow.empty() || slow.back() != layer + " (" + text + ")"))
+      slow.push_back(layer + " (" + text + ")");
+  if (!slow.empty()) {
+    out << "slow paths (" << slow.size() << " layer(s) not on the library's fast kernels):";
+    for (const std::string& s : slow) out << "\n  " << s;
+    out << "\n";
+  }
 }
 
 }  // namespace pz

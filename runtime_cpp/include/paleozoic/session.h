@@ -42,8 +42,14 @@ void runBlocks(std::vector<Block>& blocks, cnrtQueue_t queue);
 // is the steady state.
 double runRepeated(std::vector<Block>& blocks, cnrtQueue_t queue, int repeat);
 
-// Per-block device time (simulated on the mock SDK, wall clock on oneDNN) and the total, one line per block.
+// Per-block device time (simulated on the mock SDK, wall clock on oneDNN) and the total, one line per block,
+// then printImplementations.
 void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream& out);
+
+// What computes the session's ops (cnmlMockOpImplementation), counted per kernel, and the
+// layers on a slow path: the SDK's own C++ kernels where a library computes the rest, or a
+// reference implementation of the library.
+void printImplementations(const std::vector<Block>& blocks, std::ostream& out);
 
 }  // namespace pz
 

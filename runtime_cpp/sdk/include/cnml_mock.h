@@ -57,6 +57,13 @@ cnmlStatus_t cnmlMockCreateHostTransferOp(cnmlBaseOp_t* op, cnmlTensor_t inputs[
 /* Runs it: checks it is compiled and advances the queue's clock by its time. */
 cnmlStatus_t cnmlMockComputeHostTransferOpForward(cnmlBaseOp_t op, cnrtQueue_t queue);
 
+/* What computes `op` once compiled, alone or in a compiled fusion op: the backend library's
+ * kernel (oneDNN SDK: "convolution brgconv_1x1:avx512_core", with "(N ops per call)" when
+ * N ops share it as post-ops; "fp16 via ..." / "int8 ..." for reduced precision), or "mock kernel KIND"
+ * (the SDK's own C++ kernels: every op on the mock SDK, the ops oneDNN does not compute on
+ * the oneDNN SDK). Thread-local storage valid until the next call; NULL before compile. */
+const char* cnmlMockOpImplementation(cnmlBaseOp_t op);
+
 /* Simulated device microseconds of one base op compiled alone for mp cores (what
  * cnmlCompileBaseOp + its forward report). */
 cnmlStatus_t cnmlMockEstimateBaseOpUs(cnmlBaseOp_t op, int mp, float* us);
