@@ -38,7 +38,7 @@ _SCRIPT = textwrap.dedent("""
     from paleozoic.plan_runner import PlanRunner
     from paleozoic.reference import Float64Reference
 
-    mode, coords, nearest, (h, w), (ho, wo) = json.loads(sys.argv[1])
+    mode, coords, nearest, (h, w), (ho, wo), offset = json.loads(sys.argv[1])
     r = np.random.default_rng(0)
     wgt = (r.standard_normal((8, 8, 1, 1)) * 0.5).astype(np.float32)
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
@@ -51,7 +51,7 @@ _SCRIPT = textwrap.dedent("""
         [numpy_helper.from_array(wgt, "w"),
          numpy_helper.from_array(np.array([1, 8, ho, wo], np.int64), "sizes")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    x = (r.standard_normal((1, 8, h, w)) * 10).astype(np.float32)
+    x = (offset + r.standard_normal((1, 8, h, w)) * 10).astype(np.float32)
     ref = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
     truth = Float64Reference(model).run({"x": x})[0]
     queue = load_queue(model)
@@ -67,10 +67,13 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
+# offset 1e3: interpolating values of 1e3 that differ by about 10 (cancellation in the
+# weighted sums).
+@pytest.mark.parametrize("offset", [0.0, 1000.0])
 @pytest.mark.parametrize("mode,coords,nearest,size_in,size_out,mapped", CASES)
-def test_resize(mode, coords, nearest, size_in, size_out, mapped):
+def test_resize(mode, coords, nearest, size_in, size_out, mapped, offset):
     env = dict(os.environ, ONEDNN_VERBOSE="1", OMP_NUM_THREADS="2")
-    args = json.dumps([mode, coords, nearest, size_in, size_out])
+    args = json.dumps([mode, coords, nearest, size_in, size_out, offset])
     result = subprocess.run([sys.executable, "-c", _SCRIPT, args], capture_output=True,
                             text=True, env=env, cwd="/")
     assert result.returncode == 0, result.stderr[-2000:]
