@@ -104,8 +104,9 @@ class DnnlOp : public BackendOp {
     } else {
       std::unordered_map<int, memory> args = args_;
       for (auto& [arg, view] : views_) {
-        view.set_data_handle(args.at(arg).get_data_handle());
-        args[arg] = view;
+        view.mem.set_data_handle(static_cast<char*>(args.at(arg).get_data_handle()) +
+                                 view.offset);
+        args[arg] = view.mem;
       }
       prim_.execute(stream_, args);
     }
@@ -125,8 +126,12 @@ class DnnlOp : public BackendOp {
   bool agnostic_ = false;  // pooling, element-wise, concat: takes channels last as well
   int ops_ = 1;            // the chain's ops (describe)
   // Arguments the primitive reads or writes through another desc of the same data (slices,
-  // reshapes): bound at each run to the memory args_ holds for them.
-  std::unordered_map<int, memory> views_;
+  // reshapes), `offset` bytes into it: bound at each run to the memory args_ holds for them.
+  struct View {
+    memory mem;
+    std::size_t offset;
+  };
+  std::unordered_map<int, View> views_;
 
   // Binds the caller's buffer of `user_md` to `arg`, through a reorder into `prim_md`.
   void addPort(bool input, int arg, const memory::desc& user_md, const memory::desc& prim_md) {
@@ -566,11 +571,14 @@ std::unique_ptr<DnnlOp> makePool(const OpDesc& d, const PostOps& post, int threa
   const int pr = std::max(p.pr, (out[3] - 1) * p.sw + (p.kw - 1) * p.dw + 1 - in[3] - p.pl);
   dnnl::algorithm alg = dnnl::algorithm::pooling_max;
   if (p.mode != CNML_POOL_MAX) {
-    // Counting pad cells (real == false) counts only those inside pb/pr in the mock;
-    // oneDNN's include-padding counts the whole window, so only unpadded pools map.
-    const bool padded = p.pt || p.pl || pb || pr;
-    if (!p.real && padded) return nullptr;
-    alg = dnnl::algorithm::pooling_avg_exclude_padding;
+    // Counting pad cells (real == false) counts only those inside the explicit pads in the
+    // mock; oneDNN's include-padding counts the whole window, the cells ceil mode adds
+    // past them too: the two agree unless ceil mode added some (Inception-v3's 3x3 pools
+    // with padding 1 map).
+    const bool extended = pb != p.pb || pr != p.pr;
+    if (!p.real && extended) return nullptr;
+    alg = p.real ? dnnl::algorithm::pooling_avg_exclude_padding
+                 : dnnl::algorithm::pooling_avg_include_padding;
   }
   const memory::desc src = act(in, cl), dst = act(out, cl);
   const dnnl::pooling_forward::primitive_desc pd(
@@ -849,27 +857,62 @@ std::unique_ptr<DnnlOp> makeLayoutChain(const std::vector<const OpDesc*>& chain,
   op->prim_ = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), src, cpuEngine(), dst));
   // The caller's buffers are dense; the views are of the layouts chosen above.
   op->addPort(true, DNNL_ARG_FROM, plain(in), in_md);
-  op->views_[DNNL_ARG_FROM] = memory(src, cpuEngine(), nullptr);
+  op->views_[DNNL_ARG_FROM] = {memory(src, cpuEngine(), nullptr), 0};
   op->addPort(false, DNNL_ARG_TO, plain(out), out_md);
-  op->views_[DNNL_ARG_TO] = memory(dst, cpuEngine(), nullptr);
+  op->views_[DNNL_ARG_TO] = {memory(dst, cpuEngine(), nullptr), 0};
   return op;
 }
 
-// A slice with unit steps as a reorder from a sub-memory of its input, in channels last when
-// `cl` (the channel split of ShuffleNetV2's units).
+// A slice as a reorder from a strided view of its input (strides times the steps, the data
+// handle moved to the first element read), in channels last when `cl`: ShuffleNetV2's
+// channel split, Swin's patch merging (x[:, 0::2, 1::2]).
 std::unique_ptr<DnnlOp> makeSlice(const OpDesc& d, int threads, bool cl) {
-  for (int step : d.slice.stride)
-    if (step != 1) return nullptr;
   const Dims& in = d.inputs[0].dims;
   const Dims& out = d.outputs[0].dims;
   const memory::desc in_md = act(in, cl), out_md = act(out, cl);
-  const memory::desc src = in_md.submemory_desc(
-      dimsOf(out), memory::dims(d.slice.begin.begin(), d.slice.begin.end()));
+  const memory::dims strides = in_md.get_strides();
+  memory::dims view_strides;
+  std::size_t first = 0;
+  for (std::size_t a = 0; a < in.size(); ++a) {
+    view_strides.push_back(strides[a] * d.slice.stride[a]);
+    first += static_cast<std::size_t>(d.slice.begin[a] * strides[a]);
+  }
+  const memory::desc src(dimsOf(out), DT::f32, view_strides);
   auto op = std::make_unique<DnnlOp>(threads);
   op->prim_ = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), src, cpuEngine(), out_md));
   op->addPort(true, DNNL_ARG_FROM, plain(in), in_md);
-  op->views_[DNNL_ARG_FROM] = memory(src, cpuEngine(), nullptr);
+  op->views_[DNNL_ARG_FROM] = {memory(src, cpuEngine(), nullptr), first * sizeof(float)};
   op->addPort(false, DNNL_ARG_TO, plain(out), out_md);
+  return op;
+}
+
+// Deconv/DeconvGroup as oneDNN's deconvolution: the crops are its paddings, ONNX's output
+// padding takes rows off the bottom crop (more than the crop would add rows past the full
+// output, which hold the bias only: those stay on the mock's kernels).
+std::unique_ptr<DnnlOp> makeDeconv(const OpDesc& d, int threads) {
+  const Dims& in = d.inputs[0].dims;
+  const Dims& out = d.outputs[0].dims;
+  const Dims& f = d.consts[0]->dims;  // [ci, co / group, kh, kw]
+  const DeconvParams& p = d.deconv;
+  const int pad_b = p.hd - p.oph, pad_r = p.wr - p.opw;
+  if (in.size() != 4 || f.size() != 4 || pad_b < 0 || pad_r < 0) return nullptr;
+  const int g = d.group;
+  const memory::dims w_dims = g == 1 ? memory::dims{f[1], f[0], f[2], f[3]}
+                                     : memory::dims{g, f[1], f[0] / g, f[2], f[3]};
+  const memory::desc user_w(w_dims, DT::f32, g == 1 ? Tag::iohw : Tag::giohw);
+  const bool bias = d.consts.size() > 1 && d.consts[1];
+  const memory::desc bias_md({out[1]}, DT::f32, Tag::a);
+  auto any = [](const Dims& dims) { return memory::desc(plain(dims).get_dims(), DT::f32, Tag::any); };
+  const dnnl::deconvolution_forward::primitive_desc pd(
+      cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+      any(in), memory::desc(w_dims, DT::f32, Tag::any), bias ? bias_md : memory::desc(),
+      any(out), {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.hu, p.wl}, {pad_b, pad_r});
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::deconvolution_forward(pd);
+  op->addPort(true, DNNL_ARG_SRC, plain(in), pd.src_desc());
+  op->addConst(DNNL_ARG_WEIGHTS, user_w, d.consts[0]->data, pd.weights_desc());
+  if (bias) op->addConst(DNNL_ARG_BIAS, bias_md, d.consts[1]->data, bias_md);
+  op->addPort(false, DNNL_ARG_DST, plain(out), pd.dst_desc());
   return op;
 }
 
@@ -1137,6 +1180,8 @@ std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int th
     case OpKind::kLayerNorm: return alone ? makeLayerNorm(d, threads) : nullptr;
     case OpKind::kBatchDot: return alone ? makeBatchDot(d, threads) : nullptr;
     case OpKind::kSlice: return alone ? makeSlice(d, threads, cl) : nullptr;
+    case OpKind::kDeconv:
+    case OpKind::kDeconvGroup: return alone ? makeDeconv(d, threads) : nullptr;
     case OpKind::kPrelu: return alone ? makePrelu(d, threads) : nullptr;
     case OpKind::kLrn: return alone ? makeLrn(d, threads) : nullptr;
     case OpKind::kRnn: return alone ? makeRnn(d, threads) : nullptr;

@@ -124,6 +124,23 @@ class Session {
     for (auto& block : blocks_) block->run(device_->queue());
   }
 
+  // (layer, what computes it) for every SDK op of the compiled blocks, in running order.
+  std::vector<std::pair<std::string, std::string>> implementations() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& block : blocks_)
+      for (pz::Layer* layer : block->sequence()) {
+        if (layer->onHost()) {
+          out.emplace_back(layer->name(), "host");
+          continue;
+        }
+        for (cnmlBaseOp_t op : layer->ops()) {
+          const char* text = cnmlMockOpImplementation(op);
+          out.emplace_back(layer->name(), text ? text : "?");
+        }
+      }
+    return out;
+  }
+
   // ---- device model (mock SDK extension, cnml_mock.h) -------------------------------
   // Default fusion outputs of `layers`, as FusionLayer derives them at compile time.
   static std::vector<pz::Tensor*> defaultOutputs(const std::vector<pz::Layer*>& layers) {
@@ -686,6 +703,8 @@ void bindSession(py::module_& m) {
             return out;
           },
           py::arg("t"))
+      .def("implementations", &Session::implementations,
+           "(layer, kernel) for every SDK op of the compiled blocks (cnmlMockOpImplementation).")
       .def("block_micros", &Session::blockMicros,
            "Device microseconds of each block's last run, in compile order.")
       .def(

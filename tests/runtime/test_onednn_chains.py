@@ -6,6 +6,7 @@ the mock, the reference."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -86,6 +87,9 @@ _SHUFFLE = textwrap.dedent("""
         "flatten": [("transpose", {"perm": [0, 2, 3, 1]}), ("reshape", {"shape": [1, 480]})],
         "tangle": [("transpose", {"perm": [0, 2, 1, 3]}), ("reshape", {"shape": [1, 96, 5]}),
                    ("transpose", {"perm": [0, 2, 1]})],
+        # Swin's patch merging: every other row and column (steps 2, one from an offset).
+        "strided": [("slice", {"begin": [0, 0, 1, 0], "end": [1, 16, 6, 5],
+                               "step": [1, 1, 2, 2]})],
     }
     for sdk in ("mock", "onednn"):
         for name, steps in chains.items():
@@ -111,6 +115,7 @@ _SHUFFLE = textwrap.dedent("""
             print("RUN", sdk, name, flush=True)
             s.run()
             print("END", flush=True)
+            print("IMPL", json.dumps(s.implementations()), flush=True)
             for i, o in enumerate(outs):
                 np.save(f"{out}/{sdk}-{name}-{i}.npy", np.array(s.get(o)))
     np.save(f"{out}/x.npy", x_value); np.save(f"{out}/w.npy", w); np.save(f"{out}/b.npy", b)
@@ -139,6 +144,12 @@ def test_shuffle_split_and_layout_chains_are_reorders(tmp_path):
     assert len(reorders) == 6, shuffle
     moves = [md for md in reorders if "abcd" not in md]
     assert len(moves) == 3 and all("dst_f32::blocked:acdb" in md for md in moves[1:]), moves
+    # Every op on oneDNN (no mock kernel), on the mock every op on its own kernels.
+    impls = [json.loads(line[5:]) for line in result.stdout.splitlines()
+             if line.startswith("IMPL ")]
+    assert len(impls) == 8
+    assert all(not kernel.startswith("mock kernel") for run in impls[4:] for _, kernel in run)
+    assert all(kernel.startswith("mock kernel") for run in impls[:4] for _, kernel in run)
     # NHWC flattened: the convolution's channels-last output is read as it is, one copy.
     flatten = [md for kind, _, md in runs["onednn flatten"] if kind == "reorder"]
     assert len(flatten) == 2 and "dst_f32::blocked:acdb" in flatten[0], flatten
@@ -146,7 +157,8 @@ def test_shuffle_split_and_layout_chains_are_reorders(tmp_path):
             ("shuffle", lambda c: [c.reshape(1, 2, 8, 6, 5).transpose(0, 2, 1, 3, 4)
                                    .reshape(1, 16, 6, 5)[:, 8 * h:8 * h + 8] for h in (0, 1)]),
             ("flatten", lambda c: [c.transpose(0, 2, 3, 1).reshape(1, 480)]),
-            ("tangle", lambda c: [c.transpose(0, 2, 1, 3).reshape(1, 96, 5).transpose(0, 2, 1)])):
+            ("tangle", lambda c: [c.transpose(0, 2, 1, 3).reshape(1, 96, 5).transpose(0, 2, 1)]),
+            ("strided", lambda c: [c[:, :, 1::2, 0::2]])):
         x, w, b = (np.load(tmp_path / f"{v}.npy") for v in "xwb")
         conv = (np.einsum("oc,nchw->nohw", w[:, :, 0, 0], x) + b[None, :, None, None])
         for sdk in ("mock", "onednn"):
