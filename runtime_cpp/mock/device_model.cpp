@@ -58,6 +58,7 @@ void haloPass(const std::vector<GraphLayer>& layers, const std::vector<std::vect
     g[l] = 0;
     ex[l] = 0;
     const LayerWork& w = layers[l].work;
+    if (w.view) continue;  // no work of its own to complete before its consumers read
     bool whole = false, inside = false;
     int demand = 0;
     for (int c : users[l]) {
@@ -93,6 +94,7 @@ double parallelEfficiency(long long extent, int mp) {
 }
 
 double baseOpTimeUs(const LayerWork& layer, int mp, const DeviceProfile& profile) {
+  if (layer.view) return 0.0;
   mp = clampMp(mp, profile);
   double compute = channelComputeUs(layer, mp, profile);
   double bytes = layer.input_bytes + layer.output_bytes + layer.weight_bytes;
