@@ -113,7 +113,7 @@ def move_scales_before_channel_reshapes(queue: LayerQueue) -> int:
         progress = False
         producers = queue.producers()
         for layer in queue.layers:
-            if layer.kind != "Scale" or layer.output in queue.outputs:
+            if layer.kind != "Scale":
                 continue
             reshape = producers.get(layer.inputs[0])
             if reshape is None or reshape.kind != "Reshape" or \
@@ -123,6 +123,10 @@ def move_scales_before_channel_reshapes(queue: LayerQueue) -> int:
             if len(before) < 2 or before[:2] != after[:2]:
                 continue
             _swap(queue, reshape, layer)
+            if layer.output in queue.outputs:  # the reshape now holds the graph output
+                queue.outputs = [reshape.output if o == layer.output else o
+                                 for o in queue.outputs]
+                queue.onnx_tensors.pop(layer.output, None)
             changed += 1
             progress = True
             break
