@@ -15,9 +15,8 @@ from paleozoic.frontend.convert.walker import Walker, act_of, ints
 
 onnx_ops({
     "ReduceSum": OnnxOp("Reduce sum", parameters=(1,)),
-    "ReduceMean": OnnxOp("Reduce mean (GlobalAvgPool over NCHW's H and W or NCL's L)",
-                         parameters=(1,)),
-    "ReduceMax": OnnxOp("Reduce max (Pool over NCHW's H and W or NCL's L)", parameters=(1,)),
+    "ReduceMean": OnnxOp("Reduce mean (GlobalAvgPool over NCHW's H and W)", parameters=(1,)),
+    "ReduceMax": OnnxOp("Reduce max (Pool over NCHW's H and W)", parameters=(1,)),
     "ReduceMin": OnnxOp("Reduce min", parameters=(1,)),
     "ReduceProd": OnnxOp("Reduce prod", parameters=(1,)),
     "ReduceSumSquare": OnnxOp("Binary mul + Reduce sum", parameters=(1,)),
@@ -60,14 +59,18 @@ def reduce_layer(w: Walker, call: Any, x: Value, op: str) -> Value:
 
 
 def _pooled_over_hw(w: Walker, call: Any, x: Value, mode: str) -> Act | None:
-    """A mean or max over H and W of an NCHW activation, or over L of an [N, C, L] one
-    (seen as [N, C, 1, L], as the 1-D convolutions are), is the SDK's pooling (global
-    average, or max over the whole window), as CNNs and temporal nets write global
-    pooling; None otherwise."""
+    """A mean or max over H and W of an NCHW activation is the SDK's pooling (global
+    average, or max over the whole window), as CNNs write global pooling; so is ONNX's
+    GlobalAveragePool / GlobalMaxPool of an [N, C, L] one (seen as [N, C, 1, L], as the 1-D
+    convolutions are). A ReduceMean over the last axis of a 3-D tensor stays a Reduce
+    layer: it is as often a transformer's mean over features. None otherwise."""
     if not isinstance(x, Act):
         return None
     shape = w.tensors[x.name].shape
-    if (len(shape), reduce_axes(w, call, x)) not in ((4, [2, 3]), (3, [2])):
+    node = w.current_node
+    global_pool = node is not None and node.op_type in ("GlobalAveragePool", "GlobalMaxPool")
+    if (len(shape), reduce_axes(w, call, x)) not in ((4, [2, 3]), (3, [2])) or \
+            (len(shape) == 3 and not global_pool):
         return None
     if len(shape) == 3:
         x = w.emit("Reshape", [x], {"shape": [shape[0], shape[1], 1, shape[2]]},
