@@ -271,9 +271,44 @@ class BatchNormalization64(OpRun):
         return (y.astype(x.dtype),)
 
 
+class GlobalMaxPool64(OpRun):
+    """The reference's GlobalMaxPool (onnx 1.23) reduces axes ndim - 2 and ndim - 1, the
+    spatial axes of NCHW only: of an [N, C, L] input it takes the max over C and L."""
+
+    op_domain = ""
+
+    def _run(self, x):
+        return (x.max(axis=tuple(range(2, x.ndim)), keepdims=True),)
+
+
+class GroupNormalization64(OpRun):
+    """onnx has no reference kernel for GroupNormalization, only its function body, which
+    for opset 21 computes in the stash type (float32 by default) as E[x^2] - E[x]^2: no
+    truth for inputs with a large mean. Here in float64, two passes. The scale and bias are
+    per group (opset 18) or per channel (21), told apart by their length."""
+
+    op_domain = ""
+
+    def _run(self, x, scale, bias, epsilon=None, num_groups=None,  # noqa: ARG002
+             stash_type=None):
+        eps = 1e-5 if epsilon is None else float(epsilon)
+        n, c = x.shape[:2]
+        groups = int(num_groups)
+        grouped = x.reshape(n, groups, -1)
+        mean = grouped.mean(axis=-1, keepdims=True)
+        var = np.square(grouped - mean).mean(axis=-1, keepdims=True)
+        y = ((grouped - mean) / np.sqrt(var + eps)).reshape(x.shape)
+        per_channel = (np.repeat(v.reshape(-1), c // groups) if v.size == groups != c
+                       else v.reshape(-1) for v in (scale, bias))
+        shape = (1, c) + (1,) * (x.ndim - 2)
+        gamma, beta = (v.reshape(shape) for v in per_channel)
+        return ((y * gamma + beta).astype(x.dtype),)
+
+
 _FAST_OPS: dict[str, type[OpRun]] = {
     "Conv": Conv64, "MaxPool": MaxPool64, "AveragePool": AveragePool64, "LRN": LRN64,
-    "BatchNormalization": BatchNormalization64,
+    "BatchNormalization": BatchNormalization64, "GlobalMaxPool": GlobalMaxPool64,
+    "GroupNormalization": GroupNormalization64,
 }
 
 

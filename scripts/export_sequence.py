@@ -20,6 +20,11 @@ Models:
     convnext_tiny torchvision ConvNeXt-Tiny, 1x3x224x224
     lstm          2-layer bidirectional LSTM classifier over 40-dim features (batch_first)
     gru           2-layer GRU classifier over 40-dim features (sequence first)
+    wav2vec2      transformers Wav2Vec2Model from a small Wav2Vec2Config (conv feature
+                  encoder of 7 Conv1d with GroupNorm on the first, 256 channels; 2 encoder
+                  layers of hidden size 256), raw audio input_values 1x16000 (static)
+    tcn           a temporal conv net: Conv1d/BatchNorm1d/ReLU x 3 (dilated, strided),
+                  MaxPool1d, global average pool, Linear; input 1x40x200 (static)
 The PP-OCRv4 recogniser is not exported: it ships trained in the rapidocr_onnxruntime wheel
 (`rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx`); --copy-ppocr copies it here.
 
@@ -80,6 +85,61 @@ class GruClassifier(nn.Module):
         return self.head(h[-1])
 
 
+class TemporalConvNet(nn.Module):
+    """Conv1d/BatchNorm1d/ReLU blocks over [N, features, frames], then pooling and a
+    classifier (keyword spotting, speaker or event classification)."""
+
+    def __init__(self, classes: int = 10) -> None:
+        super().__init__()
+
+        def block(cin: int, cout: int, k: int, stride: int = 1, dilation: int = 1) -> nn.Module:
+            pad = dilation * (k - 1) // 2
+            return nn.Sequential(nn.Conv1d(cin, cout, k, stride, pad, dilation, bias=False),
+                                 nn.BatchNorm1d(cout), nn.ReLU())
+
+        self.body = nn.Sequential(block(FEATURES, 64, 5), block(64, 64, 3, dilation=2),
+                                  block(64, 128, 3, stride=2), nn.MaxPool1d(2),
+                                  block(128, 128, 3, dilation=4), nn.AdaptiveAvgPool1d(1))
+        self.head = nn.Linear(128, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.flatten(self.body(x), 1))
+
+
+@torch.no_grad()
+def _randomise_batchnorm(model: nn.Module) -> nn.Module:
+    """Seeded running statistics and affine terms, as a trained network has (fresh ones are
+    the identity)."""
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm1d):
+            m.running_mean.normal_(0.0, 0.2)
+            m.running_var.uniform_(0.5, 2.0)
+            m.weight.uniform_(0.5, 1.5)
+            m.bias.normal_(0.0, 0.1)
+    return model
+
+
+class HfAudio(nn.Module):
+    """A HuggingFace audio model returning its last hidden state as one tensor."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_values: torch.Tensor) -> torch.Tensor:
+        return self.model(input_values)[0]
+
+
+def _wav2vec2() -> nn.Module:
+    import transformers
+
+    config = transformers.Wav2Vec2Config(
+        hidden_size=256, num_hidden_layers=2, num_attention_heads=4, intermediate_size=1024,
+        conv_dim=(256,) * 7, feat_extract_norm="group", num_conv_pos_embeddings=128,
+        num_conv_pos_embedding_groups=16)
+    return HfAudio(transformers.Wav2Vec2Model(config))
+
+
 class HfOutput(nn.Module):
     """A HuggingFace model returning its last hidden state as one tensor."""
 
@@ -116,6 +176,8 @@ MODELS: dict[str, Spec] = {
     "convnext_tiny": (_tv("convnext_tiny"), "image"),
     "lstm": (LstmClassifier, "frames_batch_first"),
     "gru": (GruClassifier, "frames_seq_first"),
+    "wav2vec2": (_wav2vec2, "audio"),
+    "tcn": (lambda: _randomise_batchnorm(TemporalConvNet()), "features_channels_first"),
 }
 VARIANTS = ("legacy17", "dynamo")
 
@@ -132,6 +194,10 @@ def example(kind: str) -> tuple[tuple[torch.Tensor, ...], list[str], dict]:
         return (ids, mask), ["input_ids", "attention_mask"], axes
     if kind == "image":
         return (torch.randn(1, 3, 224, 224, generator=gen),), ["input"], {}
+    if kind == "audio":
+        return (torch.randn(1, 16000, generator=gen),), ["input_values"], {}
+    if kind == "features_channels_first":
+        return (torch.randn(1, FEATURES, 200, generator=gen),), ["input"], {}
     if kind == "frames_batch_first":
         return (torch.randn(1, 50, FEATURES, generator=gen),), ["input"], \
             {"input": {1: "sequence"}}

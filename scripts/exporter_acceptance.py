@@ -386,7 +386,7 @@ def run_paleozoic(path: Path, result: Result, work: Path, args, passthrough: lis
         result.status = "UNSUPPORTED" if code in (2, 3, 4) else "ERROR"
         result.error = error_lines(se, so, model=str(path))
         return
-    code, so, se, dt = run_stage(pz_command("build", str(out)), args.timeout)
+    code, so, se, dt = run_stage(pz_command("build", str(out), "--sdk", args.sdk), args.timeout)
     result.build_s = round(dt, 2)
     if code != 0:
         result.stage, result.exit_code, result.status = "build", code, "ERROR"
@@ -508,7 +508,8 @@ def paleozoic_state() -> str:
         if head.returncode != 0:
             return f"paleozoic {version}"
         dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
-                                "--untracked-files=no"], check=False, capture_output=True, text=True)
+                                "--untracked-files=no"], check=False, capture_output=True,
+                               text=True)
         state = ", working tree modified" if dirty.stdout.strip() else ""
         return f"paleozoic {version} (git {head.stdout.strip()}{state})"
     except Exception as err:  # noqa: BLE001
@@ -540,6 +541,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep each model's session folder")
     parser.add_argument("--plan", default="fuse-all", help="plan for compile (default fuse-all)")
     parser.add_argument("--seed", type=int, default=0, help="seed for verify")
+    parser.add_argument("--sdk", default="mock",
+                        help="SDK the sessions are built against (paleozoic build --sdk: "
+                        "mock or onednn); verify runs what was built")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per stage")
     parser.add_argument("--filter", default=None, help="only models whose name matches this regex")
     parser.add_argument("--inspect-only", action="store_true",

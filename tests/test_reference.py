@@ -16,9 +16,10 @@ from paleozoic.verify import onnxruntime_session
 # Well-conditioned single operators: fp32 onnxruntime is within a few roundings of the
 # truth, so a reference that computes something else shows up far above this.
 AGREE = 1e-5
-# batchnorm_cancelling is built so that fp32 cancels catastrophically: onnxruntime's
-# error is large there by design (measured in tests/testing/test_precision.py).
-ILL_CONDITIONED = {"batchnorm_cancelling"}
+# batchnorm_cancelling and instancenorm_1d_offset are built so that fp32 cancels
+# catastrophically: onnxruntime's error is large there by design (measured in
+# tests/testing/test_precision.py).
+ILL_CONDITIONED = {"batchnorm_cancelling", "instancenorm_1d_offset"}
 
 
 @pytest.mark.parametrize("case", [c for c in kind_cases(0) if c.name not in ILL_CONDITIONED],
@@ -162,3 +163,31 @@ def test_maxpool_indices_and_training_batchnorm_are_evaluated() -> None:
     batch_mean = x.astype(np.float64).mean(axis=(0, 2, 3))
     np.testing.assert_allclose(running_mean, 0.5 * batch_mean, rtol=1e-12)
     np.testing.assert_allclose(y.mean(axis=(0, 2, 3)), 0.0, atol=1e-12)
+
+
+def test_global_max_pool_of_a_1d_input_is_over_its_length() -> None:
+    """onnx's own GlobalMaxPool reduced C and L of an [N, C, L] input."""
+    x = np.random.default_rng(4).standard_normal((2, 3, 5)).astype(np.float32)
+    got = Float64Reference(_zoo_like("GlobalMaxPool", 17, x)).run({"x": x})[0]
+    np.testing.assert_array_equal(got, x.astype(np.float64).max(axis=2, keepdims=True))
+
+
+def test_group_normalization_is_float64_two_pass() -> None:
+    """GroupNormalization-21's function body computes in float32 (its stash type); the
+    reference takes the float64 truth, per-channel scale and bias, a large mean."""
+    rng = np.random.default_rng(5)
+    x = (1e4 + rng.standard_normal((2, 6, 40))).astype(np.float32)
+    s, b = rng.uniform(0.5, 2, 6), rng.standard_normal(6)
+    node = helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3,
+                            epsilon=1e-5)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, list(x.shape))], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, list(x.shape))],
+        [numpy_helper.from_array(s.astype(np.float32), "s"),
+         numpy_helper.from_array(b.astype(np.float32), "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    got = Float64Reference(model).run({"x": x})[0]
+    g = x.astype(np.float64).reshape(2, 3, -1)
+    want = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5))
+    want = want.reshape(x.shape) * s.astype(np.float32)[:, None] + b.astype(np.float32)[:, None]
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)

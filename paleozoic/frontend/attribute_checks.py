@@ -84,12 +84,12 @@ def check_attributes(model: onnx.ModelProto, source: str) -> None:
                 problems.append(f"{where}: weight {node.input[1]!r} is not an initializer "
                                 f"or Constant; the SDK's convolution needs constant "
                                 f"weights (fold them in the exporter)")
-            elif len(weight.dims) != 4:
+            elif len(weight.dims) not in (3, 4):
                 problems.append(f"{where}: a {len(weight.dims) - 2}-D convolution (weight "
-                                f"shape {list(weight.dims)}); only 2-D convolutions (NCHW, "
-                                f"weight OIHW) are supported")
+                                f"shape {list(weight.dims)}); only 1-D and 2-D convolutions "
+                                f"(NCL with weight OIL, NCHW with weight OIHW) are supported")
             kernel = attrs.get("kernel_shape")
-            if weight is not None and len(weight.dims) == 4 and kernel is not None and \
+            if weight is not None and len(weight.dims) in (3, 4) and kernel is not None and \
                     [int(k) for k in kernel] != list(weight.dims[2:]):  # type: ignore[union-attr]
                 problems.append(f"{where}: kernel_shape={_text(kernel)} disagrees with the "
                                 f"weight's spatial shape {list(weight.dims[2:])}; fix the "
@@ -102,10 +102,10 @@ def check_attributes(model: onnx.ModelProto, source: str) -> None:
 
         elif op in ("MaxPool", "AveragePool"):
             kernel = attrs.get("kernel_shape") or []
-            if len(kernel) != 2:  # type: ignore[arg-type]
+            if len(kernel) not in (1, 2):  # type: ignore[arg-type]
                 problems.append(f"{where}: kernel_shape={_text(kernel)} is "
-                                f"{len(kernel)}-D; only 2-D pooling over NCHW is "  # type: ignore[arg-type]
-                                f"supported")
+                                f"{len(kernel)}-D; only 1-D pooling over NCL and 2-D "  # type: ignore[arg-type]
+                                f"pooling over NCHW are supported")
             if op == "MaxPool" and auto_pad == "SAME_LOWER":
                 problems.append(f"{where}: auto_pad=SAME_LOWER is not supported for MaxPool "
                                 f"(TVM's frontend computes the wrong output size); give "

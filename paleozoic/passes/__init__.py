@@ -22,6 +22,7 @@ from paleozoic.passes.reshape import (
     collapse_reshapes,
     drop_flatten_before_fc,
     move_elementwise_before_reshapes,
+    move_scales_before_channel_reshapes,
 )
 
 logger = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ DEFAULT_PASSES: tuple[Pass, ...] = (
     drop_unread_layers,
     collapse_reshapes,
     drop_flatten_before_fc,
+    move_scales_before_channel_reshapes,
     merge_scale_chains,
     fold_bias_into_producer,
     move_elementwise_before_reshapes,

@@ -101,6 +101,38 @@ def move_elementwise_before_reshapes(queue: LayerQueue) -> int:
     return changed
 
 
+def move_scales_before_channel_reshapes(queue: LayerQueue) -> int:
+    """Reshape -> Scale becomes Scale -> Reshape when the reshape keeps the batch and channel
+    axes (N and C first in both shapes): a per-channel affine computes the same numbers on
+    either side. A 1-D convolution's bias (TVM adds it after the convolution, which runs in
+    2-D between reshapes) then sits right after the convolution and folds into it, and the
+    reshape meets the next 1-D layer's reshape, with which it collapses."""
+    changed = 0
+    progress = True
+    while progress:
+        progress = False
+        producers = queue.producers()
+        for layer in queue.layers:
+            if layer.kind != "Scale":
+                continue
+            reshape = producers.get(layer.inputs[0])
+            if reshape is None or reshape.kind != "Reshape" or \
+                    sole_consumer(queue, reshape.output) is not layer:
+                continue
+            before, after = queue.shape(reshape.inputs[0]), queue.shape(reshape.output)
+            if len(before) < 2 or before[:2] != after[:2]:
+                continue
+            _swap(queue, reshape, layer)
+            if layer.output in queue.outputs:  # the reshape now holds the graph output
+                queue.outputs = [reshape.output if o == layer.output else o
+                                 for o in queue.outputs]
+                queue.onnx_tensors.pop(layer.output, None)
+            changed += 1
+            progress = True
+            break
+    return changed
+
+
 def _swap(queue: LayerQueue, reshape: Layer, layer: Layer) -> None:
     """The layer reads the reshape's input and the reshape reads the layer: the layer's
     tensor takes the input's shape, the reshape's tensor holds the layer's values in the

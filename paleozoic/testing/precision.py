@@ -208,6 +208,24 @@ def kind_cases(seed: int = 0) -> list[PrecisionCase]:
                     {"x": 1e6 + normal((4, 10000)) * 1e3}, axes=[1], keepdims=0, opset=13))
     add(single_node("logsoftmax_keys_large", "LogSoftmax", {"x": normal((2, 16, 512)) * 30},
                     axis=-1))
+    # 1-D layers over [N, C, L] (run as 2-D ones of height 1): long reductions along time,
+    # a bias far above the products, raw audio with an offset, and instance normalisation
+    # of a large mean over a unit spread (fp32 E[x^2] - E[x]^2 would cancel).
+    add(single_node("conv1d_k5_s2_bias_offset", "Conv", {"x": normal((1, 64, 400))},
+                    {"w": he(64, 64, 5), "b": 1e3 + normal(64)}, strides=[2], pads=[2, 2]))
+    add(single_node("conv1d_k10_s5_audio_offset", "Conv", {"x": 1e2 + normal((1, 1, 4000))},
+                    {"w": he(32, 1, 10)}, strides=[5]))
+    add(single_node("convtranspose1d_k4_s2", "ConvTranspose", {"x": rng.random((1, 64, 50))},
+                    {"w": he(64, 32, 4), "b": normal(32)}, strides=[2], pads=[1, 1]))
+    add(single_node("avgpool1d_k7_offset", "AveragePool", {"x": 1e3 + normal((1, 16, 300))},
+                    kernel_shape=[7], pads=[3, 3]))
+    add(single_node("maxpool1d_k3_s2", "MaxPool", {"x": normal((1, 16, 300)) * 1e3},
+                    kernel_shape=[3], strides=[2], pads=[1, 1]))
+    add(single_node("global_avgpool1d_3000_offset", "GlobalAveragePool",
+                    {"x": 100.0 + normal((1, 16, 3000))}))
+    add(single_node("instancenorm_1d_offset", "InstanceNormalization",
+                    {"x": 1e3 + normal((1, 32, 400))}, {"s": normal(32), "b": normal(32)},
+                    epsilon=1e-5))
     return cases
 
 

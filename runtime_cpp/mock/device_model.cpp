@@ -54,6 +54,8 @@ std::vector<std::vector<int>> consumersOf(const std::vector<GraphLayer>& layers)
 // Both depend only on the layers' consumers before `last`, not on where the block starts.
 void haloPass(const std::vector<GraphLayer>& layers, const std::vector<std::vector<int>>& users,
               int first, int last, int mp, double ratio, int* g, int* ex) {
+  // A view has nothing to complete: a barrier its readers need falls on its producer.
+  std::vector<char> wants_barrier(layers.size(), 0);
   for (int l = last - 1; l >= first; --l) {
     g[l] = 0;
     ex[l] = 0;
@@ -62,8 +64,13 @@ void haloPass(const std::vector<GraphLayer>& layers, const std::vector<std::vect
     int demand = 0;
     for (int c : users[l]) {
       if (c >= last) break;
-      inside = true;
       const LayerWork& cw = layers[c].work;
+      if (cw.view) {
+        inside = inside || wants_barrier[c];
+        whole = whole || wants_barrier[c];
+        continue;
+      }
+      inside = true;
       if (tiled(w) && tiled(cw)) {
         const int up = std::max(1, cw.upsample_h);
         demand = std::max(demand, (g[c] + up - 1) / up * cw.stride_h +
@@ -73,7 +80,9 @@ void haloPass(const std::vector<GraphLayer>& layers, const std::vector<std::vect
       }
     }
     if (!inside) continue;
-    if (!tiled(w) || whole || (mp > 1 && demand > ratio * ownRows(w.out_height, mp))) {
+    if (w.view) {
+      wants_barrier[l] = 1;
+    } else if (!tiled(w) || whole || (mp > 1 && demand > ratio * ownRows(w.out_height, mp))) {
       ex[l] = 1;  // l's output is completed at a barrier before its consumers read it
     } else if (mp > 1) {
       g[l] = demand;
@@ -93,6 +102,7 @@ double parallelEfficiency(long long extent, int mp) {
 }
 
 double baseOpTimeUs(const LayerWork& layer, int mp, const DeviceProfile& profile) {
+  if (layer.view) return 0.0;
   mp = clampMp(mp, profile);
   double compute = channelComputeUs(layer, mp, profile);
   double bytes = layer.input_bytes + layer.output_bytes + layer.weight_bytes;

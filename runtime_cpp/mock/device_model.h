@@ -44,6 +44,10 @@
 // profile) the tiles instead exchange l's boundary rows at a barrier: g_l = 0 and the block
 // pays one more sync(mp). So a layer costs at most (1 + ratio) times its share, and small
 // tiles (high mp, small H) on long large-kernel chains lose most. mp = 1: no halo.
+// A view (a reshape that only inserts or drops unit axes: [N, C, L] <-> [N, C, 1, L] around
+// the 1-D layers, which run as 2-D ones) keeps every element where it is in NCHW and in the
+// device's NHWC alike: it costs nothing, as a base op too, takes no barrier in a block, and
+// its bytes are its producer's (the producer's output leaves a block when the view's does).
 // A layer that is not row-local (fully connected, softmax, global pooling, reshape,
 // transpose) needs whole inputs: its producers exchange (a barrier each) and it splits its
 // output channels as a base op does: c_l = flops_l / (mp * F * eff).
@@ -76,6 +80,7 @@ struct LayerWork {
   int stride_h = 1;
   int upsample_h = 1;           // output rows per input row (deconv, resize up)
   Precision precision = Precision::kFp32;  // picks F (see above); bytes are already sized
+  bool view = false;            // a reshape of unit axes only: no work, no bytes (above)
   // Time on the host link (a host layer's copies), added to the layer's time as it does not
   // overlap with compute or DRAM traffic: bytes / (host_link_gbps).
   double host_us = 0.0;

@@ -50,12 +50,24 @@ double bytesOf(const std::vector<Operand>& ops, const Pricing& pr) {
   return b;
 }
 
+// A reshape that only inserts or drops unit axes (device_model.h: a view).
+bool isView(const OpDesc& op) {
+  if (op.kind != OpKind::kReshape) return false;
+  Dims in, out;
+  for (int d : op.inputs[0].dims)
+    if (d != 1) in.push_back(d);
+  for (int d : op.outputs[0].dims)
+    if (d != 1) out.push_back(d);
+  return in == out;
+}
+
 // Bytes an op reads of its input i: the whole tensor, except that a strided slice fetches
 // only what it selects: the selected rows along the outer axes, but along the innermost axis
 // the DMA moves contiguous bursts, so a stride there still costs the span from the first to
 // the last element taken.
 double readBytes(const OpDesc& op, std::size_t i, const Pricing& pr) {
   if (op.kind == OpKind::kHostTransfer) return 0.0;  // over the host link (host_us), not DRAM
+  if (isView(op)) return 0.0;
   if (op.kind == OpKind::kGatherV2) return 4.0 * static_cast<double>(op.inputs[i].elements());
   const double size = pr.activation(op.inputs[i]);
   if (op.kind != OpKind::kSlice) return static_cast<double>(op.inputs[i].elements()) * size;
@@ -248,6 +260,11 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       if (op.axis != 2) rowLocal(w, out);  // channel (or batch / width) concat keeps rows
       break;
     case OpKind::kReshape:
+      if (isView(op)) {
+        w.view = true;
+        w.output_bytes = 0.0;
+      }
+      break;
     case OpKind::kTranspose: break;  // pure data movement, whole tensors
     case OpKind::kGatherV2:
       // Data movement: the rows the indices select are read from the table (not the whole
@@ -283,6 +300,19 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
   return w;
 }
 
+namespace {
+
+// A view's bytes are its producer's: the producer's output is needed as long as the view's.
+void extendThroughViews(std::vector<GraphLayer>& graph) {
+  for (std::size_t i = graph.size(); i-- > 0;) {
+    if (!graph[i].work.view || graph[i].inputs.empty()) continue;
+    const int p = graph[i].inputs[0].first;
+    if (p >= 0) graph[p].last_use = std::max(graph[p].last_use, graph[i].last_use);
+  }
+}
+
+}  // namespace
+
 std::vector<GraphLayer> fusionGraphOf(const std::vector<const OpDesc*>& ops,
                                       const std::vector<std::uint64_t>& outputs,
                                       const std::vector<PrecisionOverride>& as) {
@@ -296,6 +326,7 @@ std::vector<GraphLayer> fusionGraphOf(const std::vector<const OpDesc*>& ops,
       if (in.first >= 0 && graph[in.first].last_use < n)
         graph[in.first].last_use = std::max(graph[in.first].last_use, i);
   }
+  extendThroughViews(graph);
   return graph;
 }
 
@@ -305,6 +336,7 @@ std::vector<GraphLayer> listGraphOf(const std::vector<const OpDesc*>& ops,
   std::vector<GraphLayer> graph = baseGraph(ops, as);
   for (std::size_t i = 0; i < graph.size(); ++i)
     graph[i].last_use = std::max(static_cast<int>(i), last_use[i]);
+  extendThroughViews(graph);
   return graph;
 }
 

@@ -303,3 +303,36 @@ def test_session_profile_option(tmp_path, small_cnn):
     assert total(run("-p", slow)) == pytest.approx(builtin + 1000 * blocks, abs=0.2)
     bad = run("-p", str(tmp_path / "missing.profile"))
     assert bad.returncode != 0 and "cannot open device profile" in bad.stderr
+
+
+# ---- 1-D layers: reshapes of unit axes are views --------------------------------------
+
+def test_unit_axis_reshapes_are_free_views():
+    """[N, C, L] <-> [N, C, 1, L] around the 1-D layers keeps every element in place: no
+    time alone, none added to a block (no bytes, no barrier); a reshape that regroups
+    channels (GroupNorm's [N, G, -1]) is a copy and costs."""
+    from paleozoic.pipeline import load_queue
+    from paleozoic.testing.speech import deconv_pool_1d, speech_encoder
+
+    queue = load_queue(speech_encoder())
+    oracle = DeviceModelOracle(queue)
+    reshapes = [(i, layer) for i, layer in enumerate(queue.layers) if layer.kind == "Reshape"]
+    views = [i for i, layer in reshapes
+             if [d for d in queue.shape(layer.inputs[0]) if d != 1] ==
+             [d for d in queue.shape(layer.output) if d != 1]]
+    assert views and len(views) < len(reshapes)
+    for i, _ in reshapes:
+        cost = oracle.block_cost(i, i + 1, 4)
+        assert (cost == 0.0) == (i in views)
+
+    queue = load_queue(deconv_pool_1d())
+    oracle = DeviceModelOracle(queue)
+    last = len(queue.layers) - 1
+    assert queue.layers[last].kind == "Reshape" and queue.layers[last].output in queue.outputs
+    for mp in (1, 4):
+        # The view after the block's last layer adds nothing: that layer's output leaves
+        # the block either way, and needs no barrier for a reader inside it.
+        assert oracle.block_cost(1, last + 1, mp) == pytest.approx(
+            oracle.block_cost(1, last, mp), rel=1e-6)  # block_cost is a float
+        table = oracle.cost_table([mp])
+        assert table[1, last + 1, 0] == pytest.approx(table[1, last, 0], rel=1e-12)

@@ -1,10 +1,11 @@
 """No reference kernels without saying so: the project's models of each family users deploy
 (MobileNetV2/V3, EfficientNet-B0 with SiLU and squeeze-and-excite, RegNetY, GoogLeNet,
 ResNet, ShuffleNetV2, a detection head, a transformer encoder, a ViT block, a pooled text
-classifier, BERT, LSTM/GRU/RNN stacks) run on the oneDNN SDK under fuse-all and per-layer
-with ONEDNN_VERBOSE, and no primitive may run one of oneDNN's reference implementations
-(`ref:`), which are 10-100x slower than its JIT kernels (EfficientNet-B0's SiLU as
-logistic + binary_mul post-op: 242 of 262 ms)."""
+classifier, BERT, LSTM/GRU/RNN stacks, a speech encoder with 1-D convolutions and group
+normalisation, a 1-D transposed convolution and pooling) run on the oneDNN SDK under fuse-all
+and per-layer with ONEDNN_VERBOSE, and no primitive may run one of oneDNN's reference
+implementations (`ref:`), which are 10-100x slower than its JIT kernels (EfficientNet-B0's
+SiLU as logistic + binary_mul post-op: 242 of 262 ms)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ MODELS = ("blocks:mobilenet_v2_block", "blocks:efficientnet_b0_block",
           "blocks:resnet18_block", "blocks:shufflenet_v2_block", "blocks:detection_head",
           "sequence:encoder_layer", "sequence:vit_block", "sequence:pooled_classifier",
           "bert:bert_model", "recurrent:recurrent_stack:LSTM", "recurrent:recurrent_stack:GRU",
-          "recurrent:recurrent_stack:RNN")
+          "recurrent:recurrent_stack:RNN", "speech:speech_encoder", "speech:deconv_pool_1d")
 
 # oneDNN names its gemm-based RNN implementation "ref" (jit sgemm for the products, jit
 # element-wise kernels between them): for f32 GRU it is the only one oneDNN 3.2 has (LSTM

@@ -66,4 +66,7 @@ CONST_EVAL: dict[str, Callable[[Any, list[Const]], np.ndarray]] = {
         args[0].value, args[1].value.astype(np.int64),
         axis=0 if call.attrs.axis is None else int(call.attrs.axis), mode="wrap"),
     "relax.shape_to_tensor": lambda call, args: np.asarray(args[0].value, dtype=np.int64),
+    # GroupNormalization-21's unit scale and zero bias before its own affine terms.
+    "relax.ones_like": lambda call, args: np.ones_like(args[0].value),
+    "relax.zeros_like": lambda call, args: np.zeros_like(args[0].value),
 }

@@ -1,4 +1,12 @@
-"""Converters of BatchNorm, LayerNormalization, Dropout and TVM's decomposition of LRN."""
+"""Converters of BatchNorm, LayerNormalization, InstanceNormalization, GroupNormalization,
+Dropout and TVM's decomposition of LRN.
+
+Instance and group normalisation are layer normalisation over the trailing axes of a
+per-(sample, group) view, then a per-channel affine: LayerNorm(axis 2) of [N, C, *S] (or of
+[N, G, C / G * prod(S)], a free reshape), unit gamma and zero beta, and a Scale. One SDK op
+normalises with a two-pass (mean, then squared deviations) reduction, so inputs with a large
+mean do not cancel as E[x^2] - E[x]^2 would; no new layer kind is needed.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +22,15 @@ from paleozoic.frontend.convert.registry import (
     pattern_converter,
 )
 from paleozoic.frontend.convert.values import Act, Const, Tup, Value
-from paleozoic.frontend.convert.walker import Walker, act_of
+from paleozoic.frontend.convert.walker import Walker, act_of, channel_vector, ints
 
 onnx_ops({
     "LRN": OnnxOp("LRN"),
     "BatchNormalization": OnnxOp("BatchNorm + Scale", weights=(1, 2, 3, 4)),
     "Dropout": OnnxOp("(removed)", parameters=(1, 2)),
     "LayerNormalization": OnnxOp("LayerNorm", weights=(1, 2)),
+    "InstanceNormalization": OnnxOp("LayerNorm + Scale", weights=(1, 2)),
+    "GroupNormalization": OnnxOp("Reshape + LayerNorm + Reshape + Scale", weights=(1, 2)),
 })
 
 
@@ -75,6 +85,63 @@ def _layer_norm_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> 
 
 for _kind in ("layer_norm", "layer_norm_affine"):
     pattern_converter(_kind)(_layer_norm_pattern)
+
+
+def _instance_norm(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
+    """TVM's InstanceNormalization, normalised over every axis after the channel axis; its
+    scale and bias a Scale layer unless they are 1 and 0 (PyTorch's GroupNorm export)."""
+    x = act_of(w, operands["x"])
+    rank = len(w.tensors[x.name].shape)
+    if match.attrs["axes"] != list(range(2, rank)):
+        raise w.fail(f"a mean and variance over axes {match.attrs['axes']} of a {rank}-D "
+                     f"input; instance normalisation (axes 2..{rank - 1}) is supported")
+    normed = layer_norm(w, x, match.attrs["axes"], match.attrs["epsilon"], np.float32(1),
+                        np.float32(0))
+    if "gamma" not in operands:
+        return normed
+    gamma, beta = operands["gamma"], operands["beta"]
+    alpha = channel_vector(w, normed, gamma) if isinstance(gamma, Const) else None
+    shift = channel_vector(w, normed, beta) if isinstance(beta, Const) else None
+    if alpha is None or shift is None:
+        raise w.fail("InstanceNormalization's scale and bias must be constants of one value "
+                     "per channel")
+    if np.all(alpha == 1) and np.all(shift == 0):
+        return normed
+    return w.emit("Scale", [normed], {}, {"alpha": alpha, "beta": shift}, part="affine")
+
+
+for _kind in ("instance_norm", "instance_norm_affine"):
+    pattern_converter(_kind)(_instance_norm)
+
+
+@converter("relax.nn.group_norm")
+def convert_group_norm(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    gamma, beta = args[1:3]
+    if not isinstance(gamma, Const) or not isinstance(beta, Const):
+        raise w.fail("GroupNormalization's scale and bias must be constants")
+    a = call.attrs
+    shape = w.tensors[x.name].shape
+    groups = int(a.num_groups)
+    if int(a.channel_axis) != 1 or ints(a.axes) != list(range(2, len(shape))) or \
+            len(shape) < 3:
+        raise w.fail(f"group_norm over axes {ints(a.axes)} with channel axis "
+                     f"{int(a.channel_axis)} of a {len(shape)}-D input; normalising an "
+                     f"[N, C, ...] input over its axes after the channel is supported")
+    n, channels = shape[:2]
+    grouped = w.emit("Reshape", [x], {"shape": [n, groups, int(np.prod(shape[1:])) // groups]},
+                     part="groups", main=False)
+    normed = layer_norm(w, grouped, [2], float(a.epsilon), np.float32(1), np.float32(0))
+    back = w.emit("Reshape", [normed], {"shape": list(shape)}, part="ungroup", main=False)
+    # TVM lowers GroupNormalization-21 to group_norm without its affine terms (scale and
+    # center false), then a Mul and an Add, which become a Scale of their own.
+    alpha = np.broadcast_to(np.asarray(gamma.value, np.float32).reshape(-1), (channels,)) \
+        if bool(a.scale) else np.ones(channels, np.float32)
+    shift = np.broadcast_to(np.asarray(beta.value, np.float32).reshape(-1), (channels,)) \
+        if bool(a.center) else np.zeros(channels, np.float32)
+    if np.all(alpha == 1) and np.all(shift == 0):
+        return back
+    return w.emit("Scale", [back], {}, {"alpha": alpha, "beta": shift}, part="affine")
 
 
 @converter("relax.nn.batch_norm")

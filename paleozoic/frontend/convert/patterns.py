@@ -12,12 +12,17 @@ TVM lowers some ONNX operators to several Relax bindings that have one Paleozoic
   LayerNorm  d = x - mean(x); d / sqrt(mean(d ** 2) + eps), optionally * gamma + beta
         (exporters that decompose LayerNormalization: paddle2onnx, PyTorch before opset
         17; the square as d ** 2 or d * d)
+  InstanceNorm  (x - mean(x)) / sqrt(variance(x) + eps) over the axes after the channel
+        (TVM's lowering of ONNX InstanceNormalization, before its per-channel scale and
+        bias, which stay Scale layers; PyTorch exports GroupNorm as Reshape to [N, G, -1],
+        this with a unit scale and zero bias, Reshape back, Mul, Add)
 
 Each match is found before the walk. Its root binding (the last one) is converted in one
 step by the function registered with @pattern_converter for its kind; the bindings inside
-are absorbed. A match is accepted only when nothing outside it reads its inner bindings. Kinds are tried
-in the order of _KINDS over the whole function, so a larger form (LayerNorm with its affine
-terms) claims its bindings before a smaller one inside it (the bare LayerNorm) could.
+are absorbed. A match is accepted only when nothing outside it reads its inner bindings.
+Kinds are tried in the order of _KINDS over the whole function, so a larger form (LayerNorm
+with its affine terms) claims its bindings before a smaller one inside it (the bare
+LayerNorm) could.
 """
 
 from __future__ import annotations
@@ -102,6 +107,18 @@ class _Forms:
         self.ln_scaled = either("relax.multiply", self.ln_norm, ln["gamma"])
         self.layer_norm_affine = either("relax.add", self.ln_scaled, ln["beta"])
         self.layer_norm = self.ln_norm
+
+        inorm = {name: wildcard() for name in ("x", "eps", "gamma", "beta")}
+        self.in_x, self.in_eps = inorm["x"], inorm["eps"]
+        self.in_gamma, self.in_beta = inorm["gamma"], inorm["beta"]
+        self.in_mean = is_op("relax.mean")(inorm["x"])
+        self.in_var = is_op("relax.variance")(inorm["x"])
+        self.in_var_eps = either("relax.add", self.in_var, inorm["eps"])
+        self.in_sqrt = is_op("relax.sqrt")(self.in_var_eps)
+        self.in_centred = is_op("relax.subtract")(inorm["x"], self.in_mean)
+        self.instance_norm = is_op("relax.divide")(self.in_centred, self.in_sqrt)
+        self.in_scaled = either("relax.multiply", self.instance_norm, inorm["gamma"])
+        self.instance_norm_affine = either("relax.add", self.in_scaled, inorm["beta"])
 
         t = {name: wildcard() for name in ("x", "kappa", "beta", "one", "half")}
         self.tanh_x, self.tanh_kappa, self.tanh_beta = t["x"], t["kappa"], t["beta"]
@@ -269,6 +286,28 @@ def _layer_norm_reader(affine: bool) -> Callable[[_Forms, Found, VarOf], Read | 
     return read
 
 
+def _instance_norm_reader(affine: bool) -> Callable[[_Forms, Found, VarOf], Read | None]:
+    def read(forms: _Forms, found: Found, var_of: VarOf) -> Read | None:
+        """The mean and the variance over one run of axes, kept; epsilon a scalar
+        constant. The converter checks the axes are the ones after the channel axis."""
+        mean, var = found[forms.in_mean].attrs, found[forms.in_var].attrs
+        axes = ints(mean.axis or [])
+        if not (mean.keepdims and var.keepdims and axes and axes == ints(var.axis or [])):
+            return None
+        eps = forms.constant(var_of(found[forms.in_eps]))
+        if eps is None:  # TVM writes InstanceNormalization's epsilon as a Relax constant
+            eps = _constant_value(found[forms.in_eps])
+        if eps is None or np.size(eps) != 1:
+            return None
+        operands = {"x": var_of(found[forms.in_x])}
+        if affine:
+            operands.update(gamma=var_of(found[forms.in_gamma]),
+                            beta=var_of(found[forms.in_beta]))
+        return operands, {"axes": axes, "epsilon": float(np.asarray(eps).reshape(-1)[0])}
+    return read
+
+
+_IN_INNER = ("in_mean", "in_var", "in_var_eps", "in_sqrt", "in_centred")
 _LN_INNER = ("ln_mean", "ln_centred", "ln_square", "ln_var", "ln_var_eps")
 
 # kind -> (root pattern, the inner patterns whose bindings the match absorbs, reader);
@@ -278,6 +317,10 @@ _KINDS: dict[str, tuple[str, tuple[str, ...], Callable[[_Forms, Found, VarOf], R
                           (*_LN_INNER, "ln_sqrt", "ln_norm", "ln_scaled"),
                           _layer_norm_reader(affine=True)),
     "layer_norm": ("layer_norm", (*_LN_INNER, "ln_sqrt"), _layer_norm_reader(affine=False)),
+    "instance_norm_affine": ("instance_norm_affine",
+                             (*_IN_INNER, "instance_norm", "in_scaled"),
+                             _instance_norm_reader(affine=True)),
+    "instance_norm": ("instance_norm", _IN_INNER, _instance_norm_reader(affine=False)),
     "lrn": ("lrn", ("lrn_square", "lrn_expand", "lrn_window", "lrn_squeeze", "lrn_scaled",
                     "lrn_biased", "lrn_power"), _read_lrn),
     "sum": ("sum", ("sum_stack",), _read_sum),
@@ -289,7 +332,14 @@ _KINDS: dict[str, tuple[str, tuple[str, ...], Callable[[_Forms, Found, VarOf], R
 }
 
 
+def _constant_value(expr: Any) -> np.ndarray | None:
+    """A Relax constant's value (None for anything else)."""
+    data = getattr(expr, "value", None)
+    data = data if data is not None else getattr(expr, "data", None)
+    return np.asarray(data.numpy()) if hasattr(data, "numpy") else None
+
+
 def _scalar(constant: Any) -> float:
-    data = getattr(constant, "value", None)
-    data = data if data is not None else constant.data
-    return float(np.asarray(data.numpy()).reshape(-1)[0])
+    value = _constant_value(constant)
+    assert value is not None, f"not a Relax constant: {constant!r}"
+    return float(value.reshape(-1)[0])

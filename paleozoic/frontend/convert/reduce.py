@@ -60,19 +60,33 @@ def reduce_layer(w: Walker, call: Any, x: Value, op: str) -> Value:
 
 def _pooled_over_hw(w: Walker, call: Any, x: Value, mode: str) -> Act | None:
     """A mean or max over H and W of an NCHW activation is the SDK's pooling (global
-    average, or max over the whole window), as CNNs write global pooling; None otherwise."""
-    if not isinstance(x, Act) or len(w.tensors[x.name].shape) != 4 \
-            or reduce_axes(w, call, x) != [2, 3]:
+    average, or max over the whole window), as CNNs write global pooling; so is ONNX's
+    GlobalAveragePool / GlobalMaxPool of an [N, C, L] one (seen as [N, C, 1, L], as the 1-D
+    convolutions are). A ReduceMean over the last axis of a 3-D tensor stays a Reduce
+    layer: it is as often a transformer's mean over features. None otherwise."""
+    if not isinstance(x, Act):
         return None
     shape = w.tensors[x.name].shape
+    node = w.current_node
+    global_pool = node is not None and node.op_type in ("GlobalAveragePool", "GlobalMaxPool")
+    if (len(shape), reduce_axes(w, call, x)) not in ((4, [2, 3]), (3, [2])) or \
+            (len(shape) == 3 and not global_pool):
+        return None
+    if len(shape) == 3:
+        x = w.emit("Reshape", [x], {"shape": [shape[0], shape[1], 1, shape[2]]},
+                   part="to2d", main=False)
+    height, width = w.tensors[x.name].shape[2:]
     if mode == "mean":
         out = w.emit("GlobalAvgPool", [x], part="gap")
     else:
-        out = w.emit("Pool", [x], {"mode": "max", "kernel": [shape[2], shape[3]],
+        out = w.emit("Pool", [x], {"mode": "max", "kernel": [height, width],
                                    "stride": [1, 1], "pads": [0, 0, 0, 0], "ceil_mode": False,
                                    "count_include_pad": False}, part="gmp")
     if not call.attrs.keepdims:
         out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1]]}, part="flatten")
+    elif len(shape) == 3:
+        out = w.emit("Reshape", [out], {"shape": [shape[0], shape[1], 1]}, part="to1d",
+                     main=False)
     return out
 
 

@@ -1,4 +1,11 @@
-"""Converters of convolution, transposed convolution, resize and pooling."""
+"""Converters of convolution, transposed convolution, resize and pooling.
+
+1-D forms over [N, C, L] (speech and temporal models) run as the 2-D layer kinds with a
+height of 1, as CNML users ran them: a Reshape to [N, C, 1, L], the 2-D layer with kernel,
+stride, pads and dilation [1, k] ..., a Reshape back. Inserting or dropping a unit axis
+keeps every element in place (in NCHW and in the device's NHWC alike), so those reshapes
+cost nothing on the device model and the passes cancel the pairs between 1-D layers.
+"""
 
 from __future__ import annotations
 
@@ -43,6 +50,53 @@ def convert_conv2d(w: Walker, call: Any, args: list[Value]) -> Value:
     x, weight, geometry = _conv_geometry(w, call, args, "conv2d", "OIHW")
     attrs = {"out_channels": int(weight.value.shape[0]), **geometry}
     return w.emit("Conv", [x], attrs, {"weight": weight.value})
+
+
+def _to_2d(w: Walker, x: Act) -> Act:
+    """[N, C, L] as [N, C, 1, L] (a helper layer; the node names the 2-D layer)."""
+    n, c, length = w.tensors[x.name].shape
+    return w.emit("Reshape", [x], {"shape": [n, c, 1, length]}, part="to2d", main=False)
+
+
+def _to_1d(w: Walker, y: Act) -> Act:
+    n, c, _, length = w.tensors[y.name].shape
+    return w.emit("Reshape", [y], {"shape": [n, c, length]}, part="to1d", main=False)
+
+
+def _conv1d_geometry(w: Walker, call: Any, args: list[Value], what: str,
+                     kernel_layout: str) -> tuple[Act, Any, dict[str, Any]]:
+    """The 2-D input, weight ([O, I, 1, K] or [I, O, 1, K]) and attributes of a 1-D
+    convolution or transposed convolution."""
+    x, weight = args
+    if not isinstance(x, Act) or not isinstance(weight, Const):
+        raise w.fail(f"{what} needs an activation input and a constant weight")
+    a = call.attrs
+    if a.data_layout != "NCW" or a.kernel_layout != kernel_layout:
+        raise w.fail(f"{what} layout {a.data_layout}/{a.kernel_layout} is not "
+                     f"NCW/{kernel_layout}")
+    left, right = ints(a.padding)
+    (stride,), (dilation,) = ints(a.strides), ints(a.dilation)
+    o, i, k = weight.value.shape
+    geometry = {"kernel": [1, int(k)], "stride": [1, stride], "pads": [0, 0, left, right],
+                "dilation": [1, dilation], "groups": int(a.groups)}
+    return _to_2d(w, x), weight.value.reshape(o, i, 1, k), geometry
+
+
+@converter("relax.nn.conv1d")
+def convert_conv1d(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, weight, geometry = _conv1d_geometry(w, call, args, "conv1d", "OIW")
+    y = w.emit("Conv", [x], {"out_channels": int(weight.shape[0]), **geometry},
+               {"weight": weight})
+    return _to_1d(w, y)
+
+
+@converter("relax.nn.conv1d_transpose")
+def convert_conv1d_transpose(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, weight, geometry = _conv1d_geometry(w, call, args, "conv1d_transpose", "IOW")
+    (output_padding,) = ints(call.attrs.output_padding)
+    attrs = {"out_channels": int(weight.shape[1]) * geometry["groups"], **geometry,
+             "output_padding": [0, output_padding]}
+    return _to_1d(w, w.emit("Deconv", [x], attrs, {"weight": weight}))
 
 
 @converter("relax.nn.conv2d_transpose")
@@ -94,6 +148,32 @@ def _pool(w: Walker, call: Any, args: list[Value], mode: str) -> Value:
              "pads": [top, bottom, left, right], "ceil_mode": bool(a.ceil_mode),
              "count_include_pad": bool(a.count_include_pad) if mode == "avg" else False}
     return w.emit("Pool", [x], attrs, part=f"{mode}pool")
+
+
+def _pool1d(w: Walker, call: Any, args: list[Value], mode: str) -> Value:
+    (x,) = args
+    if not isinstance(x, Act):
+        raise w.fail("pooling of a constant is not supported")
+    a = call.attrs
+    if a.layout != "NCW":
+        raise w.fail(f"pool layout {a.layout} is not NCW")
+    if any(d != 1 for d in ints(a.dilation)):
+        raise w.fail("dilated pooling is not supported by the SDK's pool op")
+    left, right = ints(a.padding)
+    attrs = {"mode": mode, "kernel": [1, *ints(a.pool_size)], "stride": [1, *ints(a.strides)],
+             "pads": [0, 0, left, right], "ceil_mode": bool(a.ceil_mode),
+             "count_include_pad": bool(a.count_include_pad) if mode == "avg" else False}
+    return _to_1d(w, w.emit("Pool", [_to_2d(w, x)], attrs, part=f"{mode}pool"))
+
+
+@converter("relax.nn.max_pool1d")
+def convert_max_pool1d(w: Walker, call: Any, args: list[Value]) -> Value:
+    return _pool1d(w, call, args, "max")
+
+
+@converter("relax.nn.avg_pool1d")
+def convert_avg_pool1d(w: Walker, call: Any, args: list[Value]) -> Value:
+    return _pool1d(w, call, args, "avg")
 
 
 @converter("relax.nn.max_pool2d")
