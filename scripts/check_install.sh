@@ -16,7 +16,6 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="${1:-$(mktemp -d -t pz-install.XXXXXX)}"
 python="${PYTHON:-python3}"
-model="$root/examples/digits/digits_cnn.onnx"
 mkdir -p "$work"
 unset LD_LIBRARY_PATH PYTHONPATH
 base_path="$PATH"
@@ -34,12 +33,21 @@ use_venv() {  # folder: a new environment, first on PATH
   python -m pip install --quiet --upgrade pip
 }
 
+model="$root/examples/digits/digits_cnn.onnx"
 echo "check_install: work dir $work, $("$python" --version), $(cmake --version | head -n 1)"
+# What a fresh clone holds (no build/ folder of earlier builds), copied so that editing the
+# checkout meanwhile cannot change the package between pip's metadata and wheel steps.
+if git -C "$root" rev-parse --git-dir > /dev/null 2>&1; then
+  rm -rf "$work/src"
+  mkdir -p "$work/src"
+  git -C "$root" ls-files -z --cached --others --exclude-standard \
+      | (cd "$root" && tar --null -T - -cf -) | tar -C "$work/src" -xf -
+  root="$work/src"
+fi
 
 step "fresh environment: pip install '$root[onednn]'"
 use_venv "$work/venv-onednn"
-# Its own build folder: the checkout's build/ holds earlier builds, a fresh clone none.
-timed python -m pip install --quiet "$root[onednn]" --config-settings=build-dir="$work/build-1"
+timed python -m pip install --quiet "$root[onednn]"
 python -m pip list 2>/dev/null | grep -i -E "^(paleozoic|onednn)"
 
 step "the oneDNN SDK loads, on this environment's libdnnl"
@@ -70,7 +78,8 @@ timed paleozoic bench "$model" --sdk mock,onednn --plan fuse-all --threads 2 --r
 if [ "${PZ_SKIP_MOCK_ONLY:-0}" != 1 ]; then
   step "fresh environment: pip install '$root' (no extra)"
   use_venv "$work/venv-mock"
-  timed python -m pip install --quiet "$root" --config-settings=build-dir="$work/build-2"
+  rm -rf "$root/build"  # the first install's build folder
+  timed python -m pip install --quiet "$root"
   if python -m pip list 2>/dev/null | grep -i "^onednn"; then
     echo "check_install: FAIL, the plain install brought oneDNN in" >&2
     exit 1
