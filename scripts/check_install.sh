@@ -45,6 +45,9 @@ if git -C "$root" rev-parse --git-dir > /dev/null 2>&1; then
   root="$work/src"
 fi
 
+# Outside any checkout: `python -` would import the source tree's unbuilt paleozoic.
+cd "$work"
+
 step "fresh environment: pip install '$root[onednn]'"
 use_venv "$work/venv-onednn"
 timed python -m pip install --quiet "$root[onednn]"
