@@ -97,8 +97,9 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
                   batch: int | None = None, precision: str | Precision | None = None,
                   calibration: str | Path | None = None) -> Path:
     """Emits the session into `out`: over the runtime wrapper (emit="wrapper") or as
-    direct CNML/CNRT calls (emit="raw", same SDK calls and outputs, for comparison). Nothing is left behind if anything fails: files are
-    written into a temporary folder next to `out` and renamed into place at the end."""
+    direct CNML/CNRT calls (emit="raw", same SDK calls and outputs, for comparison).
+    Nothing is left behind if anything fails: files are written into a temporary folder
+    next to `out` and renamed into place at the end."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise OutputExistsError(f"{out}: exists and is not empty; choose another folder or "
@@ -140,7 +141,7 @@ def runtime_prefix() -> Path:
 def build_session(out: str | Path, jobs: int | None = None, sdk: str | None = None) -> Path:
     """Configures and builds OUT/build with cmake and g++ against `sdk` (paleozoic.sdk; by
     default the one OUT was last built for, else the mock); returns the executable."""
-    from paleozoic.sdk import built_sdk, remember_sdk, runtime_module
+    from paleozoic.sdk import built_sdk, remember_sdk, runtime_module, sdk_cmake_defines
 
     out = Path(out)
     if not (out / "CMakeLists.txt").is_file():
@@ -149,7 +150,8 @@ def build_session(out: str | Path, jobs: int | None = None, sdk: str | None = No
     runtime_module(sdk)  # a clear error when that SDK was not built
     build = out / "build"
     configure = ["cmake", "-S", str(out), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DCMAKE_PREFIX_PATH={runtime_prefix()}", f"-DPALEOZOIC_SDK={sdk}"]
+                 f"-DCMAKE_PREFIX_PATH={runtime_prefix()}", f"-DPALEOZOIC_SDK={sdk}",
+                 *sdk_cmake_defines(sdk)]
     if shutil.which("ninja"):
         configure += ["-G", "Ninja"] if not (build / "CMakeCache.txt").exists() else []
     compile_ = ["cmake", "--build", str(build), "--parallel", str(jobs or os.cpu_count() or 1)]

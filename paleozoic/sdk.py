@@ -1,6 +1,6 @@
 """Which SDK the runtime computes with: the CPU mock (the default and the reference) or
-oneDNN (runtime_cpp/onednn: the same SDK interface over Intel's oneDNN, built when the
-`onednn` extra is installed).
+oneDNN (runtime_cpp/onednn: the same SDK interface over Intel's oneDNN, built by every
+install on Linux x86-64 and usable once the `onednn` extra's wheels are installed).
 
 Each SDK has its own pybind module over the same wrapper (paleozoic._runtime,
 paleozoic._runtime_onednn) and its own CMake target (Paleozoic::runtime,
@@ -11,11 +11,16 @@ that build.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
+import logging
 from pathlib import Path
 from types import ModuleType
 
+from paleozoic import onednn_wheel
 from paleozoic.errors import BuildError
+
+log = logging.getLogger(__name__)
 
 SDKS = ("mock", "onednn")
 DEFAULT_SDK = "mock"
@@ -32,15 +37,36 @@ def check_sdk(sdk: str) -> str:
 def runtime_module(sdk: str = DEFAULT_SDK) -> ModuleType:
     """The pybind runtime module computing with `sdk`."""
     name = _MODULES[check_sdk(sdk)]
+    if sdk != "onednn":
+        return importlib.import_module(name)
     try:
         return importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name != name:
+            raise
+        raise BuildError(
+            f"the oneDNN SDK was not built into this paleozoic ({name} is missing): its "
+            "build needs the onednn-devel-cpu-gomp wheel, which exists for Linux x86-64 only "
+            "and which pip's build isolation brings in; with --no-build-isolation, `pip "
+            "install 'paleozoic[onednn]'` first, then reinstall paleozoic") from err
     except ImportError as err:
-        if sdk == "onednn":
+        # The module is there but the loader did not find libdnnl.so.3 beside the
+        # environment's site-packages (its RPATH): an install without the extra, or an
+        # install scheme that puts the wheel's library elsewhere.
+        library = onednn_wheel.wheel_file(onednn_wheel.RUNTIME_WHEEL, "libdnnl.so.3")
+        if library is None:
             raise BuildError(
-                "the oneDNN SDK is not built (paleozoic._runtime_onednn is missing): "
-                "install oneDNN with `pip install 'paleozoic[onednn]'`, then reinstall "
-                "paleozoic so its build finds it") from err
-        raise
+                "the oneDNN SDK needs oneDNN's library (libdnnl.so.3, the onednn-cpu-gomp "
+                "wheel), which is not installed in this Python environment: "
+                f"pip install 'paleozoic[onednn]' ({err})") from err
+        log.debug("loading %s for %s", library, name)
+        try:
+            ctypes.CDLL(str(library), mode=ctypes.RTLD_GLOBAL)
+            return importlib.import_module(name)
+        except (OSError, ImportError) as again:
+            raise BuildError(
+                f"{name} does not load with {library}: {again}; reinstall both with "
+                "`pip install --force-reinstall 'paleozoic[onednn]'`") from again
 
 
 def sdk_available(sdk: str) -> bool:
@@ -49,6 +75,17 @@ def sdk_available(sdk: str) -> bool:
     except (BuildError, ImportError):
         return False
     return True
+
+
+def sdk_cmake_defines(sdk: str) -> list[str]:
+    """What an emitted session's CMake configure needs besides CMAKE_PREFIX_PATH to link
+    `sdk`: for oneDNN, the onednn-devel-cpu-gomp wheel's CMake config, wherever this
+    environment's install scheme put it (PaleozoicRuntimeConfig.cmake looks beside
+    site-packages, and where the runtime's build found a oneDNN installed otherwise)."""
+    if check_sdk(sdk) != "onednn":
+        return []
+    config = onednn_wheel.wheel_file(onednn_wheel.DEVEL_WHEEL, "dnnl-config.cmake")
+    return [f"-Ddnnl_DIR={config.parent}"] if config is not None else []
 
 
 def cmake_target(sdk: str) -> str:

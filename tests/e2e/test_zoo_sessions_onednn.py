@@ -28,8 +28,7 @@ from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model, random_inputs
 
 pytestmark = pytest.mark.skipif(
     not sdk_available("onednn"),
-    reason="the oneDNN SDK is not built: pip install 'paleozoic[onednn]', then reinstall "
-           "paleozoic")
+    reason="the oneDNN SDK is not available: pip install 'paleozoic[onednn]'")
 
 _cache: dict[str, onnx.ModelProto] = {}
 

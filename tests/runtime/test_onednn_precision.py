@@ -26,8 +26,7 @@ from paleozoic.sdk import runtime_module, sdk_available
 pytestmark = [
     pytest.mark.skipif(
         not sdk_available("onednn"),
-        reason="the oneDNN SDK is not built: pip install 'paleozoic[onednn]', then reinstall "
-               "paleozoic"),
+        reason="the oneDNN SDK is not available: pip install 'paleozoic[onednn]'"),
     pytest.mark.filterwarnings("ignore:overflow encountered"),
     pytest.mark.filterwarnings("ignore:invalid value encountered"),
 ]

@@ -29,8 +29,7 @@ from paleozoic.testing.zoo import load_zoo_model, random_inputs
 
 pytestmark = pytest.mark.skipif(
     not sdk_available("onednn"),
-    reason="the oneDNN SDK is not built: pip install 'paleozoic[onednn]', then reinstall "
-           "paleozoic")
+    reason="the oneDNN SDK is not available: pip install 'paleozoic[onednn]'")
 
 # fp32 against fp32 with another summation order, relative to the output's largest value.
 RTOL = 1e-4
