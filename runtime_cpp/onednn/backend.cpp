@@ -73,6 +73,9 @@ struct Port {
   bool linked = false;  // inner is the producer's (backendLink)
 };
 constexpr int kNoArg = -1;
+// The input port of an op whose first primitive is a Stage (DnnlOp::stages_): not an
+// argument of prim_.
+constexpr int kStageInput = DNNL_ARG_MULTIPLE_SRC + 31;
 
 // How an op is built: over channels-last activations (layout-agnostic heads), and which
 // chain input, if any, its output overwrites (a residual add as oneDNN's sum post-op).
@@ -99,7 +102,18 @@ class DnnlOp : public BackendOp {
       if (p.reordered) p.reorder.execute(stream_, p.user, p.inner);
     }
     for (std::size_t i = 0; i < outs_.size(); ++i) outs_[i].user.set_data_handle(outputs[i]);
-    if (views_.empty()) {
+    if (!stages_.empty()) {
+      std::unordered_map<int, memory> args = args_;
+      memory from = args.at(kStageInput);
+      args.erase(kStageInput);
+      for (Stage& stage : stages_) {
+        stage.view.set_data_handle(from.get_data_handle());
+        stage.prim.execute(stream_, {{DNNL_ARG_SRC, stage.view}, {DNNL_ARG_DST, stage.out}});
+        from = stage.out;
+      }
+      args[DNNL_ARG_SRC] = from;
+      prim_.execute(stream_, args);
+    } else if (views_.empty()) {
       prim_.execute(stream_, args_);
     } else {
       std::unordered_map<int, memory> args = args_;
@@ -132,6 +146,14 @@ class DnnlOp : public BackendOp {
     std::size_t offset;
   };
   std::unordered_map<int, View> views_;
+  // A primitive run before prim_ (a global average pool's first stage): it reads the input
+  // port bound at kStageInput (as `view`, the same bytes seen with other dims) and writes
+  // `out`, prim_'s source.
+  struct Stage {
+    dnnl::primitive prim;
+    memory view, out;
+  };
+  std::vector<Stage> stages_;
 
   // Binds the caller's buffer of `user_md` to `arg`, through a reorder into `prim_md`.
   void addPort(bool input, int arg, const memory::desc& user_md, const memory::desc& prim_md) {
@@ -561,6 +583,50 @@ std::unique_ptr<DnnlOp> makeMlp(const OpDesc& d, const std::vector<const OpDesc*
   return op;
 }
 
+// An average over a whole H x W plane (global average pooling, ReduceMean over H and W) in
+// two pooling stages, the mean of each row and then of the row means: oneDNN sums a window
+// in one float32 chain, whose error grows with its length (3,136 values: 5.5x onnxruntime's
+// against float64 on offset data); two chains of H and W values err about (H + W) / (H W)
+// as much. A 1-D plane [1, L] is seen as [a, L / a] with a the largest divisor of L up to
+// sqrt(L) (the same bytes in either layout). Null when the window is not a whole plane or
+// is short.
+std::unique_ptr<DnnlOp> makeGlobalAverage(const OpDesc& d, const PostOps& post, int threads,
+                                          bool cl) {
+  const PoolParams& p = d.pool;
+  const Dims& in = d.inputs[0].dims;
+  const Dims& out = d.outputs[0].dims;
+  if (p.kh != in[2] || p.kw != in[3] || p.pt || p.pb || p.pl || p.pr || out[2] != 1 ||
+      out[3] != 1 || in[2] * in[3] < 64)
+    return nullptr;
+  int h = in[2], w = in[3];
+  if (h == 1 || w == 1) {  // a 1-D plane: rows of a divisor of its length
+    const int length = h * w;
+    int rows = 1;
+    for (int a = 2; a * a <= length; ++a)
+      if (length % a == 0) rows = a;
+    if (rows < 4) return nullptr;
+    h = rows;
+    w = length / rows;
+  }
+  const auto avg = dnnl::algorithm::pooling_avg_exclude_padding;
+  const auto inference = dnnl::prop_kind::forward_inference;
+  const memory::desc plane = act(Dims{in[0], in[1], h, w}, cl);
+  const memory::desc rows = act(Dims{in[0], in[1], h, 1}, cl), dst = act(out, cl);
+  const dnnl::pooling_forward::primitive_desc first(cpuEngine(), inference, avg, plane, rows,
+                                                    {1, 1}, {1, w}, {0, 0}, {0, 0}, {0, 0});
+  const dnnl::pooling_forward::primitive_desc second(cpuEngine(), inference, avg, rows, dst,
+                                                     {1, 1}, {h, 1}, {0, 0}, {0, 0}, {0, 0},
+                                                     attrOf(post));
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = dnnl::pooling_forward(second);
+  op->addPort(true, kStageInput, plain(in), act(in, cl));
+  op->stages_.push_back({dnnl::pooling_forward(first), memory(plane, cpuEngine(), nullptr),
+                         memory(rows, cpuEngine())});
+  bindPostOps(*op, post);
+  op->addPort(false, DNNL_ARG_DST, plain(out), dst);
+  return op;
+}
+
 std::unique_ptr<DnnlOp> makePool(const OpDesc& d, const PostOps& post, int threads, bool cl) {
   const PoolParams& p = d.pool;
   const Dims& in = d.inputs[0].dims;
@@ -581,6 +647,8 @@ std::unique_ptr<DnnlOp> makePool(const OpDesc& d, const PostOps& post, int threa
                  : dnnl::algorithm::pooling_avg_include_padding;
   }
   const memory::desc src = act(in, cl), dst = act(out, cl);
+  if (p.mode != CNML_POOL_MAX)
+    if (std::unique_ptr<DnnlOp> op = makeGlobalAverage(d, post, threads, cl)) return op;
   const dnnl::pooling_forward::primitive_desc pd(
       cpuEngine(), dnnl::prop_kind::forward_inference, alg, src, dst, {p.sh, p.sw},
       {p.kh, p.kw}, {p.dh - 1, p.dw - 1}, {p.pt, p.pl}, {pb, pr}, attrOf(post));
