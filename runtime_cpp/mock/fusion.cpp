@@ -1,8 +1,11 @@
 // Fusion ops: base ops deep-copied at cnmlFuseOp (the caller may destroy them right after),
 // validated as a dataflow graph at compile, and run op by op at forward with intermediates
 // in scratch buffers the fusion owns. One launch, so one device-model time for the whole.
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <map>
 #include <memory>
 #include <set>
@@ -36,6 +39,10 @@ struct cnmlFusionOp {
   std::vector<std::vector<Slot>> in_slots, out_slots;  // per op, then per step
   std::vector<AlignedBuffer> scratch;
   double time_us = 0.0;
+  // Per step: 1 when it runs beside the next one (two independent recurrent ops, the two
+  // directions of a layer, each on one of the fusion's threads).
+  std::vector<char> beside_next;
+  std::vector<std::size_t> step_of;  // per op (fuse order): the step that runs it
   // Per op (fuse order): what computes it once compiled (implementationOf its step).
   std::shared_ptr<std::vector<std::string>> implementations =
       std::make_shared<std::vector<std::string>>();
@@ -260,9 +267,7 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
     in_slots.push_back(std::move(ins));
     out_slots.push_back(f.out_slots[members[used - 1]]);
   }
-  f.implementations->clear();
-  for (std::size_t i = 0; i < f.ops.size(); ++i)
-    f.implementations->push_back(implementationOf(*steps[step_of[i]]));
+  f.step_of = std::move(step_of);
   f.prepared = std::move(steps);
   f.in_slots = std::move(in_slots);
   f.out_slots = std::move(out_slots);
@@ -293,6 +298,37 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
         backendWriteOver(*f.prepared[k]->backend, static_cast<int>(o), *f.prepared[last]->backend,
                          static_cast<int>(last_input));
     }
+  }
+}
+
+// Also fills what computes each op (cnmlMockOpImplementation).
+// A recurrent op runs on one thread at small sizes (executor.cpp: a barrier per time step
+// costs more than the step); two of them that do not read each other, the directions of a
+// bidirectional layer, then run side by side when the fusion has two threads or more, as
+// onnxruntime runs its directions (the LSTM export: two oneDNN primitives of 0.14 ms each).
+void pairRecurrentSteps(cnmlFusionOp& f, int threads) {
+  f.beside_next.assign(f.prepared.size(), 0);
+  if (threads < 2) return;
+  auto alone = [&f](std::size_t k) {
+    const PreparedOp& op = *f.prepared[k];
+    return op.backend && op.threads == 1 && op.desc.kind == OpKind::kRnn;
+  };
+  for (std::size_t k = 0; k + 1 < f.prepared.size(); ++k) {
+    if (!alone(k) || !alone(k + 1)) continue;
+    bool reads = false;
+    for (const Slot& out : f.out_slots[k])
+      for (const Slot& in : f.in_slots[k + 1])
+        reads = reads || (out.kind == in.kind && out.index == in.index);
+    if (reads) continue;
+    f.beside_next[k] = 1;
+    ++k;
+  }
+  f.implementations->clear();
+  for (std::size_t i = 0; i < f.ops.size(); ++i) {
+    const std::size_t k = f.step_of[i];
+    std::string text = implementationOf(*f.prepared[k]);
+    if (f.beside_next[k] || (k > 0 && f.beside_next[k - 1])) text += ", two ops side by side";
+    f.implementations->push_back(text);
   }
 }
 
@@ -370,6 +406,7 @@ cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t ver
     if (st != CNML_STATUS_SUCCESS) return st;
     int threads = threadsFor(core_limit);
     prepareSteps(f, threads);
+    pairRecurrentSteps(f, threads);
     std::vector<const OpDesc*> ops;
     for (const OpDesc& op : f.ops) ops.push_back(&op);
     std::vector<std::uint64_t> out_ids;
@@ -414,7 +451,30 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
       out.clear();
       for (const Slot& slot : f.in_slots[i]) in.push_back(resolve(slot));
       for (const Slot& slot : f.out_slots[i]) out.push_back(resolve(slot));
-      execute(*f.prepared[i], in.data(), out.data());
+      if (!f.beside_next[i]) {
+        execute(*f.prepared[i], in.data(), out.data());
+        continue;
+      }
+      std::vector<const void*> in2;
+      std::vector<void*> out2;
+      for (const Slot& slot : f.in_slots[i + 1]) in2.push_back(resolve(slot));
+      for (const Slot& slot : f.out_slots[i + 1]) out2.push_back(resolve(slot));
+      std::exception_ptr failed[2];  // an exception must not leave the parallel region
+#pragma omp parallel num_threads(2)
+      {
+        const int t = omp_get_thread_num();
+        try {
+          if (t == 0)
+            execute(*f.prepared[i], in.data(), out.data());
+          else
+            execute(*f.prepared[i + 1], in2.data(), out2.data());
+        } catch (...) {
+          failed[t] = std::current_exception();
+        }
+      }
+      for (const std::exception_ptr& e : failed)
+        if (e) std::rethrow_exception(e);
+      ++i;
     }
     const std::chrono::duration<double, std::micro> wall =
         std::chrono::steady_clock::now() - start;

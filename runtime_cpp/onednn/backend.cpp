@@ -1110,6 +1110,10 @@ dnnl::primitive_desc rnnPrimitive(const OpDesc& d) {
   // Initial states only when given (a zero desc: zeros); final states only when they are
   // the output (Y: none).
   const memory::desc none;
+  // Its own scratchpad (makeRnn): the library's global one is not safe for the two
+  // directions a fusion runs side by side (fusion.cpp).
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   const memory::desc h0 = d.rnn.has_h ? state : none;
   const memory::desc h_n = d.rnn.output != CNML_RNN_OUTPUT_Y ? state : none;
   switch (d.rnn.cell) {
@@ -1119,17 +1123,17 @@ dnnl::primitive_desc rnnPrimitive(const OpDesc& d) {
       if (d.consts[3]) {
         const memory::desc peep({1, 1, 3, s.hidden}, DT::f32, Tag::ldgo);
         return dnnl::lstm_forward::primitive_desc(cpuEngine(), inference, dir, x, h0, c0, w, r,
-                                                  peep, bias, y, h_n, c_n);
+                                                  peep, bias, y, h_n, c_n, attr);
       }
       return dnnl::lstm_forward::primitive_desc(cpuEngine(), inference, dir, x, h0, c0, w, r,
-                                                bias, y, h_n, c_n);
+                                                bias, y, h_n, c_n, attr);
     }
     case CNML_RNN_GRU:
       return dnnl::gru_forward::primitive_desc(cpuEngine(), inference, dir, x, h0, w, r, bias, y,
-                                               h_n);
+                                               h_n, attr);
     case CNML_RNN_GRU_LINEAR_BEFORE_RESET:
       return dnnl::lbr_gru_forward::primitive_desc(cpuEngine(), inference, dir, x, h0, w, r,
-                                                   bias, y, h_n);
+                                                   bias, y, h_n, attr);
     case CNML_RNN_TANH:
     case CNML_RNN_RELU:
     case CNML_RNN_SIGMOID: {
@@ -1137,7 +1141,7 @@ dnnl::primitive_desc rnnPrimitive(const OpDesc& d) {
                                 : d.rnn.cell == CNML_RNN_RELU ? dnnl::algorithm::eltwise_relu
                                                               : dnnl::algorithm::eltwise_logistic;
       return dnnl::vanilla_rnn_forward::primitive_desc(cpuEngine(), inference, f, dir, x, h0, w,
-                                                       r, bias, y, h_n);
+                                                       r, bias, y, h_n, attr);
     }
   }
   throw dnnl::error(dnnl_invalid_arguments, "unknown recurrent cell");
@@ -1189,6 +1193,7 @@ std::unique_ptr<DnnlOp> makeRnn(const OpDesc& d, int threads) {
   const int out_arg = d.rnn.output == CNML_RNN_OUTPUT_Y   ? DNNL_ARG_DST_LAYER
                       : d.rnn.output == CNML_RNN_OUTPUT_H ? DNNL_ARG_DST_ITER
                                                           : DNNL_ARG_DST_ITER_C;
+  op->args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), cpuEngine());
   for (int arg : {DNNL_ARG_DST_LAYER, DNNL_ARG_DST_ITER, DNNL_ARG_DST_ITER_C}) {
     const memory::desc md = pd.query_md(dnnl::query::exec_arg_md, arg);
     if (arg == out_arg)

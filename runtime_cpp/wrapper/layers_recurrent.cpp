@@ -263,12 +263,17 @@ bool RecurrentLayer::buildWhole() {
     }
     made.push_back(dir);
   }
-  std::vector<Tensor*> outs;
+  // The states first, then the directions one after the other: a fusion runs two
+  // independent recurrent ops side by side (fusion.cpp).
   for (int d = 0; d < directions_; ++d) {
     prefix_ = name_ + "/d" + std::to_string(d) + "/";
     Direction& dir = made[static_cast<std::size_t>(d)];
     if (dir.h0) stateInto(*inputs_[1], d, "h0", dir.h0);
     if (dir.c0) stateInto(*inputs_[2], d, "c0", dir.c0);
+  }
+  std::vector<Tensor*> outs;
+  for (int d = 0; d < directions_; ++d) {
+    Direction& dir = made[static_cast<std::size_t>(d)];
     std::vector<Tensor*> ins{x};
     if (dir.h0) ins.push_back(dir.h0);
     if (dir.c0) ins.push_back(dir.c0);

@@ -163,6 +163,10 @@ def test_one_sdk_op_per_direction_where_the_sdk_has_one(sdk: str) -> None:
         calls = [r["fn"] for r in json.loads(log.take())]
     rnn_ops, cell_ops = calls.count("cnmlCreateRnnOp"), calls.count("cnmlCreateActiveOp")
     assert (rnn_ops, cell_ops == 0) == ((2, True) if sdk == "onednn" else (0, False))
+    # On oneDNN, at MP 2, the two directions (one thread each) run side by side.
+    kernels = {kernel for _, kernel in s.implementations()}
+    side = {k for k in kernels if k.endswith("two ops side by side")}
+    assert (sdk == "onednn") == (len(side) == 1 and next(iter(side)).startswith("rnn ")), kernels
 
 
 def test_int8_block_computes_in_fp16() -> None:
