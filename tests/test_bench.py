@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 
@@ -96,3 +97,31 @@ def test_command_line(models, tmp_path):
     assert refused.returncode != 0 and "--calibration" in refused.stderr
     refused = _cli(str(tmp_path / "missing.onnx"), "--sdk", "mock", cwd=tmp_path)
     assert refused.returncode == 2 and "missing.onnx" in refused.stderr
+
+
+def test_int8_is_measured_beside_onnxruntimes_static_int8(tmp_path):
+    """With an int8 configuration, onnxruntime's own static int8 of the model, calibrated on
+    the same files, is timed and checked against its fp32 beside it."""
+    from paleozoic.cli import main
+
+    digits = Path(__file__).resolve().parents[1] / "examples" / "digits"
+    data = np.load(digits / "digits_data.npz")
+    folder = tmp_path / "calib"
+    folder.mkdir()
+    for i, image in enumerate(data["calib_x"][:16]):
+        np.save(folder / f"{i:02d}.npy", image[None].astype(np.float32))
+    calib = tmp_path / "calib.json"
+    model = digits / "digits_cnn.onnx"
+    assert main(["calibrate", str(model), "--data", str(folder), "-o", str(calib)]) == 0
+    report = bench([model], resolve_configs(["mock"], ["fuse-all"], ["fp32", "int8"]),
+                   threads=1, repeat=2, rounds=1, calibration=calib)
+    rows = {r.config: r for r in report.models[0].results}
+    assert list(rows) == ["onnxruntime int8 (QDQ)", "mock fuse-all", "mock fuse-all int8"]
+    peer = rows["onnxruntime int8 (QDQ)"]
+    assert peer.sdk == "onnxruntime" and peer.precision == "int8" and peer.median_ms > 0
+    # A quantised network: not fp32's numbers (bench's seeded standard-normal input lies
+    # outside the digits' calibrated [0, 1] range, so both int8 rows are far from fp32).
+    assert 0 < peer.sqnr_db < 80 and peer.max_abs > 0, peer
+    assert rows["mock fuse-all int8"].sqnr_db < 80
+    assert "onnxruntime int8 (QDQ)" in report.table()
+    assert set(report.best("mock")) == {str(model)}  # the peer is no SDK's plan
