@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from paleozoic.ir import LayerQueue
+from paleozoic.ir import Layer, LayerQueue
 from paleozoic.ops import KINDS
-from paleozoic.passes.rewrite import remove_forwarding, sole_consumer
+from paleozoic.passes.rewrite import remove_forwarding, rewrite_pairs, sole_consumer
 
 
 def merge_scale_chains(queue: LayerQueue) -> int:
@@ -14,27 +14,16 @@ def merge_scale_chains(queue: LayerQueue) -> int:
 
     Exporters that spell BatchNorm as Mul + Add (DenseNet, Inception-v2) leave such chains.
     """
-    changed = 0
-    progress = True
-    while progress:
-        progress = False
-        producers = queue.producers()
-        for layer in queue.layers:
-            if layer.kind != "Scale":
-                continue
-            first = producers.get(layer.inputs[0])
-            if first is None or first.kind != "Scale" or \
-                    sole_consumer(queue, first.output) is not layer:
-                continue
-            a1, b1 = (queue.weights[first.weights[r]] for r in ("alpha", "beta"))
-            a2, b2 = (queue.weights[layer.weights[r]] for r in ("alpha", "beta"))
-            queue.weights[first.weights["alpha"]] = (a1 * a2).astype(np.float32)
-            queue.weights[first.weights["beta"]] = (b1 * a2 + b2).astype(np.float32)
-            remove_forwarding(queue, layer, first.output, absorbed=True)
-            changed += 1
-            progress = True
-            break
-    return changed
+
+    def merge(first: Layer, layer: Layer) -> bool:
+        a1, b1 = (queue.weights[first.weights[r]] for r in ("alpha", "beta"))
+        a2, b2 = (queue.weights[layer.weights[r]] for r in ("alpha", "beta"))
+        queue.weights[first.weights["alpha"]] = (a1 * a2).astype(np.float32)
+        queue.weights[first.weights["beta"]] = (b1 * a2 + b2).astype(np.float32)
+        remove_forwarding(queue, layer, first.output, absorbed=True)
+        return True
+
+    return rewrite_pairs(queue, "Scale", "Scale", merge)
 
 
 def fold_bias_into_producer(queue: LayerQueue) -> int:

@@ -4,31 +4,22 @@ Unsqueeze, Cast): a host cast that only reshapes merges into the host cast readi
 
 from __future__ import annotations
 
-from paleozoic.ir import LayerQueue
-from paleozoic.passes.rewrite import sole_consumer
+from paleozoic.ir import Layer, LayerQueue
+from paleozoic.passes.rewrite import rewrite_pairs
 
 
 def merge_host_copies(queue: LayerQueue) -> int:
     """HostCast(HostCast(x, to=type of x, shape=s), to=t, shape=s2) -> HostCast(x, t, s2),
     when the first is a pure copy (no type change, no index wrap) read by the second only."""
-    changed = 0
-    progress = True
-    while progress:
-        progress = False
-        producers = queue.producers()
-        for layer in queue.layers:
-            if layer.kind != "HostCast":
-                continue
-            before = producers.get(layer.inputs[0])
-            if before is None or before.kind != "HostCast" or before.op.attrs["wrap"] or \
-                    before.op.attrs["to"] != queue.tensors[before.inputs[0]].dtype or \
-                    sole_consumer(queue, before.output) is not layer:
-                continue
-            layer.inputs = list(before.inputs)
-            layer.onnx_nodes = list(dict.fromkeys(before.onnx_nodes + layer.onnx_nodes))
-            queue.layers.remove(before)
-            queue.onnx_tensors.pop(before.output, None)
-            changed += 1
-            progress = True
-            break
-    return changed
+
+    def merge(before: Layer, layer: Layer) -> bool:
+        if before.op.attrs["wrap"] or before.op.attrs["to"] != queue.tensors[
+                before.inputs[0]].dtype:
+            return False
+        layer.inputs = list(before.inputs)
+        layer.onnx_nodes = list(dict.fromkeys(before.onnx_nodes + layer.onnx_nodes))
+        queue.layers.remove(before)
+        queue.onnx_tensors.pop(before.output, None)
+        return True
+
+    return rewrite_pairs(queue, "HostCast", "HostCast", merge)

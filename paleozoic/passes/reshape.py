@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from paleozoic.ir import Layer, LayerQueue
-from paleozoic.passes.rewrite import remove_forwarding, sole_consumer
+from paleozoic.passes.rewrite import remove_forwarding, rewrite_pairs, sole_consumer
 
 
 def collapse_reshapes(queue: LayerQueue) -> int:
@@ -107,30 +107,19 @@ def move_scales_before_channel_reshapes(queue: LayerQueue) -> int:
     either side. A 1-D convolution's bias (TVM adds it after the convolution, which runs in
     2-D between reshapes) then sits right after the convolution and folds into it, and the
     reshape meets the next 1-D layer's reshape, with which it collapses."""
-    changed = 0
-    progress = True
-    while progress:
-        progress = False
-        producers = queue.producers()
-        for layer in queue.layers:
-            if layer.kind != "Scale":
-                continue
-            reshape = producers.get(layer.inputs[0])
-            if reshape is None or reshape.kind != "Reshape" or \
-                    sole_consumer(queue, reshape.output) is not layer:
-                continue
-            before, after = queue.shape(reshape.inputs[0]), queue.shape(reshape.output)
-            if len(before) < 2 or before[:2] != after[:2]:
-                continue
-            _swap(queue, reshape, layer)
-            if layer.output in queue.outputs:  # the reshape now holds the graph output
-                queue.outputs = [reshape.output if o == layer.output else o
-                                 for o in queue.outputs]
-                queue.onnx_tensors.pop(layer.output, None)
-            changed += 1
-            progress = True
-            break
-    return changed
+
+    def move(reshape: Layer, layer: Layer) -> bool:
+        before, after = queue.shape(reshape.inputs[0]), queue.shape(reshape.output)
+        if len(before) < 2 or before[:2] != after[:2]:
+            return False
+        _swap(queue, reshape, layer)
+        if layer.output in queue.outputs:  # the reshape now holds the graph output
+            queue.outputs = [reshape.output if o == layer.output else o
+                             for o in queue.outputs]
+            queue.onnx_tensors.pop(layer.output, None)
+        return True
+
+    return rewrite_pairs(queue, "Scale", "Reshape", move)
 
 
 def _swap(queue: LayerQueue, reshape: Layer, layer: Layer) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from paleozoic.ir import Layer, LayerQueue
 
 
@@ -11,6 +13,31 @@ def sole_consumer(queue: LayerQueue, tensor: str) -> Layer | None:
         return None
     users = queue.consumers().get(tensor, [])
     return users[0] if len(users) == 1 else None
+
+
+def rewrite_pairs(queue: LayerQueue, kind: str, producer_kind: str,
+                  rewrite: Callable[[Layer, Layer], bool]) -> int:
+    """Calls rewrite(producer, layer) for a `kind` layer whose input a `producer_kind` layer
+    computes for it alone, until no pair is left that rewrite accepts (it returns False to
+    leave a pair as it is); the queue is looked at afresh after each rewrite. Returns how
+    many pairs were rewritten."""
+    changed = 0
+    progress = True
+    while progress:
+        progress = False
+        producers = queue.producers()
+        for layer in queue.layers:
+            if layer.kind != kind:
+                continue
+            before = producers.get(layer.inputs[0])
+            if before is None or before.kind != producer_kind or \
+                    sole_consumer(queue, before.output) is not layer:
+                continue
+            if rewrite(before, layer):
+                changed += 1
+                progress = True
+                break
+    return changed
 
 
 def remove_forwarding(queue: LayerQueue, layer: Layer, replacement: str,

@@ -22,6 +22,7 @@
 
 #include "paleozoic/layer_registry.h"
 #include "paleozoic/runtime.h"
+#include "paleozoic/session.h"
 
 namespace py = pybind11;
 
@@ -127,17 +128,10 @@ class Session {
   // (layer, what computes it) for every SDK op of the compiled blocks, in running order.
   std::vector<std::pair<std::string, std::string>> implementations() const {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& block : blocks_)
-      for (pz::Layer* layer : block->sequence()) {
-        if (layer->onHost()) {
-          out.emplace_back(layer->name(), "host");
-          continue;
-        }
-        for (cnmlBaseOp_t op : layer->ops()) {
-          const char* text = cnmlMockOpImplementation(op);
-          out.emplace_back(layer->name(), text ? text : "?");
-        }
-      }
+    for (const auto& block : blocks_) {
+      const auto mine = pz::implementations(*block);
+      out.insert(out.end(), mine.begin(), mine.end());
+    }
     return out;
   }
 

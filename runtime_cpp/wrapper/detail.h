@@ -3,6 +3,7 @@
 #define PALEOZOIC_WRAPPER_DETAIL_H_
 
 #include <string>
+#include <vector>
 
 #include "paleozoic/layer_registry.h"
 #include "paleozoic/runtime.h"
@@ -48,6 +49,20 @@ void addHostFactories(std::vector<LayerFactory>& factories);
 
 // Normalises a possibly negative axis into [0, rank) or throws pz::Error naming the layer.
 int normaliseAxis(const std::string& layer, int axis, int rank);
+
+// The descriptors and device buffers of `tensors`, as the SDK's forwards of op lists of
+// inputs (Concat, the recurrent op) take them; read at forward time (buffers may move).
+struct TensorList {
+  std::vector<cnmlTensor_t> descs;
+  std::vector<void*> data;
+  explicit TensorList(const std::vector<Tensor*>& tensors) {
+    for (Tensor* t : tensors) {
+      descs.push_back(t->desc());
+      data.push_back(t->deviceData());
+    }
+  }
+  int size() const { return static_cast<int>(descs.size()); }
+};
 
 }  // namespace detail
 }  // namespace pz

@@ -285,18 +285,12 @@ ConcatLayer::ConcatLayer(std::string name, std::vector<Tensor*> inputs, int axis
 
 // The SDK forward takes the activations only: a constant operand is baked into the op.
 cnmlStatus_t ConcatLayer::forward(cnrtQueue_t queue) {
-  std::vector<cnmlTensor_t> in_descs;
-  std::vector<void*> in_data;
-  for (Tensor* t : inputs_) {
-    in_descs.push_back(t->desc());
-    in_data.push_back(t->deviceData());
-  }
+  detail::TensorList in(inputs_);
   cnmlTensor_t out_desc = output_.desc();
   void* out_data = output_.deviceData();
-  return PZ_CHECK(
-      name_, cnmlComputeConcatOpForward_V4(op_, in_descs.data(), in_data.data(),
-                                           static_cast<int>(in_descs.size()), &out_desc, &out_data,
-                                           1, queue, nullptr));
+  return PZ_CHECK(name_, cnmlComputeConcatOpForward_V4(op_, in.descs.data(), in.data.data(),
+                                                       in.size(), &out_desc, &out_data, 1, queue,
+                                                       nullptr));
 }
 
 // ---- ReshapeLayer ---------------------------------------------------------------------

@@ -280,15 +280,9 @@ bool RecurrentLayer::buildWhole() {
     Tensor* out = dir.out;
     cnmlBaseOp_t op = dir.op;
     addOp(op, [op, ins, out](cnrtQueue_t queue) {
-      std::vector<cnmlTensor_t> descs;
-      std::vector<void*> data;
-      for (Tensor* t : ins) {
-        descs.push_back(t->desc());
-        data.push_back(t->deviceData());
-      }
-      return cnmlComputeRnnOpForward_V4(op, descs.data(), data.data(),
-                                        static_cast<int>(descs.size()), out->desc(),
-                                        out->deviceData(), queue, nullptr);
+      detail::TensorList in(ins);
+      return cnmlComputeRnnOpForward_V4(op, in.descs.data(), in.data.data(), in.size(),
+                                        out->desc(), out->deviceData(), queue, nullptr);
     });
     outs.push_back(out);
   }
@@ -340,17 +334,11 @@ void RecurrentLayer::joinInto(const std::vector<Tensor*>& pieces, Shape rows, in
   cnmlBaseOp_t op = nullptr;
   PZ_CHECK(name_, cnmlCreateNdConcatOp(&op, axis, descs.data(), n, &out_desc, 1));
   addOp(op, [op, views, &joined](cnrtQueue_t queue) {
-    std::vector<cnmlTensor_t> in_descs;
-    std::vector<void*> in_data;
-    for (Tensor* v : views) {
-      in_descs.push_back(v->desc());
-      in_data.push_back(v->deviceData());
-    }
+    detail::TensorList in(views);
     cnmlTensor_t o = joined.desc();
     void* o_data = joined.deviceData();
-    return cnmlComputeConcatOpForward_V4(op, in_descs.data(), in_data.data(),
-                                         static_cast<int>(in_descs.size()), &o, &o_data, 1,
-                                         queue, nullptr);
+    return cnmlComputeConcatOpForward_V4(op, in.descs.data(), in.data.data(), in.size(), &o,
+                                         &o_data, 1, queue, nullptr);
   });
   reshapeInto(joined, output_);
 }

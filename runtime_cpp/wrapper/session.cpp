@@ -185,20 +185,28 @@ bool slowPath(const std::string& implementation, bool library) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> implementations(const Block& block) {
+  std::vector<std::pair<std::string, std::string>> ops;
+  for (Layer* layer : block.sequence()) {
+    if (layer->onHost()) {
+      ops.emplace_back(layer->name(), "host");
+      continue;
+    }
+    for (cnmlBaseOp_t op : layer->ops()) {
+      const char* text = cnmlMockOpImplementation(op);
+      ops.emplace_back(layer->name(), text ? text : "?");
+    }
+  }
+  return ops;
+}
+
 void printImplementations(const std::vector<Block>& blocks, std::ostream& out) {
   std::map<std::string, int> count;
   std::vector<std::pair<std::string, std::string>> ops;  // (layer, implementation)
-  for (const Block& block : blocks)
-    for (Layer* layer : block.sequence()) {
-      if (layer->onHost()) {
-        ops.emplace_back(layer->name(), "host");
-        continue;
-      }
-      for (cnmlBaseOp_t op : layer->ops()) {
-        const char* text = cnmlMockOpImplementation(op);
-        ops.emplace_back(layer->name(), text ? text : "?");
-      }
-    }
+  for (const Block& block : blocks) {
+    const auto mine = implementations(block);
+    ops.insert(ops.end(), mine.begin(), mine.end());
+  }
   for (const auto& op : ops) ++count[op.second];
   std::vector<std::pair<int, std::string>> ranked;
   bool library = false;

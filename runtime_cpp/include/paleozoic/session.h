@@ -5,6 +5,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "paleozoic/runtime.h"
@@ -45,6 +46,10 @@ double runRepeated(std::vector<Block>& blocks, cnrtQueue_t queue, int repeat);
 // Per-block device time (simulated on the mock SDK, wall clock on oneDNN) and the total, one line per block,
 // then printImplementations.
 void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream& out);
+
+// (layer, what computes it) for every SDK op of a compiled block, in running order
+// (cnmlMockOpImplementation; "host" for a host layer).
+std::vector<std::pair<std::string, std::string>> implementations(const Block& block);
 
 // What computes the session's ops (cnmlMockOpImplementation), counted per kernel, and the
 // layers on a slow path: the SDK's own C++ kernels where a library computes the rest, or a
