@@ -134,46 +134,39 @@ def convert_resize2d(w: Walker, call: Any, args: list[Value]) -> Value:
     return w.emit("Interp", [x], attrs, part="resize")
 
 
-def _pool(w: Walker, call: Any, args: list[Value], mode: str) -> Value:
+def _pool(w: Walker, call: Any, args: list[Value], mode: str, one_d: bool = False) -> Value:
+    """A 2-D pool, or with `one_d` a 1-D one over [N, C, L] as the 2-D pool with H = 1."""
     (x,) = args
     if not isinstance(x, Act):
         raise w.fail("pooling of a constant is not supported")
     a = call.attrs
-    if a.layout != "NCHW":
-        raise w.fail(f"pool layout {a.layout} is not NCHW")
+    layout = "NCW" if one_d else "NCHW"
+    if a.layout != layout:
+        raise w.fail(f"pool layout {a.layout} is not {layout}")
     if any(d != 1 for d in ints(a.dilation)):
         raise w.fail("dilated pooling is not supported by the SDK's pool op")
-    top, left, bottom, right = ints(a.padding)
-    attrs = {"mode": mode, "kernel": ints(a.pool_size), "stride": ints(a.strides),
+    if one_d:
+        (left, right), top, bottom = ints(a.padding), 0, 0
+        kernel, stride = [1, *ints(a.pool_size)], [1, *ints(a.strides)]
+    else:
+        top, left, bottom, right = ints(a.padding)
+        kernel, stride = ints(a.pool_size), ints(a.strides)
+    attrs = {"mode": mode, "kernel": kernel, "stride": stride,
              "pads": [top, bottom, left, right], "ceil_mode": bool(a.ceil_mode),
              "count_include_pad": bool(a.count_include_pad) if mode == "avg" else False}
-    return w.emit("Pool", [x], attrs, part=f"{mode}pool")
-
-
-def _pool1d(w: Walker, call: Any, args: list[Value], mode: str) -> Value:
-    (x,) = args
-    if not isinstance(x, Act):
-        raise w.fail("pooling of a constant is not supported")
-    a = call.attrs
-    if a.layout != "NCW":
-        raise w.fail(f"pool layout {a.layout} is not NCW")
-    if any(d != 1 for d in ints(a.dilation)):
-        raise w.fail("dilated pooling is not supported by the SDK's pool op")
-    left, right = ints(a.padding)
-    attrs = {"mode": mode, "kernel": [1, *ints(a.pool_size)], "stride": [1, *ints(a.strides)],
-             "pads": [0, 0, left, right], "ceil_mode": bool(a.ceil_mode),
-             "count_include_pad": bool(a.count_include_pad) if mode == "avg" else False}
+    if not one_d:
+        return w.emit("Pool", [x], attrs, part=f"{mode}pool")
     return _to_1d(w, w.emit("Pool", [_to_2d(w, x)], attrs, part=f"{mode}pool"))
 
 
 @converter("relax.nn.max_pool1d")
 def convert_max_pool1d(w: Walker, call: Any, args: list[Value]) -> Value:
-    return _pool1d(w, call, args, "max")
+    return _pool(w, call, args, "max", one_d=True)
 
 
 @converter("relax.nn.avg_pool1d")
 def convert_avg_pool1d(w: Walker, call: Any, args: list[Value]) -> Value:
-    return _pool1d(w, call, args, "avg")
+    return _pool(w, call, args, "avg", one_d=True)
 
 
 @converter("relax.nn.max_pool2d")
