@@ -1411,7 +1411,7 @@ bool backendCanAppend(const std::vector<const OpDesc*>& chain, const OpDesc& nex
 bool backendLink(BackendOp& producer, int output, BackendOp& consumer, int input) {
   auto* from = dynamic_cast<DnnlOp*>(&producer);
   auto* to = dynamic_cast<DnnlOp*>(&consumer);
-  if (!from || !to) return false;
+  if (!from || !to) return onednn::linkReduced(producer, output, consumer, input);
   const Port& out = from->outs_[output];
   if (to->agnostic_ && !to->built_.cl && out.reordered && !to->ins_[input].reordered &&
       channelsLast(out.inner.get_desc())) {
@@ -1453,7 +1453,10 @@ bool backendWriteOver(BackendOp& producer, int output, BackendOp& consumer, int 
 }
 
 void backendSkipDense(BackendOp& producer, int output) {
-  if (auto* from = dynamic_cast<DnnlOp*>(&producer)) from->outs_[output].reordered = false;
+  if (auto* from = dynamic_cast<DnnlOp*>(&producer))
+    from->outs_[output].reordered = false;
+  else
+    onednn::skipReducedDense(producer, output);
 }
 
 bool backendComputesRecurrent(const OpDesc& op) {

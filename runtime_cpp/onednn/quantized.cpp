@@ -30,6 +30,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -123,6 +125,36 @@ struct QuantizeRow {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(q));
   }
 #endif
+};
+
+// A linked producer's fp32 result (backendLink) as the value the mock hands over: each
+// element rounded to binary16 (vcvtps2ph, round to nearest even) and then, for an int8
+// reader, quantised as QuantizeRow does; so a link changes no number.
+struct RoundHalfRow {
+  void operator()(const float* in, float* out, long long n) const {
+    long long i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, round(_mm512_loadu_ps(in + i)));
+#endif
+    for (; i < n; ++i) out[i] = numerics::halfToFloat(numerics::floatToHalf(in[i]));
+  }
+#if defined(__AVX512F__)
+  static __m512 round(__m512 x) {
+    return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+#endif
+};
+
+struct QuantizeHalfRow {
+  QuantizeRow q;
+  void operator()(const float* in, std::int8_t* out, long long n) const {
+    long long i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) q.put(RoundHalfRow::round(_mm512_loadu_ps(in + i)), out + i);
+#endif
+    for (; i < n; ++i)
+      out[i] = numerics::quantize(numerics::halfToFloat(numerics::floatToHalf(in[i])), q.k);
+  }
 };
 
 constexpr long long kChunk = 4096;  // elements per parallel task
@@ -248,6 +280,14 @@ void fromChannelsLast(const float* in, std::uint16_t* out, const Planes& p, int 
 
 #pragma GCC diagnostic pop
 
+// Whether the chain's last op leaves no negative value (relu and its clipped forms).
+bool endsNonNegative(const std::vector<const OpDesc*>& chain) {
+  const OpDesc& d = *chain.back();
+  return d.kind == OpKind::kActive &&
+         (d.active == CNML_ACTIVE_RELU || d.active == CNML_ACTIVE_RELU6 ||
+          d.active == CNML_ACTIVE_RELU1);
+}
+
 bool allOf(const std::vector<Operand>& v, cnmlDataType_t dtype) {
   for (const Operand& o : v)
     if (o.dtype != dtype) return false;
@@ -316,28 +356,6 @@ std::vector<std::size_t> chainInputSizes(const std::vector<const OpDesc*>& chain
   return sizes;
 }
 
-std::unique_ptr<BackendOp> makeConvertingConv(const OpDesc& d,
-                                              const std::vector<const OpDesc*>& chain,
-                                              int threads, const FloatPath& fp32, bool int8);
-
-// A conv head converts its own operands (channels-last, below); other chains are the fp32
-// path's primitive(s) between dense conversions.
-std::unique_ptr<BackendOp> makeHalf(const std::vector<const OpDesc*>& chain, int threads,
-                                    const FloatPath& fp32) {
-  for (const OpDesc* d : chain)
-    if (d->int8 || d->kind == OpKind::kCast || d->outputs.size() != 1 ||
-        !allOf(d->inputs, CNML_DATA_FLOAT16) || !allOf(d->outputs, CNML_DATA_FLOAT16))
-      return nullptr;
-  const OpDesc& head = *chain.front();
-  if ((head.kind == OpKind::kConv || head.kind == OpKind::kConvGroup) && head.inputs.size() == 1)
-    if (std::unique_ptr<BackendOp> op = makeConvertingConv(head, chain, threads, fp32, false))
-      return op;
-  const std::vector<OpDesc> ops = asFloat(chain);
-  std::unique_ptr<BackendOp> inner = fp32.make(pointers(ops), threads);
-  if (!inner) return nullptr;
-  return std::make_unique<HalfOp>(std::move(inner), chainInputSizes(chain),
-                                  chain.back()->outputs[0].elements(), threads);
-}
 
 // ---- int8 ----------------------------------------------------------------------------------
 
@@ -350,6 +368,12 @@ struct Staged {
   dnnl::reorder reorder;
   Route route = kDirect;
   Planes planes{};
+  // A linked producer's fp32 result in the layout of `inner` (backendLink): read in place
+  // of the caller's binary16 buffer. Empty when not linked.
+  memory from;
+  // `inner` is a requantising producer's int8 result (ConvertingOp::requantize): nothing
+  // to convert.
+  bool shared = false;
   void bind(const memory::desc& user_md, void* handle, const memory::desc& prim_md,
             bool input) {
     user = memory(user_md, cpuEngine(), handle);
@@ -386,13 +410,18 @@ class ConvertingOp : public BackendOp {
     ThreadScope scope(threads_);
     const auto* x = static_cast<const std::uint16_t*>(inputs[0]);
     if (int8_)
-      stage(src_, x, reinterpret_cast<std::int8_t*>(src_buf_.data()), QuantizeRow{step_inverse_});
+      stage(src_, x, reinterpret_cast<std::int8_t*>(src_buf_.data()), QuantizeRow{step_inverse_},
+            QuantizeHalfRow{{step_inverse_}});
     else
-      stage(src_, x, reinterpret_cast<float*>(src_buf_.data()), DecodeRow());
+      stage(src_, x, reinterpret_cast<float*>(src_buf_.data()), DecodeRow(), RoundHalfRow());
     for (std::size_t i = 0; i < extra_.size(); ++i)
       stage(extra_[i], static_cast<const std::uint16_t*>(inputs[i + 1]), extra32_[i].data(),
-            DecodeRow());
+            DecodeRow(), RoundHalfRow());
     prim_.execute(stream_, args_);
+    if (skip_dense_) {
+      stream_.wait();
+      return;
+    }
     if (dst_.route == Staged::kReorder) dst_.reorder.execute(stream_, dst_.inner, dst_.user);
     stream_.wait();
     auto* y = static_cast<std::uint16_t*>(outputs[0]);
@@ -413,10 +442,62 @@ class ConvertingOp : public BackendOp {
   std::vector<std::vector<float>> extra32_;  // the chain's other inputs, decoded
   Staged src_, dst_;
   std::vector<Staged> extra_;
+  // Every reader of the result was linked and nothing outside the fusion reads it
+  // (backendSkipDense): the binary16 output is not written.
+  bool skip_dense_ = false;
+  // The ops whose input 0 reads the result through a link (linkReduced).
+  std::vector<ConvertingOp*> readers_;
+  // This op rebuilt to write int8 codes for readers quantising with `step_inverse` (its
+  // output scale), or null; set for int8 convolutions.
+  std::function<std::unique_ptr<ConvertingOp>(double step_inverse)> requantized_;
 
-  // Converts the binary16 input `in` into the argument's memory.
-  template <typename Out, typename Row>
-  void stage(Staged& s, const std::uint16_t* in, Out* dense_buf, Row row) {
+  // When every reader is an int8 op quantising the value with the same step, the op writes
+  // their int8 codes itself (oneDNN's output scale and saturation, a clip to -127 as the
+  // mock's): no fp32 result, no conversion pass. The codes skip the binary16 rounding in
+  // between, so they may differ from the mock's by one where the fp32 value lies within
+  // half a binary16 step of a rounding tie (README "oneDNN SDK").
+  void requantize() {
+    if (!int8_ || !requantized_ || readers_.empty()) return;
+    const double k = readers_.front()->step_inverse_;
+    for (const ConvertingOp* r : readers_)
+      if (!r->int8_ || r->step_inverse_ != k || r->src_.route == Staged::kReorder) return;
+    std::unique_ptr<ConvertingOp> re = requantized_(k);
+    if (!re) return;
+    for (const ConvertingOp* r : readers_)
+      if (re->dst_.inner.get_desc() != r->src_.inner.get_desc()) return;
+    re->adoptLinks(*this);
+    for (ConvertingOp* r : readers_) r->readShared(re->dst_.inner);
+    *this = std::move(*re);
+  }
+
+  // Keeps the links `old` (this op built another way) had.
+  void adoptLinks(const ConvertingOp& old) {
+    if (old.src_.shared) readShared(old.src_.inner);
+    src_.from = old.src_.from;
+    for (std::size_t i = 0; i < extra_.size() && i < old.extra_.size(); ++i)
+      extra_[i].from = old.extra_[i].from;
+    readers_ = old.readers_;
+    requantized_ = old.requantized_;
+    skip_dense_ = true;
+  }
+
+  void readShared(const memory& codes) {
+    src_.inner = codes;
+    src_.from = memory();
+    src_.shared = true;
+    args_[DNNL_ARG_SRC] = codes;
+  }
+
+  // Converts the binary16 input `in` (`row`), or the linked producer's fp32 result
+  // (`linked`: the same value, as the mock rounds it), into the argument's memory.
+  template <typename Out, typename Row, typename LinkedRow>
+  void stage(Staged& s, const std::uint16_t* in, Out* dense_buf, Row row, LinkedRow linked) {
+    if (s.shared) return;
+    if (s.from) {
+      convertDense(static_cast<const float*>(s.from.get_data_handle()), s.innerData<Out>(),
+                   s.inner.get_desc().get_size() / sizeof(Out), threads_, linked);
+      return;
+    }
     if (s.route == Staged::kChannelsLast) {
       toChannelsLast(in, s.innerData<Out>(), s.planes, threads_, row);
       return;
@@ -472,15 +553,17 @@ class ConvertingOp : public BackendOp {
       extra_.back().bind(o.user, extra32_.back().data(), o.md, true);
       args_[arg] = extra_.back().inner;
     }
-    dst32_.resize(dst_user.get_size() / sizeof(float));
+    dst32_.resize((dst_user.get_size() + sizeof(float) - 1) / sizeof(float));
     dst_.bind(dst_user, dst32_.data(), pd.dst_desc(), false);
     args_[DNNL_ARG_DST] = dst_.inner;
   }
 };
 
-dnnl::primitive_attr attrOf(bool int8, int scale_mask, const ChainPostOps& post) {
+dnnl::primitive_attr attrOf(bool int8, int scale_mask, const ChainPostOps& post,
+                           bool dst_scale = false) {
   dnnl::primitive_attr attr;
   if (int8) attr.set_scales_mask(DNNL_ARG_WEIGHTS, scale_mask);
+  if (dst_scale) attr.set_scales_mask(DNNL_ARG_DST, 0);
   attr.set_post_ops(post.ops);
   return attr;
 }
@@ -492,10 +575,12 @@ bool exactKernel(const char* impl) {
 }
 
 // An int8 conv, or an fp16 one (f32 primitive) whose primitive takes channels-last
-// operands; null otherwise (an fp16 conv then runs as HalfOp).
-std::unique_ptr<BackendOp> makeConvertingConv(const OpDesc& d,
-                                              const std::vector<const OpDesc*>& chain,
-                                              int threads, const FloatPath& fp32, bool int8) {
+// operands; null otherwise (an fp16 conv then runs as HalfOp). `requant`: the int8 codes of
+// its readers' quantisation (their step inverse) as the output, for ConvertingOp::requantize.
+std::unique_ptr<ConvertingOp> makeConvertingConv(const OpDesc& d,
+                                                 const std::vector<const OpDesc*>& chain,
+                                                 int threads, const FloatPath& fp32, bool int8,
+                                                 double requant = 0.0) {
   const Dims& in = d.inputs[0].dims;
   const Dims& out = d.outputs[0].dims;
   const Dims& f = d.consts[0]->dims;
@@ -517,20 +602,67 @@ std::unique_ptr<BackendOp> makeConvertingConv(const OpDesc& d,
         cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
         any(src_user), any(weights_user),
         bias ? memory::desc({out[1]}, DT::f32, Tag::a) : memory::desc(), dst, {c.sh, c.sw},
-        {c.dh - 1, c.dw - 1}, {c.pt, c.pl}, {c.pb, c.pr}, attrOf(int8, mask, p));
+        {c.dh - 1, c.dw - 1}, {c.pt, c.pl}, {c.pb, c.pr}, attrOf(int8, mask, p, requant != 0));
   };
   // Chain inputs of the output's shape get the convolution's own layout (as backend.cpp).
   const memory::desc layout = convPd(any(dst_user), ChainPostOps()).dst_desc();
   const std::vector<OpDesc> ops = asFloat(chain);
-  const ChainPostOps post = fp32.post_ops(pointers(ops), &layout);
-  const auto pd = convPd(post.operands.empty() ? any(dst_user) : layout, post);
+  ChainPostOps post = fp32.post_ops(pointers(ops), &layout);
+  memory::desc dst = post.operands.empty() ? any(dst_user) : layout;
+  memory::desc codes;  // requant: the int8 output, channels last as the readers take it
+  if (requant != 0) {
+    codes = memory::desc(memory::dims(out.begin(), out.end()), DT::s8, Tag::acdb);
+    dst = codes;
+    if (!endsNonNegative(chain))  // the mock clamps to -127, a conversion to s8 to -128
+      post.ops.append_eltwise(dnnl::algorithm::eltwise_clip_v2,
+                              static_cast<float>(-127.0 / requant),
+                              std::numeric_limits<float>::max());
+  }
+  const auto pd = convPd(dst, post);
   if (int8 && !exactKernel(pd.impl_info_str())) return nullptr;
   const memory::desc channels_last(memory::dims(in.begin(), in.end()), dt, Tag::acdb);
   if (!int8 && pd.src_desc() != channels_last) return nullptr;
   auto op = std::make_unique<ConvertingOp>(threads, int8);
   op->prim_ = dnnl::convolution_forward(pd);
-  op->bind(d, pd, src_user, dst_user, weights_user, post);
+  op->bind(d, pd, src_user, requant != 0 ? codes : dst_user, weights_user, post);
+  if (requant != 0) {
+    const float scale = static_cast<float>(1.0 / requant);
+    const memory::desc one({1}, DT::f32, Tag::a);
+    op->setConst(DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST, one, &scale, one);
+    op->skip_dense_ = true;
+  } else if (int8) {
+    // Copies: the chain's records are the fusion's, and requantize() comes later.
+    auto copies = std::make_shared<std::vector<OpDesc>>();
+    for (const OpDesc* o : chain) copies->push_back(*o);
+    op->requantized_ = [copies, threads, fp32](double k) -> std::unique_ptr<ConvertingOp> {
+      ThreadScope scope(threads);
+      try {
+        return makeConvertingConv(copies->front(), pointers(*copies), threads, fp32, true, k);
+      } catch (const dnnl::error&) {
+        return nullptr;
+      }
+    };
+  }
   return op;
+}
+
+// A conv head converts its own operands (channels-last, below); other chains are the fp32
+// path's primitive(s) between dense conversions.
+std::unique_ptr<BackendOp> makeHalf(const std::vector<const OpDesc*>& chain, int threads,
+                                    const FloatPath& fp32) {
+  for (const OpDesc* d : chain)
+    if (d->int8 || d->kind == OpKind::kCast || d->outputs.size() != 1 ||
+        !allOf(d->inputs, CNML_DATA_FLOAT16) || !allOf(d->outputs, CNML_DATA_FLOAT16))
+      return nullptr;
+  const OpDesc& head = *chain.front();
+  if ((head.kind == OpKind::kConv || head.kind == OpKind::kConvGroup) && head.inputs.size() == 1)
+    if (std::unique_ptr<BackendOp> op = makeConvertingConv(head, chain, threads, fp32, false))
+      return op;
+  const std::vector<OpDesc> ops = asFloat(chain);
+  std::unique_ptr<BackendOp> inner = fp32.make(pointers(ops), threads);
+  if (!inner) return nullptr;
+  return std::make_unique<HalfOp>(std::move(inner), chainInputSizes(chain),
+                                  chain.back()->outputs[0].elements(), threads);
 }
 
 std::unique_ptr<BackendOp> makeInt8Mlp(const OpDesc& d, const std::vector<const OpDesc*>& chain,
@@ -574,6 +706,34 @@ std::unique_ptr<BackendOp> makeInt8(const std::vector<const OpDesc*>& chain, int
 }
 
 }  // namespace
+
+// The consumer's staging reads the producer's fp32 result where the layouts agree (both
+// channels last, or both dense): one flat pass that rounds to binary16 (and quantises),
+// instead of the producer's transposing encode and the consumer's transposing decode.
+bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input) {
+  auto* from = dynamic_cast<ConvertingOp*>(&producer);
+  auto* to = dynamic_cast<ConvertingOp*>(&consumer);
+  if (!from || !to || output != 0 || input < 0 ||
+      static_cast<std::size_t>(input) > to->extra_.size() ||
+      from->dst_.route == Staged::kReorder)
+    return false;
+  Staged& s = input == 0 ? to->src_ : to->extra_[input - 1];
+  if (s.route == Staged::kReorder || s.from) return false;
+  const memory::desc want = s.inner.get_desc();
+  const memory& result = from->dst_.inner;
+  if (memory::desc(want.get_dims(), DT::f32, want.get_strides()) != result.get_desc())
+    return false;
+  s.from = result;
+  if (input == 0) from->readers_.push_back(to);
+  return true;
+}
+
+void skipReducedDense(BackendOp& producer, int output) {
+  auto* from = dynamic_cast<ConvertingOp*>(&producer);
+  if (!from || output != 0) return;
+  from->skip_dense_ = true;
+  from->requantize();
+}
 
 std::unique_ptr<BackendOp> makeReducedOp(const std::vector<const OpDesc*>& chain, int threads,
                                          const FloatPath& fp32) {

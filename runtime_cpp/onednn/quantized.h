@@ -44,6 +44,12 @@ struct FloatPath {
 std::unique_ptr<BackendOp> makeReducedOp(const std::vector<const OpDesc*>& chain, int threads,
                                          const FloatPath& fp32);
 
+// backendLink / backendSkipDense for the ops makeReducedOp makes: a conv or inner product
+// head's fp32 result read by the next such head (or its post-op operand) in place of the
+// binary16 buffer between them, with the same numbers.
+bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input);
+void skipReducedDense(BackendOp& producer, int output);
+
 }  // namespace onednn
 }  // namespace pz_mock
 
