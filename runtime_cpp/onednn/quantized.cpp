@@ -445,8 +445,10 @@ class ConvertingOp : public BackendOp {
   // Every reader of the result was linked and nothing outside the fusion reads it
   // (backendSkipDense): the binary16 output is not written.
   bool skip_dense_ = false;
-  // The ops whose input 0 reads the result through a link (linkReduced).
+  // The ops whose input 0 reads the result through a link (linkReduced), and whether an op
+  // reads it as another input (a post-op operand: it needs the fp32 result).
   std::vector<ConvertingOp*> readers_;
+  bool operand_reader_ = false;
   // This op rebuilt to write int8 codes for readers quantising with `step_inverse` (its
   // output scale), or null; set for int8 convolutions.
   std::function<std::unique_ptr<ConvertingOp>(double step_inverse)> requantized_;
@@ -457,7 +459,7 @@ class ConvertingOp : public BackendOp {
   // between, so they may differ from the mock's by one where the fp32 value lies within
   // half a binary16 step of a rounding tie (README "oneDNN SDK").
   void requantize() {
-    if (!int8_ || !requantized_ || readers_.empty()) return;
+    if (!int8_ || !requantized_ || readers_.empty() || operand_reader_) return;
     const double k = readers_.front()->step_inverse_;
     for (const ConvertingOp* r : readers_)
       if (!r->int8_ || r->step_inverse_ != k || r->src_.route == Staged::kReorder) return;
@@ -477,6 +479,7 @@ class ConvertingOp : public BackendOp {
     for (std::size_t i = 0; i < extra_.size() && i < old.extra_.size(); ++i)
       extra_[i].from = old.extra_[i].from;
     readers_ = old.readers_;
+    operand_reader_ = old.operand_reader_;
     requantized_ = old.requantized_;
     skip_dense_ = true;
   }
@@ -724,7 +727,10 @@ bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input
   if (memory::desc(want.get_dims(), DT::f32, want.get_strides()) != result.get_desc())
     return false;
   s.from = result;
-  if (input == 0) from->readers_.push_back(to);
+  if (input == 0)
+    from->readers_.push_back(to);
+  else
+    from->operand_reader_ = true;
   return true;
 }
 

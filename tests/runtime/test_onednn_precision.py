@@ -459,6 +459,46 @@ def test_linked_int8_convs_requantise_in_the_producer(kernels) -> None:
     assert np.abs(fused - truth).max() <= np.abs(mock - truth).max()
 
 
+@pytest.mark.skipif(not VNNI, reason="no VNNI on this CPU: int8 stays on the mock's kernels")
+def test_linked_int8_value_read_by_a_conv_and_a_residual_add() -> None:
+    """A bottleneck in one int8 fusion: a = relu(conv1 x) read by conv2 and by conv3's
+    residual add. conv1 keeps its fp32 result (the add needs it), conv2 writes conv3's
+    int8 codes. Within a few int8 steps of the mock (the skipped binary16 roundings), as
+    any reader left on a buffer nobody writes would not be."""
+    rng = np.random.default_rng(12)
+    c = 16
+    x = (rng.standard_normal((1, c, 10, 10)) * 2).astype(F32)
+    ws = [(rng.standard_normal((c, c, 3, 3)) * 0.15).astype(F32) for _ in range(3)]
+    from paleozoic.calibration.quant import quantized_param
+
+    def build(s, i):
+        layers, last = {}, i["x"]
+        for k in range(3):
+            conv = s.conv(f"conv{k}", last, out_channels=c, kernel=[3, 3], pads=[1, 1, 1, 1])
+            conv.config(ws[k], None)
+            layers[f"conv{k}"] = conv
+            last = conv.output
+            if k == 0:
+                layers["relu0"] = s.active("relu0", last, "relu")
+                last = residual = layers["relu0"].output
+            if k == 1:
+                layers["relu1"] = s.active("relu1", last, "relu")
+                last = layers["relu1"].output
+        layers["add"] = s.add("add", last, residual)
+        layers["relu"] = s.active("relu", layers["add"].output, "relu")
+        return layers
+
+    ranges = [float(np.abs(x).max()), 6.0, 6.0]
+    quant = {f"conv{k}": (quantized_param(ranges[k]),
+                          [quantized_param(float(np.abs(ws[k][o]).max())) for o in range(c)])
+             for k in range(3)}
+    fused = {s: _session(s, build, {"x": x}, "int8", True, quant).astype(np.float64)
+             for s in SDKS}
+    step = 6.0 / 127
+    assert np.abs(fused["onednn"] - fused["mock"]).max() <= 4 * step
+    assert np.abs(fused["mock"]).max() > 20 * step
+
+
 # ---- a whole calibrated model ------------------------------------------------------------
 
 DIGITS = Path(__file__).resolve().parents[2] / "examples" / "digits"
