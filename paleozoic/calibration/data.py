@@ -61,6 +61,13 @@ def load_feeds(path: Path, queue: LayerQueue) -> list[np.ndarray]:
         if array.shape != want:
             raise CalibrationDataError(f"{path}: input {name!r} has shape {array.shape}, the "
                                        f"model takes {want} (see --input-shape / --batch)")
+        if infos[name].dtype != "float32":  # token ids, masks, pixels: kept as integers
+            if not (np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_):
+                raise CalibrationDataError(
+                    f"{path}: input {name!r} is {infos[name].dtype} in the model; give "
+                    f"integers, not {array.dtype}")
+            feeds.append(np.ascontiguousarray(array, dtype=np.int64))
+            continue
         if not np.issubdtype(array.dtype, np.floating) or not np.all(np.isfinite(array)):
             raise CalibrationDataError(f"{path}: input {name!r} must be finite floats")
         feeds.append(np.ascontiguousarray(array, dtype=np.float32))

@@ -395,6 +395,14 @@ struct Staged {
   }
 };
 
+// How an int8 conv is built for its links: writing the int8 codes of readers that quantise
+// with step inverse `requant` (0: its fp32 result), from an unsigned source (`u8`: a value
+// that is never negative).
+struct Variant {
+  double requant = 0.0;
+  bool u8 = false;
+};
+
 // A convolution or inner product between binary16 buffers: an int8 op's input quantised
 // (s8 source), an fp16 op's decoded (f32 source), both straight into the primitive's
 // layout when it is channels-last; the f32 result rounded to binary16.
@@ -449,9 +457,21 @@ class ConvertingOp : public BackendOp {
   // reads it as another input (a post-op operand: it needs the fp32 result).
   std::vector<ConvertingOp*> readers_;
   bool operand_reader_ = false;
-  // This op rebuilt to write int8 codes for readers quantising with `step_inverse` (its
-  // output scale), or null; set for int8 convolutions.
-  std::function<std::unique_ptr<ConvertingOp>(double step_inverse)> requantized_;
+  // How it was built (int8 convolutions), whether its chain ends in a relu (no negative
+  // result), and the same chain built another way (null when it cannot be).
+  Variant variant_;
+  bool nonneg_ = false;
+  std::function<std::unique_ptr<ConvertingOp>(const Variant&)> rebuild_;
+
+  // Rebuilt as `v` says, keeping its links; false, unchanged, when oneDNN has no kernel.
+  bool become(const Variant& v) {
+    if (!rebuild_) return false;
+    std::unique_ptr<ConvertingOp> re = rebuild_(v);
+    if (!re) return false;
+    re->adoptLinks(*this);
+    *this = std::move(*re);
+    return true;
+  }
 
   // When every reader is an int8 op quantising the value with the same step, the op writes
   // their int8 codes itself (oneDNN's output scale and saturation, a clip to -127 as the
@@ -459,17 +479,25 @@ class ConvertingOp : public BackendOp {
   // between, so they may differ from the mock's by one where the fp32 value lies within
   // half a binary16 step of a rounding tie (README "oneDNN SDK").
   void requantize() {
-    if (!int8_ || !requantized_ || readers_.empty() || operand_reader_) return;
+    if (!int8_ || readers_.empty() || operand_reader_) return;
     const double k = readers_.front()->step_inverse_;
     for (const ConvertingOp* r : readers_)
-      if (!r->int8_ || r->step_inverse_ != k || r->src_.route == Staged::kReorder) return;
-    std::unique_ptr<ConvertingOp> re = requantized_(k);
-    if (!re) return;
-    for (const ConvertingOp* r : readers_)
-      if (re->dst_.inner.get_desc() != r->src_.inner.get_desc()) return;
-    re->adoptLinks(*this);
-    for (ConvertingOp* r : readers_) r->readShared(re->dst_.inner);
-    *this = std::move(*re);
+      if (!r->int8_ || r->step_inverse_ != k || r->src_.route != Staged::kChannelsLast) return;
+    Variant v = variant_;
+    v.requant = k;
+    if (!become(v)) return;
+    for (ConvertingOp* r : readers_) r->readShared(dst_.inner);
+    if (nonneg_)
+      for (ConvertingOp* r : readers_) r->unsignedSource();
+  }
+
+  // Codes of a value that is never negative are the same bytes as u8 (0..127): oneDNN's
+  // u8 x s8 kernels skip the shift and compensation that signed sources need.
+  void unsignedSource() {
+    if (variant_.u8) return;
+    Variant v = variant_;
+    v.u8 = true;
+    become(v);
   }
 
   // Keeps the links `old` (this op built another way) had.
@@ -480,15 +508,16 @@ class ConvertingOp : public BackendOp {
       extra_[i].from = old.extra_[i].from;
     readers_ = old.readers_;
     operand_reader_ = old.operand_reader_;
-    requantized_ = old.requantized_;
-    skip_dense_ = true;
+    rebuild_ = old.rebuild_;
+    skip_dense_ = skip_dense_ || old.skip_dense_;
   }
 
+  // The source is `codes`' bytes, seen with this op's own source desc (s8 or u8).
   void readShared(const memory& codes) {
-    src_.inner = codes;
+    src_.inner = memory(src_.inner.get_desc(), cpuEngine(), codes.get_data_handle());
     src_.from = memory();
     src_.shared = true;
-    args_[DNNL_ARG_SRC] = codes;
+    args_[DNNL_ARG_SRC] = src_.inner;
   }
 
   // Converts the binary16 input `in` (`row`), or the linked producer's fp32 result
@@ -578,25 +607,26 @@ bool exactKernel(const char* impl) {
 }
 
 // An int8 conv, or an fp16 one (f32 primitive) whose primitive takes channels-last
-// operands; null otherwise (an fp16 conv then runs as HalfOp). `requant`: the int8 codes of
-// its readers' quantisation (their step inverse) as the output, for ConvertingOp::requantize.
+// operands; null otherwise (an fp16 conv then runs as HalfOp). `v`: an int8 conv built
+// for its links (ConvertingOp::requantize).
 std::unique_ptr<ConvertingOp> makeConvertingConv(const OpDesc& d,
                                                  const std::vector<const OpDesc*>& chain,
                                                  int threads, const FloatPath& fp32, bool int8,
-                                                 double requant = 0.0) {
+                                                 const Variant& v = Variant()) {
+  const double requant = v.requant;
   const Dims& in = d.inputs[0].dims;
   const Dims& out = d.outputs[0].dims;
   const Dims& f = d.consts[0]->dims;
   if (in.size() != 4 || f.size() != 4) return nullptr;
   const int g = d.group;
-  const DT dt = int8 ? DT::s8 : DT::f32;
+  const DT dt = int8 ? DT::s8 : DT::f32, src_dt = int8 && v.u8 ? DT::u8 : dt;
   const memory::dims w_dims = g == 1 ? memory::dims{f[0], f[1], f[2], f[3]}
                                      : memory::dims{g, f[0] / g, f[1], f[2], f[3]};
   const memory::desc weights_user(w_dims, dt, g == 1 ? Tag::oihw : Tag::goihw);
   const int mask = g == 1 ? 1 : 3;  // per output channel: o, or g and o
   const bool bias = int8 || (d.consts.size() > 1 && d.consts[1]);
   const ConvParams& c = d.conv;
-  const memory::desc src_user = dense(in, dt), dst_user = dense(out, DT::f32);
+  const memory::desc src_user = dense(in, src_dt), dst_user = dense(out, DT::f32);
   auto any = [](const memory::desc& md) {
     return memory::desc(md.get_dims(), md.get_data_type(), Tag::any);
   };
@@ -623,24 +653,27 @@ std::unique_ptr<ConvertingOp> makeConvertingConv(const OpDesc& d,
   }
   const auto pd = convPd(dst, post);
   if (int8 && !exactKernel(pd.impl_info_str())) return nullptr;
-  const memory::desc channels_last(memory::dims(in.begin(), in.end()), dt, Tag::acdb);
+  const memory::desc channels_last(memory::dims(in.begin(), in.end()), src_dt, Tag::acdb);
   if (!int8 && pd.src_desc() != channels_last) return nullptr;
   auto op = std::make_unique<ConvertingOp>(threads, int8);
   op->prim_ = dnnl::convolution_forward(pd);
   op->bind(d, pd, src_user, requant != 0 ? codes : dst_user, weights_user, post);
+  op->variant_ = v;
+  op->nonneg_ = endsNonNegative(chain);
   if (requant != 0) {
     const float scale = static_cast<float>(1.0 / requant);
     const memory::desc one({1}, DT::f32, Tag::a);
     op->setConst(DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST, one, &scale, one);
     op->skip_dense_ = true;
-  } else if (int8) {
-    // Copies: the chain's records are the fusion's, and requantize() comes later.
+  }
+  if (int8) {
+    // Copies: the chain's records are the fusion's, and the links come later.
     auto copies = std::make_shared<std::vector<OpDesc>>();
     for (const OpDesc* o : chain) copies->push_back(*o);
-    op->requantized_ = [copies, threads, fp32](double k) -> std::unique_ptr<ConvertingOp> {
+    op->rebuild_ = [copies, threads, fp32](const Variant& w) -> std::unique_ptr<ConvertingOp> {
       ThreadScope scope(threads);
       try {
-        return makeConvertingConv(copies->front(), pointers(*copies), threads, fp32, true, k);
+        return makeConvertingConv(copies->front(), pointers(*copies), threads, fp32, true, w);
       } catch (const dnnl::error&) {
         return nullptr;
       }
@@ -727,10 +760,12 @@ bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input
   if (memory::desc(want.get_dims(), DT::f32, want.get_strides()) != result.get_desc())
     return false;
   s.from = result;
-  if (input == 0)
-    from->readers_.push_back(to);
-  else
+  if (input != 0) {
     from->operand_reader_ = true;
+    return true;
+  }
+  from->readers_.push_back(to);
+  if (from->nonneg_ && to->int8_ && s.route == Staged::kChannelsLast) to->unsignedSource();
   return true;
 }
 

@@ -109,3 +109,25 @@ def test_deconv_filters_are_ranged_per_output_channel() -> None:
     got = _weight_ranges(queue)[deconv.name]["weight"]
     assert got["axis"] == 1
     np.testing.assert_allclose(got["absmax"], np.abs(w).max(axis=(0, 2, 3)))
+
+
+def test_token_ids_calibrate_a_transformer_as_integers(tmp_path) -> None:
+    """A model with int64 token ids and mask is calibrated from .npz files of integers
+    (they run as integers, as `verify` feeds them); floats for an integer input are refused
+    naming the input."""
+    from paleozoic.testing.bert import BERT_INPUTS, bert_model
+    from paleozoic.testing.zoo import random_inputs
+
+    model = bert_model(seed=0, batch=1, seq=8, vocab=37)
+    queue = load_queue(model)
+    for i in range(3):
+        feeds = random_inputs(model, i, {n: (1, 8) for n in BERT_INPUTS})
+        np.savez(tmp_path / f"{i}.npz", **feeds)
+    record = calibrate(queue, [tmp_path])
+    ids = record["activations"]["input_ids"]
+    assert 0 <= ids["min"] and ids["max"] < 37 and ids["max"] == int(ids["max"])
+    assert len(record["activations"]) > 20
+    np.savez(tmp_path / "3.npz",
+             **{n: v.astype(np.float32) for n, v in feeds.items()})
+    with pytest.raises(CalibrationDataError, match="3.npz: input 'input_ids' is int64"):
+        calibrate(queue, [tmp_path])
