@@ -319,6 +319,7 @@ class HalfOp : public BackendOp {
          std::size_t out_size, int threads)
       : inner_(std::move(inner)), out32_(out_size), threads_(threads) {
     for (std::size_t n : in_sizes) in32_.emplace_back(n);
+    from_.assign(in32_.size(), nullptr);
   }
 
   std::string describe() const override { return "fp16 via " + inner_->describe(); }
@@ -326,20 +327,33 @@ class HalfOp : public BackendOp {
   void run(const void* const* inputs, void* const* outputs) override {
     std::vector<const void*> in(in32_.size());
     for (std::size_t i = 0; i < in32_.size(); ++i) {
-      decode(static_cast<const std::uint16_t*>(inputs[i]), in32_[i].data(), in32_[i].size(),
-             threads_);
+      if (from_[i])
+        convertDense(from_[i], in32_[i].data(), in32_[i].size(), threads_, RoundHalfRow());
+      else
+        decode(static_cast<const std::uint16_t*>(inputs[i]), in32_[i].data(), in32_[i].size(),
+               threads_);
       in[i] = in32_[i].data();
     }
     void* out = out32_.data();
     inner_->run(in.data(), &out);
-    encode(out32_.data(), static_cast<std::uint16_t*>(outputs[0]), out32_.size(), threads_);
+    if (!skip_dense_)
+      encode(out32_.data(), static_cast<std::uint16_t*>(outputs[0]), out32_.size(), threads_);
   }
 
- private:
+  // The fp32 result, dense, before its rounding to binary16 (linkReduced).
+  memory result() {
+    const memory::desc md({static_cast<memory::dim>(out32_.size())}, DT::f32, Tag::a);
+    return memory(md, cpuEngine(), out32_.data());
+  }
+
   std::unique_ptr<BackendOp> inner_;
   std::vector<std::vector<float>> in32_;
   std::vector<float> out32_;
   int threads_;
+  // Inputs read from a linked producer's dense fp32 result (null: the caller's binary16),
+  // and whether the binary16 output is skipped (backendSkipDense).
+  std::vector<const float*> from_;
+  bool skip_dense_ = false;
 };
 
 // The chain's inputs as backend.h orders them: the head's, then each later op's inputs that
@@ -743,23 +757,58 @@ std::unique_ptr<BackendOp> makeInt8(const std::vector<const OpDesc*>& chain, int
 
 }  // namespace
 
+// Dense row-major (every dim longer than 1 strided as in the plain layout).
+bool isDense(const memory::desc& md) {
+  if (md.get_inner_nblks() != 0) return false;
+  const memory::dims dims = md.get_dims(), strides = md.get_strides();
+  memory::dim expect = 1;
+  for (std::size_t i = dims.size(); i-- > 0;) {
+    if (dims[i] > 1 && strides[i] != expect) return false;
+    expect *= dims[i];
+  }
+  return true;
+}
+
+memory::desc plainF32(std::size_t n) {
+  return memory::desc({static_cast<memory::dim>(n)}, DT::f32, Tag::a);
+}
+
+// The same fp32 values at the same places: equal descs, or both dense of one size.
+bool sameBytes(const memory::desc& a, const memory::desc& b) {
+  if (a == b) return true;
+  return a.get_data_type() == b.get_data_type() && isDense(a) && isDense(b) &&
+         a.get_size() == b.get_size();
+}
+
 // The consumer's staging reads the producer's fp32 result where the layouts agree (both
 // channels last, or both dense): one flat pass that rounds to binary16 (and quantises),
 // instead of the producer's transposing encode and the consumer's transposing decode.
 bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input) {
-  auto* from = dynamic_cast<ConvertingOp*>(&producer);
-  auto* to = dynamic_cast<ConvertingOp*>(&consumer);
-  if (!from || !to || output != 0 || input < 0 ||
-      static_cast<std::size_t>(input) > to->extra_.size() ||
-      from->dst_.route == Staged::kReorder)
+  auto* conv = dynamic_cast<ConvertingOp*>(&producer);
+  auto* half = dynamic_cast<HalfOp*>(&producer);
+  if ((!conv && !half) || output != 0 || input < 0 ||
+      (conv && (conv->dst_.route == Staged::kReorder || conv->variant_.requant != 0)))
     return false;
+  const memory result = conv ? conv->dst_.inner : half->result();
+  if (auto* to = dynamic_cast<HalfOp*>(&consumer)) {
+    const std::size_t i = static_cast<std::size_t>(input);
+    if (i >= to->in32_.size() || to->from_[i] ||
+        !sameBytes(result.get_desc(), plainF32(to->in32_[i].size())))
+      return false;
+    to->from_[i] = static_cast<const float*>(result.get_data_handle());
+    if (conv) conv->operand_reader_ = true;  // it reads the fp32 result
+    return true;
+  }
+  auto* to = dynamic_cast<ConvertingOp*>(&consumer);
+  if (!to || static_cast<std::size_t>(input) > to->extra_.size()) return false;
   Staged& s = input == 0 ? to->src_ : to->extra_[input - 1];
-  if (s.route == Staged::kReorder || s.from) return false;
+  if (s.route == Staged::kReorder || s.from || s.shared) return false;
   const memory::desc want = s.inner.get_desc();
-  const memory& result = from->dst_.inner;
-  if (memory::desc(want.get_dims(), DT::f32, want.get_strides()) != result.get_desc())
+  if (!sameBytes(result.get_desc(), memory::desc(want.get_dims(), DT::f32, want.get_strides())))
     return false;
   s.from = result;
+  if (!conv) return true;
+  ConvertingOp* from = conv;
   if (input != 0) {
     from->operand_reader_ = true;
     return true;
@@ -770,6 +819,8 @@ bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input
 }
 
 void skipReducedDense(BackendOp& producer, int output) {
+  if (auto* half = dynamic_cast<HalfOp*>(&producer); half && output == 0)
+    half->skip_dense_ = true;
   auto* from = dynamic_cast<ConvertingOp*>(&producer);
   if (!from || output != 0) return;
   from->skip_dense_ = true;
