@@ -127,33 +127,16 @@ struct QuantizeRow {
 #endif
 };
 
-// A linked producer's fp32 result (backendLink) as the value the mock hands over: each
-// element rounded to binary16 (vcvtps2ph, round to nearest even) and then, for an int8
-// reader, quantised as QuantizeRow does; so a link changes no number.
-struct RoundHalfRow {
-  void operator()(const float* in, float* out, long long n) const {
-    long long i = 0;
-#if defined(__AVX512F__)
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, round(_mm512_loadu_ps(in + i)));
-#endif
-    for (; i < n; ++i) out[i] = numerics::halfToFloat(numerics::floatToHalf(in[i]));
-  }
-#if defined(__AVX512F__)
-  static __m512 round(__m512 x) {
-    return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  }
-#endif
-};
-
-struct QuantizeHalfRow {
+// numerics::quantize of a linked producer's fp32 result (backendLink), as QuantizeRow of
+// the binary16 value but without that rounding in between.
+struct QuantizeFloatRow {
   QuantizeRow q;
   void operator()(const float* in, std::int8_t* out, long long n) const {
     long long i = 0;
 #if defined(__AVX512F__)
-    for (; i + 16 <= n; i += 16) q.put(RoundHalfRow::round(_mm512_loadu_ps(in + i)), out + i);
+    for (; i + 16 <= n; i += 16) q.put(_mm512_loadu_ps(in + i), out + i);
 #endif
-    for (; i < n; ++i)
-      out[i] = numerics::quantize(numerics::halfToFloat(numerics::floatToHalf(in[i])), q.k);
+    for (; i < n; ++i) out[i] = numerics::quantize(in[i], q.k);
   }
 };
 
@@ -327,11 +310,12 @@ class HalfOp : public BackendOp {
   void run(const void* const* inputs, void* const* outputs) override {
     std::vector<const void*> in(in32_.size());
     for (std::size_t i = 0; i < in32_.size(); ++i) {
-      if (from_[i])
-        convertDense(from_[i], in32_[i].data(), in32_[i].size(), threads_, RoundHalfRow());
-      else
-        decode(static_cast<const std::uint16_t*>(inputs[i]), in32_[i].data(), in32_[i].size(),
-               threads_);
+      if (from_[i]) {
+        in[i] = from_[i];
+        continue;
+      }
+      decode(static_cast<const std::uint16_t*>(inputs[i]), in32_[i].data(), in32_[i].size(),
+             threads_);
       in[i] = in32_[i].data();
     }
     void* out = out32_.data();
@@ -385,9 +369,10 @@ struct Staged {
   // A linked producer's fp32 result in the layout of `inner` (backendLink): read in place
   // of the caller's binary16 buffer. Empty when not linked.
   memory from;
-  // `inner` is a requantising producer's int8 result (ConvertingOp::requantize): nothing
-  // to convert.
+  // `inner` is a linked producer's result as this argument takes it (its fp32 value, or
+  // the int8 codes a requantising producer writes): nothing to convert.
   bool shared = false;
+  int arg = DNNL_ARG_SRC;
   void bind(const memory::desc& user_md, void* handle, const memory::desc& prim_md,
             bool input) {
     user = memory(user_md, cpuEngine(), handle);
@@ -431,14 +416,17 @@ class ConvertingOp : public BackendOp {
   void run(const void* const* inputs, void* const* outputs) override {
     ThreadScope scope(threads_);
     const auto* x = static_cast<const std::uint16_t*>(inputs[0]);
-    if (int8_)
-      stage(src_, x, reinterpret_cast<std::int8_t*>(src_buf_.data()), QuantizeRow{step_inverse_},
-            QuantizeHalfRow{{step_inverse_}});
+    if (int8_ && src_.from)
+      convertDense(static_cast<const float*>(src_.from.get_data_handle()),
+                   src_.innerData<std::int8_t>(), src_.inner.get_desc().get_size(), threads_,
+                   QuantizeFloatRow{{step_inverse_}});
+    else if (int8_)
+      stage(src_, x, reinterpret_cast<std::int8_t*>(src_buf_.data()), QuantizeRow{step_inverse_});
     else
-      stage(src_, x, reinterpret_cast<float*>(src_buf_.data()), DecodeRow(), RoundHalfRow());
+      stage(src_, x, reinterpret_cast<float*>(src_buf_.data()), DecodeRow());
     for (std::size_t i = 0; i < extra_.size(); ++i)
       stage(extra_[i], static_cast<const std::uint16_t*>(inputs[i + 1]), extra32_[i].data(),
-            DecodeRow(), RoundHalfRow());
+            DecodeRow());
     prim_.execute(stream_, args_);
     if (skip_dense_) {
       stream_.wait();
@@ -500,7 +488,7 @@ class ConvertingOp : public BackendOp {
     Variant v = variant_;
     v.requant = k;
     if (!become(v)) return;
-    for (ConvertingOp* r : readers_) r->readShared(dst_.inner);
+    for (ConvertingOp* r : readers_) r->share(r->src_, dst_.inner);
     if (nonneg_)
       for (ConvertingOp* r : readers_) r->unsignedSource();
   }
@@ -516,34 +504,29 @@ class ConvertingOp : public BackendOp {
 
   // Keeps the links `old` (this op built another way) had.
   void adoptLinks(const ConvertingOp& old) {
-    if (old.src_.shared) readShared(old.src_.inner);
+    if (old.src_.shared) share(src_, old.src_.inner);
     src_.from = old.src_.from;
     for (std::size_t i = 0; i < extra_.size() && i < old.extra_.size(); ++i)
-      extra_[i].from = old.extra_[i].from;
+      if (old.extra_[i].shared) share(extra_[i], old.extra_[i].inner);
     readers_ = old.readers_;
     operand_reader_ = old.operand_reader_;
     rebuild_ = old.rebuild_;
     skip_dense_ = skip_dense_ || old.skip_dense_;
   }
 
-  // The source is `codes`' bytes, seen with this op's own source desc (s8 or u8).
-  void readShared(const memory& codes) {
-    src_.inner = memory(src_.inner.get_desc(), cpuEngine(), codes.get_data_handle());
-    src_.from = memory();
-    src_.shared = true;
-    args_[DNNL_ARG_SRC] = src_.inner;
+  // The argument reads `value`'s bytes (a linked producer's), seen with its own desc (s8
+  // or u8 codes; fp32).
+  void share(Staged& s, const memory& value) {
+    s.inner = memory(s.inner.get_desc(), cpuEngine(), value.get_data_handle());
+    s.from = memory();
+    s.shared = true;
+    args_[s.arg] = s.inner;
   }
 
-  // Converts the binary16 input `in` (`row`), or the linked producer's fp32 result
-  // (`linked`: the same value, as the mock rounds it), into the argument's memory.
-  template <typename Out, typename Row, typename LinkedRow>
-  void stage(Staged& s, const std::uint16_t* in, Out* dense_buf, Row row, LinkedRow linked) {
+  // Converts the binary16 input `in` into the argument's memory (unless it is shared).
+  template <typename Out, typename Row>
+  void stage(Staged& s, const std::uint16_t* in, Out* dense_buf, Row row) {
     if (s.shared) return;
-    if (s.from) {
-      convertDense(static_cast<const float*>(s.from.get_data_handle()), s.innerData<Out>(),
-                   s.inner.get_desc().get_size() / sizeof(Out), threads_, linked);
-      return;
-    }
     if (s.route == Staged::kChannelsLast) {
       toChannelsLast(in, s.innerData<Out>(), s.planes, threads_, row);
       return;
@@ -597,6 +580,7 @@ class ConvertingOp : public BackendOp {
       extra32_.emplace_back(o.user.get_size() / sizeof(float));
       extra_.emplace_back();
       extra_.back().bind(o.user, extra32_.back().data(), o.md, true);
+      extra_.back().arg = arg;
       args_[arg] = extra_.back().inner;
     }
     dst32_.resize((dst_user.get_size() + sizeof(float) - 1) / sizeof(float));
@@ -806,7 +790,10 @@ bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input
   const memory::desc want = s.inner.get_desc();
   if (!sameBytes(result.get_desc(), memory::desc(want.get_dims(), DT::f32, want.get_strides())))
     return false;
-  s.from = result;
+  if (input == 0 && to->int8_)
+    s.from = result;  // quantised in one flat pass at each run
+  else
+    to->share(s, result);
   if (!conv) return true;
   ConvertingOp* from = conv;
   if (input != 0) {

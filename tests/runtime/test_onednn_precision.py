@@ -499,6 +499,41 @@ def test_linked_int8_value_read_by_a_conv_and_a_residual_add() -> None:
     assert np.abs(fused["mock"]).max() > 20 * step
 
 
+def test_linked_fp16_steps_hand_over_fp32() -> None:
+    """fc -> tanh -> fc -> add -> layernorm as fp16 steps of one fusion (an inner product
+    head cannot take tanh as its post-op here, so each is its own step): inside the fusion
+    a step reads the previous one's fp32 result, where the mock rounds every op's output
+    to binary16. The result is the chain rounded once: a few binary16 steps from the mock,
+    and no farther from the float64 truth than the mock is."""
+    rng = np.random.default_rng(13)
+    x = (rng.standard_normal((8, 64)) * 2).astype(F32)
+    w1 = (rng.standard_normal((96, 64)) * 0.15).astype(F32)
+    w2 = (rng.standard_normal((64, 96)) * 0.15).astype(F32)
+    b1, b2 = rng.standard_normal(96).astype(F32), rng.standard_normal(64).astype(F32)
+    gamma, beta = rng.uniform(0.5, 1.5, 64).astype(F32), rng.standard_normal(64).astype(F32)
+
+    def build(s, i):
+        fc1 = s.fully_connected("fc1", i["x"], out_features=96)
+        act = s.active("act", fc1.output, "tanh")
+        fc2 = s.fully_connected("fc2", act.output, out_features=64)
+        add = s.add("add", fc2.output, i["x"])
+        norm = s.layer_norm("norm", add.output, axis=1)
+        fc1.config(w1, b1)
+        fc2.config(w2, b2)
+        norm.config(gamma, beta)
+        return {"fc1": fc1, "act": act, "fc2": fc2, "add": add, "norm": norm}
+
+    out = {s: _session(s, build, {"x": x}, "fp16", True).astype(np.float64) for s in SDKS}
+    h = np.tanh(x.astype(F16).astype(np.float64) @ w1.astype(F16).T.astype(np.float64)
+                + b1.astype(F16))
+    a = h @ w2.astype(F16).T.astype(np.float64) + b2.astype(F16) + x.astype(F16)
+    truth = ((a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5)
+             * gamma.astype(F16) + beta.astype(F16))
+    err = {s: np.abs(out[s] - truth).max() for s in SDKS}
+    assert np.abs(out["onednn"] - out["mock"]).max() <= 4 * 2.0**-10 * np.abs(truth).max()
+    assert err["onednn"] <= err["mock"], err
+
+
 # ---- a whole calibrated model ------------------------------------------------------------
 
 DIGITS = Path(__file__).resolve().parents[2] / "examples" / "digits"
