@@ -1301,8 +1301,28 @@ std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain
   for (const OpDesc* d : chain)
     if (precisionOf(*d) != Precision::kFp32) {  // fp16/int8: quantized.cpp
       onednn::FloatPath fp32;
-      fp32.make = [](const std::vector<const OpDesc*>& c, int t) -> std::unique_ptr<BackendOp> {
-        return makeHead(c, t);
+      fp32.make = [](const std::vector<const OpDesc*>& c, int t,
+                     bool cl) -> std::unique_ptr<BackendOp> {
+        if (cl && !layoutAgnostic(c)) return nullptr;
+        return makeHead(c, t, Build{cl});
+      };
+      fp32.read_input = [](BackendOp& op, int i, const memory& value) {
+        auto* d = dynamic_cast<DnnlOp*>(&op);
+        if (!d || i >= static_cast<int>(d->ins_.size())) return false;
+        Port& p = d->ins_[i];
+        if (!p.reordered || p.inner.get_desc() != value.get_desc()) return false;
+        p.inner = value;
+        p.reordered = false;
+        p.linked = true;
+        d->args_[p.arg] = value;
+        return true;
+      };
+      fp32.inner_output = [](BackendOp& op, int o, bool skip) {
+        auto* d = dynamic_cast<DnnlOp*>(&op);
+        if (!d || o >= static_cast<int>(d->outs_.size()) || !d->outs_[o].reordered)
+          return memory();
+        if (skip) d->outs_[o].reordered = false;
+        return d->outs_[o].inner;
       };
       fp32.post_ops = [](const std::vector<const OpDesc*>& c, const memory::desc* full) {
         const PostOps p = postOpsOf(c, full);

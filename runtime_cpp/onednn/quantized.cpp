@@ -324,10 +324,39 @@ class HalfOp : public BackendOp {
       encode(out32_.data(), static_cast<std::uint16_t*>(outputs[0]), out32_.size(), threads_);
   }
 
-  // The fp32 result, dense, before its rounding to binary16 (linkReduced).
+  // The fp32 result before its rounding to binary16 (linkReduced): dense, or channels
+  // last when the op was rebuilt over its producer's channels last.
   memory result() {
+    if (cl_) {
+      const memory inner = fp32_.inner_output(*inner_, 0, false);
+      if (inner) return inner;
+    }
     const memory::desc md({static_cast<memory::dim>(out32_.size())}, DT::f32, Tag::a);
     return memory(md, cpuEngine(), out32_.data());
+  }
+
+  // A one-input layout-agnostic chain (pooling, element-wise, ...) whose producer hands
+  // over channels last: rebuilt over channels last, it reads that value in place (no
+  // transposing encode and decode around it). False, unchanged, otherwise.
+  bool readChannelsLast(const memory& value) {
+    if (cl_ || in32_.size() != 1 || !chain_) return false;
+    ThreadScope scope(threads_);
+    std::unique_ptr<BackendOp> re;
+    try {
+      re = fp32_.make(pointers(*chain_), threads_, true);
+    } catch (const dnnl::error&) {
+      return false;
+    }
+    if (!re || !fp32_.read_input(*re, 0, value)) return false;
+    inner_ = std::move(re);
+    cl_ = true;
+    from_[0] = static_cast<const float*>(value.get_data_handle());
+    return true;
+  }
+
+  void skipDense() {
+    skip_dense_ = true;
+    if (cl_) fp32_.inner_output(*inner_, 0, true);
   }
 
   std::unique_ptr<BackendOp> inner_;
@@ -338,6 +367,10 @@ class HalfOp : public BackendOp {
   // and whether the binary16 output is skipped (backendSkipDense).
   std::vector<const float*> from_;
   bool skip_dense_ = false;
+  // The chain (FLOAT32 copies) and the fp32 path, to rebuild it over channels last.
+  std::shared_ptr<const std::vector<OpDesc>> chain_;
+  FloatPath fp32_;
+  bool cl_ = false;
 };
 
 // The chain's inputs as backend.h orders them: the head's, then each later op's inputs that
@@ -692,11 +725,14 @@ std::unique_ptr<BackendOp> makeHalf(const std::vector<const OpDesc*>& chain, int
   if ((head.kind == OpKind::kConv || head.kind == OpKind::kConvGroup) && head.inputs.size() == 1)
     if (std::unique_ptr<BackendOp> op = makeConvertingConv(head, chain, threads, fp32, false))
       return op;
-  const std::vector<OpDesc> ops = asFloat(chain);
-  std::unique_ptr<BackendOp> inner = fp32.make(pointers(ops), threads);
+  auto ops = std::make_shared<const std::vector<OpDesc>>(asFloat(chain));
+  std::unique_ptr<BackendOp> inner = fp32.make(pointers(*ops), threads, false);
   if (!inner) return nullptr;
-  return std::make_unique<HalfOp>(std::move(inner), chainInputSizes(chain),
-                                  chain.back()->outputs[0].elements(), threads);
+  auto op = std::make_unique<HalfOp>(std::move(inner), chainInputSizes(chain),
+                                     chain.back()->outputs[0].elements(), threads);
+  op->chain_ = std::move(ops);
+  op->fp32_ = fp32;
+  return op;
 }
 
 std::unique_ptr<BackendOp> makeInt8Mlp(const OpDesc& d, const std::vector<const OpDesc*>& chain,
@@ -776,10 +812,11 @@ bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input
   const memory result = conv ? conv->dst_.inner : half->result();
   if (auto* to = dynamic_cast<HalfOp*>(&consumer)) {
     const std::size_t i = static_cast<std::size_t>(input);
-    if (i >= to->in32_.size() || to->from_[i] ||
-        !sameBytes(result.get_desc(), plainF32(to->in32_[i].size())))
+    if (i >= to->in32_.size() || to->from_[i]) return false;
+    if (sameBytes(result.get_desc(), plainF32(to->in32_[i].size())))
+      to->from_[i] = static_cast<const float*>(result.get_data_handle());
+    else if (!to->readChannelsLast(result))
       return false;
-    to->from_[i] = static_cast<const float*>(result.get_data_handle());
     if (conv) conv->operand_reader_ = true;  // it reads the fp32 result
     return true;
   }
@@ -806,8 +843,7 @@ bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input
 }
 
 void skipReducedDense(BackendOp& producer, int output) {
-  if (auto* half = dynamic_cast<HalfOp*>(&producer); half && output == 0)
-    half->skip_dense_ = true;
+  if (auto* half = dynamic_cast<HalfOp*>(&producer); half && output == 0) half->skipDense();
   auto* from = dynamic_cast<ConvertingOp*>(&producer);
   if (!from || output != 0) return;
   from->skip_dense_ = true;

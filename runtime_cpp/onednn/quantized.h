@@ -29,9 +29,17 @@ struct ChainPostOps {
 
 // What quantized.cpp borrows from the fp32 path (backend.cpp).
 struct FloatPath {
-  // The fp32 primitive(s) of a chain of FLOAT32 ops, or null.
-  std::function<std::unique_ptr<BackendOp>(const std::vector<const OpDesc*>&, int threads)>
+  // The fp32 primitive(s) of a chain of FLOAT32 ops, or null; `cl`: a layout-agnostic
+  // chain built over channels-last activations (null for another chain).
+  std::function<std::unique_ptr<BackendOp>(const std::vector<const OpDesc*>&, int threads,
+                                           bool cl)>
       make;
+  // Input `i` of an op `make` made reads `value` (in the layout its primitive takes) as it
+  // is, instead of reordering the caller's buffer; false when the layouts differ.
+  std::function<bool(BackendOp& op, int i, const dnnl::memory& value)> read_input;
+  // Output `o` of such an op in its primitive's layout (empty when that is the caller's
+  // layout); with `skip`, run() leaves the caller's buffer unwritten.
+  std::function<dnnl::memory(BackendOp& op, int o, bool skip)> inner_output;
   // The chain's post-ops; `full`: the layout of chain inputs of the head's output shape
   // (null: dense).
   std::function<ChainPostOps(const std::vector<const OpDesc*>&, const dnnl::memory::desc* full)>
