@@ -130,6 +130,7 @@ MODELS: dict[str, tuple] = {   # name -> (factory, input side)
     "vgg16": (_tv("vgg16"), 224),
     "resnet18": (_tv("resnet18"), 224),
     "resnet50": (_tv("resnet50"), 224),
+    "resnext50_32x4d": (_tv("resnext50_32x4d"), 224),
     "squeezenet1_0": (_tv("squeezenet1_0"), 224),
     "squeezenet1_1": (_tv("squeezenet1_1"), 224),
     "densenet121": (_tv("densenet121"), 224),
