@@ -29,6 +29,11 @@ class TensorStats:
         return max(abs(self.minimum), abs(self.maximum)) if self.count else 0.0
 
     def observe(self, x: np.ndarray) -> None:
+        # Infinities and NaN (an additive attention mask's -inf, a guarded softmax) are no
+        # range: int8 clamps them to +-127 whatever the range is.
+        x = _finite(x)
+        if x.size == 0:
+            return
         self.minimum = min(self.minimum, float(x.min()))
         self.maximum = max(self.maximum, float(x.max()))
         self.count += x.size
@@ -42,8 +47,15 @@ class TensorStats:
         if self.hist_max == 0.0:
             self.hist[0] += x.size
             return
-        counts, _ = np.histogram(np.abs(x), bins=BINS, range=(0.0, self.hist_max))
+        counts, _ = np.histogram(np.abs(_finite(x)), bins=BINS, range=(0.0, self.hist_max))
         self.hist += counts
+
+
+def _finite(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x)
+    if np.issubdtype(x.dtype, np.floating) and not np.isfinite(x).all():
+        return x[np.isfinite(x)]
+    return x
 
 
 def absmax_threshold(stats: TensorStats, **_: float) -> float:

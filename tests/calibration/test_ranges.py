@@ -49,3 +49,18 @@ def test_all_zero_tensor() -> None:
     stats = _stats(np.zeros(100))
     for method in METHODS.values():
         assert method(stats) == 0.0
+
+
+def test_infinities_and_nan_are_no_range() -> None:
+    """An additive attention mask holds -inf and a guarded softmax may hold NaN: the range
+    is that of the finite values (before, absmax was inf and calibration failed)."""
+    from paleozoic.calibration.ranges import TensorStats, absmax_threshold, percentile_threshold
+
+    stats = TensorStats()
+    stats.observe(np.array([0.0, -np.inf, 2.5, np.nan, -1.0], np.float32))
+    stats.observe(np.array([np.inf], np.float32))
+    assert (stats.minimum, stats.maximum, stats.count) == (-1.0, 2.5, 3)
+    assert absmax_threshold(stats) == 2.5
+    stats.start_histogram()
+    stats.histogram(np.array([0.5, -np.inf, np.nan, 2.5], np.float32))
+    assert stats.hist.sum() == 2 and 0 < percentile_threshold(stats, percentile=50) <= 2.5
