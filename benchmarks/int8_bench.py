@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,9 +24,6 @@ import numpy as np
 import onnx
 
 from paleozoic.bench import BenchReport, bench, resolve_configs
-from paleozoic.calibration import calibrate
-from paleozoic.calibration.file import write_calibration
-from paleozoic.pipeline import load_queue
 from paleozoic.testing.zoo import random_inputs
 
 SHAPES: dict[str, dict[str, tuple[int, ...]]] = {
@@ -37,16 +35,20 @@ DEFAULT_MODELS = "resnet50,mobilenet_v2,distilbert,bert"
 
 def calibration_file(path: Path, shapes: dict[str, tuple[int, ...]] | None, folder: Path,
                      batches: int) -> Path:
-    """A calibration record of `path` made from `batches` seeded inputs saved in `folder`."""
+    """A calibration record of `path` made from `batches` seeded inputs saved in `folder`,
+    by `paleozoic calibrate` in its own process, as a user makes one (the timed process
+    then holds nothing of the calibration run)."""
     model = onnx.load(str(path), load_external_data=False)
-    queue = load_queue(str(path), shapes)
     data = folder / "data"
     data.mkdir(parents=True)
     for k in range(batches):
         np.savez(data / f"{k:02d}.npz", **random_inputs(model, 100 + k, shapes))
-    record = calibrate(queue, [data], model=path.name)
     out = folder / "calibration.json"
-    write_calibration(out, record)
+    shape_args = [a for name, shape in (shapes or {}).items()
+                  for a in ("--input-shape", f"{name}={'x'.join(map(str, shape))}")]
+    subprocess.run([sys.executable, "-m", "paleozoic", "calibrate", str(path), "--data",
+                    str(data), "-o", str(out), *shape_args], check=True, cwd=folder,
+                   stdout=subprocess.DEVNULL)
     return out
 
 
