@@ -138,6 +138,18 @@ import load_zoo_model; onnx.save(load_zoo_model(sys.argv[1]), sys.argv[2])" \
     paleozoic verify "$out" 2>&1 | tee "$out/verify.log"
     san_check "$out/verify.log"
   done
+  # int8 fuse-all on the oneDNN SDK: a conv writing the next conv's codes (requantised,
+  # rebuilt at link time with an unsigned source), a max pool rebuilt over channels last
+  # reading its producer's buffer, the classifier reading fp32 hand-overs.
+  out="$work/digits-onednn-int8"
+  rm -rf "$out"
+  paleozoic compile "$model" -o "$out" --plan fuse-all --precision int8 \
+      --calibration "$prec/calib.json"
+  build_against "$out" "$work/prefix-san-onednn;$pyprefix" -DPALEOZOIC_SDK=onednn
+  (cd "$out" && ./build/session -w weights.bin -i "$prec/image.bin" -o "$out") \
+      2>&1 | tee "$out/run.log"
+  san_check "$out/run.log"
+  grep -q "int8" "$out/run.log"
 else
   echo "sanitize: oneDNN is not installed; its SDK is not checked"
 fi
