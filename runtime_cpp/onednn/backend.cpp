@@ -1299,7 +1299,7 @@ bool layoutAgnostic(const std::vector<const OpDesc*>& chain) {
 
 std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain, int threads) {
   for (const OpDesc* d : chain)
-    if (precisionOf(*d) != Precision::kFp32) {  // fp16/int8: quantized.cpp
+    if (precisionOf(*d) != Precision::kFp32 || d->kind == OpKind::kCast) {  // quantized.cpp
       onednn::FloatPath fp32;
       fp32.make = [](const std::vector<const OpDesc*>& c, int t,
                      bool cl) -> std::unique_ptr<BackendOp> {

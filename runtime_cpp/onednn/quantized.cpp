@@ -850,9 +850,45 @@ void skipReducedDense(BackendOp& producer, int output) {
   from->requantize();
 }
 
+namespace {
+
+// A binary16 <-> fp32 Cast (a reduced-precision block's edge): the vectorised conversions
+// above, the mock's exact rounding (numerics.h 1).
+class CastOp : public BackendOp {
+ public:
+  CastOp(bool encode, std::size_t n, int threads) : encode_(encode), n_(n), threads_(threads) {}
+  std::string describe() const override {
+    return encode_ ? "cast fp32 -> binary16 (vcvtps2ph)" : "cast binary16 -> fp32 (vcvtph2ps)";
+  }
+  void run(const void* const* inputs, void* const* outputs) override {
+    if (encode_)
+      encode(static_cast<const float*>(inputs[0]), static_cast<std::uint16_t*>(outputs[0]), n_,
+             threads_);
+    else
+      decode(static_cast<const std::uint16_t*>(inputs[0]), static_cast<float*>(outputs[0]), n_,
+             threads_);
+  }
+
+ private:
+  bool encode_;
+  std::size_t n_;
+  int threads_;
+};
+
+std::unique_ptr<BackendOp> makeCast(const OpDesc& d, int threads) {
+  if (d.cast != CNML_CAST_FLOAT32_TO_FLOAT16 && d.cast != CNML_CAST_FLOAT16_TO_FLOAT32)
+    return nullptr;
+  return std::make_unique<CastOp>(d.cast == CNML_CAST_FLOAT32_TO_FLOAT16,
+                                  d.inputs[0].elements(), threads);
+}
+
+}  // namespace
+
 std::unique_ptr<BackendOp> makeReducedOp(const std::vector<const OpDesc*>& chain, int threads,
                                          const FloatPath& fp32) {
   ThreadScope scope(threads);
+  if (chain.size() == 1 && chain.front()->kind == OpKind::kCast)
+    return makeCast(*chain.front(), threads);
   try {
     return chain.front()->int8 ? makeInt8(chain, threads, fp32) : makeHalf(chain, threads, fp32);
   } catch (const dnnl::error&) {
