@@ -17,6 +17,10 @@ ConvShape convShapeOf(const OpDesc& d);
 void prepareConv(PreparedOp& op);
 void convForward(PreparedOp& op, const float* in, float* out);
 
+// kernels_depthwise.cpp: the conv kernels' path for group == ci == co > 1.
+void prepareDepthwise(PreparedOp& op);
+void depthwiseForward(PreparedOp& op, const float* in, float* out);
+
 // kernels_deconv.cpp
 void prepareDeconv(PreparedOp& op);
 void deconvForward(PreparedOp& op, const float* in, float* out);
