@@ -3,6 +3,7 @@
 #define PZ_MOCK_KERNELS_H_
 
 #include "executor.h"
+#include "parallel.h"
 
 namespace pz_mock {
 
