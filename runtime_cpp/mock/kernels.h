@@ -3,6 +3,7 @@
 #define PZ_MOCK_KERNELS_H_
 
 #include "executor.h"
+#include "parallel.h"
 
 namespace pz_mock {
 
@@ -16,6 +17,10 @@ ConvShape convShapeOf(const OpDesc& d);
 
 void prepareConv(PreparedOp& op);
 void convForward(PreparedOp& op, const float* in, float* out);
+
+// kernels_depthwise.cpp: the conv kernels' path for group == ci == co > 1.
+void prepareDepthwise(PreparedOp& op);
+void depthwiseForward(PreparedOp& op, const float* in, float* out);
 
 // kernels_deconv.cpp
 void prepareDeconv(PreparedOp& op);

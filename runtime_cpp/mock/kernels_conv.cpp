@@ -1,7 +1,7 @@
 // Convolution: im2col written directly in packed-B layout + the packed SGEMM, one GEMM per
 // (batch item, group); weights are packed once at compile. 1x1/stride-1/pad-0 convs skip the
-// im2col gather (the input plane already is B) and only copy rows into panels. Depthwise convs (group == ci == co)
-// have too little reuse for GEMM and use a direct kernel instead.
+// im2col gather (the input plane already is B) and only copy rows into panels. Depthwise convs
+// (group == ci == co) have too little reuse for GEMM: kernels_depthwise.cpp.
 #include <omp.h>
 
 #include <algorithm>
@@ -183,40 +183,6 @@ bool useBlocked(const ConvShape& s, int threads) {
   return threads == 1 || blocks >= threads;
 }
 
-void depthwise(const OpDesc& d, const ConvShape& s, const float* filter, const float* bias,
-               const float* in, float* out, int threads) {
-  const ConvParams& p = d.conv;
-  const int planes = s.n * s.co;
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int nc = 0; nc < planes; ++nc) {
-    int c = nc % s.co;
-    const float* src = in + static_cast<std::size_t>(nc) * s.h * s.w;
-    float* dst = out + static_cast<std::size_t>(nc) * s.ho * s.wo;
-    const float* w = filter + static_cast<std::size_t>(c) * s.kh * s.kw;
-    for (int oy = 0; oy < s.ho; ++oy) {
-      float* orow = dst + static_cast<std::size_t>(oy) * s.wo;
-      std::fill(orow, orow + s.wo, 0.0f);
-      for (int ky = 0; ky < s.kh; ++ky) {
-        int iy = oy * p.sh - p.pt + ky * p.dh;
-        if (iy < 0 || iy >= s.h) continue;
-        const float* irow = src + static_cast<std::size_t>(iy) * s.w;
-        for (int kx = 0; kx < s.kw; ++kx) {
-          float wv = w[ky * s.kw + kx];
-          int off = kx * p.dw - p.pl, lo, hi;
-          validRange(s.w, s.wo, p.sw, p.pl, kx * p.dw, &lo, &hi);
-          if (p.sw == 1) {
-            for (int ox = lo; ox < hi; ++ox) orow[ox] += wv * irow[ox + off];
-          } else {
-            for (int ox = lo; ox < hi; ++ox) orow[ox] += wv * irow[ox * p.sw + off];
-          }
-        }
-      }
-      // The bias goes on the finished sum, as in the GEMM path.
-      for (int ox = 0; ox < s.wo; ++ox) orow[ox] += bias[c];
-    }
-  }
-}
-
 }  // namespace
 
 void prepareConv(PreparedOp& op) {
@@ -226,7 +192,10 @@ void prepareConv(PreparedOp& op) {
   if (d.consts.size() > 1 && d.consts[1])
     std::copy(d.consts[1]->data.begin(), d.consts[1]->data.end(), op.bias.begin());
   op.depthwise = s.group == s.ci && s.group == s.co && s.group > 1;
-  if (op.depthwise) return;
+  if (op.depthwise) {
+    prepareDepthwise(op);
+    return;
+  }
   const float* filter = d.consts[0]->data.data();
   std::size_t per_group = gemm::packedASize(s.cog, s.k);
   op.packed_weights.resize(per_group * s.group);
@@ -242,7 +211,7 @@ void convForward(PreparedOp& op, const float* in, float* out) {
   const OpDesc& d = op.desc;
   ConvShape s = convShapeOf(d);
   if (op.depthwise) {
-    depthwise(d, s, d.consts[0]->data.data(), op.bias.data(), in, out, op.threads);
+    depthwiseForward(op, in, out);
     return;
   }
   const bool pointwise = isPointwise(d, s);

@@ -64,15 +64,19 @@ void binaryLoop(Fn fn, const Dims& a_dims, const Dims& b_dims, const float* a, c
   const Runs r = mergeRuns(a_dims, b_dims);
   if (r.count == 0 || (r.count == 1 && !r.b_broadcast[0])) {
     // Equal shapes (up to unit axes): one flat loop.
-#pragma omp parallel for simd schedule(static) num_threads(threads)
-    for (long long i = 0; i < n; ++i) out[i] = fn(a[i], b[i]);
+    parallelRanges(n, threads, [&](long long begin, long long end) {
+#pragma omp simd
+      for (long long i = begin; i < end; ++i) out[i] = fn(a[i], b[i]);
+    });
     return;
   }
   if (r.count == 1) {
     // Scalar-like b ([1, 1, 1, 1], [1], ...): one value against every element.
     const float bv = b[0];
-#pragma omp parallel for simd schedule(static) num_threads(threads)
-    for (long long i = 0; i < n; ++i) out[i] = fn(a[i], bv);
+    parallelRanges(n, threads, [&](long long begin, long long end) {
+#pragma omp simd
+      for (long long i = begin; i < end; ++i) out[i] = fn(a[i], bv);
+    });
     return;
   }
   // Rows of the innermost run, each against one b value (per-channel b: the run is H*W) or
@@ -92,8 +96,7 @@ void binaryLoop(Fn fn, const Dims& a_dims, const Dims& b_dims, const float* a, c
   const long long rows = n / inner;
   const long long chunks = (inner + kRowChunk - 1) / kRowChunk;
   const long long tasks = rows * chunks;
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (long long t = 0; t < tasks; ++t) {
+  parallelFor(tasks, threads, [&](long long t) {
     const long long row = t / chunks;
     const long long j0 = (t % chunks) * kRowChunk, j1 = std::min(inner, j0 + kRowChunk);
     long long rest = row, b_offset = 0;
@@ -112,7 +115,7 @@ void binaryLoop(Fn fn, const Dims& a_dims, const Dims& b_dims, const float* a, c
 #pragma omp simd
       for (long long j = j0; j < j1; ++j) y[j] = fn(x[j], bb[j]);
     }
-  }
+  });
 }
 
 }  // namespace
@@ -120,31 +123,41 @@ void binaryLoop(Fn fn, const Dims& a_dims, const Dims& b_dims, const float* a, c
 void activeForward(cnmlActiveFunction_t fn, const float* in, float* out, std::size_t n,
                    int threads) {
   const long long count = static_cast<long long>(n);
+  // Named bounds, not literals: std::max(x, 0.0f) binds a reference to a temporary, which
+  // GCC's omp simd lowering turns into a per-lane array it then will not vectorise (the
+  // ReLU ran scalar, a branch per element, slower than the sigmoid). Same results.
+  const float zero = 0.0f, one = 1.0f, six = 6.0f, slope = 0.2f, half = 0.5f;
   switch (fn) {
     case CNML_ACTIVE_RELU:
-#pragma omp parallel for simd schedule(static) num_threads(threads)
-      for (long long i = 0; i < count; ++i) out[i] = std::max(in[i], 0.0f);
+      parallelRanges(count, threads, [&](long long begin, long long end) {
+#pragma omp simd
+        for (long long i = begin; i < end; ++i) out[i] = std::max(in[i], zero);
+      });
       break;
     case CNML_ACTIVE_RELU6:
-#pragma omp parallel for simd schedule(static) num_threads(threads)
-      for (long long i = 0; i < count; ++i) out[i] = std::min(std::max(in[i], 0.0f), 6.0f);
+      parallelRanges(count, threads, [&](long long begin, long long end) {
+#pragma omp simd
+        for (long long i = begin; i < end; ++i) out[i] = std::min(std::max(in[i], zero), six);
+      });
       break;
     case CNML_ACTIVE_RELU1:
-#pragma omp parallel for simd schedule(static) num_threads(threads)
-      for (long long i = 0; i < count; ++i) out[i] = std::min(std::max(in[i], 0.0f), 1.0f);
+      parallelRanges(count, threads, [&](long long begin, long long end) {
+#pragma omp simd
+        for (long long i = begin; i < end; ++i) out[i] = std::min(std::max(in[i], zero), one);
+      });
       break;
     case CNML_ACTIVE_HARD_SIGMOID:
-#pragma omp parallel for simd schedule(static) num_threads(threads)
-      for (long long i = 0; i < count; ++i)
-        out[i] = std::min(std::max(0.2f * in[i] + 0.5f, 0.0f), 1.0f);
+      parallelRanges(count, threads, [&](long long begin, long long end) {
+#pragma omp simd
+        for (long long i = begin; i < end; ++i)
+          out[i] = std::min(std::max(slope * in[i] + half, zero), one);
+      });
       break;
     case CNML_ACTIVE_SIGMOID:
-#pragma omp parallel for schedule(static) num_threads(threads)
-      for (long long i = 0; i < count; ++i) out[i] = 1.0f / (1.0f + std::exp(-in[i]));
+      parallelFor(count, threads, [&](long long i) { out[i] = 1.0f / (1.0f + std::exp(-in[i])); });
       break;
     case CNML_ACTIVE_TANH:
-#pragma omp parallel for schedule(static) num_threads(threads)
-      for (long long i = 0; i < count; ++i) out[i] = std::tanh(in[i]);
+      parallelFor(count, threads, [&](long long i) { out[i] = std::tanh(in[i]); });
       break;
     case CNML_ACTIVE_NONE:
       if (out != in) copyForward(in, out, n, threads);
@@ -161,9 +174,7 @@ void channelAffineForward(const OpDesc& d, bool batchnorm, const float* in, floa
   const TensorImpl& a = *d.consts[0];
   const TensorImpl* b = d.consts.size() > 1 ? d.consts[1].get() : nullptr;
   const bool a_scalar = a.data.size() == 1, b_scalar = b && b->data.size() == 1;
-  const int planes = n * c;
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int pl = 0; pl < planes; ++pl) {
+  parallelFor(static_cast<long long>(n) * c, threads, [&](long long pl) {
     int ch = pl % c;
     float av = a.data[a_scalar ? 0 : ch];
     float bv = b ? b->data[b_scalar ? 0 : ch] : 0.0f;
@@ -174,13 +185,14 @@ void channelAffineForward(const OpDesc& d, bool batchnorm, const float* in, floa
     } else {
       for (long long i = 0; i < spatial; ++i) y[i] = x[i] * av + bv;
     }
-  }
+  });
 }
 
 void addForward(const float* a, const float* b, float* out, std::size_t n, int threads) {
-  const long long count = static_cast<long long>(n);
-#pragma omp parallel for simd schedule(static) num_threads(threads)
-  for (long long i = 0; i < count; ++i) out[i] = a[i] + b[i];
+  parallelRanges(static_cast<long long>(n), threads, [&](long long begin, long long end) {
+#pragma omp simd
+    for (long long i = begin; i < end; ++i) out[i] = a[i] + b[i];
+  });
 }
 
 void binaryForward(const OpDesc& d, const float* a, const float* b, float* out, int threads) {
@@ -202,15 +214,13 @@ void preluForward(const OpDesc& d, const float* in, float* out, int threads) {
       static_cast<long long>(d.inputs[0].elements() / (static_cast<std::size_t>(n) * c));
   const std::vector<float>& slope = d.consts[0]->data;
   const bool shared = slope.size() == 1;
-  const int planes = n * c;
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int pl = 0; pl < planes; ++pl) {
+  parallelFor(static_cast<long long>(n) * c, threads, [&](long long pl) {
     const float s = slope[shared ? 0 : pl % c];
     const float* x = in + pl * spatial;
     float* y = out + pl * spatial;
 #pragma omp simd
     for (long long i = 0; i < spatial; ++i) y[i] = x[i] >= 0.0f ? x[i] : s * x[i];
-  }
+  });
 }
 
 }  // namespace pz_mock

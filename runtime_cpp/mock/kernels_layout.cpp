@@ -25,11 +25,10 @@ void copyForward(const float* in, float* out, std::size_t n, int threads) {
   if (in == out) return;
   const std::size_t chunk = 1 << 16;
   const long long chunks = static_cast<long long>((n + chunk - 1) / chunk);
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (long long i = 0; i < chunks; ++i) {
+  parallelFor(chunks, threads, [&](long long i) {
     std::size_t s = i * chunk, len = std::min(chunk, n - s);
     std::memcpy(out + s, in + s, len * sizeof(float));
-  }
+  });
 }
 
 void softmaxForward(const OpDesc& d, const float* in, float* out, int threads) {
@@ -89,12 +88,11 @@ void concatForward(const OpDesc& d, const float* const* inputs, float* out, int 
     acc += chunk[i];
   }
   const long long tasks = static_cast<long long>(outer) * n_in;
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (long long t = 0; t < tasks; ++t) {
+  parallelFor(tasks, threads, [&](long long t) {
     std::size_t o = t / n_in;
     int i = static_cast<int>(t % n_in);
     std::memcpy(out + o * acc + offset[i], src[i] + o * chunk[i], chunk[i] * sizeof(float));
-  }
+  });
 }
 
 void transposeForward(const OpDesc& d, const float* in, float* out, int threads) {
@@ -123,8 +121,7 @@ void transposeForward(const OpDesc& d, const float* in, float* out, int threads)
   // still split across threads; the last two dims form contiguous output runs.
   const long long outer = static_cast<long long>(od[0]) * od[1] * od[2] * od[3];
   const std::size_t inner_count = static_cast<std::size_t>(od[4]) * od[5];
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (long long t = 0; t < outer; ++t) {
+  parallelFor(outer, threads, [&](long long t) {
     long long r = t;
     const int i3 = static_cast<int>(r % od[3]);
     r /= od[3];
@@ -139,7 +136,7 @@ void transposeForward(const OpDesc& d, const float* in, float* out, int threads)
       const float* src = base + i4 * src_stride[4];
       for (int i5 = 0; i5 < od[5]; ++i5) *dst++ = src[i5 * src_stride[5]];
     }
-  }
+  });
 }
 
 void sliceForward(const OpDesc& d, const float* in, float* out, int threads) {
@@ -170,8 +167,7 @@ void sliceForward(const OpDesc& d, const float* in, float* out, int threads) {
   for (int i = 0; i < kMaxDims - 1; ++i) rows *= size[i];
   const int inner = size[kMaxDims - 1];
   const std::size_t inner_step = step[kMaxDims - 1];
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (long long t = 0; t < rows; ++t) {
+  parallelFor(rows, threads, [&](long long t) {
     long long r = t;
     std::size_t offset = base;
     for (int k = kMaxDims - 2; k >= 0; --k) {
@@ -185,7 +181,7 @@ void sliceForward(const OpDesc& d, const float* in, float* out, int threads) {
     } else {
       for (int j = 0; j < inner; ++j) dst[j] = src[j * inner_step];
     }
-  }
+  });
 }
 
 }  // namespace pz_mock

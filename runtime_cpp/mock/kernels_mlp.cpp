@@ -44,8 +44,7 @@ void mlpForward(PreparedOp& op, const float* in, float* out) {
   MlpShape s = shapeOf(d);
   const float* w = d.consts[0]->data.data();
   if (s.n <= kGemvMaxBatch) {
-#pragma omp parallel for schedule(static) num_threads(op.threads)
-    for (int o = 0; o < s.co; ++o) {
+    parallelFor(s.co, op.threads, [&](long long o) {
       const float* wrow = w + static_cast<std::size_t>(o) * s.k;
       for (int n = 0; n < s.n; ++n) {
         const float* x = in + static_cast<std::size_t>(n) * s.k;
@@ -61,7 +60,7 @@ void mlpForward(PreparedOp& op, const float* in, float* out) {
         }
         out[static_cast<std::size_t>(n) * s.co + o] = static_cast<float>(total);
       }
-    }
+    });
     return;
   }
   gemm::packA(in, s.k, s.n, s.k, op.scratch.data());
