@@ -1213,13 +1213,18 @@ bool isReference(const dnnl::primitive& prim) {
 }
 
 // `b.cl`: layout-agnostic heads over channels-last activations (chain inputs of the
-// output's shape included); the others ignore it. `b.over`: convolutions only.
+// output's shape included); the others ignore it. `b.over`: convolutions, and binaries
+// over their first source.
 std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int threads,
                                  const Build& b = {}) {
   const OpDesc& d = *chain.front();
   const bool cl = b.cl;
   const bool conv = d.kind == OpKind::kConv || d.kind == OpKind::kConvGroup;
-  if (b.over >= 0 && !conv) return nullptr;
+  // In place: a convolution's residual add, or a binary over its first source (oneDNN's
+  // binary may write over src0, which has the destination's dims and layout).
+  const bool binary = d.kind == OpKind::kAdd || d.kind == OpKind::kBinary;
+  if (b.over >= 0 && !conv && !(binary && b.over == 0 && d.inputs[0].dims == d.outputs[0].dims))
+    return nullptr;
   if (movesData(d.kind)) return makeLayoutChain(chain, threads, cl);  // no post-ops
   const memory::desc out_cl = act(chain.back()->outputs[0].dims, true);
   Eltwise gate;
@@ -1452,7 +1457,8 @@ bool backendLink(BackendOp& producer, int output, BackendOp& consumer, int input
 // The residual add of a convolution chain as a sum post-op over the residual's own buffer:
 // the convolution accumulates into it instead of reading it beside a fresh destination
 // (ResNet-50: 12 convolutions, each 20% slower with the add than onnxruntime's in-place
-// sum). The fusion calls this for the value's last reader only.
+// sum); an element-wise binary (a squeeze-and-excitation scale) in place over its first
+// source. The fusion calls this for the value's last reader only.
 bool backendWriteOver(BackendOp& producer, int output, BackendOp& consumer, int input) {
   auto* from = dynamic_cast<DnnlOp*>(&producer);
   auto* to = dynamic_cast<DnnlOp*>(&consumer);
@@ -1468,7 +1474,13 @@ bool backendWriteOver(BackendOp& producer, int output, BackendOp& consumer, int 
   Port& dst = re->outs_[0];
   dst.inner = shared;
   re->args_[dst.arg] = shared;
-  re->ins_[input].linked = true;
+  Port& in = re->ins_[input];
+  in.linked = true;
+  if (in.arg != kNoArg) {  // a binary's first source, read where its result goes
+    in.inner = shared;
+    in.reordered = false;
+    re->args_[in.arg] = shared;
+  }
   return adopt(*to, std::move(re), b, input);
 }
 

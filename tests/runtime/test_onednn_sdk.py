@@ -559,3 +559,36 @@ def test_pool_then_residual_add_matches_the_mock(shape) -> None:
         outs[sdk] = np.array(s.get(add.output))
     np.testing.assert_array_equal(outs["mock"], x + y)
     assert _rel_err(outs["onednn"], outs["mock"]) < RTOL
+
+
+def test_squeeze_excitation_scale_writes_over_its_input() -> None:
+    """A squeeze-and-excitation block in one fusion: x = relu(conv), s = sigmoid(conv1x1(
+    global average of x)), x * s (the SDK's broadcast operand is the second), conv. The
+    Mul is x's last reader and writes over x's buffer (oneDNN's binary in place). Two
+    forwards (the second reads buffers the first overwrote) match the mock."""
+    from paleozoic.sdk import runtime_module
+
+    r = np.random.default_rng(3)
+    x = r.standard_normal((1, 16, 12, 12)).astype(np.float32)
+    ws = [(r.standard_normal(shape) * 0.3).astype(np.float32)
+          for shape in ((16, 16, 3, 3), (16, 16, 1, 1), (8, 16, 1, 1))]
+    outs = {}
+    for sdk in ("mock", "onednn"):
+        s = runtime_module(sdk).Session()
+        tx = s.input("x", list(x.shape))
+        c0 = s.conv("c0", tx, out_channels=16, kernel=[3, 3], pads=[1, 1, 1, 1])
+        r0 = s.active("r0", c0.output, "relu")
+        gap = s.pool("gap", r0.output, mode="avg", kernel=(12, 12), stride=(1, 1))
+        c1 = s.conv("c1", gap.output, out_channels=16, kernel=[1, 1])
+        sig = s.active("sig", c1.output, "sigmoid")
+        mul = s.binary("mul", r0.output, sig.output, op="mul")
+        c2 = s.conv("c2", mul.output, out_channels=8, kernel=[1, 1])
+        for conv, w in zip((c0, c1, c2), ws):
+            conv.config(w, None)
+        s.mark_output(c2.output)
+        s.compile_block("b", fuse=True, mp=2, layers=[c0, r0, gap, c1, sig, mul, c2])
+        s.set_input(tx, x)
+        s.run()
+        s.run()
+        outs[sdk] = np.array(s.get(c2.output))
+    assert _rel_err(outs["onednn"], outs["mock"]) < RTOL
