@@ -18,6 +18,7 @@
 #include "backend.h"
 #include "common.h"
 #include "quantized.h"
+#include "swish.h"
 
 namespace pz_mock {
 namespace {
@@ -90,6 +91,7 @@ class DnnlOp : public BackendOp {
 
   std::string describe() const override {
     std::string text = onednn::primitiveName(prim_);
+    if (swish_tail_) text += " + SDK swish";
     if (ops_ > 1) text += " (" + std::to_string(ops_) + " ops per call)";
     return text;
   }
@@ -124,6 +126,11 @@ class DnnlOp : public BackendOp {
       }
       prim_.execute(stream_, args);
     }
+    if (swish_tail_) {
+      const memory dst = args_.at(DNNL_ARG_DST);
+      onednn::swishInPlace(static_cast<float*>(dst.get_data_handle()),
+                           dst.get_desc().get_size() / sizeof(float), threads_);
+    }
     for (Port& p : outs_)
       if (p.reordered) p.reorder.execute(stream_, p.inner, p.user);
     stream_.wait();
@@ -138,6 +145,7 @@ class DnnlOp : public BackendOp {
   std::function<std::unique_ptr<DnnlOp>(const Build&)> rebuild_;
   Build built_;
   bool agnostic_ = false;  // pooling, element-wise, concat: takes channels last as well
+  bool swish_tail_ = false;  // PostOps::swish_tail, over the destination after prim_
   int ops_ = 1;            // the chain's ops (describe)
   // Arguments the primitive reads or writes through another desc of the same data (slices,
   // reshapes), `offset` bytes into it: bound at each run to the memory args_ holds for them.
@@ -332,6 +340,9 @@ std::vector<AffineStep> affineSteps(const OpDesc& d) {
 // forward after the head's inputs) or consts. `rank`: the head's output rank.
 struct PostOps {
   dnnl::post_ops ops;
+  // The chain ends in a SiLU that the op computes itself after the primitive (swishTail),
+  // not as oneDNN's eltwise_swish post-op (postOpsOf's `tail`).
+  bool swish_tail = false;
   struct Operand {
     int index;  // post-op index
     memory::desc md;
@@ -370,7 +381,7 @@ bool canPost(const OpDesc& prev, const OpDesc& next) {
 // becomes a sum post-op over the destination; -1 for none. Fails (throws) if that input is
 // not a whole-shape add operand in `full`'s layout.
 PostOps postOpsOf(const std::vector<const OpDesc*>& chain, const memory::desc* full = nullptr,
-                  std::size_t first = 1, int sum_operand = -1) {
+                  std::size_t first = 1, int sum_operand = -1, bool tail = false) {
   PostOps p;
   int runtime = 0;
   const std::size_t rank = chain.front()->outputs[0].dims.size();
@@ -380,6 +391,10 @@ PostOps postOpsOf(const std::vector<const OpDesc*>& chain, const memory::desc* f
     dnnl::algorithm alg;
     Eltwise gate;
     if (const std::size_t n = gateAt(chain, k, &gate)) {
+      if (tail && gate.alg == dnnl::algorithm::eltwise_swish && k + n == chain.size()) {
+        p.swish_tail = true;
+        break;
+      }
       p.ops.append_eltwise(gate.alg, gate.alpha, gate.beta);
       k += n - 1;  // g's ops and the Mul: they read nothing from outside the chain
     } else if (d.kind == OpKind::kActive && eltwiseOf(d.active, &alg, &alpha, &beta)) {
@@ -541,12 +556,13 @@ std::unique_ptr<DnnlOp> makeConv(const OpDesc& d, const std::vector<const OpDesc
   }
   const memory::desc layout = probe.dst_desc();
   if (over == 0) return nullptr;  // the convolution's own source
-  const PostOps post = postOpsOf(chain, &layout, fold.next, over - 1);
+  const PostOps post = postOpsOf(chain, &layout, fold.next, over - 1, true);
   const dnnl::convolution_forward::primitive_desc pd =
       convPd(post.operands.empty() ? any(user_dst) : layout, post);
   if (slowWithPostOps(pd.impl_info_str(), post)) return nullptr;
   auto op = std::make_unique<DnnlOp>(threads);
   op->prim_ = dnnl::convolution_forward(pd);
+  op->swish_tail_ = post.swish_tail;
   op->addPort(true, DNNL_ARG_SRC, user_src, pd.src_desc());
   op->addConst(DNNL_ARG_WEIGHTS, user_w, folded ? fold.weights : d.consts[0]->data,
                pd.weights_desc());
@@ -1330,7 +1346,7 @@ std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain
         return d->outs_[o].inner;
       };
       fp32.post_ops = [](const std::vector<const OpDesc*>& c, const memory::desc* full) {
-        const PostOps p = postOpsOf(c, full);
+        const PostOps p = postOpsOf(c, full);  // no tail: int8/fp16 heads take post-ops
         onednn::ChainPostOps out{p.ops, {}};
         for (const PostOps::Operand& o : p.operands)
           out.operands.push_back({o.index, o.md, o.data, o.user});
