@@ -23,13 +23,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from acceptance_bench import shapes_for  # the exports' static shapes, in one place
 from paleozoic.bench import BenchReport, bench, resolve_configs
 from paleozoic.testing.zoo import random_inputs
 
-SHAPES: dict[str, dict[str, tuple[int, ...]]] = {
-    "bert": {"input_ids": (1, 32), "attention_mask": (1, 32)},
-    "distilbert": {"input_ids": (1, 32), "attention_mask": (1, 32)},
-}
 DEFAULT_MODELS = "resnet50,mobilenet_v2,distilbert,bert"
 
 
@@ -71,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     total = BenchReport(args.threads, args.repeat, args.rounds)
     rows = []
     for path in models:
-        shapes = next((s for prefix, s in SHAPES.items() if path.stem.startswith(prefix)), None)
+        shapes = shapes_for(path)
         with tempfile.TemporaryDirectory(prefix="pz-int8-") as tmp:
             calib = calibration_file(path, shapes, Path(tmp), args.batches)
             report = bench([path], configs, threads=args.threads, repeat=args.repeat,
