@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--min-turn-ms", type=float, default=50.0)
     parser.add_argument("--only", default="", help="comma-separated file-name substrings")
     parser.add_argument("--json", help="write every model's figures as JSON")
     args = parser.parse_args(argv)
@@ -54,12 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     configs = resolve_configs(args.sdk.split(","), args.plan.split(","), ["fp32"])
     models = sorted(p for folder in args.folders for p in folder.glob("*.onnx")
                     if not args.only or any(s in p.name for s in args.only.split(",")))
-    total = BenchReport(args.threads, args.repeat, args.rounds)
+    total = BenchReport(args.threads, args.repeat, args.rounds,
+                        min_turn_ms=args.min_turn_ms)
     refused: dict[str, str] = {}
     for path in models:
         try:
             report = bench([path], configs, threads=args.threads, repeat=args.repeat,
-                           rounds=args.rounds, input_shapes=shapes_for(path))
+                           rounds=args.rounds, min_turn_ms=args.min_turn_ms,
+                           input_shapes=shapes_for(path))
         except PaleozoicError as err:
             refused[path.name] = str(err).splitlines()[0][:160]
             print(f"{path.name}: refused: {refused[path.name]}", flush=True)

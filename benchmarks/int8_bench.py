@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--min-turn-ms", type=float, default=50.0)
     parser.add_argument("--batches", type=int, default=8, help="calibration batches")
     parser.add_argument("--json", help="write the figures as JSON")
     args = parser.parse_args(argv)
@@ -65,14 +66,16 @@ def main(argv: list[str] | None = None) -> int:
     wanted = args.models.split(",")
     models = sorted(p for folder in args.folders for p in folder.glob("*.onnx")
                     if any(p.stem.startswith(w + "_op") for w in wanted))
-    total = BenchReport(args.threads, args.repeat, args.rounds)
+    total = BenchReport(args.threads, args.repeat, args.rounds,
+                        min_turn_ms=args.min_turn_ms)
     rows = []
     for path in models:
         shapes = shapes_for(path)
         with tempfile.TemporaryDirectory(prefix="pz-int8-") as tmp:
             calib = calibration_file(path, shapes, Path(tmp), args.batches)
             report = bench([path], configs, threads=args.threads, repeat=args.repeat,
-                           rounds=args.rounds, calibration=calib, input_shapes=shapes)
+                           rounds=args.rounds, min_turn_ms=args.min_turn_ms,
+                           calibration=calib, input_shapes=shapes)
         print(report.table().split("\n", 2)[2], flush=True)
         total.models += report.models
         for m in report.models:

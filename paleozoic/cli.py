@@ -446,8 +446,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                "builds the runtime extension")
         raise BuildError(f"the {missing[0]} SDK is not built: {fix}")
     report = bench(args.model, configs, threads=args.threads, repeat=args.repeat,
-                   rounds=args.rounds, seed=args.seed, calibration=args.calibration,
-                   show_progress=sys.stderr.isatty(), **_shapes(args))
+                   rounds=args.rounds, min_turn_ms=args.min_turn_ms, seed=args.seed,
+                   calibration=args.calibration, show_progress=sys.stderr.isatty(), **_shapes(args))
     print(report.table())
     if args.json:
         Path(args.json).write_text(report.to_json())
@@ -617,6 +617,9 @@ def make_parser() -> argparse.ArgumentParser:
                    "and of onnxruntime; the built-in plans' MP (default 2)")
     p.add_argument("--repeat", type=int, default=20, help="timed forwards per configuration")
     p.add_argument("--rounds", type=int, default=4, help="interleaved rounds (default 4)")
+    p.add_argument("--min-turn-ms", type=float, default=50.0, help="a configuration's turn "
+                   "in a round times more forwards until they add up to this (default 50 ms: "
+                   "a 1-ms network is not judged on 5 forwards)")
     p.add_argument("--seed", type=int, default=0, help="seed of the input")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="bar chart of the latency ratios "

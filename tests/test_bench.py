@@ -9,6 +9,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,16 @@ def test_bench_measures_every_configuration(models):
     table = report.table()
     assert "mock fuse-all fp16" in table and "geometric mean" in table
     assert "mock, best fp32 plan per model" in table
+
+
+def test_a_turn_times_more_forwards_until_they_add_up_to_its_minimum():
+    from paleozoic.bench import timed_ms
+
+    calls = []
+    assert len(timed_ms(lambda: calls.append(1), 3)) == 3 and len(calls) == 4  # + untimed
+    # A 2-ms call with a 30-ms minimum: the repeat count is a floor, not the count.
+    times = timed_ms(lambda: time.sleep(0.002), 3, min_ms=30.0)
+    assert sum(times) >= 30.0 and sum(times[:-1]) < 30.0 and len(times) > 3
 
 
 def test_best_plan_per_model_is_the_faster_fp32_one():
