@@ -198,10 +198,12 @@ int inputIndex(const OpDesc& op, std::uint64_t id) {
   return -1;
 }
 
-// One eltwise algorithm with its parameters.
+// One eltwise algorithm with its parameters, and a factor on its result (a gate written
+// without HardSwish's division by 6).
 struct Eltwise {
   dnnl::algorithm alg;
   float alpha, beta;
+  float scale = 1.0f;
 };
 
 // The value of a per-channel or scalar const when every element holds it (fallback when
@@ -250,7 +252,28 @@ std::size_t gateAt(const std::vector<const OpDesc*>& ops, std::size_t k, Eltwise
     *e = {dnnl::algorithm::eltwise_hardswish, a / 6.0f, b / 6.0f};
     return 4;
   }
+  // The division after the Mul (Paddle's export: Add, Clip, Mul, Div), or none: a factor 6
+  // on the eltwise's result then, since x * relu6(a x + b) = 6 hardswish(x).
+  if (first.kind == OpKind::kScale && k + 2 < ops.size() &&
+      ops[k + 1]->kind == OpKind::kActive && ops[k + 1]->active == CNML_ACTIVE_RELU6 &&
+      mulAt(k + 2) && uniformValue(first, 0, 1.0f, &a) && uniformValue(first, 1, 0.0f, &b)) {
+    *e = {dnnl::algorithm::eltwise_hardswish, a / 6.0f, b / 6.0f, 6.0f};
+    const OpDesc* div = k + 3 < ops.size() ? ops[k + 3] : nullptr;
+    if (div && div->kind == OpKind::kScale && div->inputs[0].id == ops[k + 2]->outputs[0].id &&
+        uniformValue(*div, 0, 1.0f, &c) && uniformValue(*div, 1, 0.0f, &d) && d == 0.0f &&
+        std::abs(6.0f * c - 1.0f) < 1e-6f) {
+      e->scale = 1.0f;
+      return 4;
+    }
+    return 3;
+  }
   return 0;
+}
+
+// Appends a gate's eltwise (and its factor) to post-ops.
+void appendGate(dnnl::post_ops& ops, const Eltwise& gate) {
+  ops.append_eltwise(gate.alg, gate.alpha, gate.beta);
+  if (gate.scale != 1.0f) ops.append_eltwise(dnnl::algorithm::eltwise_linear, gate.scale, 0.0f);
 }
 
 // Whether `next` ends a gate whose g the chain's last ops compute.
@@ -385,6 +408,9 @@ PostOps postOpsOf(const std::vector<const OpDesc*>& chain, const memory::desc* f
   PostOps p;
   int runtime = 0;
   const std::size_t rank = chain.front()->outputs[0].dims.size();
+  Eltwise head_gate;  // a gate at the head: its eltwise is the primitive, its factor the first
+  if (first > 0 && gateAt(chain, 0, &head_gate) == first && head_gate.scale != 1.0f)
+    p.ops.append_eltwise(dnnl::algorithm::eltwise_linear, head_gate.scale, 0.0f);
   for (std::size_t k = first; k < chain.size(); ++k) {
     const OpDesc& d = *chain[k];
     float alpha, beta;
@@ -395,7 +421,7 @@ PostOps postOpsOf(const std::vector<const OpDesc*>& chain, const memory::desc* f
         p.swish_tail = true;
         break;
       }
-      p.ops.append_eltwise(gate.alg, gate.alpha, gate.beta);
+      appendGate(p.ops, gate);
       k += n - 1;  // g's ops and the Mul: they read nothing from outside the chain
     } else if (d.kind == OpKind::kActive && eltwiseOf(d.active, &alg, &alpha, &beta)) {
       p.ops.append_eltwise(alg, alpha, beta);
