@@ -43,7 +43,11 @@ def _spoken(values: tuple[str, ...]) -> str:
 
 def _one(e: CppEnum) -> str:
     name = e.cpp_name
-    lines = [f"\nenum class {name} {{ {', '.join(m.cpp for m in e.members)} }};", ""]
+    one_line = f"enum class {name} {{ {', '.join(m.cpp for m in e.members)} }};"
+    if len(one_line) <= 100:
+        lines = ["\n" + one_line, ""]
+    else:  # one member a line, as clang-format wraps a long enum
+        lines = [f"\nenum class {name} {{"] + [f"  {m.cpp}," for m in e.members] + ["};", ""]
     lines.append(f"inline const char* irName({name} v) {{")
     lines.append("  switch (v) {")
     lines += [f'    case {name}::{m.cpp}: return "{m.value}";' for m in e.members]

@@ -1,6 +1,6 @@
-"""Activations, PRelu, element-wise sums and binary ops (Pow with a tensor exponent among
-them), and the unary math ops (Sqrt, Rsqrt, Pow with a constant exponent, Erf, GELU, Exp,
-Log, Abs, Neg)."""
+"""Activations, PRelu, element-wise sums and binary ops (Pow with a tensor exponent, the
+comparisons and the logic ops among them), and the unary math ops (Sqrt, Rsqrt, Pow with a
+constant exponent, Erf, GELU, Exp, Log, Abs, Neg, Not)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,21 @@ BINARY_OPS = CppEnum("Binary", "", "Binary op", (
     Member("mul", "kMul"),
     Member("div", "kDiv"),
     Member("pow", "kPow"),            # a ** b (ONNX Pow with a tensor exponent)
+    # Comparisons and logic: 1.0 where true, 0.0 where not (the SDK's bools are floats); the
+    # logic ops take any nonzero value (nan included) as true.
+    Member("equal", "kEqual"),
+    Member("not_equal", "kNotEqual"),
+    Member("less", "kLess"),
+    Member("less_equal", "kLessEqual"),
+    Member("greater", "kGreater"),
+    Member("greater_equal", "kGreaterEqual"),
+    Member("and", "kAnd"),
+    Member("or", "kOr"),
+    Member("xor", "kXor"),
 ))
+# The Binary ops whose result is a bool (1.0 or 0.0).
+BOOL_BINARY_OPS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+                   "and", "or", "xor")
 
 # Unary has no SDK enum either: pz::UnaryLayer picks the SDK op (Sqrt, Rsqrt, Power, Erf,
 # Gelu, Exp, Log, Abs, Neg) from it. Reciprocal is "pow" with power -1 (the SDK's BasicDiv,
@@ -40,6 +54,7 @@ UNARY_FUNCTIONS = CppEnum("Unary", "", "unary function", (
     Member("log", "kLog"),            # natural log; log(0) = -inf, log(x < 0) = nan
     Member("abs", "kAbs"),
     Member("neg", "kNeg"),
+    Member("not", "kNot"),            # 1.0 where x == 0, else 0.0 (nan is true, so not 0)
 ))
 
 
@@ -112,7 +127,7 @@ ACTIVE = LayerKind(name="Active", cpp_class="pz::ActiveLayer", template="active"
                    binding="active", shape=active_shape, attrs=ActiveAttrs)
 ADD = LayerKind(name="Add", cpp_class="pz::AddLayer", template="add", binding="add",
                 shape=add_shape, arity=2)
-# attrs {"op": "add" | "sub" | "mul" | "div" | "pow"}; inputs [a, b], b broadcast to a.
+# attrs {"op": one of BINARY_OPS}; inputs [a, b], b broadcast to a.
 BINARY = LayerKind(name="Binary", cpp_class="pz::BinaryLayer", template="binary",
                    binding="binary", shape=binary_shape, arity=2, attrs=BinaryAttrs)
 # weight "slope" of shape (C,); LeakyRelu is a PRelu with every slope equal to alpha.

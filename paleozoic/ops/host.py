@@ -114,4 +114,34 @@ HOST_TOPK = LayerKind(name="HostTopK", cpp_class="pz::HostTopKLayer", template="
                       output_dtype=lambda a, ins: "int64" if a["output"] == "indices"
                       else ins[0])
 
-FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT, HOST_TOPK)
+
+
+@dataclass(frozen=True)
+class HostWhereAttrs:
+    shape: tuple[int, ...]           # the output shape: every input broadcast (numpy)
+    then: float | str = "input"      # a number, or "input": the next tensor input's value
+    otherwise: float | str = "input"
+
+
+def host_where_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    shape = tuple(attrs["shape"])
+    wanted = 1 + sum(attrs[k] == "input" for k in ("then", "otherwise"))
+    if len(inputs) != wanted:
+        raise ShapeError(f"HostWhere takes the condition and {wanted - 1} value tensor(s) "
+                         f"(then={attrs['then']!r}, otherwise={attrs['otherwise']!r}), got "
+                         f"{len(inputs)} input(s)")
+    for x in inputs:
+        if len(x) > len(shape) or any(d not in (1, o) for d, o in zip(reversed(x),
+                                                                         reversed(shape))):
+            raise ShapeError(f"HostWhere input {x} does not broadcast to {shape}")
+    return shape
+
+
+# ONNX Where with a run-time condition and run-time values: y = cond != 0 ? then : otherwise,
+# element by element on the host (the SDK has no select op; a blend would make the
+# unselected side's inf and nan nan).
+HOST_WHERE = LayerKind(name="HostWhere", cpp_class="pz::HostWhereLayer", template="host_where",
+                       binding="host_where", shape=host_where_shape, attrs=HostWhereAttrs,
+                       arity=None, fusible=False, host=True)
+
+FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT, HOST_TOPK, HOST_WHERE)

@@ -115,3 +115,60 @@ def hf_masked_softmax(seq: int = 6, heads: int = 2, exporter: str = "legacy") ->
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
+
+
+def compare_select(batch: int = 2) -> onnx.ModelProto:
+    """Run-time comparisons, logic and selection (the SDK's comparison and logic ops and
+    the host's Where), on float inputs x [batch, 3, 4, 5], z of x's shape and y [4, 5]:
+
+        c1 = x > y   c2 = y < x (swapped to x > y)   c3 = Not(x == z)   c4 = x >= z
+        c5 = And(c1, c3)   c6 = Or(c5, y <= x)   c7 = Xor(c6, c4)
+        selected = Where(c7, x, z)      (run-time values: the host's HostWhere)
+        filled   = Where(c5, -inf, x)   (masked_fill)
+        flags    = Cast(c6, float) + Cast(c2, float)
+
+    Inputs with inf, nan and -0.0 check that neither side's specials leak into the other."""
+    shape = [batch, 3, 4, 5]
+    nodes = [
+        helper.make_node("Greater", ["x", "y"], ["c1"]),
+        helper.make_node("Less", ["y", "x"], ["c2"]),
+        helper.make_node("Equal", ["x", "z"], ["eq"]),
+        helper.make_node("Not", ["eq"], ["c3"]),
+        helper.make_node("GreaterOrEqual", ["x", "z"], ["c4"]),
+        helper.make_node("And", ["c1", "c3"], ["c5"]),
+        helper.make_node("LessOrEqual", ["y", "x"], ["le"]),
+        helper.make_node("Or", ["c5", "le"], ["c6"]),
+        helper.make_node("Xor", ["c6", "c4"], ["c7"]),
+        helper.make_node("Where", ["c7", "x", "z"], ["selected"], name="select"),
+        helper.make_node("Where", ["c5", "ninf", "x"], ["filled"], name="masked_fill"),
+        helper.make_node("Cast", ["c6"], ["f6"], to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["c2"], ["f2"], to=TensorProto.FLOAT),
+        helper.make_node("Add", ["f6", "f2"], ["flags"]),
+    ]
+    inits = [helper.make_tensor("ninf", TensorProto.FLOAT, [], [-np.inf])]
+    graph = helper.make_graph(nodes, "compare_select", [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, shape),
+        helper.make_tensor_value_info("z", TensorProto.FLOAT, shape),
+        helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 5])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
+         for n in ("selected", "filled", "flags")], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="paleozoic.testing.host")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def compare_select_inputs(batch: int = 2, seed: int = 0) -> dict[str, np.ndarray]:
+    """Inputs of compare_select: normal values, a third of z equal to x, and inf, -inf, nan
+    and -0.0 in x, z and y."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, 3, 4, 5)).astype(np.float32)
+    z = np.where(rng.random(x.shape) < 0.33, x,
+                 rng.standard_normal(x.shape)).astype(np.float32)
+    y = rng.standard_normal((4, 5)).astype(np.float32)
+    flat_x, flat_z = x.reshape(-1), z.reshape(-1)
+    flat_x[:6] = [np.inf, -np.inf, np.nan, -0.0, 0.0, np.nan]
+    flat_z[:6] = [np.inf, 1.0, np.nan, 0.0, -0.0, 2.0]
+    y[0, :4] = [np.nan, -np.inf, 0.0, np.inf]
+    return {"x": x, "z": z, "y": y}

@@ -394,6 +394,7 @@ PZ_UNARY_FORWARD(Exp, UnaryFn::kExp)
 PZ_UNARY_FORWARD(Log, UnaryFn::kLog)
 PZ_UNARY_FORWARD(Abs, UnaryFn::kAbs)
 PZ_UNARY_FORWARD(Neg, UnaryFn::kNeg)
+PZ_UNARY_FORWARD(Not, UnaryFn::kNot)
 
 #undef PZ_UNARY_FORWARD
 
@@ -428,12 +429,13 @@ PZ_REDUCE_FORWARD(NdReduceProd, ReduceFn::kProd)
 
 #undef PZ_REDUCE_FORWARD
 
-#define PZ_POW_FORWARD(sdk_op, broadcast)                                                    \
+// Pow, the comparisons and the logic ops, each form (element-wise or broadcast) its own.
+#define PZ_BINARY_FORWARD(sdk_op, which, broadcast)                                          \
   cnmlStatus_t cnmlCompute##sdk_op##OpForward_V4(                                            \
       cnmlBaseOp_t op, cnmlTensor_t input_tensor_1, void* input_1,                           \
       cnmlTensor_t input_tensor_2, void* input_2, cnmlTensor_t output_tensor, void* output,  \
       cnrtQueue_t queue, void* extra) {                                                      \
-    const cnmlStatus_t status = runBinary(op, BinaryOp::kPow, broadcast, input_tensor_1,     \
+    const cnmlStatus_t status = runBinary(op, which, broadcast, input_tensor_1,              \
                                           input_1, input_tensor_2, input_2, output_tensor,   \
                                           output, queue);                                    \
     return logged(status, "cnmlCompute" #sdk_op "OpForward_V4", [&](Call& c) {               \
@@ -443,10 +445,28 @@ PZ_REDUCE_FORWARD(NdReduceProd, ReduceFn::kProd)
     });                                                                                      \
   }
 
-PZ_POW_FORWARD(Pow, false)
-PZ_POW_FORWARD(BroadcastPow, true)
+PZ_BINARY_FORWARD(Pow, BinaryOp::kPow, false)
+PZ_BINARY_FORWARD(BroadcastPow, BinaryOp::kPow, true)
+PZ_BINARY_FORWARD(Equal, BinaryOp::kEqual, false)
+PZ_BINARY_FORWARD(CycleEqual, BinaryOp::kEqual, true)
+PZ_BINARY_FORWARD(NEqual, BinaryOp::kNotEqual, false)
+PZ_BINARY_FORWARD(CycleNEqual, BinaryOp::kNotEqual, true)
+PZ_BINARY_FORWARD(Less, BinaryOp::kLess, false)
+PZ_BINARY_FORWARD(CycleLess, BinaryOp::kLess, true)
+PZ_BINARY_FORWARD(LessEqual, BinaryOp::kLessEqual, false)
+PZ_BINARY_FORWARD(CycleLessEqual, BinaryOp::kLessEqual, true)
+PZ_BINARY_FORWARD(Greater, BinaryOp::kGreater, false)
+PZ_BINARY_FORWARD(CycleGreater, BinaryOp::kGreater, true)
+PZ_BINARY_FORWARD(GreaterEqual, BinaryOp::kGreaterEqual, false)
+PZ_BINARY_FORWARD(CycleGreaterEqual, BinaryOp::kGreaterEqual, true)
+PZ_BINARY_FORWARD(And, BinaryOp::kAnd, false)
+PZ_BINARY_FORWARD(CycleAnd, BinaryOp::kAnd, true)
+PZ_BINARY_FORWARD(Or, BinaryOp::kOr, false)
+PZ_BINARY_FORWARD(CycleOr, BinaryOp::kOr, true)
+PZ_BINARY_FORWARD(Xor, BinaryOp::kXor, false)
+PZ_BINARY_FORWARD(CycleXor, BinaryOp::kXor, true)
 
-#undef PZ_POW_FORWARD
+#undef PZ_BINARY_FORWARD
 
 cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensors[],
                                            void* inputs[], int input_num,

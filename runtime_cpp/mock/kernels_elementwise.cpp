@@ -20,6 +20,21 @@ struct DivFn {
   float operator()(float x, float y) const { return x / y; }
 };
 // In double, then one rounding: powf's error grows with the exponent.
+// Comparisons are IEEE's (false with a nan, but not-equal true); logic reads nonzero as true.
+#define PZ_BOOL_FN(name, expr)                                        \
+  struct name {                                                       \
+    float operator()(float x, float y) const { return (expr) ? 1.0f : 0.0f; } \
+  };
+PZ_BOOL_FN(EqualFn, x == y)
+PZ_BOOL_FN(NotEqualFn, x != y)
+PZ_BOOL_FN(LessFn, x < y)
+PZ_BOOL_FN(LessEqualFn, x <= y)
+PZ_BOOL_FN(GreaterFn, x > y)
+PZ_BOOL_FN(GreaterEqualFn, x >= y)
+PZ_BOOL_FN(AndFn, x != 0.0f && y != 0.0f)
+PZ_BOOL_FN(OrFn, x != 0.0f || y != 0.0f)
+PZ_BOOL_FN(XorFn, (x != 0.0f) != (y != 0.0f))
+#undef PZ_BOOL_FN
 struct PowFn {
   float operator()(float x, float y) const {
     return static_cast<float>(std::pow(static_cast<double>(x), static_cast<double>(y)));
@@ -204,6 +219,17 @@ void binaryForward(const OpDesc& d, const float* a, const float* b, float* out, 
     case BinaryOp::kMult: binaryLoop(MultFn{}, ad, bd, a, b, out, threads); break;
     case BinaryOp::kRealDiv: binaryLoop(DivFn{}, ad, bd, a, b, out, threads); break;
     case BinaryOp::kPow: binaryLoop(PowFn{}, ad, bd, a, b, out, threads); break;
+    case BinaryOp::kEqual: binaryLoop(EqualFn{}, ad, bd, a, b, out, threads); break;
+    case BinaryOp::kNotEqual: binaryLoop(NotEqualFn{}, ad, bd, a, b, out, threads); break;
+    case BinaryOp::kLess: binaryLoop(LessFn{}, ad, bd, a, b, out, threads); break;
+    case BinaryOp::kLessEqual: binaryLoop(LessEqualFn{}, ad, bd, a, b, out, threads); break;
+    case BinaryOp::kGreater: binaryLoop(GreaterFn{}, ad, bd, a, b, out, threads); break;
+    case BinaryOp::kGreaterEqual:
+      binaryLoop(GreaterEqualFn{}, ad, bd, a, b, out, threads);
+      break;
+    case BinaryOp::kAnd: binaryLoop(AndFn{}, ad, bd, a, b, out, threads); break;
+    case BinaryOp::kOr: binaryLoop(OrFn{}, ad, bd, a, b, out, threads); break;
+    case BinaryOp::kXor: binaryLoop(XorFn{}, ad, bd, a, b, out, threads); break;
   }
 }
 

@@ -43,6 +43,7 @@ double unary(UnaryFn fn, double x, double power) {
     case UnaryFn::kLog: return std::log(x);
     case UnaryFn::kAbs: return std::fabs(x);
     case UnaryFn::kNeg: return -x;
+    case UnaryFn::kNot: return x == 0.0f ? 1.0f : 0.0f;
   }
   return x;
 }

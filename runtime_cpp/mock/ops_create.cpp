@@ -436,6 +436,38 @@ cnmlStatus_t cnmlCreateBroadcastPowOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
   });
 }
 
+// The comparisons and the logic ops: element-wise (equal dims), and the Cycle* forms with
+// in2 broadcast to in1 as the Broadcast* ops take it.
+#define PZ_BINARY_CREATE(sdk_op, which, broadcast)                                          \
+  cnmlStatus_t cnmlCreate##sdk_op##Op(cnmlBaseOp_t* op, cnmlTensor_t input_1,                \
+                                      cnmlTensor_t input_2, cnmlTensor_t output) {           \
+    return logged(createBinary(op, input_1, input_2, output, which, broadcast),              \
+                  "cnmlCreate" #sdk_op "Op", [&](Call& c) {                                  \
+                    c.created(op).handle(input_1).handle(input_2).handle(output);            \
+                  });                                                                        \
+  }
+
+PZ_BINARY_CREATE(Equal, BinaryOp::kEqual, false)
+PZ_BINARY_CREATE(CycleEqual, BinaryOp::kEqual, true)
+PZ_BINARY_CREATE(NEqual, BinaryOp::kNotEqual, false)
+PZ_BINARY_CREATE(CycleNEqual, BinaryOp::kNotEqual, true)
+PZ_BINARY_CREATE(Less, BinaryOp::kLess, false)
+PZ_BINARY_CREATE(CycleLess, BinaryOp::kLess, true)
+PZ_BINARY_CREATE(LessEqual, BinaryOp::kLessEqual, false)
+PZ_BINARY_CREATE(CycleLessEqual, BinaryOp::kLessEqual, true)
+PZ_BINARY_CREATE(Greater, BinaryOp::kGreater, false)
+PZ_BINARY_CREATE(CycleGreater, BinaryOp::kGreater, true)
+PZ_BINARY_CREATE(GreaterEqual, BinaryOp::kGreaterEqual, false)
+PZ_BINARY_CREATE(CycleGreaterEqual, BinaryOp::kGreaterEqual, true)
+PZ_BINARY_CREATE(And, BinaryOp::kAnd, false)
+PZ_BINARY_CREATE(CycleAnd, BinaryOp::kAnd, true)
+PZ_BINARY_CREATE(Or, BinaryOp::kOr, false)
+PZ_BINARY_CREATE(CycleOr, BinaryOp::kOr, true)
+PZ_BINARY_CREATE(Xor, BinaryOp::kXor, false)
+PZ_BINARY_CREATE(CycleXor, BinaryOp::kXor, true)
+
+#undef PZ_BINARY_CREATE
+
 cnmlStatus_t cnmlCreatePreluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                                cnmlTensor_t prelu_param) {
   OpDesc d;
@@ -655,6 +687,7 @@ PZ_UNARY_CREATE(Exp, UnaryFn::kExp)
 PZ_UNARY_CREATE(Log, UnaryFn::kLog)
 PZ_UNARY_CREATE(Abs, UnaryFn::kAbs)
 PZ_UNARY_CREATE(Neg, UnaryFn::kNeg)
+PZ_UNARY_CREATE(Not, UnaryFn::kNot)
 
 #undef PZ_UNARY_CREATE
 

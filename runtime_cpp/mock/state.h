@@ -88,7 +88,7 @@ enum class OpKind {
   kCast,
   kBatchDot,   // out[b] = op(a[b]) x op(b[b]), batch dims broadcast (numpy)
   kLayerNorm,  // normalised over the axes from `axis` on, then * scale + bias
-  kUnary,      // Sqrt, Rsqrt, Power, Erf, Gelu, Exp, Log, Abs, Neg (which: OpDesc::unary)
+  kUnary,      // Sqrt, Rsqrt, Power, Erf, Gelu, Exp, Log, Abs, Neg, Not (OpDesc::unary)
   kLogSoftmax,  // log(softmax) along `axis`, max-subtracted
   kReduce,      // sum/mean/max/min/prod (OpDesc::reduce) over OpDesc::axes
   // The device<->host copies of a layer the session computes on the host (mock extension,
@@ -102,9 +102,14 @@ enum class OpKind {
 const char* opKindName(OpKind kind);
 
 // Which two-input element-wise op a kBinary op computes.
-enum class BinaryOp { kAdd, kSub, kMult, kRealDiv, kPow };
+// The comparisons and the logic ops write 1.0 where true and 0.0 where not (CNML's bools are
+// floats); the logic ops read any nonzero value, nan included, as true.
+enum class BinaryOp {
+  kAdd, kSub, kMult, kRealDiv, kPow,
+  kEqual, kNotEqual, kLess, kLessEqual, kGreater, kGreaterEqual, kAnd, kOr, kXor
+};
 // Which one-input element-wise op a kUnary op computes.
-enum class UnaryFn { kSqrt, kRsqrt, kPower, kErf, kGelu, kGeluTanh, kExp, kLog, kAbs, kNeg };
+enum class UnaryFn { kSqrt, kRsqrt, kPower, kErf, kGelu, kGeluTanh, kExp, kLog, kAbs, kNeg, kNot };
 // Which reduction a kReduce op computes.
 enum class ReduceFn { kSum, kMean, kMax, kMin, kProd };
 

@@ -322,6 +322,7 @@ bool unaryOf(const OpDesc& d, dnnl::algorithm* alg, float* alpha, float* beta) {
     case UnaryFn::kLog: *alg = dnnl::algorithm::eltwise_log; return true;
     case UnaryFn::kAbs: *alg = dnnl::algorithm::eltwise_abs; return true;
     case UnaryFn::kNeg: *alg = dnnl::algorithm::eltwise_linear; *alpha = -1.0f; return true;
+    case UnaryFn::kNot: return false;  // no oneDNN eltwise
   }
   return false;
 }
@@ -332,14 +333,32 @@ dnnl::algorithm binaryAlg(BinaryOp op) {
     case BinaryOp::kSub: return dnnl::algorithm::binary_sub;
     case BinaryOp::kMult: return dnnl::algorithm::binary_mul;
     case BinaryOp::kRealDiv: return dnnl::algorithm::binary_div;
-    case BinaryOp::kPow: break;  // no oneDNN binary pow: onMockOnly keeps it on the mock
+    case BinaryOp::kEqual: return dnnl::algorithm::binary_eq;
+    case BinaryOp::kNotEqual: return dnnl::algorithm::binary_ne;
+    case BinaryOp::kLess: return dnnl::algorithm::binary_lt;
+    case BinaryOp::kLessEqual: return dnnl::algorithm::binary_le;
+    case BinaryOp::kPow:  // no oneDNN binary pow or logic: onMockOnly keeps them on the mock
+    case BinaryOp::kGreater:  // oneDNN 3.2's gt and ge are true with a nan: on the mock too
+    case BinaryOp::kGreaterEqual:
+    case BinaryOp::kAnd:
+    case BinaryOp::kOr:
+    case BinaryOp::kXor: break;
   }
   return dnnl::algorithm::binary_add;
 }
 
 // Ops oneDNN has no primitive or post-op for, whatever makeHead's switch says of their kind.
 bool onMockOnly(const OpDesc& d) {
-  return d.kind == OpKind::kBinary && d.binary == BinaryOp::kPow;
+  if (d.kind != OpKind::kBinary) return false;
+  switch (d.binary) {
+    case BinaryOp::kPow:
+    case BinaryOp::kGreater:
+    case BinaryOp::kGreaterEqual:
+    case BinaryOp::kAnd:
+    case BinaryOp::kOr:
+    case BinaryOp::kXor: return true;
+    default: return false;
+  }
 }
 
 // The channel-affine ops as two binary steps with per-channel consts: batchnorm

@@ -38,6 +38,24 @@ BinaryCalls binaryCalls(Binary fn, bool broadcast) {
       return broadcast ? PZ_BINARY_CALLS(BroadcastMult) : PZ_BINARY_CALLS(Mult);
     case Binary::kPow:
       return broadcast ? PZ_BINARY_CALLS(BroadcastPow) : PZ_BINARY_CALLS(Pow);
+    case Binary::kEqual:
+      return broadcast ? PZ_BINARY_CALLS(CycleEqual) : PZ_BINARY_CALLS(Equal);
+    case Binary::kNotEqual:
+      return broadcast ? PZ_BINARY_CALLS(CycleNEqual) : PZ_BINARY_CALLS(NEqual);
+    case Binary::kLess:
+      return broadcast ? PZ_BINARY_CALLS(CycleLess) : PZ_BINARY_CALLS(Less);
+    case Binary::kLessEqual:
+      return broadcast ? PZ_BINARY_CALLS(CycleLessEqual) : PZ_BINARY_CALLS(LessEqual);
+    case Binary::kGreater:
+      return broadcast ? PZ_BINARY_CALLS(CycleGreater) : PZ_BINARY_CALLS(Greater);
+    case Binary::kGreaterEqual:
+      return broadcast ? PZ_BINARY_CALLS(CycleGreaterEqual) : PZ_BINARY_CALLS(GreaterEqual);
+    case Binary::kAnd:
+      return broadcast ? PZ_BINARY_CALLS(CycleAnd) : PZ_BINARY_CALLS(And);
+    case Binary::kOr:
+      return broadcast ? PZ_BINARY_CALLS(CycleOr) : PZ_BINARY_CALLS(Or);
+    case Binary::kXor:
+      return broadcast ? PZ_BINARY_CALLS(CycleXor) : PZ_BINARY_CALLS(Xor);
     case Binary::kDiv:
       break;
   }
@@ -157,6 +175,7 @@ UnaryLayer::UnaryLayer(std::string name, Tensor& input, Unary fn, float power)
       case Unary::kLog: PZ_CHECK(name_, cnmlCreateLogOp(&op_, in(0), output_.desc())); break;
       case Unary::kAbs: PZ_CHECK(name_, cnmlCreateAbsOp(&op_, in(0), output_.desc())); break;
       case Unary::kNeg: PZ_CHECK(name_, cnmlCreateNegOp(&op_, in(0), output_.desc())); break;
+      case Unary::kNot: PZ_CHECK(name_, cnmlCreateNotOp(&op_, in(0), output_.desc())); break;
     }
   });
   switch (fn) {
@@ -170,6 +189,7 @@ UnaryLayer::UnaryLayer(std::string name, Tensor& input, Unary fn, float power)
     case Unary::kLog: PZ_FORWARD(cnmlComputeLogOpForward_V4); break;
     case Unary::kAbs: PZ_FORWARD(cnmlComputeAbsOpForward_V4); break;
     case Unary::kNeg: PZ_FORWARD(cnmlComputeNegOpForward_V4); break;
+    case Unary::kNot: PZ_FORWARD(cnmlComputeNotOpForward_V4); break;
   }
 }
 

@@ -168,47 +168,110 @@ void HostArgMaxLayer::compute(const std::vector<std::vector<double>>& inputs,
   }
 }
 
+namespace {
+
+// Throws unless `in` broadcasts (numpy, right-aligned) to the layer's output shape.
+void checkBroadcast(const std::string& layer, const Shape& in, const Shape& out) {
+  bool ok = in.size() <= out.size();
+  for (std::size_t i = 0; ok && i < in.size(); ++i) {
+    const int o = out[out.size() - in.size() + i];
+    ok = in[i] == 1 || in[i] == o;
+  }
+  if (!ok) {
+    throw Error(layer + ": input " + shapeToString(in) + " does not broadcast to " +
+                shapeToString(out));
+  }
+}
+
+// The offsets of every output element (row-major) in inputs of the given shapes, each
+// broadcast to `out`: one element's position in each input, the output's order.
+class BroadcastWalk {
+ public:
+  BroadcastWalk(const std::vector<const Shape*>& inputs, const Shape& out)
+      : out_(out), index_(out.size(), 0), at_(inputs.size(), 0) {
+    for (const Shape* in : inputs) {
+      // Strides right-aligned to the output's axes, 0 where the input broadcasts.
+      std::vector<std::size_t> stride(out.size(), 0);
+      std::size_t s = 1;
+      for (std::size_t i = in->size(); i-- > 0;) {
+        stride[out.size() - in->size() + i] = (*in)[i] == 1 ? 0 : s;
+        s *= static_cast<std::size_t>((*in)[i]);
+      }
+      strides_.push_back(std::move(stride));
+    }
+  }
+  std::size_t at(std::size_t input) const { return at_[input]; }
+  void next() {
+    for (std::size_t a = out_.size(); a-- > 0;) {
+      for (std::size_t i = 0; i < at_.size(); ++i) at_[i] += strides_[i][a];
+      if (++index_[a] < static_cast<std::size_t>(out_[a])) return;
+      for (std::size_t i = 0; i < at_.size(); ++i) at_[i] -= strides_[i][a] * index_[a];
+      index_[a] = 0;
+    }
+  }
+
+ private:
+  const Shape& out_;
+  std::vector<std::size_t> index_, at_;
+  std::vector<std::vector<std::size_t>> strides_;
+};
+
+std::vector<Tensor*> whereInputs(Tensor& condition, const HostOperand& then,
+                                 const HostOperand& otherwise) {
+  std::vector<Tensor*> inputs{&condition};
+  for (const HostOperand* v : {&then, &otherwise})
+    if (v->tensor) inputs.push_back(v->tensor);
+  return inputs;
+}
+
+}  // namespace
+
 HostSelectLayer::HostSelectLayer(std::string name, Tensor& input, HostTest test, Shape shape,
                                  std::optional<float> then_value, std::optional<float> otherwise)
     : HostLayer(name, {&input}, shape, ElementType::kFloat),
       test_(test),
       then_(then_value),
       otherwise_(otherwise) {
-  const Shape& in = input.shape();
-  bool ok = in.size() <= output_.shape().size();
-  for (std::size_t i = 0; ok && i < in.size(); ++i) {
-    const int o = output_.shape()[output_.shape().size() - in.size() + i];
-    ok = in[i] == 1 || in[i] == o;
-  }
-  if (!ok) {
-    throw Error(name_ + ": input " + shapeToString(in) + " does not broadcast to " +
-                shapeToString(output_.shape()));
-  }
+  checkBroadcast(name_, input.shape(), output_.shape());
 }
 
 void HostSelectLayer::compute(const std::vector<std::vector<double>>& inputs,
                               std::vector<double>& output) const {
-  const Shape& in = inputs_[0]->shape();
-  const Shape& out = output_.shape();
-  // Input strides right-aligned to the output's axes, 0 where the input broadcasts.
-  std::vector<std::size_t> stride(out.size(), 0);
-  std::size_t s = 1;
-  for (std::size_t i = in.size(); i-- > 0;) {
-    const std::size_t axis = out.size() - in.size() + i;
-    stride[axis] = in[i] == 1 ? 0 : s;
-    s *= static_cast<std::size_t>(in[i]);
-  }
-  std::vector<std::size_t> index(out.size(), 0);
-  for (std::size_t k = 0; k < output.size(); ++k) {
-    std::size_t at = 0;
-    for (std::size_t a = 0; a < out.size(); ++a) at += index[a] * stride[a];
-    const double x = inputs[0][at];
+  BroadcastWalk walk({&inputs_[0]->shape()}, output_.shape());
+  for (std::size_t k = 0; k < output.size(); ++k, walk.next()) {
+    const double x = inputs[0][walk.at(0)];
     const bool hit = test_ == HostTest::kIsNan ? std::isnan(x) : x != 0.0;
     const std::optional<float>& value = hit ? then_ : otherwise_;
     output[k] = value ? static_cast<double>(*value) : x;
-    for (std::size_t a = out.size(); a-- > 0;) {
-      if (++index[a] < static_cast<std::size_t>(out[a])) break;
-      index[a] = 0;
+  }
+}
+
+HostWhereLayer::HostWhereLayer(std::string name, Tensor& condition, HostOperand then,
+                               HostOperand otherwise, Shape shape)
+    : HostLayer(name, whereInputs(condition, then, otherwise), shape, ElementType::kFloat) {
+  if (!then.tensor) then_ = then.value;
+  if (!otherwise.tensor) otherwise_ = otherwise.value;
+  for (const Tensor* t : inputs_) {
+    checkBroadcast(name_, t->shape(), output_.shape());
+    if (t != inputs_[0] && t->elementType() != ElementType::kFloat) {
+      throw Error(name_ + ": the values must be float tensors; " + t->name() + " is " +
+                  elementTypeName(t->elementType()));
+    }
+  }
+}
+
+void HostWhereLayer::compute(const std::vector<std::vector<double>>& inputs,
+                             std::vector<double>& output) const {
+  std::vector<const Shape*> shapes;
+  for (const Tensor* t : inputs_) shapes.push_back(&t->shape());
+  BroadcastWalk walk(shapes, output_.shape());
+  const std::size_t then_input = 1, otherwise_input = then_ ? 1 : 2;
+  for (std::size_t k = 0; k < output.size(); ++k, walk.next()) {
+    if (inputs[0][walk.at(0)] != 0.0) {
+      output[k] = then_ ? static_cast<double>(*then_) : inputs[then_input][walk.at(then_input)];
+    } else {
+      output[k] = otherwise_ ? static_cast<double>(*otherwise_)
+                             : inputs[otherwise_input][walk.at(otherwise_input)];
     }
   }
 }
@@ -296,6 +359,34 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                          return std::make_unique<HostSelectLayer>(
                              name, *in[0], test == "isnan" ? HostTest::kIsNan : HostTest::kNonZero,
                              a.ints("shape"), value("then"), value("otherwise"));
+                       }});
+  factories.push_back({"host_where", LayerFactory::kAnyInputs, {"shape", "then", "otherwise"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         // A number, or "input": the next tensor input.
+                         std::size_t next = 1;
+                         auto value = [&](const char* key) -> HostOperand {
+                           bool tensor = true;
+                           try {
+                             tensor = a.text(key) == "input";
+                           } catch (const Error&) {
+                             tensor = false;
+                           }
+                           if (!tensor) return static_cast<float>(a.real(key, 0.0));
+                           if (next >= in.size()) {
+                             throw Error(name + ": " + key + " reads a tensor input, and " +
+                                         "there is none left");
+                           }
+                           return *in[next++];
+                         };
+                         if (in.empty()) throw Error(name + ": no condition input");
+                         const HostOperand then = value("then"), otherwise = value("otherwise");
+                         if (next != in.size()) {
+                           throw Error(name + ": " + std::to_string(in.size()) + " inputs, " +
+                                       "but the values read " + std::to_string(next - 1));
+                         }
+                         return std::make_unique<HostWhereLayer>(name, *in[0], then, otherwise,
+                                                                 a.ints("shape"));
                        }});
   factories.push_back({"host_topk", 1, {"axis", "k", "output", "largest"},
                        [](const std::string& name, const Inputs& in,

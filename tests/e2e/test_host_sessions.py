@@ -17,7 +17,13 @@ from paleozoic.pipeline import (
     run_session,
 )
 from paleozoic.plan_runner import PlanRunner
-from paleozoic.testing.host import topk_classifier, uint8_classifier
+from paleozoic.sdk import sdk_available
+from paleozoic.testing.host import (
+    compare_select,
+    compare_select_inputs,
+    topk_classifier,
+    uint8_classifier,
+)
 from paleozoic.verify import reference_outputs
 
 
@@ -83,3 +89,44 @@ def test_topk_runtime_plans(topk_model_and_feeds, plan: str) -> None:
     outputs = list(PlanRunner(queue, resolve_plan(queue, plan)).run([image]).values())
     np.testing.assert_array_equal(outputs[0], indices)
     np.testing.assert_allclose(outputs[1], probs, rtol=1e-5, atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def compare_model_and_feeds():
+    model = compare_select(batch=2)
+    feeds = compare_select_inputs(batch=2)
+    return model, feeds, reference_outputs(model, feeds)
+
+
+def _assert_same(ours: list[np.ndarray], refs: list[np.ndarray]) -> None:
+    for got, want in zip(ours, refs):
+        np.testing.assert_array_equal(got, want)  # exact, nan where onnxruntime has nan
+
+
+@pytest.mark.parametrize("sdk", [s for s in ("mock", "onednn") if sdk_available(s)])
+@pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])
+def test_comparisons_logic_and_where_at_run_time(compare_model_and_feeds, plan, sdk) -> None:
+    model, feeds, refs = compare_model_and_feeds
+    queue = load_queue(model)
+    kinds = [layer.kind for layer in queue.layers]
+    ops = sorted(layer.op.attrs["op"] for layer in queue.layers if layer.kind == "Binary")
+    # Less(y, x) is Greater(x, y) with the operands swapped (the SDK broadcasts b to a),
+    # which the duplicates pass then merges with c1; LessOrEqual(y, x) likewise swaps.
+    assert ops == ["and", "equal", "greater", "greater_equal", "greater_equal", "or",
+                   "xor"], ops
+    assert kinds.count("HostWhere") == 2 and "Unary" in kinds
+    outputs = PlanRunner(queue, resolve_plan(queue, plan), sdk=sdk).run(
+        [feeds[n] for n in queue.onnx_input_names])
+    _assert_same(list(outputs.values()), refs)
+
+
+def test_comparisons_emitted_session_matches_onnxruntime(compare_model_and_feeds,
+                                                         tmp_path) -> None:
+    model, feeds, refs = compare_model_and_feeds
+    out = compile_model(model, tmp_path / "out", plan="fuse-all")
+    source = (out / "session.cpp").read_text()
+    assert "pz::Binary::kXor" in source and "pz::Unary::kNot" in source
+    assert "-std::numeric_limits<float>::infinity(), x, {2, 3, 4, 5}}" in source
+    build_session(out)
+    queue = load_queue(model)
+    _assert_same(run_session(out, [feeds[n] for n in queue.onnx_input_names]).outputs, refs)

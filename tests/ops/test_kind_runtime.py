@@ -12,7 +12,12 @@ from paleozoic.ops import KINDS
 from paleozoic.pipeline import load_queue
 from paleozoic.testing.bert import bert_model
 from paleozoic.testing.blocks import BLOCKS
-from paleozoic.testing.host import hf_masked_softmax, topk_classifier, uint8_classifier
+from paleozoic.testing.host import (
+    compare_select,
+    hf_masked_softmax,
+    topk_classifier,
+    uint8_classifier,
+)
 from paleozoic.testing.recurrent import recurrent_stack
 from paleozoic.testing.sequence import encoder_layer, pooled_classifier, vit_block
 from paleozoic.testing.zoo import load_zoo_model
@@ -27,7 +32,7 @@ def samples():
         "efficientnet_b0_block", "resnet18_block")] + [encoder_layer(), vit_block(),
                                                  uint8_classifier(), bert_model(seq=16),
                                                  hf_masked_softmax(), topk_classifier(),
-                                                 pooled_classifier()] + [
+                                                 pooled_classifier(), compare_select()] + [
         recurrent_stack(op, direction="bidirectional", layers=1)[0]
         for op in ("LSTM", "GRU", "RNN")]
     for model in models:

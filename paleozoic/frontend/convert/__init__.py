@@ -18,6 +18,7 @@ from __future__ import annotations
 # Importing the family modules registers their converters.
 from paleozoic.frontend.convert import (  # noqa: F401
     activation,
+    compare,
     dense,
     elementwise,
     host,

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from paleozoic.frontend.convert.compare import Cond, binary_bool, where
 from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Deferred, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, scalar
@@ -37,8 +38,10 @@ onnx_ops({
     "Cast": OnnxOp("HostCast, or nothing (a cast of a float to float32)"),
     "ArgMax": OnnxOp("HostArgMax", check=_check_argmax),
     "TopK": OnnxOp("HostTopK (a layer per output read: values, indices)", check=_check_topk),
-    "Where": OnnxOp("HostSelect (a run-time condition from a mask or IsNaN, constant values)"),
-    "And": OnnxOp("nothing (a mask and a constant all-true mask, as HuggingFace exports)"),
+    "Where": OnnxOp("HostSelect (a mask or IsNaN and constant values), HostWhere (a run-time "
+                    "condition and run-time values)"),
+    "And": OnnxOp("Binary and (CNML's And), or nothing (a mask and a constant all-true mask, "
+                  "as HuggingFace exports)"),
     "Expand": OnnxOp("nothing (a mask broadcast, applied by the HostSelect reading it)",
                      parameters=(1,)),
     "IsNaN": OnnxOp("HostSelect (with the Where reading it)"),
@@ -64,6 +67,10 @@ class NanOf:
 @converter("relax.astype")
 def convert_astype(w: Walker, call: Any, args: list[Value]) -> Value:
     to = str(call.attrs.dtype)
+    if isinstance(args[0], Cond):  # the device's bools are float32 1.0s and 0.0s already
+        if to in ("bool", "float32"):
+            return args[0] if to == "bool" else args[0].act
+        raise w.fail(f"Cast of a comparison's result to {to}: only to float32 (or bool)")
     if isinstance(args[0], MaskOf):
         mask = args[0]
         if to == "bool":
@@ -164,7 +171,9 @@ def convert_less(w: Walker, call: Any, args: list[Value]) -> Value:
     if isinstance(a, Act) and w.dtype(a) != "float32" and isinstance(b, Const) \
             and b.value.size == 1 and float(b.value.reshape(-1)[0]) == 0:
         return IndexTerm("negative", a)  # type: ignore[return-value]
-    raise _index_only(w, "less")
+    if isinstance(a, Act) and w.dtype(a) != "float32":
+        raise _index_only(w, "less")
+    return binary_bool(w, "less", a, b)  # type: ignore[return-value]
 
 
 @converter("relax.where")
@@ -182,6 +191,9 @@ def convert_where(w: Walker, call: Any, args: list[Value]) -> Value:
     if isinstance(cond, IndexTerm) and cond.kind == "negative" and isinstance(then, IndexTerm) \
             and then.kind == "shifted" and then.act == cond.act == other:
         return WrappedIndex(cond.act, then.shift)  # type: ignore[return-value]
+    if isinstance(cond, Cond) or (isinstance(cond, MaskOf) and (
+            isinstance(then, Act) or isinstance(other, Act))):
+        return where(w, cond, then, other)
     if isinstance(then, Act) or isinstance(other, Act):
         if isinstance(cond, Const) and (np.all(cond.value) or not np.any(cond.value)):
             return then if np.all(cond.value) else other  # a select of one side throughout
@@ -233,8 +245,17 @@ def convert_logical_and(w: Walker, call: Any, args: list[Value]) -> Value:
         target = np.broadcast_shapes(np.asarray(a.value).shape,
                                      b.shape or w.tensors[b.act.name].shape)
         return MaskOf(b.act, tuple(int(d) for d in target))  # type: ignore[return-value]
-    raise w.fail("And is supported only of a mask and a constant that is all true (the "
-                 "padding/causal term HuggingFace folds in for an encoder)")
+    if isinstance(a, Const) or isinstance(b, Const):
+        raise w.fail("And of a run-time mask and a constant that is not all true: the SDK's "
+                     "And takes two run-time tensors")
+    return binary_bool(w, "and", a, b)  # type: ignore[return-value]
+
+
+def mask_values(w: Walker, mask: MaskOf) -> Act:
+    """A mask of an integer tensor as the device's bools: 1.0 where nonzero, 0.0 where not."""
+    shape = list(mask.shape or w.tensors[mask.act.name].shape)
+    return w.emit("HostSelect", [mask.act], {"test": "nonzero", "shape": shape, "then": 1.0,
+                                             "otherwise": 0.0}, part="mask", main=False)
 
 
 def broadcast_mask(w: Walker, mask: MaskOf) -> MaskOf:

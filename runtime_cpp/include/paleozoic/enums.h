@@ -49,7 +49,22 @@ inline cnmlActiveFunction_t sdkValue(Active v) {
   return CNML_ACTIVE_RELU1;
 }
 
-enum class Binary { kAdd, kSub, kMul, kDiv, kPow };
+enum class Binary {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kEqual,
+  kNotEqual,
+  kLess,
+  kLessEqual,
+  kGreater,
+  kGreaterEqual,
+  kAnd,
+  kOr,
+  kXor,
+};
 
 inline const char* irName(Binary v) {
   switch (v) {
@@ -58,6 +73,15 @@ inline const char* irName(Binary v) {
     case Binary::kMul: return "mul";
     case Binary::kDiv: return "div";
     case Binary::kPow: return "pow";
+    case Binary::kEqual: return "equal";
+    case Binary::kNotEqual: return "not_equal";
+    case Binary::kLess: return "less";
+    case Binary::kLessEqual: return "less_equal";
+    case Binary::kGreater: return "greater";
+    case Binary::kGreaterEqual: return "greater_equal";
+    case Binary::kAnd: return "and";
+    case Binary::kOr: return "or";
+    case Binary::kXor: return "xor";
   }
   return "";
 }
@@ -69,12 +93,21 @@ inline bool parseBinary(const std::string& text, Binary* out) {
   if (text == "mul") { *out = Binary::kMul; return true; }
   if (text == "div") { *out = Binary::kDiv; return true; }
   if (text == "pow") { *out = Binary::kPow; return true; }
+  if (text == "equal") { *out = Binary::kEqual; return true; }
+  if (text == "not_equal") { *out = Binary::kNotEqual; return true; }
+  if (text == "less") { *out = Binary::kLess; return true; }
+  if (text == "less_equal") { *out = Binary::kLessEqual; return true; }
+  if (text == "greater") { *out = Binary::kGreater; return true; }
+  if (text == "greater_equal") { *out = Binary::kGreaterEqual; return true; }
+  if (text == "and") { *out = Binary::kAnd; return true; }
+  if (text == "or") { *out = Binary::kOr; return true; }
+  if (text == "xor") { *out = Binary::kXor; return true; }
   return false;
 }
 
-inline const char* binaryChoices() { return "add, sub, mul, div or pow"; }
+inline const char* binaryChoices() { return "add, sub, mul, div, pow, equal, not_equal, less, less_equal, greater, greater_equal, and, or or xor"; }
 
-enum class Unary { kSqrt, kRsqrt, kPow, kErf, kGelu, kGeluTanh, kExp, kLog, kAbs, kNeg };
+enum class Unary { kSqrt, kRsqrt, kPow, kErf, kGelu, kGeluTanh, kExp, kLog, kAbs, kNeg, kNot };
 
 inline const char* irName(Unary v) {
   switch (v) {
@@ -88,6 +121,7 @@ inline const char* irName(Unary v) {
     case Unary::kLog: return "log";
     case Unary::kAbs: return "abs";
     case Unary::kNeg: return "neg";
+    case Unary::kNot: return "not";
   }
   return "";
 }
@@ -104,10 +138,11 @@ inline bool parseUnary(const std::string& text, Unary* out) {
   if (text == "log") { *out = Unary::kLog; return true; }
   if (text == "abs") { *out = Unary::kAbs; return true; }
   if (text == "neg") { *out = Unary::kNeg; return true; }
+  if (text == "not") { *out = Unary::kNot; return true; }
   return false;
 }
 
-inline const char* unaryChoices() { return "sqrt, rsqrt, pow, erf, gelu, gelu_tanh, exp, log, abs or neg"; }
+inline const char* unaryChoices() { return "sqrt, rsqrt, pow, erf, gelu, gelu_tanh, exp, log, abs, neg or not"; }
 
 enum class InterpCoordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
 

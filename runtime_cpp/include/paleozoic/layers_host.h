@@ -84,6 +84,30 @@ class HostSelectLayer : public HostLayer {
   std::optional<float> then_, otherwise_;
 };
 
+// A value of a HostWhereLayer: a tensor (broadcast to the output) or one number.
+struct HostOperand {
+  HostOperand(Tensor& t) : tensor(&t) {}  // NOLINT: implicit, so sessions write the tensor
+  HostOperand(float v) : value(v) {}      // NOLINT: ... or the number
+  Tensor* tensor = nullptr;
+  float value = 0.0f;
+};
+
+// ONNX Where with a run-time condition and run-time values: y = condition != 0 ? then :
+// otherwise, element by element, every tensor broadcast (numpy) to `shape`. The SDK has no
+// select op, and a blend c * x + (1 - c) * y would turn the unselected side's inf and nan
+// into nan. The condition is a bool mask (an integer tensor) or the 1.0s and 0.0s of the
+// SDK's comparisons.
+class HostWhereLayer : public HostLayer {
+ public:
+  HostWhereLayer(std::string name, Tensor& condition, HostOperand then, HostOperand otherwise,
+                 Shape shape);
+
+ private:
+  void compute(const std::vector<std::vector<double>>& inputs,
+               std::vector<double>& output) const override;
+  std::optional<float> then_, otherwise_;  // absent: the next tensor input
+};
+
 // Which of ONNX TopK's outputs a HostTopKLayer gives.
 enum class TopKOutput { kValues, kIndices };
 

@@ -355,6 +355,48 @@ cnmlStatus_t cnmlCreatePowOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_
                              cnmlTensor_t output);
 cnmlStatus_t cnmlCreateBroadcastPowOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
                                       cnmlTensor_t input_2, cnmlTensor_t output);
+// Comparisons and logic (MLU100 CNML's Equal, NEqual, Less, LessEqual, Greater,
+// GreaterEqual, And, Or, Xor; the Cycle* forms read in2 repeatedly along in1): out = 1.0
+// where the relation holds, else 0.0. Comparisons are IEEE's (false with a nan operand,
+// NEqual true); the logic ops take any nonzero value, nan included, as true. Element-wise
+// ops need equal dims. Mock rule for Cycle*: in2 broadcast to in1 as the Broadcast* ops take
+// it; anything else -> INVALIDPARAM.
+cnmlStatus_t cnmlCreateEqualOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                               cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateCycleEqualOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                    cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateNEqualOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateCycleNEqualOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                     cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateLessOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                              cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateCycleLessOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                   cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateLessEqualOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                   cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateCycleLessEqualOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                        cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateGreaterOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                 cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateCycleGreaterOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                      cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateGreaterEqualOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                      cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateCycleGreaterEqualOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                           cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateAndOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                             cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateCycleAndOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                  cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateOrOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                            cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateCycleOrOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                 cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateXorOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                             cnmlTensor_t input_2, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateCycleXorOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
+                                  cnmlTensor_t input_2, cnmlTensor_t output);
 // out = in >= 0 ? in : prelu_param[c] * in, per channel (axis 1). Extension beyond
 // cnml-subset.md (Cambricon Caffe's PReLU layer, Paddle-Lite's leaky_relu bridge).
 // Mock rule: prelu_param is a CONST/FILTER tensor of c values, or of one value shared by
@@ -444,6 +486,8 @@ cnmlStatus_t cnmlCreateExpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t 
 cnmlStatus_t cnmlCreateLogOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
 cnmlStatus_t cnmlCreateAbsOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
 cnmlStatus_t cnmlCreateNegOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
+// out = 1.0 where in == 0, else 0.0 (CNML's Not; nan counts as true, so gives 0.0).
+cnmlStatus_t cnmlCreateNotOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
 // Inputs are CNML_TENSORs or bound CNML_CONSTs (at least one CNML_TENSOR, else UNSUPPORT);
 // the forward takes the CNML_TENSOR inputs only, in order.
 cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs[],
@@ -595,6 +639,9 @@ cnmlStatus_t cnmlComputeAbsOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tens
 cnmlStatus_t cnmlComputeNegOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                       void* input, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeNotOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeNdLogSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                       void* input, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);
@@ -619,6 +666,78 @@ cnmlStatus_t cnmlComputePowOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tens
                                       void* input_2, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeBroadcastPowOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeEqualOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeCycleEqualOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeNEqualOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeCycleNEqualOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeLessOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeCycleLessOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeLessEqualOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeCycleLessEqualOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeGreaterOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeCycleGreaterOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeGreaterEqualOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeCycleGreaterEqualOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeAndOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeCycleAndOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeOrOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeCycleOrOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeXorOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
+                                      void* input_1, cnmlTensor_t input_tensor_2,
+                                      void* input_2, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeCycleXorOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1,
                                       void* input_1, cnmlTensor_t input_tensor_2,
                                       void* input_2, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);

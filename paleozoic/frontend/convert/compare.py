@@ -1,0 +1,128 @@
+"""Converters of comparisons and logic on run-time float tensors, as the SDK's ops (MLU100
+CNML's Equal, NEqual, Less, LessEqual, Greater, GreaterEqual, And, Or, Xor and Not: Binary
+and Unary layers writing 1.0 where true and 0.0 where not), and of Where choosing between
+run-time tensors, which the SDK has no op for: a host layer (HostWhere), since a blend
+c * x + (1 - c) * y would turn the unselected side's inf and nan into nan.
+
+A bool tensor the device computes is a `Cond`: the float activation of 1.0s and 0.0s. A
+bool mask of an integer tensor (host.MaskOf) joins them through a HostSelect making its
+1.0s and 0.0s."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
+from paleozoic.frontend.convert.values import Act, Const, Value
+from paleozoic.frontend.convert.walker import Walker
+from paleozoic.ops.elementwise import broadcasts_to
+
+onnx_ops({
+    op: OnnxOp(f"Binary {name} (CNML's {sdk}; float tensors, 1.0 where true)")
+    for op, name, sdk in (("Equal", "equal", "Equal"), ("Greater", "greater", "Greater"),
+                          ("GreaterOrEqual", "greater_equal", "GreaterEqual"),
+                          ("Less", "less", "Less"), ("LessOrEqual", "less_equal", "LessEqual"),
+                          ("Or", "or", "Or"), ("Xor", "xor", "Xor"))
+} | {"Not": OnnxOp("Unary not (CNML's Not)")})
+
+
+@dataclass(frozen=True)
+class Cond:
+    """A bool tensor computed on the device: `act` holds 1.0 where true and 0.0 where not."""
+
+    act: Act
+
+
+# a op b == b op' a: the SDK broadcasts its second operand only.
+_SWAPPED = {"equal": "equal", "not_equal": "not_equal", "less": "greater",
+            "greater": "less", "less_equal": "greater_equal", "greater_equal": "less_equal",
+            "and": "and", "or": "or", "xor": "xor"}
+
+
+def _float_act(w: Walker, v: Value, what: str) -> Act:
+    from paleozoic.frontend.convert.host import MaskOf, mask_values
+
+    if isinstance(v, Cond):
+        return v.act
+    if isinstance(v, MaskOf):
+        return mask_values(w, v)
+    if isinstance(v, Act) and w.dtype(v) == "float32":
+        return v
+    if isinstance(v, Act):
+        raise w.fail(f"{what} of an {w.dtype(v)} tensor: the SDK compares float tensors; "
+                     f"integer tensors are compared only as masks (a Cast to bool)")
+    raise w.fail(f"{what} with a constant operand: the SDK's comparisons and logic ops take "
+                 f"two run-time tensors")
+
+
+def binary_bool(w: Walker, op: str, a: Value, b: Value) -> Cond:
+    """a op b for a comparison or logic op of two run-time tensors (b broadcast to a, or a
+    to b with the operands swapped)."""
+    x, y = _float_act(w, a, op), _float_act(w, b, op)
+    sx, sy = tuple(w.tensors[x.name].shape), tuple(w.tensors[y.name].shape)
+    if sx != sy and not broadcasts_to(sy, sx) and broadcasts_to(sx, sy):
+        x, y, sx, sy, op = y, x, sy, sx, _SWAPPED[op]
+    if not broadcasts_to(sy, sx):
+        raise w.fail(f"{op} of {sx} and {sy}: the SDK broadcasts one operand to the other's "
+                     f"shape, not both to a third")
+    return Cond(w.emit("Binary", [x, y], {"op": op}, part=op))
+
+
+def _comparison(op: str):  # type: ignore[no-untyped-def]
+    def convert(w: Walker, call: Any, args: list[Value]) -> Value:
+        return binary_bool(w, op, *args)  # type: ignore[return-value]
+    return convert
+
+
+for _relax, _op in (("relax.equal", "equal"), ("relax.not_equal", "not_equal"),
+                    ("relax.less_equal", "less_equal"), ("relax.greater", "greater"),
+                    ("relax.greater_equal", "greater_equal"), ("relax.logical_or", "or"),
+                    ("relax.logical_xor", "xor")):
+    converter(_relax)(_comparison(_op))
+
+
+@converter("relax.logical_not")
+def convert_logical_not(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = _float_act(w, args[0], "Not")
+    return Cond(w.emit("Unary", [x], {"function": "not"}, part="not"))  # type: ignore[return-value]
+
+
+def _scalar(v: Value) -> float | None:
+    if isinstance(v, Const) and np.asarray(v.value).size == 1:
+        return float(np.asarray(v.value).reshape(-1)[0])
+    return None
+
+
+def where(w: Walker, cond: Value, then: Value, other: Value) -> Value:
+    """Where(cond, then, other) with a run-time condition and run-time or scalar values: a
+    HostWhere, element by element (inf and nan of the unselected side never reach the
+    result)."""
+    from paleozoic.frontend.convert.host import MaskOf
+
+    if isinstance(cond, (MaskOf, Cond)):
+        test = cond.act
+    else:
+        raise w.fail("Where's condition must be a run-time bool tensor (a comparison, a "
+                     "mask) here")
+    inputs, attrs = [test], {}
+    shapes = [cond.shape or tuple(w.tensors[test.name].shape) if isinstance(cond, MaskOf)
+              else tuple(w.tensors[test.name].shape)]
+    for key, v in (("then", then), ("otherwise", other)):
+        value = _scalar(v)
+        if value is not None:
+            attrs[key] = value
+        elif isinstance(v, Act) and w.dtype(v) == "float32":
+            attrs[key] = "input"
+            inputs.append(v)
+            shapes.append(tuple(w.tensors[v.name].shape))
+        else:
+            raise w.fail(f"Where's {key} value must be a float tensor or a single number; "
+                         f"a constant tensor of another shape is not supported")
+    try:
+        shape = tuple(int(d) for d in np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise w.fail(f"Where's operands {shapes} do not broadcast together") from None
+    return w.emit("HostWhere", inputs, {**attrs, "shape": list(shape)}, part="where")
