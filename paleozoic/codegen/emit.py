@@ -17,6 +17,7 @@ from paleozoic.codegen.escape import CPP_KEYWORDS, Code, cpp_string
 from paleozoic.codegen.escape import cpp_ident as _escaped_ident
 from paleozoic.codegen.raw import raw_context, raw_title
 from paleozoic.codegen.weights import write_weights
+from paleozoic.errors import UnsupportedModelError
 from paleozoic.ir import FBlock, Layer, Model
 from paleozoic.ir.plan import Precision
 
@@ -160,9 +161,9 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
     blocks = [_block_view(block, idents) for block in model.blocks]
     host = [layer.name for layer in queue.layers if KINDS[layer.kind].host]
     if emit == "raw" and host:
-        raise ValueError(f"the raw CNML form (--emit raw) prints SDK calls only, and layer "
-                         f"{host[0]!r} ({len(host)} host layer(s) in all) computes on the host; "
-                         f"emit the wrapper form")
+        raise UnsupportedModelError(
+            f"the raw CNML form (--emit raw) prints SDK calls only, and layer {host[0]!r} "
+            f"({len(host)} host layer(s) in all) computes on the host; emit the wrapper form")
     if emit == "raw":
         # The raw form names its own variables; start again from the same reserved set.
         used.clear()

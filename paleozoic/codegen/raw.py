@@ -392,6 +392,8 @@ class RawPrinter:
             return _sdk_name(arg["v"])
         if kind == "double":
             value = float(arg["v"])
+            if math.isinf(value):  # a Clip's open side
+                return ("-" if value < 0 else "") + "std::numeric_limits<double>::infinity()"
             if not math.isfinite(value):
                 raise ValueError(f"{call['fn']}: cannot print the non-finite {value}")
             return repr(value)

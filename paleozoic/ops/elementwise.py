@@ -74,6 +74,18 @@ class UnaryAttrs:
     power: float = 1.0               # the exponent of "pow"
 
 
+@dataclass(frozen=True)
+class ClipAttrs:
+    lower: float = float("-inf")     # constants; either may be infinite
+    upper: float = float("inf")
+
+
+def clip_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    if any(v != v for v in (attrs["lower"], attrs["upper"])):
+        raise ShapeError("Clip bounds must be numbers (nan is not a bound)")
+    return inputs[0]
+
+
 def unary_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     if attrs["function"] not in UNARY_FUNCTIONS:
         raise ShapeError(f"unary function {attrs['function']!r} is not one of "
@@ -133,11 +145,15 @@ BINARY = LayerKind(name="Binary", cpp_class="pz::BinaryLayer", template="binary"
 # weight "slope" of shape (C,); LeakyRelu is a PRelu with every slope equal to alpha.
 PRELU = LayerKind(name="PRelu", cpp_class="pz::PReluLayer", template="prelu", binding="prelu",
                   shape=prelu_shape, weight_roles=("slope",))
+# ONNX Clip with bounds the SDK's activations lack (cosine attention's [1e-12, inf], Max or
+# Min with a number): the SDK's Clip op.
+CLIP = LayerKind(name="Clip", cpp_class="pz::ClipLayer", template="clip", binding="clip",
+                 shape=clip_shape, attrs=ClipAttrs)
 # attrs {"function": one of UNARY_FUNCTIONS, "power": the exponent of "pow"}.
 UNARY = LayerKind(name="Unary", cpp_class="pz::UnaryLayer", template="unary", binding="unary",
                   shape=unary_shape, attrs=UnaryAttrs)
 
 # The kinds of this family, collected by paleozoic.ops.
-FAMILY = (ACTIVE, ADD, BINARY, PRELU, UNARY,)
+FAMILY = (ACTIVE, ADD, BINARY, CLIP, PRELU, UNARY,)
 # The enums of this family, written into runtime_cpp/include/paleozoic/enums.h.
 ENUMS = (ACTIVATIONS, BINARY_OPS, UNARY_FUNCTIONS)

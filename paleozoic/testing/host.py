@@ -126,6 +126,7 @@ def compare_select(batch: int = 2) -> onnx.ModelProto:
         selected = Where(c7, x, z)      (run-time values: the host's HostWhere)
         filled   = Where(c5, -inf, x)   (masked_fill)
         flags    = Cast(c6, float) + Cast(c2, float)
+        clipped  = Clip(z, 1e-12, inf)  (bounds no activation has: the SDK's Clip)
 
     Inputs with inf, nan and -0.0 check that neither side's specials leak into the other."""
     shape = [batch, 3, 4, 5]
@@ -144,14 +145,17 @@ def compare_select(batch: int = 2) -> onnx.ModelProto:
         helper.make_node("Cast", ["c6"], ["f6"], to=TensorProto.FLOAT),
         helper.make_node("Cast", ["c2"], ["f2"], to=TensorProto.FLOAT),
         helper.make_node("Add", ["f6", "f2"], ["flags"]),
+        helper.make_node("Clip", ["z", "eps", "inf"], ["clipped"]),
     ]
-    inits = [helper.make_tensor("ninf", TensorProto.FLOAT, [], [-np.inf])]
+    inits = [helper.make_tensor("ninf", TensorProto.FLOAT, [], [-np.inf]),
+             helper.make_tensor("inf", TensorProto.FLOAT, [], [np.inf]),
+             helper.make_tensor("eps", TensorProto.FLOAT, [], [1e-12])]
     graph = helper.make_graph(nodes, "compare_select", [
         helper.make_tensor_value_info("x", TensorProto.FLOAT, shape),
         helper.make_tensor_value_info("z", TensorProto.FLOAT, shape),
         helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 5])],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
-         for n in ("selected", "filled", "flags")], inits)
+         for n in ("selected", "filled", "flags", "clipped")], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                               producer_name="paleozoic.testing.host")
     model.ir_version = 8

@@ -395,6 +395,7 @@ PZ_UNARY_FORWARD(Log, UnaryFn::kLog)
 PZ_UNARY_FORWARD(Abs, UnaryFn::kAbs)
 PZ_UNARY_FORWARD(Neg, UnaryFn::kNeg)
 PZ_UNARY_FORWARD(Not, UnaryFn::kNot)
+PZ_UNARY_FORWARD(Clip, UnaryFn::kClip)
 
 #undef PZ_UNARY_FORWARD
 

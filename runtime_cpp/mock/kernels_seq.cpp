@@ -26,8 +26,9 @@ std::vector<std::size_t> broadcastStrides(const Dims& dims, std::size_t rank,
   return strides;
 }
 
-double unary(UnaryFn fn, double x, double power) {
-  switch (fn) {
+double unary(const OpDesc& d, double x) {
+  const double power = d.power;
+  switch (d.unary) {
     case UnaryFn::kSqrt: return std::sqrt(x);
     case UnaryFn::kRsqrt: return 1.0 / std::sqrt(x);
     case UnaryFn::kPower: return power == 2.0 ? x * x : std::pow(x, power);
@@ -43,7 +44,11 @@ double unary(UnaryFn fn, double x, double power) {
     case UnaryFn::kLog: return std::log(x);
     case UnaryFn::kAbs: return std::fabs(x);
     case UnaryFn::kNeg: return -x;
-    case UnaryFn::kNot: return x == 0.0f ? 1.0f : 0.0f;
+    case UnaryFn::kNot: return x == 0.0 ? 1.0 : 0.0;
+    case UnaryFn::kClip: {  // ONNX's min(max(x, lower), upper): nan stays nan
+      const double t = x < d.lower ? d.lower : x;
+      return t > d.upper ? d.upper : t;
+    }
   }
   return x;
 }
@@ -193,10 +198,8 @@ void reduceForward(const OpDesc& d, const float* in, float* out, int threads) {
 
 void unaryForward(const OpDesc& d, const float* in, float* out, int threads) {
   const long long n = static_cast<long long>(d.inputs[0].elements());
-  const UnaryFn fn = d.unary;
-  const double power = d.power;
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (long long i = 0; i < n; ++i) out[i] = static_cast<float>(unary(fn, in[i], power));
+  for (long long i = 0; i < n; ++i) out[i] = static_cast<float>(unary(d, in[i]));
 }
 
 }  // namespace pz_mock

@@ -676,6 +676,24 @@ cnmlStatus_t cnmlCreateGeluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t
                 [&](Call& c) { c.created(op).handle(input).handle(output).value(approximate); });
 }
 
+cnmlStatus_t cnmlCreateClipOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                              double lower_bound, double upper_bound) {
+  const cnmlStatus_t status = [&] {
+    if (std::isnan(lower_bound) || std::isnan(upper_bound)) return kBad;
+    OpDesc d;
+    d.kind = OpKind::kUnary;
+    cnmlStatus_t s = createSameShape(op, input, output, d);
+    if (s != CNML_STATUS_SUCCESS) return s;
+    d.unary = UnaryFn::kClip;
+    d.lower = lower_bound;
+    d.upper = upper_bound;
+    return finish(op, std::move(d));
+  }();
+  return logged(status, "cnmlCreateClipOp", [&](Call& c) {
+    c.created(op).handle(input).handle(output).value(lower_bound).value(upper_bound);
+  });
+}
+
 #define PZ_UNARY_CREATE(sdk_op, fn)                                                        \
   cnmlStatus_t cnmlCreate##sdk_op##Op(cnmlBaseOp_t* op, cnmlTensor_t input,                 \
                                       cnmlTensor_t output) {                                \

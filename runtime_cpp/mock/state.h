@@ -88,7 +88,7 @@ enum class OpKind {
   kCast,
   kBatchDot,   // out[b] = op(a[b]) x op(b[b]), batch dims broadcast (numpy)
   kLayerNorm,  // normalised over the axes from `axis` on, then * scale + bias
-  kUnary,      // Sqrt, Rsqrt, Power, Erf, Gelu, Exp, Log, Abs, Neg, Not (OpDesc::unary)
+  kUnary,      // Sqrt, Rsqrt, Power, Erf, Gelu, Exp, Log, Abs, Neg, Not, Clip (OpDesc::unary)
   kLogSoftmax,  // log(softmax) along `axis`, max-subtracted
   kReduce,      // sum/mean/max/min/prod (OpDesc::reduce) over OpDesc::axes
   // The device<->host copies of a layer the session computes on the host (mock extension,
@@ -109,7 +109,9 @@ enum class BinaryOp {
   kEqual, kNotEqual, kLess, kLessEqual, kGreater, kGreaterEqual, kAnd, kOr, kXor
 };
 // Which one-input element-wise op a kUnary op computes.
-enum class UnaryFn { kSqrt, kRsqrt, kPower, kErf, kGelu, kGeluTanh, kExp, kLog, kAbs, kNeg, kNot };
+enum class UnaryFn {
+  kSqrt, kRsqrt, kPower, kErf, kGelu, kGeluTanh, kExp, kLog, kAbs, kNeg, kNot, kClip
+};
 // Which reduction a kReduce op computes.
 enum class ReduceFn { kSum, kMean, kMax, kMin, kProd };
 
@@ -177,6 +179,7 @@ struct OpDesc {
   float eps = 1e-5f;                       // kLayerNorm (axis: the first normalised axis)
   UnaryFn unary = UnaryFn::kSqrt;          // kUnary
   float power = 1.0f;                      // kUnary kPower
+  double lower = 0.0, upper = 0.0;         // kUnary kClip: its bounds
   ReduceFn reduce = ReduceFn::kSum;        // kReduce, over the (ascending) input axes `axes`
   Dims axes;
   double to_host_bytes = 0.0, to_device_bytes = 0.0;  // kHostTransfer

@@ -1,5 +1,6 @@
 // Per-element and per-channel layers: batch norm, scale, activation, add, binary, prelu.
 #include <cmath>
+#include <limits>
 
 #include "detail.h"
 
@@ -193,6 +194,20 @@ UnaryLayer::UnaryLayer(std::string name, Tensor& input, Unary fn, float power)
   }
 }
 
+// ---- ClipLayer ------------------------------------------------------------------------
+
+ClipLayer::ClipLayer(std::string name, Tensor& input, float lower, float upper)
+    : Layer(name, {&input}, input.shape()) {
+  if (std::isnan(lower) || std::isnan(upper)) {
+    throw Error(name_ + ": clip bounds must be numbers (infinities allowed), got " +
+                std::to_string(lower) + " and " + std::to_string(upper));
+  }
+  defineOp([this, lower, upper] {
+    PZ_CHECK(name_, cnmlCreateClipOp(&op_, in(0), output_.desc(), lower, upper));
+  });
+  PZ_FORWARD(cnmlComputeClipOpForward_V4);
+}
+
 // ---- factories (layer_registry.h) -----------------------------------------------------
 
 namespace {
@@ -260,6 +275,14 @@ void addElementwiseFactories(std::vector<LayerFactory>& factories) {
                          return std::make_unique<UnaryLayer>(
                              name, *in[0], unaryNamed(name, a.text("function")),
                              static_cast<float>(a.real("power", 1.0)));
+                       }});
+  factories.push_back({"clip", 1, {"lower", "upper"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         const double inf = std::numeric_limits<double>::infinity();
+                         return std::make_unique<ClipLayer>(
+                             name, *in[0], static_cast<float>(a.real("lower", -inf)),
+                             static_cast<float>(a.real("upper", inf)));
                        }});
   factories.push_back({"prelu", 1, {},
                        [](const std::string& name, const Inputs& in,

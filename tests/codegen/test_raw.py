@@ -146,3 +146,34 @@ def test_raw_matches_wrapper_with_mixed_blocks(small_cnn: onnx.ModelProto,
                  PlannedBlock("middle", names[3:5], 2, False),
                  PlannedBlock("tail", names[5:], 16, True)], strategy="mixed")
     _outputs(small_cnn, tmp_path, [plan])
+
+
+def test_raw_form_refuses_host_layers_cleanly(tmp_path: Path, capsys) -> None:
+    """A model with host layers has no raw form: the CLI says which layer, exit 3, no
+    output folder (it was a traceback)."""
+    from paleozoic.testing.host import compare_select
+
+    model = tmp_path / "cmp.onnx"
+    onnx.save(compare_select(), model)
+    out = tmp_path / "out"
+    assert cli_main(["compile", str(model), "-o", str(out), "--emit", "raw"]) == 3
+    assert "layer 'select' (2 host layer(s) in all) computes on the host" in \
+        capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_raw_form_prints_an_open_clip_bound(tmp_path: Path) -> None:
+    """An infinite Clip bound is the SDK call's double argument: numeric_limits, not text
+    that does not compile (it was a ValueError)."""
+    from onnx import TensorProto, helper
+
+    consts = [helper.make_tensor("lo", TensorProto.FLOAT, [], [1e-12]),
+              helper.make_tensor("hi", TensorProto.FLOAT, [], [np.inf])]
+    graph = helper.make_graph(
+        [helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], consts)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    queue = load_queue(model)
+    files, _ = session_files(Model.build(queue, resolve_plan(queue, "fuse-all")), "clip", "raw")
+    assert "std::numeric_limits<double>::infinity()));" in files["session.cpp"]

@@ -94,12 +94,13 @@ def test_symbolic_input_dimension_is_refused() -> None:
 
 
 def test_unsupported_pattern_names_the_binding() -> None:
-    # Clip bounds the SDK has no activation for (it has relu, relu1 and relu6).
-    model = _model_with([helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="c")],
-                        [helper.make_tensor("lo", TensorProto.FLOAT, [], [-1.0]),
-                         helper.make_tensor("hi", TensorProto.FLOAT, [], [6.0])])
+    # Max of an activation and a constant of several values: the stack-and-max pattern's
+    # converter refuses it (the SDK's Clip takes one number).
+    bounds = np.arange(3 * 8 * 8, dtype=np.float32).reshape(1, 3, 8, 8)
+    model = _model_with([helper.make_node("Max", ["x", "w"], ["y"], name="c")],
+                        [onnx.numpy_helper.from_array(bounds, "w")])
     with pytest.raises(UnsupportedModelError,
-                       match=r"binding lv\d+: Clip to \[-1, 6\] has no SDK activation"):
+                       match=r"binding (lv\d+|gv): Max is supported of one activation"):
         import_onnx(model)
 
 

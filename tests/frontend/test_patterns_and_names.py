@@ -241,11 +241,12 @@ def test_clips_of_two_shapes_are_both_matched() -> None:
         ("clip_vector", "Active", {"function": "relu6"}), ("add", "Binary", {"op": "add"})]
 
 
-def test_clip_without_an_sdk_activation_names_the_node() -> None:
-    model = _model([helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clamp")],
-                   [_scalar("lo", -1.0), _scalar("hi", 6.0)])
+def test_a_refused_max_names_the_node() -> None:
+    bounds = np.arange(6 * 5 * 5, dtype=np.float32).reshape(1, 6, 5, 5)
+    model = _model([helper.make_node("Max", ["x", "w"], ["y"], name="clamp")],
+                   [onnx.numpy_helper.from_array(bounds, "w")])
     with pytest.raises(UnsupportedModelError,
-                       match=r"node 'clamp' \(Clip\), binding lv\d+: Clip to \[-1, 6\]"):
+                       match=r"node 'clamp' \(Max\), binding (lv\d+|gv): Max is supported"):
         import_onnx(model)
 
 

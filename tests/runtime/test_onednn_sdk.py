@@ -22,7 +22,12 @@ from paleozoic.plan_runner import PlanRunner
 from paleozoic.sdk import sdk_available
 from paleozoic.testing.bert import BERT_INPUTS, bert_model
 from paleozoic.testing.blocks import BLOCKS
-from paleozoic.testing.host import hf_masked_softmax, topk_classifier, uint8_classifier
+from paleozoic.testing.host import (
+    compare_select,
+    hf_masked_softmax,
+    topk_classifier,
+    uint8_classifier,
+)
 from paleozoic.testing.recurrent import recurrent_stack
 from paleozoic.testing.sequence import encoder_layer, pooled_classifier, vit_block
 from paleozoic.testing.zoo import load_zoo_model, random_inputs
@@ -52,6 +57,9 @@ _MODELS = {
     "bert": lambda: bert_model(seq=16),
     "hf_masked_softmax": hf_masked_softmax,
     "topk_classifier": topk_classifier,
+    # Comparisons and logic (eq/ne/lt/le on oneDNN, gt/ge/and/or/xor/not on the mock's
+    # kernels) and the host's Where.
+    "compare_select": compare_select,
 }
 
 
@@ -71,8 +79,16 @@ def _input_shapes(model) -> dict[str, tuple[int, ...]] | None:
 
 
 def _rel_err(ours: np.ndarray, ref: np.ndarray) -> float:
-    ref64 = ref.astype(np.float64)
-    return float(np.abs(ours.astype(np.float64) - ref64).max() / max(np.abs(ref64).max(), 1e-30))
+    """Largest error over the largest value, on the finite values; inf where an inf or nan
+    of one side is not the other's (a masked fill's -inf, a select's nan)."""
+    ours64, ref64 = ours.astype(np.float64), ref.astype(np.float64)
+    special = ~np.isfinite(ref64) | ~np.isfinite(ours64)
+    if not np.array_equal(ours64[special], ref64[special], equal_nan=True):
+        return float("inf")
+    ours64, ref64 = ours64[~special], ref64[~special]
+    if ref64.size == 0:
+        return 0.0
+    return float(np.abs(ours64 - ref64).max() / max(np.abs(ref64).max(), 1e-30))
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,10 @@ onnx_ops({
     "Relu": OnnxOp("Active"),
     "Sigmoid": OnnxOp("Active"),
     "Tanh": OnnxOp("Active"),
-    "Clip": OnnxOp("Active (relu, relu1 or relu6 bounds)", parameters=(1, 2)),
+    "Clip": OnnxOp("Active (relu, relu1 or relu6 bounds), else Clip (the SDK's Clip op)",
+                   parameters=(1, 2)),
+    "Max": OnnxOp("Clip (of an activation and a number)"),
+    "Min": OnnxOp("Clip (of an activation and a number)"),
     "HardSigmoid": OnnxOp("Scale + Active relu1"),
     "HardSwish": OnnxOp("Scale + Active relu6 + Binary"),
     "LeakyRelu": OnnxOp("PRelu"),
@@ -133,12 +136,44 @@ _CLIP_FUNCTIONS = {(0.0, float("inf")): "relu", (0.0, 1.0): "relu1", (0.0, 6.0):
 
 
 def clip_layer(w: Walker, x: Act, lo: float, hi: float) -> Act:
+    """An activation's bounds as the SDK's activation that has them, else its Clip op."""
     function = _CLIP_FUNCTIONS.get((float(lo), float(hi)))
     if function is None:
-        supported = ", ".join(f"[{a:g}, {b:g}] ({f})" for (a, b), f in _CLIP_FUNCTIONS.items())
-        raise w.fail(f"Clip to [{lo:g}, {hi:g}] has no SDK activation; supported bounds: "
-                     f"{supported}")
+        if np.isnan(lo) or np.isnan(hi):
+            raise w.fail(f"Clip to [{lo:g}, {hi:g}]: a nan bound is not a bound")
+        # float32 bounds, as ONNX's min and max tensors hold them
+        return w.emit("Clip", [x], {"lower": float(np.float32(lo)),
+                                    "upper": float(np.float32(hi))}, part="clip")
     return w.emit("Active", [x], {"function": function}, part=function)
+
+
+def _bound_of(w: Walker, match: Match, operands: dict[str, Value], which: str,
+              pick: Callable[[list[float]], float]) -> tuple[Act, float]:
+    """ONNX Max / Min of one activation and numbers (TVM broadcasts each number to the
+    activation's shape: a constant holding one value): the activation and the bound."""
+    items = [operands[f"item{i}"] for i in range(match.attrs["count"])]
+    acts = [item for item in items if isinstance(item, Act)]
+    values = [np.unique(np.asarray(item.value)) for item in items if isinstance(item, Const)]
+    if len(acts) != 1 or not values or any(v.size != 1 for v in values):
+        raise w.fail(f"{which} is supported of one activation and single numbers (the SDK's "
+                     f"Clip); of two run-time tensors, or of a constant tensor of several "
+                     f"values, it is not")
+    bound = pick([float(v[0]) for v in values])
+    if np.isnan(bound):
+        raise w.fail(f"{which} with nan: every result would be nan")
+    return acts[0], bound
+
+
+@pattern_converter("max")
+def convert_max(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
+    x, bound = _bound_of(w, match, operands, "Max", max)
+    return clip_layer(w, x, bound, float("inf"))
+
+
+@pattern_converter("min")
+def convert_min(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
+    x, bound = _bound_of(w, match, operands, "Min", min)
+    return clip_layer(w, x, float("-inf"), bound)
 
 
 @converter("relax.clip")

@@ -75,6 +75,12 @@ class _Forms:
         self.sum_items = wildcard()
         self.sum_stack = is_op("relax.stack")(self.sum_items)
         self.sum = is_op("relax.sum")(self.sum_stack)
+        # ONNX Max and Min: TVM stacks the (broadcast) operands and reduces over axis 0.
+        self.max_items, self.min_items = wildcard(), wildcard()
+        self.max_stack = is_op("relax.stack")(self.max_items)
+        self.max_of = is_op("relax.max")(self.max_stack)
+        self.min_stack = is_op("relax.stack")(self.min_items)
+        self.min_of = is_op("relax.min")(self.min_stack)
 
         # TVM numbers its TIR functions per shape (maximum, maximum1, ...); the pattern
         # matches the name as a prefix.
@@ -234,6 +240,22 @@ def _read_sum(forms: _Forms, found: Found, var_of: VarOf) -> Read:
     return {f"item{i}": var_of(f) for i, f in enumerate(fields)}, {"count": len(fields)}
 
 
+def _stacked_reader(which: str) -> Callable[[_Forms, Found, VarOf], Read]:
+    """ONNX Max / Min of n operands: TVM's stack on axis 0 and reduction over axis 0."""
+    def read(forms: _Forms, found: Found, var_of: VarOf) -> Read:
+        total = found[getattr(forms, f"{which}_of")].attrs
+        stack = found[getattr(forms, f"{which}_stack")].attrs
+        if int(stack.axis) != 0 or total.axis is None or ints(total.axis) != [0] \
+                or total.keepdims:
+            raise PatternError(f"stack then {which} is supported as ONNX "
+                               f"{which.capitalize()} only (stack on axis 0, {which} over "
+                               f"axis 0 without keepdims)")
+        items = found[getattr(forms, f"{which}_items")]
+        fields = list(getattr(items, "fields", [items]))
+        return {f"item{i}": var_of(f) for i, f in enumerate(fields)}, {"count": len(fields)}
+    return read
+
+
 def _read_clip(forms: _Forms, found: Found, var_of: VarOf) -> Read:
     return ({"x": var_of(found[forms.clip_x]), "lo": var_of(found[forms.clip_lo]),
              "hi": var_of(found[forms.clip_hi])}, {})
@@ -324,6 +346,8 @@ _KINDS: dict[str, tuple[str, tuple[str, ...], Callable[[_Forms, Found, VarOf], R
     "lrn": ("lrn", ("lrn_square", "lrn_expand", "lrn_window", "lrn_squeeze", "lrn_scaled",
                     "lrn_biased", "lrn_power"), _read_lrn),
     "sum": ("sum", ("sum_stack",), _read_sum),
+    "max": ("max_of", ("max_stack",), _stacked_reader("max")),
+    "min": ("min_of", ("min_stack",), _stacked_reader("min")),
     "clip": ("clip", ("clip_max",), _read_clip),
     "gelu": ("gelu", ("gelu_div", "gelu_erf", "gelu_add", "gelu_mul"), _read_gelu),
     "gelu_tanh": ("gelu_tanh", ("tanh_square", "tanh_cube", "tanh_scaled_cube", "tanh_sum",

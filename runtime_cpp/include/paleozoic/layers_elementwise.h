@@ -2,6 +2,7 @@
 #ifndef PALEOZOIC_LAYERS_ELEMENTWISE_H_
 #define PALEOZOIC_LAYERS_ELEMENTWISE_H_
 
+#include <limits>  // emitted sessions write std::numeric_limits<float>::infinity()
 #include <string>
 
 #include "paleozoic/core.h"
@@ -52,10 +53,18 @@ class PReluLayer : public Layer {
 };
 
 // y = f(x) element-wise: sqrt, 1/sqrt, x^power (a constant), erf, GELU (exact or tanh),
-// exp, log, |x|, -x.
+// exp, log, |x|, -x, 1.0 where x == 0 (not).
 class UnaryLayer : public Layer {
  public:
   UnaryLayer(std::string name, Tensor& input, Unary fn, float power = 1.0f);
+};
+
+// ONNX Clip with any constant bounds (the SDK's Clip): y = min(max(x, lower), upper); nan
+// stays nan; a bound may be infinite. The bounds relu, relu1 and relu6 have are an
+// ActiveLayer instead.
+class ClipLayer : public Layer {
+ public:
+  ClipLayer(std::string name, Tensor& input, float lower, float upper);
 };
 
 }  // namespace pz

@@ -488,6 +488,11 @@ cnmlStatus_t cnmlCreateAbsOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t 
 cnmlStatus_t cnmlCreateNegOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
 // out = 1.0 where in == 0, else 0.0 (CNML's Not; nan counts as true, so gives 0.0).
 cnmlStatus_t cnmlCreateNotOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
+// out = min(max(in, lower_bound), upper_bound) (MLU100 CNML's Clip; ONNX's order: with
+// lower_bound > upper_bound every value is upper_bound; a nan input stays nan). Either bound
+// may be infinite. Mock rule: a nan bound -> INVALIDPARAM.
+cnmlStatus_t cnmlCreateClipOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
+                              double lower_bound, double upper_bound);
 // Inputs are CNML_TENSORs or bound CNML_CONSTs (at least one CNML_TENSOR, else UNSUPPORT);
 // the forward takes the CNML_TENSOR inputs only, in order.
 cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs[],
@@ -640,6 +645,9 @@ cnmlStatus_t cnmlComputeNegOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tens
                                       void* input, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeNotOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeClipOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                       void* input, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeNdLogSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
