@@ -144,4 +144,34 @@ HOST_WHERE = LayerKind(name="HostWhere", cpp_class="pz::HostWhereLayer", templat
                        binding="host_where", shape=host_where_shape, attrs=HostWhereAttrs,
                        arity=None, fusible=False, host=True)
 
-FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT, HOST_TOPK, HOST_WHERE)
+
+
+@dataclass(frozen=True)
+class HostGatherElementsAttrs:
+    axis: int                        # normalised, 0 <= axis < rank
+
+
+def host_gather_elements_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    data, indices = inputs
+    axis = attrs["axis"]
+    if len(data) != len(indices):
+        raise ShapeError(f"GatherElements: data {data} and indices {indices} must have the "
+                         f"same rank")
+    if not 0 <= axis < len(data):
+        raise ShapeError(f"GatherElements axis {axis} is outside a {len(data)}-D input")
+    if any(i > d for a, (i, d) in enumerate(zip(indices, data)) if a != axis):
+        raise ShapeError(f"GatherElements: indices {indices} are larger than data {data} "
+                         f"along an axis other than {axis}")
+    return tuple(indices)
+
+
+# ONNX GatherElements of run-time data by run-time int64 indices (a detection head's
+# scores by TopK's indices): out[..., j, ...] = data[..., indices[..., j, ...], ...] along
+# `axis`, negative indices counting from the end; an index out of range is an error.
+HOST_GATHER_ELEMENTS = LayerKind(
+    name="HostGatherElements", cpp_class="pz::HostGatherElementsLayer",
+    template="host_gather_elements", binding="host_gather_elements",
+    shape=host_gather_elements_shape, attrs=HostGatherElementsAttrs, arity=2, fusible=False,
+    host=True, output_dtype=lambda a, ins: ins[0])
+
+FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT, HOST_TOPK, HOST_WHERE, HOST_GATHER_ELEMENTS)

@@ -176,3 +176,28 @@ def compare_select_inputs(batch: int = 2, seed: int = 0) -> dict[str, np.ndarray
     flat_z[:6] = [np.inf, 1.0, np.nan, 0.0, -0.0, 2.0]
     y[0, :4] = [np.nan, -np.inf, 0.0, np.inf]
     return {"x": x, "z": z, "y": y}
+
+
+def topk_gather_head(batch: int = 1, anchors: int = 8, k: int = 3) -> onnx.ModelProto:
+    """An NMS-free detection head's selection: the k best anchors by score (TopK over the
+    anchor axis, per class column) and their boxes gathered by those indices
+    (GatherElements, run-time data and run-time indices, both on the host), then a device
+    layer (Relu) on the gathered boxes. Inputs: scores and boxes [batch, anchors, 4]."""
+    shape = [batch, anchors, 4]
+    nodes = [
+        helper.make_node("TopK", ["scores", "k"], ["top", "index"], axis=1, name="topk"),
+        helper.make_node("GatherElements", ["boxes", "index"], ["picked"], axis=1,
+                         name="gather"),
+        helper.make_node("Relu", ["picked"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(
+        nodes, "topk_gather_head",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n in ("scores",
+                                                                             "boxes")],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, k, 4])],
+        [numpy_helper.from_array(np.array([k], dtype=np.int64), "k")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="paleozoic.testing.host")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model

@@ -276,6 +276,53 @@ void HostWhereLayer::compute(const std::vector<std::vector<double>>& inputs,
   }
 }
 
+HostGatherElementsLayer::HostGatherElementsLayer(std::string name, Tensor& data,
+                                                 Tensor& indices, int axis)
+    : HostLayer(name, {&data, &indices}, indices.shape(), data.elementType()),
+      axis_(detail::normaliseAxis(name_, axis, static_cast<int>(data.shape().size()))) {
+  const Shape &d = data.shape(), &i = indices.shape();
+  bool ok = d.size() == i.size();
+  for (std::size_t a = 0; ok && a < d.size(); ++a)
+    ok = static_cast<int>(a) == axis_ || i[a] <= d[a];
+  if (!ok) {
+    throw Error(name_ + ": indices " + shapeToString(i) + " do not fit data " +
+                shapeToString(d) + " (the same rank, at most the data's size off axis " +
+                std::to_string(axis_) + ")");
+  }
+  if (indices.elementType() == ElementType::kFloat) {
+    throw Error(name_ + ": the indices must be an integer tensor, " + indices.name() +
+                " is float32");
+  }
+}
+
+void HostGatherElementsLayer::compute(const std::vector<std::vector<double>>& inputs,
+                                      std::vector<double>& output) const {
+  const Shape &d = inputs_[0]->shape(), &out = output_.shape();
+  // Row-major strides of the data.
+  std::vector<std::size_t> stride(d.size(), 1);
+  for (std::size_t a = d.size(); a-- > 1;)
+    stride[a - 1] = stride[a] * static_cast<std::size_t>(d[a]);
+  const long long size = d[static_cast<std::size_t>(axis_)];
+  std::vector<std::size_t> index(out.size(), 0);
+  for (std::size_t k = 0; k < output.size(); ++k) {
+    long long j = static_cast<long long>(inputs[1][k]);
+    if (j < 0) j += size;
+    if (j < 0 || j >= size) {
+      throw Error(name_ + ": index " + std::to_string(static_cast<long long>(inputs[1][k])) +
+                  " is outside axis " + std::to_string(axis_) + " of size " +
+                  std::to_string(size));
+    }
+    std::size_t at = 0;
+    for (std::size_t a = 0; a < out.size(); ++a)
+      at += (static_cast<int>(a) == axis_ ? static_cast<std::size_t>(j) : index[a]) * stride[a];
+    output[k] = inputs[0][at];
+    for (std::size_t a = out.size(); a-- > 0;) {
+      if (++index[a] < static_cast<std::size_t>(out[a])) break;
+      index[a] = 0;
+    }
+  }
+}
+
 HostTopKLayer::HostTopKLayer(std::string name, Tensor& input, int axis, int k,
                              TopKOutput output, bool largest)
     : HostLayer(name, {&input}, topKShape(name, input.shape(), axis, k),
@@ -400,6 +447,12 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                              name, *in[0], a.integer("axis"), a.integer("k"),
                              output == "indices" ? TopKOutput::kIndices : TopKOutput::kValues,
                              a.flag("largest", true));
+                       }});
+  factories.push_back({"host_gather_elements", 2, {"axis"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<HostGatherElementsLayer>(
+                             name, *in[0], *in[1], a.integer("axis"));
                        }});
   factories.push_back({"host_argmax", 1, {"axis", "keepdims", "select_last_index"},
                        [](const std::string& name, const Inputs& in,

@@ -22,6 +22,7 @@ from paleozoic.testing.host import (
     compare_select,
     compare_select_inputs,
     topk_classifier,
+    topk_gather_head,
     uint8_classifier,
 )
 from paleozoic.verify import reference_outputs
@@ -130,3 +131,42 @@ def test_comparisons_emitted_session_matches_onnxruntime(compare_model_and_feeds
     build_session(out)
     queue = load_queue(model)
     _assert_same(run_session(out, [feeds[n] for n in queue.onnx_input_names]).outputs, refs)
+
+
+@pytest.mark.parametrize("sdk", [s for s in ("mock", "onednn") if sdk_available(s)])
+@pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])
+def test_gather_elements_by_topk_indices(plan, sdk) -> None:
+    """GatherElements of run-time boxes by TopK's run-time indices, then a device layer."""
+    model = topk_gather_head(batch=2, anchors=8, k=3)
+    rng = np.random.default_rng(4)
+    scores, boxes = (rng.standard_normal((2, 8, 4)).astype(np.float32) for _ in range(2))
+    queue = load_queue(model)
+    assert [layer.kind for layer in queue.layers] == ["HostTopK", "HostGatherElements",
+                                                      "Active"]
+    (want,) = reference_outputs(model, {"scores": scores, "boxes": boxes})
+    got = PlanRunner(queue, resolve_plan(queue, plan), sdk=sdk).run([scores, boxes])
+    np.testing.assert_array_equal(next(iter(got.values())), want)
+
+
+def test_gather_elements_emitted_and_an_index_out_of_range(tmp_path) -> None:
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("GatherElements", ["x", "idx"], ["y"], axis=-1, name="pick")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5]),
+         helper.make_tensor_value_info("idx", TensorProto.INT64, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = np.arange(10, dtype=np.float32).reshape(2, 5)
+    i = np.array([[0, -1, 4], [-5, 2, 2]], dtype=np.int64)  # negative: from the end
+    out = compile_model(model, tmp_path / "out", plan="per-layer")
+    assert "pz::HostGatherElementsLayer pick{\"pick\", x, idx, /*axis=*/1};" in \
+        (out / "session.cpp").read_text()
+    build_session(out)
+    (got,) = run_session(out, [x, i]).outputs
+    np.testing.assert_array_equal(got, reference_outputs(model, {"x": x, "idx": i})[0])
+    queue = load_queue(model)
+    runner = PlanRunner(queue, resolve_plan(queue, "per-layer"))
+    with pytest.raises(Exception, match="pick: index 5 is outside axis 1 of size 5"):
+        runner.run([x, np.array([[0, 5, 1], [0, 0, 0]], dtype=np.int64)])

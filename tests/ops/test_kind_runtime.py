@@ -16,6 +16,7 @@ from paleozoic.testing.host import (
     compare_select,
     hf_masked_softmax,
     topk_classifier,
+    topk_gather_head,
     uint8_classifier,
 )
 from paleozoic.testing.recurrent import recurrent_stack
@@ -32,7 +33,8 @@ def samples():
         "efficientnet_b0_block", "resnet18_block")] + [encoder_layer(), vit_block(),
                                                  uint8_classifier(), bert_model(seq=16),
                                                  hf_masked_softmax(), topk_classifier(),
-                                                 pooled_classifier(), compare_select()] + [
+                                                 pooled_classifier(), compare_select(),
+                                                 topk_gather_head()] + [
         recurrent_stack(op, direction="bidirectional", layers=1)[0]
         for op in ("LSTM", "GRU", "RNN")]
     for model in models:
@@ -50,7 +52,8 @@ def test_kind_builds_its_runtime_layer(kind: str, samples) -> None:
     queue, layer = samples[kind]
     spec = KINDS[kind]
     session = rt.Session()
-    inputs = [session.input(name, list(queue.shape(name))) for name in layer.inputs]
+    inputs = [session.input(name, list(queue.shape(name)), queue.tensors[name].dtype)
+              for name in layer.inputs]
     built = spec.build_runtime(session, layer.name, layer.op.attrs, inputs)
     assert tuple(built.output.shape) == tuple(queue.shape(layer.output))
     assert set(layer.weights) <= set(spec.config_roles)
@@ -68,7 +71,8 @@ def test_runtime_layer_declares_the_kinds_weights(kind: str, samples) -> None:
     queue, layer = samples[kind]
     spec = KINDS[kind]
     session = rt.Session()
-    inputs = [session.input(name, list(queue.shape(name))) for name in layer.inputs]
+    inputs = [session.input(name, list(queue.shape(name)), queue.tensors[name].dtype)
+              for name in layer.inputs]
     built = spec.build_runtime(session, layer.name, layer.op.attrs, inputs)
     declared = built.weight_specs
     assert [(role, optional) for role, _, optional in declared] == \

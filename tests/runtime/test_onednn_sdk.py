@@ -26,6 +26,7 @@ from paleozoic.testing.host import (
     compare_select,
     hf_masked_softmax,
     topk_classifier,
+    topk_gather_head,
     uint8_classifier,
 )
 from paleozoic.testing.recurrent import recurrent_stack
@@ -60,6 +61,7 @@ _MODELS = {
     # Comparisons and logic (eq/ne/lt/le on oneDNN, gt/ge/and/or/xor/not on the mock's
     # kernels) and the host's Where.
     "compare_select": compare_select,
+    "topk_gather_head": topk_gather_head,
 }
 
 

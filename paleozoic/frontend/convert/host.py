@@ -45,6 +45,8 @@ onnx_ops({
     "Expand": OnnxOp("nothing (a mask broadcast, applied by the HostSelect reading it)",
                      parameters=(1,)),
     "IsNaN": OnnxOp("HostSelect (with the Where reading it)"),
+    "GatherElements": OnnxOp("HostGatherElements (run-time data and indices; constant ones "
+                             "are folded)"),
 })
 
 
@@ -205,6 +207,22 @@ def convert_where(w: Walker, call: Any, args: list[Value]) -> Value:
     raise w.fail("Where with a run-time condition is supported with a mask (a Cast to bool "
                  "of an integer tensor) or IsNaN(x) as the condition and constant values (x "
                  "itself for IsNaN's), and as the negative-index wrap of a Gather's indices")
+
+
+@converter("relax.gather_elements")
+def convert_gather_elements(w: Walker, call: Any, args: list[Value]) -> Value:
+    data, indices = args
+    if isinstance(indices, WrappedIndex):  # the host layer wraps negative indices itself
+        indices = indices.act
+    if not isinstance(data, Act) or not isinstance(indices, Act):
+        raise w.fail("GatherElements is supported of a run-time tensor by run-time integer "
+                     "indices (both constant: folded); a constant operand beside a run-time "
+                     "one is not")
+    if w.dtype(indices) == "float32":
+        raise w.fail("GatherElements' indices must be an integer tensor")
+    rank = len(w.tensors[data.name].shape)
+    return w.emit("HostGatherElements", [data, indices],
+                  {"axis": int(call.attrs.axis) % rank}, part="gather")
 
 
 def gather_indices(w: Walker, indices: Value, size: int) -> Act:

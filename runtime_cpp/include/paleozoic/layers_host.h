@@ -108,6 +108,19 @@ class HostWhereLayer : public HostLayer {
   std::optional<float> then_, otherwise_;  // absent: the next tensor input
 };
 
+// ONNX GatherElements: out[..., j, ...] = data[..., indices[..., j, ...], ...] along `axis`,
+// the output of the indices' shape and the data's type; negative indices count from the
+// end of the axis, and one outside the axis is a pz::Error naming the layer.
+class HostGatherElementsLayer : public HostLayer {
+ public:
+  HostGatherElementsLayer(std::string name, Tensor& data, Tensor& indices, int axis);
+
+ private:
+  void compute(const std::vector<std::vector<double>>& inputs,
+               std::vector<double>& output) const override;
+  int axis_;
+};
+
 // Which of ONNX TopK's outputs a HostTopKLayer gives.
 enum class TopKOutput { kValues, kIndices };
 
