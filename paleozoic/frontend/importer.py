@@ -23,7 +23,7 @@ from paleozoic.frontend.convert import (
 )
 from paleozoic.frontend.prepare import (
     check_resize_scales, expand_layer_norm_statistics, fix_input_shapes, float_pow_exponents,
-    fold_constants, fold_pads,
+    fold_constants, fold_pads, rewrite_einsum,
 )
 from paleozoic.frontend.support import check_supported
 from paleozoic.frontend.weight_stream import STREAM_MIN_ELEMENTS
@@ -56,6 +56,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     shapes = fix_input_shapes(proto, source, input_shapes, batch)
     fold_constants(proto, source, loaded.weights)
     fold_pads(proto, source)
+    rewrite_einsum(proto, source)
     expand_layer_norm_statistics(proto, source, loaded.weights)
     float_pow_exponents(proto, source)
     check_resize_scales(proto, source, loaded.weights)

@@ -518,3 +518,78 @@ def float_pow_exponents(proto: onnx.ModelProto, source: str) -> int:
         del graph.node[:]
         graph.node.extend(nodes)
     return count
+
+
+def rewrite_einsum(proto: onnx.ModelProto, source: str) -> int:
+    """Rewrites two-operand Einsums that are batched matrix products into Transpose,
+    MatMul, Transpose (the attention forms exporters write, e.g. "bhqd,bhkd->bhqk"); returns
+    how many. Each term's letters are the batch axes (in both operands and the output), one
+    row axis of the first operand, one column axis of the second and one summed axis of
+    both; any other equation is refused naming the node and the equation."""
+    graph = proto.graph
+    rewritten = 0
+    nodes: list[onnx.NodeProto] = []
+    for node in graph.node:
+        if node.op_type != "Einsum":
+            nodes.append(node)
+            continue
+        equation = next((a.s.decode() for a in node.attribute if a.name == "equation"), "")
+        plan = _einsum_as_matmul(equation.replace(" ", ""), len(node.input))
+        if isinstance(plan, str):
+            raise UnsupportedModelError(
+                f"{source}: node {node.name or node.output[0]!r} (Einsum {equation!r}): "
+                f"{plan}; supported are two-operand batched matrix products (batch axes in "
+                f"both operands and the output, one row, one column and one summed axis)")
+        perm_a, perm_b, perm_out = plan
+        base = node.name or node.output[0]
+        a, b = node.input[0], node.input[1]
+        if perm_a != sorted(perm_a):
+            nodes.append(onnx.helper.make_node("Transpose", [a], [f"{base}/a_t"], perm=perm_a,
+                                               name=f"{base}/a_t"))
+            a = f"{base}/a_t"
+        if perm_b != sorted(perm_b):
+            nodes.append(onnx.helper.make_node("Transpose", [b], [f"{base}/b_t"], perm=perm_b,
+                                               name=f"{base}/b_t"))
+            b = f"{base}/b_t"
+        product = node.output[0] if perm_out == sorted(perm_out) else f"{base}/matmul"
+        nodes.append(onnx.helper.make_node("MatMul", [a, b], [product], name=base))
+        if product != node.output[0]:
+            nodes.append(onnx.helper.make_node("Transpose", [product], [node.output[0]],
+                                               perm=perm_out, name=f"{base}/out_t"))
+        rewritten += 1
+    if rewritten:
+        del graph.node[:]
+        graph.node.extend(nodes)
+        logger.info("%s: rewrote %d Einsum node(s) into MatMul and Transpose", source,
+                    rewritten)
+    return rewritten
+
+
+def _einsum_as_matmul(equation: str, operands: int) -> tuple[list[int], list[int],
+                                                            list[int]] | str:
+    """The permutations (first operand to [batch..., row, summed], second to [batch...,
+    summed, column], the product [batch..., row, column] to the output) that make
+    `equation` a MatMul, or why it is not one."""
+    if operands != 2 or "->" not in equation or equation.count(",") != 1:
+        return "not two operands with an explicit output"
+    if "." in equation:
+        return "an ellipsis"
+    inputs, out = equation.split("->")
+    ta, tb = inputs.split(",")
+    if any(len(set(t)) != len(t) for t in (ta, tb, out)):
+        return "a letter repeated within one term (a diagonal)"
+    batch = [c for c in out if c in ta and c in tb]
+    rows = [c for c in ta if c not in tb and c in out]
+    cols = [c for c in tb if c not in ta and c in out]
+    summed = [c for c in ta if c in tb and c not in out]
+    alone = [c for c in ta + tb if c not in out and not (c in ta and c in tb)]
+    if alone or any(c not in ta + tb for c in out):
+        return "an axis summed within one operand, or an output axis of neither"
+    if len(rows) != 1 or len(cols) != 1 or len(summed) != 1:
+        return (f"{len(rows)} row, {len(cols)} column and {len(summed)} summed axes "
+                f"(one of each is a matrix product)")
+    order_a = batch + rows + summed
+    order_b = batch + summed + cols
+    product = batch + rows + cols
+    return ([ta.index(c) for c in order_a], [tb.index(c) for c in order_b],
+            [product.index(c) for c in out])
