@@ -102,14 +102,13 @@ def where(w: Walker, cond: Value, then: Value, other: Value) -> Value:
     result)."""
     from paleozoic.frontend.convert.host import MaskOf
 
-    if isinstance(cond, (MaskOf, Cond)):
-        test = cond.act
-    else:
+    if not isinstance(cond, (MaskOf, Cond)):
         raise w.fail("Where's condition must be a run-time bool tensor (a comparison, a "
                      "mask) here")
+    test = cond.act
     inputs, attrs = [test], {}
-    shapes = [cond.shape or tuple(w.tensors[test.name].shape) if isinstance(cond, MaskOf)
-              else tuple(w.tensors[test.name].shape)]
+    # A mask may stand broadcast (MaskOf.shape); the host layer broadcasts its act itself.
+    shapes = [getattr(cond, "shape", None) or tuple(w.tensors[test.name].shape)]
     for key, v in (("then", then), ("otherwise", other)):
         value = _scalar(v)
         if value is not None:
