@@ -199,6 +199,11 @@ def _declared_shape(value: onnx.ValueInfoProto) -> tuple[int | None, ...] | None
                  for d in tensor.shape.dim)
 
 
+# The graph output types a session gives (0: not declared, float32 then).
+_OUTPUT_TYPES = (_FLOAT, 0, onnx.TensorProto.INT64, onnx.TensorProto.INT32,
+                 onnx.TensorProto.UINT8, onnx.TensorProto.BOOL)
+
+
 def _np_dtype(elem_type: int) -> np.dtype:
     return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
 
@@ -410,8 +415,9 @@ def candidate_splits(model: onnx.ModelProto) -> list[Split]:
     return splits
 
 
-# Integer element types a session takes as inputs (host layers read them).
-_RUNTIME_INTEGERS = (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.UINT8)
+# Integer (and bool) element types a session takes as inputs (host layers read them).
+_RUNTIME_INTEGERS = (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.UINT8,
+                     onnx.TensorProto.BOOL)
 
 
 def _computed_at_run_time(graph: onnx.GraphProto, frozen: frozenset[str]) -> list[int]:
@@ -461,11 +467,11 @@ def _check_model(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str, list[Spl
             raise UnsupportedModelError(
                 f"{source}: {info.name!r} is a {info.type.WhichOneof('value')}; Paleozoic "
                 f"takes and returns tensors only")
-        if info.name in outputs and kind not in (_FLOAT, 0, onnx.TensorProto.INT64):
+        if info.name in outputs and kind not in _OUTPUT_TYPES:
             raise UnsupportedModelError(
                 f"{source}: output {info.name!r} is "
-                f"{_np_dtype(kind)}; a session's outputs are float32 (or int64 indices, "
-                f"the host layers')")
+                f"{_np_dtype(kind)}; a session's outputs are float32, or int64, int32, uint8 "
+                f"or bool (the host layers')")
     for sparse in proto.graph.sparse_initializer:
         raise UnsupportedModelError(f"{source}: sparse initializer "
                                     f"{sparse.values.name!r} is not supported")

@@ -60,12 +60,13 @@ class PlanRunner:
         """The graph outputs for one batch, by tensor name."""
         self._set(feeds)
         self.session.run()
-        return {name: np.asarray(self.session.get(self.outputs_of[name]))
-                for name in self.queue.outputs}
+        return {name: self.tensor(name) for name in self.queue.outputs}
 
     def tensor(self, name: str) -> np.ndarray:
-        """A layer output of the last run (one that left its block, or was kept)."""
-        return np.asarray(self.session.get(self.outputs_of[name]))
+        """A layer output of the last run (one that left its block, or was kept), of its
+        queue type (the runtime hands every integer tensor over as int64)."""
+        value = np.asarray(self.session.get(self.outputs_of[name]))
+        return value.astype(self.queue.tensors[name].dtype, copy=False)
 
     def block_micros(self) -> list[float]:
         return [float(us) for us in self.session.block_micros()]

@@ -15,10 +15,12 @@ from onnx import numpy_helper
 
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend.attribute_checks import check_attributes
+from paleozoic.frontend.convert.host import MaskOf, bool_output
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.recurrent import cut_recurrent, splice_recurrent, stand_in_names
 from paleozoic.frontend.convert import (
-    CONST_EVAL, CONVERTERS, PATTERN_CONVERTERS, TIR_CONVERTERS, Absorbed, Act, Const, Deferred,
+    CONST_EVAL, CONVERTERS, PATTERN_CONVERTERS, TAKES_HELD, TIR_CONVERTERS, Absorbed, Act,
+    Const, Deferred,
     Match, Tup, Walker, binding_owners, clean_identifier, find_matches, tensor_bindings,
 )
 from paleozoic.frontend.prepare import (
@@ -35,7 +37,9 @@ logger = logging.getLogger(__name__)
 
 # The graph input types a session takes, as TensorInfo.dtype spells them.
 _INPUT_TYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.INT64: "int64",
-                onnx.TensorProto.INT32: "int32", onnx.TensorProto.UINT8: "uint8"}
+                onnx.TensorProto.INT32: "int32", onnx.TensorProto.UINT8: "uint8",
+                # A bool tensor is uint8 0s and 1s on the host (host.MaskOf).
+                onnx.TensorProto.BOOL: "uint8"}
 
 
 def _constant_value(walker: Walker, var: Any) -> np.ndarray | None:
@@ -78,7 +82,8 @@ def import_onnx(model: str | Path | onnx.ModelProto,
             raise UnsupportedModelError(
                 f"{source}: input {value.name!r} is "
                 f"{onnx.TensorProto.DataType.Name(elem).lower()}; inputs must be float32, or "
-                f"int64, int32 or uint8 (token ids, masks, images), which host layers read")
+                f"int64, int32, uint8 or bool (token ids, masks, images), which host layers "
+                f"read")
         input_dtypes[value.name] = dtype
         if value.name in shapes and not shapes[value.name]:
             raise UnsupportedModelError(
@@ -124,7 +129,9 @@ def import_onnx(model: str | Path | onnx.ModelProto,
             info = TensorInfo(ident, shapes[name], input_dtypes[name])
             inputs.append(info)
             walker.tensors[ident] = info
-            walker.env[var] = Act(ident)
+            walker.env[var] = MaskOf(Act(ident), zero_one=True) \
+                if by_name[name].type.tensor_type.elem_type == onnx.TensorProto.BOOL \
+                else Act(ident)
         elif name in stand_in_onnx:
             ident = walker.unique(clean_identifier(name))
             walker.tensors[ident] = TensorInfo(ident, _shape_of(var))
@@ -174,6 +181,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
                    for v in results]
     outputs = []
     for value in results:
+        value = bool_output(walker, value)
         if not isinstance(value, Act):
             raise UnsupportedModelError(f"{source}: a graph output is not computed by a "
                                         f"layer (constant outputs are not supported)")
@@ -339,8 +347,15 @@ def _convert_tir(walker: Walker, call: Any, relax: Any) -> Any:
     if converter is None:
         raise walker.fail(f"TVM lowered an operator to the TIR function {name!r}, which has "
                           f"no Paleozoic layer")
-    args = [_lookup(walker, arg, relax) for arg in call.args[1].fields]
+    args = [_materialized(walker, _lookup(walker, arg, relax)) for arg in call.args[1].fields]
     return converter(walker, call, args)
+
+
+def _materialized(walker: Walker, value: Any) -> Any:
+    """A held-back value (a bool mask, a device comparison's result) as a layer's tensor,
+    for a converter that reads tensors and constants only."""
+    materialize = getattr(value, "materialize", None)
+    return materialize(walker) if materialize is not None else value
 
 
 def _convert_binding(walker: Walker, binding: Any, matches: dict[Any, Match],
@@ -368,6 +383,8 @@ def _convert_binding(walker: Walker, binding: Any, matches: dict[Any, Match],
     converter = CONVERTERS.get(op_name)
     if converter is None:
         raise walker.fail(f"Relax operator {op_name} has no Paleozoic layer")
+    if op_name not in TAKES_HELD:
+        args = [_materialized(walker, a) for a in args]
     try:
         result = converter(walker, value, args)
     except ShapeError as err:
@@ -383,7 +400,8 @@ def _convert_match(walker: Walker, var: Any, match: Match, relax: Any) -> Any:
         return Absorbed(match.kind)
     if match.error:
         raise walker.fail(match.error)
-    operands = {role: _lookup(walker, expr, relax) for role, expr in match.operands.items()}
+    operands = {role: _materialized(walker, _lookup(walker, expr, relax))
+                for role, expr in match.operands.items()}
     try:
         result = PATTERN_CONVERTERS[match.kind](walker, match, operands)
     except ShapeError as err:

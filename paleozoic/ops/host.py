@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paleozoic.ops.enums import CppEnum, Member
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, elements
 
 # The element types a tensor of the queue may have (TensorInfo.dtype), as numpy spells them.
@@ -142,7 +143,8 @@ def host_where_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 # unselected side's inf and nan nan).
 HOST_WHERE = LayerKind(name="HostWhere", cpp_class="pz::HostWhereLayer", template="host_where",
                        binding="host_where", shape=host_where_shape, attrs=HostWhereAttrs,
-                       arity=None, fusible=False, host=True)
+                       arity=None, fusible=False, host=True,
+                       output_dtype=lambda a, ins: ins[1] if len(ins) > 1 else "float32")
 
 
 
@@ -174,4 +176,67 @@ HOST_GATHER_ELEMENTS = LayerKind(
     shape=host_gather_elements_shape, attrs=HostGatherElementsAttrs, arity=2, fusible=False,
     host=True, output_dtype=lambda a, ins: ins[0])
 
-FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT, HOST_TOPK, HOST_WHERE, HOST_GATHER_ELEMENTS)
+
+
+# The element-wise ops of HostArith, ONNX's semantics on integers: div truncates toward
+# zero, mod takes the divisor's sign (Python's %, ONNX Mod fmod=0), fmod the dividend's (C's
+# fmod, ONNX Mod fmod=1); comparisons and logic give 1 where true, 0 where not.
+HOST_ARITH_OPS = CppEnum("HostArith", "", "host arithmetic op", (
+    Member("add", "kAdd"),
+    Member("sub", "kSub"),
+    Member("mul", "kMul"),
+    Member("div", "kDiv"),
+    Member("mod", "kMod"),
+    Member("fmod", "kFmod"),
+    Member("equal", "kEqual"),
+    Member("not_equal", "kNotEqual"),
+    Member("less", "kLess"),
+    Member("less_equal", "kLessEqual"),
+    Member("greater", "kGreater"),
+    Member("greater_equal", "kGreaterEqual"),
+    Member("and", "kAnd"),
+    Member("or", "kOr"),
+    Member("xor", "kXor"),
+))
+# The HostArith ops whose result is a truth value.
+HOST_ARITH_BOOL_OPS = ("equal", "not_equal", "less", "less_equal", "greater",
+                       "greater_equal", "and", "or", "xor")
+
+
+@dataclass(frozen=True)
+class HostArithAttrs:
+    op: str                          # one of HOST_ARITH_OPS
+    to: str                          # the output's element type (one of ELEMENT_TYPES)
+    shape: tuple[int, ...]           # the output shape: the operands broadcast (numpy)
+    a: float | str = "input"         # a number, or "input": the next tensor input
+    b: float | str = "input"
+
+
+def host_arith_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    if attrs["op"] not in HOST_ARITH_OPS:
+        raise ShapeError(f"HostArith op {attrs['op']!r} is not one of {HOST_ARITH_OPS.values}")
+    if attrs["to"] not in ELEMENT_TYPES:
+        raise ShapeError(f"HostArith to {attrs['to']!r}: the element type must be one of "
+                         f"{', '.join(ELEMENT_TYPES)}")
+    wanted = sum(attrs[k] == "input" for k in ("a", "b"))
+    if len(inputs) != wanted or not wanted:
+        raise ShapeError(f"HostArith reads {wanted} tensor(s) (a={attrs['a']!r}, "
+                         f"b={attrs['b']!r}; at least one a tensor), got {len(inputs)}")
+    shape = tuple(attrs["shape"])
+    for x in inputs:
+        if len(x) > len(shape) or any(d not in (1, o) for d, o in zip(reversed(x),
+                                                                         reversed(shape))):
+            raise ShapeError(f"HostArith input {x} does not broadcast to {shape}")
+    return shape
+
+
+# Element-wise arithmetic, comparisons and logic the device has no op for, on the host:
+# integer tensors (token ids compared with an end-of-text id, a flat index split into a row
+# and a class by div and mod), and Mod of any tensor. An operand may be a number.
+HOST_ARITH = LayerKind(name="HostArith", cpp_class="pz::HostArithLayer", template="host_arith",
+                       binding="host_arith", shape=host_arith_shape, attrs=HostArithAttrs,
+                       arity=None, fusible=False, host=True, output_dtype=lambda a, _: a["to"])
+
+FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT, HOST_TOPK, HOST_WHERE, HOST_GATHER_ELEMENTS,
+          HOST_ARITH)
+ENUMS = (HOST_ARITH_OPS,)

@@ -201,3 +201,61 @@ def topk_gather_head(batch: int = 1, anchors: int = 8, k: int = 3) -> onnx.Model
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
+
+
+def integer_ops(batch: int = 2, seq: int = 9, eos: int = 5) -> onnx.ModelProto:
+    """Integer arithmetic, comparisons and logic on run-time tensors (HostArith): a
+    CLIP-style end-of-text position (Equal of the token ids with an id, Cast, ArgMax), a
+    flat index split into a row and a class (Div and Mod of int64 ids, negative ones
+    included), a flag mixing And, Greater and Not, and on floats a comparison with a number
+    whose mask scales the input and Mod with fmod=1. Inputs ids int64 [batch, seq], x float
+    [batch, seq]."""
+    shape = [batch, seq]
+    nodes = [
+        helper.make_node("Equal", ["ids", "eos"], ["is_eos"], name="is_eos"),
+        helper.make_node("Cast", ["is_eos"], ["eos32"], to=TensorProto.INT32, name="eos32"),
+        helper.make_node("ArgMax", ["eos32"], ["pos"], axis=1, keepdims=0, name="pos"),
+        helper.make_node("Div", ["ids", "seven"], ["row"], name="row"),
+        helper.make_node("Mod", ["ids", "seven"], ["cls"], name="cls"),
+        helper.make_node("Mod", ["ids", "minus_seven"], ["cls_neg"], name="cls_neg"),
+        helper.make_node("Greater", ["ids", "three"], ["big"], name="big"),
+        helper.make_node("Not", ["is_eos"], ["not_eos"], name="not_eos"),
+        helper.make_node("And", ["big", "not_eos"], ["both"], name="both"),
+        helper.make_node("Cast", ["both"], ["flag"], to=TensorProto.INT64, name="flag"),
+        helper.make_node("Less", ["x", "half"], ["low"], name="low"),
+        helper.make_node("Cast", ["low"], ["low_f"], to=TensorProto.FLOAT, name="low_f"),
+        helper.make_node("Mul", ["x", "low_f"], ["kept"], name="kept"),
+        helper.make_node("Mod", ["x", "three_q"], ["wrapped"], fmod=1, name="wrapped"),
+    ]
+    ints = [("eos", eos), ("seven", 7), ("minus_seven", -7), ("three", 3)]
+    inits = [numpy_helper.from_array(np.array(v, dtype=np.int64), n) for n, v in ints]
+    inits += [numpy_helper.from_array(np.array(v, dtype=np.float32), n)
+              for n, v in (("half", 0.5), ("three_q", 0.75))]
+    outputs = [("pos", TensorProto.INT64, [batch]), ("row", TensorProto.INT64, shape),
+               ("cls", TensorProto.INT64, shape), ("cls_neg", TensorProto.INT64, shape),
+               ("flag", TensorProto.INT64, shape), ("kept", TensorProto.FLOAT, shape),
+               ("wrapped", TensorProto.FLOAT, shape)]
+    graph = helper.make_graph(
+        nodes, "integer_ops",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, shape),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="paleozoic.testing.host")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def integer_ops_inputs(batch: int = 2, seq: int = 9, eos: int = 5,
+                       seed: int = 0) -> dict[str, np.ndarray]:
+    """Inputs of integer_ops: ids from -20 to 20 with one end-of-text id a row (at a
+    different place in each), x standard normal times 3 with -0.0 and values on 0.5."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(-20, 21, size=(batch, seq)).astype(np.int64)
+    ids[ids == eos] = eos + 1
+    for b in range(batch):
+        ids[b, (2 + 3 * b) % seq] = eos
+    x = (3 * rng.standard_normal((batch, seq))).astype(np.float32)
+    x.reshape(-1)[:3] = [-0.0, 0.5, -1.5]
+    return {"ids": ids, "x": x}

@@ -216,6 +216,12 @@ class BroadcastWalk {
   std::vector<std::vector<std::size_t>> strides_;
 };
 
+// The type of a HostWhereLayer's values: their tensors', float32 when both are numbers.
+ElementType valueType(const HostOperand& then, const HostOperand& otherwise) {
+  const HostOperand& typed = then.tensor ? then : otherwise;
+  return typed.tensor ? typed.tensor->elementType() : ElementType::kFloat;
+}
+
 std::vector<Tensor*> whereInputs(Tensor& condition, const HostOperand& then,
                                  const HostOperand& otherwise) {
   std::vector<Tensor*> inputs{&condition};
@@ -248,14 +254,16 @@ void HostSelectLayer::compute(const std::vector<std::vector<double>>& inputs,
 
 HostWhereLayer::HostWhereLayer(std::string name, Tensor& condition, HostOperand then,
                                HostOperand otherwise, Shape shape)
-    : HostLayer(name, whereInputs(condition, then, otherwise), shape, ElementType::kFloat) {
-  if (!then.tensor) then_ = then.value;
-  if (!otherwise.tensor) otherwise_ = otherwise.value;
+    : HostLayer(name, whereInputs(condition, then, otherwise), shape,
+                valueType(then, otherwise)) {
+  if (!then.tensor) then_ = static_cast<float>(then.value);
+  if (!otherwise.tensor) otherwise_ = static_cast<float>(otherwise.value);
   for (const Tensor* t : inputs_) {
     checkBroadcast(name_, t->shape(), output_.shape());
-    if (t != inputs_[0] && t->elementType() != ElementType::kFloat) {
-      throw Error(name_ + ": the values must be float tensors; " + t->name() + " is " +
-                  elementTypeName(t->elementType()));
+    if (t != inputs_[0] && t->elementType() != output_.elementType()) {
+      throw Error(name_ + ": the values must be tensors of one type; " + t->name() + " is " +
+                  elementTypeName(t->elementType()) + ", the other " +
+                  elementTypeName(output_.elementType()));
     }
   }
 }
@@ -273,6 +281,79 @@ void HostWhereLayer::compute(const std::vector<std::vector<double>>& inputs,
       output[k] = otherwise_ ? static_cast<double>(*otherwise_)
                              : inputs[otherwise_input][walk.at(otherwise_input)];
     }
+  }
+}
+
+namespace {
+
+std::vector<Tensor*> tensorsOf(const HostOperand& a, const HostOperand& b) {
+  std::vector<Tensor*> inputs;
+  for (const HostOperand* v : {&a, &b})
+    if (v->tensor) inputs.push_back(v->tensor);
+  return inputs;
+}
+
+bool isIntegral(const HostOperand& v) {
+  return v.tensor ? v.tensor->isInteger() : std::trunc(v.value) == v.value;
+}
+
+bool truth(double v) { return v != 0.0; }  // nan is true, as ONNX's Cast to bool has it
+
+}  // namespace
+
+HostArithLayer::HostArithLayer(std::string name, HostOperand a, HostOperand b, HostArith op,
+                               Shape shape, ElementType to)
+    : HostLayer(name, tensorsOf(a, b), shape, to),
+      op_(op),
+      integers_(isIntegral(a) && isIntegral(b)) {
+  if (inputs_.empty()) throw Error(name_ + ": both operands are numbers; fold it instead");
+  if (!a.tensor) a_ = a.value;
+  if (!b.tensor) b_ = b.value;
+  for (const Tensor* t : inputs_) checkBroadcast(name_, t->shape(), output_.shape());
+}
+
+void HostArithLayer::compute(const std::vector<std::vector<double>>& inputs,
+                             std::vector<double>& output) const {
+  std::vector<const Shape*> shapes;
+  for (const Tensor* t : inputs_) shapes.push_back(&t->shape());
+  BroadcastWalk walk(shapes, output_.shape());
+  const std::size_t b_input = a_ ? 0 : 1;
+  for (std::size_t k = 0; k < output.size(); ++k, walk.next()) {
+    const double a = a_ ? *a_ : inputs[0][walk.at(0)];
+    const double b = b_ ? *b_ : inputs[b_input][walk.at(b_input)];
+    double r = 0.0;
+    switch (op_) {
+      case HostArith::kAdd: r = a + b; break;
+      case HostArith::kSub: r = a - b; break;
+      case HostArith::kMul: r = a * b; break;
+      case HostArith::kDiv:
+      case HostArith::kMod:
+      case HostArith::kFmod:
+        if (integers_) {
+          if (b == 0.0) throw Error(name_ + ": integer division by zero at index " +
+                                    std::to_string(k));
+          const auto x = static_cast<std::int64_t>(a), y = static_cast<std::int64_t>(b);
+          std::int64_t q = x / y, m = x % y;  // C++: truncated, the dividend's sign
+          if (op_ == HostArith::kMod && m != 0 && ((m < 0) != (y < 0))) m += y;
+          r = static_cast<double>(op_ == HostArith::kDiv ? q : m);
+        } else if (op_ == HostArith::kDiv) {
+          r = static_cast<double>(static_cast<float>(a) / static_cast<float>(b));
+        } else {
+          r = std::fmod(a, b);
+          if (op_ == HostArith::kMod && r != 0.0 && ((r < 0.0) != (b < 0.0))) r += b;
+        }
+        break;
+      case HostArith::kEqual: r = a == b; break;
+      case HostArith::kNotEqual: r = a != b; break;
+      case HostArith::kLess: r = a < b; break;
+      case HostArith::kLessEqual: r = a <= b; break;
+      case HostArith::kGreater: r = a > b; break;
+      case HostArith::kGreaterEqual: r = a >= b; break;
+      case HostArith::kAnd: r = truth(a) && truth(b); break;
+      case HostArith::kOr: r = truth(a) || truth(b); break;
+      case HostArith::kXor: r = truth(a) != truth(b); break;
+    }
+    output[k] = r;
   }
 }
 
@@ -375,6 +456,15 @@ ElementType elementTypeOf(const std::string& layer, const std::string& name) {
   throw Error(layer + ": element type '" + name + "' is not float32, int64, int32 or uint8");
 }
 
+// A value written as the text "input" (the next tensor input), not a number.
+bool isInputValue(const LayerArgs& a, const char* key) {
+  try {
+    return a.text(key) == "input";
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 void addHostFactories(std::vector<LayerFactory>& factories) {
@@ -413,13 +503,7 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                          // A number, or "input": the next tensor input.
                          std::size_t next = 1;
                          auto value = [&](const char* key) -> HostOperand {
-                           bool tensor = true;
-                           try {
-                             tensor = a.text(key) == "input";
-                           } catch (const Error&) {
-                             tensor = false;
-                           }
-                           if (!tensor) return static_cast<float>(a.real(key, 0.0));
+                           if (!isInputValue(a, key)) return a.real(key, 0.0);
                            if (next >= in.size()) {
                              throw Error(name + ": " + key + " reads a tensor input, and " +
                                          "there is none left");
@@ -434,6 +518,31 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                          }
                          return std::make_unique<HostWhereLayer>(name, *in[0], then, otherwise,
                                                                  a.ints("shape"));
+                       }});
+  factories.push_back({"host_arith", LayerFactory::kAnyInputs, {"op", "to", "shape", "a", "b"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         HostArith op;
+                         if (!parseHostArith(a.text("op"), &op)) {
+                           throw Error(name + ": unknown op '" + a.text("op") + "'; use " +
+                                       hostArithChoices());
+                         }
+                         std::size_t next = 0;
+                         auto operand = [&](const char* key) -> HostOperand {
+                           if (!isInputValue(a, key)) return a.real(key, 0.0);
+                           if (next >= in.size()) {
+                             throw Error(name + ": " + key + " reads a tensor input, and " +
+                                         "there is none left");
+                           }
+                           return *in[next++];
+                         };
+                         const HostOperand x = operand("a"), y = operand("b");
+                         if (next != in.size()) {
+                           throw Error(name + ": " + std::to_string(in.size()) + " inputs, " +
+                                       "but the operands read " + std::to_string(next));
+                         }
+                         return std::make_unique<HostArithLayer>(
+                             name, x, y, op, a.ints("shape"), elementTypeOf(name, a.text("to")));
                        }});
   factories.push_back({"host_topk", 1, {"axis", "k", "output", "largest"},
                        [](const std::string& name, const Inputs& in,

@@ -21,6 +21,8 @@ from paleozoic.sdk import sdk_available
 from paleozoic.testing.host import (
     compare_select,
     compare_select_inputs,
+    integer_ops,
+    integer_ops_inputs,
     topk_classifier,
     topk_gather_head,
     uint8_classifier,
@@ -170,3 +172,113 @@ def test_gather_elements_emitted_and_an_index_out_of_range(tmp_path) -> None:
     runner = PlanRunner(queue, resolve_plan(queue, "per-layer"))
     with pytest.raises(Exception, match="pick: index 5 is outside axis 1 of size 5"):
         runner.run([x, np.array([[0, 5, 1], [0, 0, 0]], dtype=np.int64)])
+
+
+@pytest.fixture(scope="module")
+def integer_model_and_feeds():
+    model = integer_ops()
+    feeds = integer_ops_inputs()
+    return model, feeds, reference_outputs(model, feeds)
+
+
+@pytest.mark.parametrize("sdk", [s for s in ("mock", "onednn") if sdk_available(s)])
+@pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])
+def test_integer_arithmetic_comparisons_and_mod(integer_model_and_feeds, plan, sdk) -> None:
+    """Equal/Greater/Not/And of int64 ids, Div and Mod (both signs of the divisor), a float
+    compared with a number and Mod fmod=1: on the host, exactly onnxruntime's values and
+    types."""
+    model, feeds, refs = integer_model_and_feeds
+    queue = load_queue(model)
+    arith = sorted(layer.op.attrs["op"] for layer in queue.layers if layer.kind == "HostArith")
+    # Not of a mask is x == 0; the Casts of masks to integers are x != 0.
+    assert arith == ["and", "div", "equal", "equal", "fmod", "greater", "less", "mod", "mod",
+                     "not_equal", "not_equal"], arith
+    outputs = PlanRunner(queue, resolve_plan(queue, plan), sdk=sdk).run(
+        [feeds[n] for n in queue.onnx_input_names])
+    for got, want in zip(outputs.values(), refs):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_integer_ops_emitted_session_matches_onnxruntime(integer_model_and_feeds,
+                                                         tmp_path) -> None:
+    model, feeds, refs = integer_model_and_feeds
+    out = compile_model(model, tmp_path / "out", plan="fuse-all")
+    source = (out / "session.cpp").read_text()
+    assert ('pz::HostArithLayer cls_neg{"cls_neg", ids, -7.0, pz::HostArith::kMod, {2, 9}, '
+            'pz::ElementType::kInt64};') in source
+    assert ('pz::HostArithLayer wrapped{"wrapped", x, 0.75, pz::HostArith::kFmod, {2, 9}, '
+            'pz::ElementType::kFloat};') in source
+    build_session(out)
+    got = run_session(out, [feeds[n] for n in ("ids", "x")]).outputs
+    for ours, want in zip(got, refs):
+        assert ours.dtype == want.dtype
+        np.testing.assert_array_equal(ours, want)
+
+
+def test_integer_division_by_zero_names_the_layer() -> None:
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Div", ["a", "b"], ["q"], name="split")], "g",
+        [helper.make_tensor_value_info(n, TensorProto.INT64, [4]) for n in ("a", "b")],
+        [helper.make_tensor_value_info("q", TensorProto.INT64, [4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    queue = load_queue(model)
+    runner = PlanRunner(queue, resolve_plan(queue, "per-layer"))
+    a = np.array([7, -7, 9, 1], dtype=np.int64)
+    got = runner.run([a, np.array([2, 2, -4, 1], dtype=np.int64)])
+    np.testing.assert_array_equal(next(iter(got.values())), [3, -3, -2, 1])  # toward zero
+    with pytest.raises(Exception, match="split: integer division by zero at index 2"):
+        runner.run([a, np.array([2, 2, 0, 1], dtype=np.int64)])
+
+
+def _bool_model():
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Xor", ["keep", "flip"], ["mixed"], name="mixed"),
+             helper.make_node("Greater", ["x", "zero"], ["positive"], name="positive"),
+             helper.make_node("Or", ["mixed", "positive"], ["any"], name="any"),
+             helper.make_node("Where", ["keep", "x", "ninety"], ["picked"], name="picked")]
+    graph = helper.make_graph(
+        nodes, "bools",
+        [helper.make_tensor_value_info("keep", TensorProto.BOOL, [3, 4]),
+         helper.make_tensor_value_info("flip", TensorProto.BOOL, [4]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("any", TensorProto.BOOL, [3, 4]),
+         helper.make_tensor_value_info("picked", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
+         helper.make_tensor("ninety", TensorProto.FLOAT, [], [90.0])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def test_bool_inputs_and_outputs(tmp_path) -> None:
+    """Bool graph inputs and outputs: uint8 0s and 1s on the host, bool at the backend's
+    boundary; a broadcast bool operand; the emitted session and the runtime equal onnxruntime."""
+    import paleozoic.backend as backend
+
+    model = _bool_model()
+    rng = np.random.default_rng(3)
+    keep, flip = rng.random((3, 4)) < 0.5, rng.random(4) < 0.5
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    x[0, 0] = -0.0
+    want_any, want_picked = reference_outputs(model, {"keep": keep, "flip": flip, "x": x})
+    queue = load_queue(model)
+    assert [i.dtype for i in queue.inputs] == ["uint8", "uint8", "float32"]
+    feeds = [keep.astype(np.uint8), flip.astype(np.uint8), x]
+    got_any, got_picked = PlanRunner(queue, resolve_plan(queue, "fuse-all")).run(feeds).values()
+    assert got_any.dtype == np.uint8
+    np.testing.assert_array_equal(got_any, want_any.astype(np.uint8))
+    np.testing.assert_array_equal(got_picked, want_picked)
+    out = compile_model(model, tmp_path / "out", plan="per-layer")
+    build_session(out)
+    ours_any, ours_picked = run_session(out, feeds).outputs
+    np.testing.assert_array_equal(ours_any, want_any.astype(np.uint8))
+    np.testing.assert_array_equal(ours_picked, want_picked)
+    rep = backend.prepare(model)
+    any_, picked = rep.run([keep, flip, x])
+    assert any_.dtype == np.bool_
+    np.testing.assert_array_equal(any_, want_any)

@@ -15,6 +15,7 @@ from paleozoic.testing.blocks import BLOCKS
 from paleozoic.testing.host import (
     compare_select,
     hf_masked_softmax,
+    integer_ops,
     topk_classifier,
     topk_gather_head,
     uint8_classifier,
@@ -34,7 +35,7 @@ def samples():
                                                  uint8_classifier(), bert_model(seq=16),
                                                  hf_masked_softmax(), topk_classifier(),
                                                  pooled_classifier(), compare_select(),
-                                                 topk_gather_head()] + [
+                                                 topk_gather_head(), integer_ops()] + [
         recurrent_stack(op, direction="bidirectional", layers=1)[0]
         for op in ("LSTM", "GRU", "RNN")]
     for model in models:

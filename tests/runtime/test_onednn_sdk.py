@@ -26,6 +26,7 @@ from paleozoic.testing.host import (
     compare_select,
     hf_masked_softmax,
     topk_classifier,
+    integer_ops,
     topk_gather_head,
     uint8_classifier,
 )
@@ -62,6 +63,8 @@ _MODELS = {
     # kernels) and the host's Where.
     "compare_select": compare_select,
     "topk_gather_head": topk_gather_head,
+    # Integer arithmetic, comparisons and Mod on the host (HostArith).
+    "integer_ops": integer_ops,
 }
 
 

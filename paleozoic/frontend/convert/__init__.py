@@ -35,6 +35,7 @@ from paleozoic.frontend.convert.registry import (
     CONVERTERS,
     ONNX_OPS,
     PATTERN_CONVERTERS,
+    TAKES_HELD,
     TIR_CONVERTERS,
     OnnxOp,
     converter,
@@ -51,7 +52,7 @@ from paleozoic.frontend.convert.values import (
 )
 from paleozoic.frontend.convert.walker import Walker, clean_identifier
 
-__all__ = ["ONNX_OPS", "OnnxOp", "CONST_EVAL", "CONVERTERS", "PATTERN_CONVERTERS", "TIR_CONVERTERS", "Absorbed", "Deferred",
+__all__ = ["ONNX_OPS", "OnnxOp", "CONST_EVAL", "CONVERTERS", "PATTERN_CONVERTERS", "TAKES_HELD", "TIR_CONVERTERS", "Absorbed", "Deferred",
            "Act", "Const", "ConversionError", "Match", "NodeInfo", "Tup", "Value", "Walker",
            "binding_owners", "tensor_bindings", "clean_identifier", "converter", "find_matches",
            "pattern_converter"]

@@ -2,7 +2,8 @@
 CNML's Equal, NEqual, Less, LessEqual, Greater, GreaterEqual, And, Or, Xor and Not: Binary
 and Unary layers writing 1.0 where true and 0.0 where not), and of Where choosing between
 run-time tensors, which the SDK has no op for: a host layer (HostWhere), since a blend
-c * x + (1 - c) * y would turn the unselected side's inf and nan into nan.
+c * x + (1 - c) * y would turn the unselected side's inf and nan into nan. Comparisons of
+integer tensors, of bool masks and with a number are host layers (HostArith, host.py).
 
 A bool tensor the device computes is a `Cond`: the float activation of 1.0s and 0.0s. A
 bool mask of an integer tensor (host.MaskOf) joins them through a HostSelect making its
@@ -21,12 +22,13 @@ from paleozoic.frontend.convert.walker import Walker
 from paleozoic.ops.elementwise import broadcasts_to
 
 onnx_ops({
-    op: OnnxOp(f"Binary {name} (CNML's {sdk}; float tensors, 1.0 where true)")
+    op: OnnxOp(f"Binary {name} (CNML's {sdk}; float tensors, 1.0 where true), or HostArith "
+               f"(integer tensors, bool masks, a number)")
     for op, name, sdk in (("Equal", "equal", "Equal"), ("Greater", "greater", "Greater"),
                           ("GreaterOrEqual", "greater_equal", "GreaterEqual"),
                           ("Less", "less", "Less"), ("LessOrEqual", "less_equal", "LessEqual"),
                           ("Or", "or", "Or"), ("Xor", "xor", "Xor"))
-} | {"Not": OnnxOp("Unary not (CNML's Not)")})
+} | {"Not": OnnxOp("Unary not (CNML's Not), or HostArith (a bool mask)")})
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,9 @@ class Cond:
 
     act: Act
 
+    def materialize(self, w: Walker) -> Value:
+        return self.act
+
 
 # a op b == b op' a: the SDK broadcasts its second operand only.
 _SWAPPED = {"equal": "equal", "not_equal": "not_equal", "less": "greater",
@@ -42,26 +47,23 @@ _SWAPPED = {"equal": "equal", "not_equal": "not_equal", "less": "greater",
             "and": "and", "or": "or", "xor": "xor"}
 
 
-def _float_act(w: Walker, v: Value, what: str) -> Act:
-    from paleozoic.frontend.convert.host import MaskOf, mask_values
-
-    if isinstance(v, Cond):
-        return v.act
-    if isinstance(v, MaskOf):
-        return mask_values(w, v)
-    if isinstance(v, Act) and w.dtype(v) == "float32":
-        return v
-    if isinstance(v, Act):
-        raise w.fail(f"{what} of an {w.dtype(v)} tensor: the SDK compares float tensors; "
-                     f"integer tensors are compared only as masks (a Cast to bool)")
-    raise w.fail(f"{what} with a constant operand: the SDK's comparisons and logic ops take "
-                 f"two run-time tensors")
+def _float_act(v: Value) -> Act:
+    return v.act if isinstance(v, Cond) else v  # type: ignore[return-value]
 
 
-def binary_bool(w: Walker, op: str, a: Value, b: Value) -> Cond:
-    """a op b for a comparison or logic op of two run-time tensors (b broadcast to a, or a
-    to b with the operands swapped)."""
-    x, y = _float_act(w, a, op), _float_act(w, b, op)
+def _on_device(w: Walker, v: Value) -> bool:
+    return isinstance(v, Cond) or (isinstance(v, Act) and w.dtype(v) == "float32")
+
+
+def binary_bool(w: Walker, op: str, a: Value, b: Value) -> Value:
+    """a op b for a comparison or logic op: of two float tensors on the device (b broadcast
+    to a, or a to b with the operands swapped), a Cond; with an integer tensor, a bool mask
+    or a number, on the host (HostArith), a bool mask."""
+    if not (_on_device(w, a) and _on_device(w, b)):
+        from paleozoic.frontend.convert.host import host_arith
+
+        return host_arith(w, op, a, b)
+    x, y = _float_act(a), _float_act(b)
     sx, sy = tuple(w.tensors[x.name].shape), tuple(w.tensors[y.name].shape)
     if sx != sy and not broadcasts_to(sy, sx) and broadcasts_to(sx, sy):
         x, y, sx, sy, op = y, x, sy, sx, _SWAPPED[op]
@@ -81,12 +83,16 @@ for _relax, _op in (("relax.equal", "equal"), ("relax.not_equal", "not_equal"),
                     ("relax.less_equal", "less_equal"), ("relax.greater", "greater"),
                     ("relax.greater_equal", "greater_equal"), ("relax.logical_or", "or"),
                     ("relax.logical_xor", "xor")):
-    converter(_relax)(_comparison(_op))
+    converter(_relax, held=True)(_comparison(_op))
 
 
-@converter("relax.logical_not")
+@converter("relax.logical_not", held=True)
 def convert_logical_not(w: Walker, call: Any, args: list[Value]) -> Value:
-    x = _float_act(w, args[0], "Not")
+    if not _on_device(w, args[0]):
+        from paleozoic.frontend.convert.host import host_arith
+
+        return host_arith(w, "equal", args[0], Const(np.array(0)), truth=True)
+    x = _float_act(args[0])
     return Cond(w.emit("Unary", [x], {"function": "not"}, part="not"))  # type: ignore[return-value]
 
 
@@ -113,13 +119,16 @@ def where(w: Walker, cond: Value, then: Value, other: Value) -> Value:
         value = _scalar(v)
         if value is not None:
             attrs[key] = value
-        elif isinstance(v, Act) and w.dtype(v) == "float32":
+        elif isinstance(v, Act):
             attrs[key] = "input"
             inputs.append(v)
             shapes.append(tuple(w.tensors[v.name].shape))
         else:
-            raise w.fail(f"Where's {key} value must be a float tensor or a single number; "
+            raise w.fail(f"Where's {key} value must be a run-time tensor or a single number; "
                          f"a constant tensor of another shape is not supported")
+    types = {w.dtype(v) for v in inputs[1:]}
+    if len(types) > 1:
+        raise w.fail(f"Where's values are tensors of different types {sorted(types)}")
     try:
         shape = tuple(int(d) for d in np.broadcast_shapes(*shapes))
     except ValueError:

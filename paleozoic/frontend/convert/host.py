@@ -14,7 +14,7 @@ from paleozoic.frontend.convert.compare import Cond, binary_bool, where
 from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Deferred, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, scalar
-from paleozoic.ops.host import ELEMENT_TYPES
+from paleozoic.ops.host import ELEMENT_TYPES, HOST_ARITH_BOOL_OPS
 
 
 def _check_argmax(attrs: dict[str, Any]) -> list[str]:
@@ -47,6 +47,7 @@ onnx_ops({
     "IsNaN": OnnxOp("HostSelect (with the Where reading it)"),
     "GatherElements": OnnxOp("HostGatherElements (run-time data and indices; constant ones "
                              "are folded)"),
+    "Mod": OnnxOp("HostArith mod (fmod=0) or fmod (fmod=1)"),
 })
 
 
@@ -57,6 +58,11 @@ class MaskOf:
 
     act: Act
     shape: tuple[int, ...] | None = None
+    zero_one: bool = False           # act holds 0s and 1s only (a host comparison's)
+
+    def materialize(self, w: Walker) -> Value:
+        """As a tensor: uint8 0s and 1s."""
+        return bool_output(w, self)
 
 
 @dataclass(frozen=True)
@@ -65,21 +71,30 @@ class NanOf:
 
     act: Act
 
+    def materialize(self, w: Walker) -> Value:
+        """As the device's bools: 1.0 where nan, 0.0 where not."""
+        return _select(w, MaskOf(self.act), "isnan", 1.0, 0.0)
 
-@converter("relax.astype")
+
+@converter("relax.astype", held=True)
 def convert_astype(w: Walker, call: Any, args: list[Value]) -> Value:
     to = str(call.attrs.dtype)
     if isinstance(args[0], Cond):  # the device's bools are float32 1.0s and 0.0s already
         if to in ("bool", "float32"):
             return args[0] if to == "bool" else args[0].act
-        raise w.fail(f"Cast of a comparison's result to {to}: only to float32 (or bool)")
+        if to not in ELEMENT_TYPES:
+            raise w.fail(f"Cast to {to}: a session's tensors are {', '.join(ELEMENT_TYPES)}")
+        return host_arith(w, "not_equal", args[0].act, Const(np.array(0.0)), to=to)
     if isinstance(args[0], MaskOf):
         mask = args[0]
         if to == "bool":
             return mask  # type: ignore[return-value]
-        if to != "float32":
-            raise w.fail(f"Cast of a bool mask to {to}: only to float32 (or bool)")
-        return _select(w, mask, "nonzero", 1.0, 0.0)
+        if to == "float32":
+            return _select(w, mask, "nonzero", 1.0, 0.0)
+        if to not in ELEMENT_TYPES:
+            raise w.fail(f"Cast to {to}: a session's tensors are {', '.join(ELEMENT_TYPES)}")
+        act = mask.act if mask.shape is None else broadcast_mask_act(w, mask)
+        return host_arith(w, "not_equal", act, Const(np.array(0)), to=to)
     if to == "bool":
         return MaskOf(act_of(w, args[0]))  # type: ignore[return-value]
     x = act_of(w, args[0])
@@ -126,11 +141,17 @@ def convert_topk(w: Walker, call: Any, args: list[Value]) -> Value:
 @dataclass(frozen=True)
 class IndexTerm:
     """A step of the negative-index wrap on an integer activation: `act < 0` ("negative")
-    or `act + shift` ("shifted"); `where(negative, shifted, act)` makes a WrappedIndex."""
+    or `act + shift` ("shifted"); `where(negative, shifted, act)` makes a WrappedIndex.
+    Read by anything else, a step is the host arithmetic it stands for (`materialize`)."""
 
     kind: str
     act: Act
     shift: int = 0
+
+    def materialize(self, w: Walker) -> Value:
+        if self.kind == "shifted":
+            return host_arith(w, "add", self.act, Const(np.array(self.shift)))
+        return host_arith(w, "less", self.act, Const(np.array(0)))
 
 
 @dataclass(frozen=True)
@@ -141,21 +162,87 @@ class WrappedIndex:
     size: int
 
 
-def _index_only(w: Walker, what: str) -> Exception:
-    return w.fail(f"{what} on an integer tensor: integer arithmetic is supported only as "
-                  f"the negative-index wrap of a Gather's indices")
-
-
 def integer_arithmetic(w: Walker, op: str, a: Value, b: Value) -> Value:
-    """`ids + n` with a constant n (the wrap's shifted indices); anything else is refused."""
+    """Arithmetic on an integer tensor: `ids + n` with a constant n may be the shifted side
+    of a Gather's negative-index wrap (an IndexTerm until read otherwise); the rest is a
+    HostArith."""
     if op == "add" and isinstance(b, Act):
         a, b = b, a
     if op == "add" and isinstance(a, Act) and isinstance(b, Const) and b.value.size == 1:
         return IndexTerm("shifted", a, int(scalar(w, b, "the index shift")))  # type: ignore[return-value]
-    raise _index_only(w, op)
+    return host_arith(w, op, a, b)
 
 
-@converter("relax.shape_of")
+def _host_operand(w: Walker, v: Value, op: str, truth: bool) -> tuple[float | str, Act | None]:
+    """A HostArith operand: ("input", the tensor) or (the number, None). A bool mask is
+    read as its tensor where only its truth counts (`truth`: logic), else as 0s and 1s."""
+    if isinstance(v, (IndexTerm, NanOf)):
+        v = v.materialize(w)
+    if isinstance(v, Cond):
+        return "input", v.act
+    if isinstance(v, MaskOf):
+        act = v.act if v.shape is None else broadcast_mask_act(w, v)
+        if not truth and not v.zero_one:
+            act = host_arith(w, "not_equal", act, Const(np.array(0))).act  # type: ignore[union-attr]
+        return "input", act
+    if isinstance(v, Act):
+        return "input", v
+    if isinstance(v, Const) and np.asarray(v.value).size == 1:
+        number = float(np.asarray(v.value).reshape(-1)[0])
+        if number != number:
+            raise w.fail(f"{op} with a nan constant operand")
+        return number, None
+    if isinstance(v, Const):
+        raise w.fail(f"{op} on the host with a constant tensor operand of shape "
+                     f"{np.asarray(v.value).shape}: a host layer takes one number or a "
+                     f"run-time tensor per operand")
+    raise w.fail(f"{op} of this operand is not supported")
+
+
+def host_arith(w: Walker, op: str, a: Value, b: Value, to: str | None = None,
+               truth: bool = False) -> Value:
+    """a op b element by element on the host (HostArith): integer arithmetic, comparisons
+    and logic on integer tensors or bool masks, Mod of anything. A comparison or logic op
+    gives a bool mask (uint8 0s and 1s), unless `to` asks for another type. `truth`: a
+    mask operand counts by its truth only (Not as x == 0), as the logic ops' do."""
+    boolean = op in HOST_ARITH_BOOL_OPS
+    truth = truth or op in ("and", "or", "xor")
+    (ka, xa), (kb, xb) = (_host_operand(w, a, op, truth), _host_operand(w, b, op, truth))
+    tensors = [x for x in (xa, xb) if x is not None]
+    if not tensors:
+        raise w.fail(f"{op} of two constants should have been folded")
+    shape = tuple(int(d) for d in np.broadcast_shapes(
+        *(tuple(w.tensors[x.name].shape) for x in tensors)))
+    types = [w.dtype(x) for x in tensors]
+    if not boolean and len(set(types)) > 1:
+        raise w.fail(f"{op} of a {types[0]} and a {types[1]} tensor: ONNX takes operands of "
+                     f"one type")
+    out = to or ("uint8" if boolean else types[0])
+    act = w.emit("HostArith", tensors, {"op": op, "to": out, "shape": list(shape),
+                                        "a": ka, "b": kb}, part=op)
+    return MaskOf(act, zero_one=True) if boolean and to is None else act  # type: ignore[return-value]
+
+
+def broadcast_mask_act(w: Walker, mask: MaskOf) -> Act:
+    """The integers of a broadcast mask, broadcast (a host copy): `mask.act != 0` holds."""
+    return w.emit("HostArith", [mask.act], {"op": "not_equal", "to": "uint8",
+                                            "shape": list(mask.shape or ()), "a": "input",
+                                            "b": 0.0}, part="mask")
+
+
+def _mod(fmod: bool):  # type: ignore[no-untyped-def]
+    def convert(w: Walker, call: Any, args: list[Value]) -> Value:
+        a, b = args
+        return host_arith(w, "fmod" if fmod else "mod", a, b)
+    return convert
+
+
+# TVM writes ONNX Mod fmod=0 as floor_mod (the divisor's sign), fmod=1 as mod.
+converter("relax.floor_mod")(_mod(False))
+converter("relax.mod")(_mod(True))
+
+
+@converter("relax.shape_of", held=True)
 def convert_shape_of(w: Walker, call: Any, args: list[Value]) -> Value:
     """Shapes are fixed at compile time: the shape of an activation or constant is a
     constant (TVM asks for it around Gather's index wrap)."""
@@ -167,18 +254,16 @@ def convert_shape_of(w: Walker, call: Any, args: list[Value]) -> Value:
     return Const(np.array(w.tensors[act_of(w, x).name].shape, dtype=np.int64))
 
 
-@converter("relax.less")
+@converter("relax.less", held=True)
 def convert_less(w: Walker, call: Any, args: list[Value]) -> Value:
     a, b = args
     if isinstance(a, Act) and w.dtype(a) != "float32" and isinstance(b, Const) \
             and b.value.size == 1 and float(b.value.reshape(-1)[0]) == 0:
         return IndexTerm("negative", a)  # type: ignore[return-value]
-    if isinstance(a, Act) and w.dtype(a) != "float32":
-        raise _index_only(w, "less")
     return binary_bool(w, "less", a, b)  # type: ignore[return-value]
 
 
-@converter("relax.where")
+@converter("relax.where", held=True)
 def convert_where(w: Walker, call: Any, args: list[Value]) -> Value:
     cond, then, other = args
 
@@ -251,10 +336,10 @@ def reshape_mask(w: Walker, mask: MaskOf, shape: list[int]) -> MaskOf:
         raise w.fail("reshaping a broadcast mask is not supported")
     act = w.emit("HostCast", [mask.act], {"to": w.dtype(mask.act), "shape": shape},
                  part="reshape")
-    return MaskOf(act)
+    return MaskOf(act, zero_one=mask.zero_one)
 
 
-@converter("relax.logical_and")
+@converter("relax.logical_and", held=True)
 def convert_logical_and(w: Walker, call: Any, args: list[Value]) -> Value:
     a, b = args
     if isinstance(a, MaskOf):
@@ -262,7 +347,7 @@ def convert_logical_and(w: Walker, call: Any, args: list[Value]) -> Value:
     if isinstance(b, MaskOf) and isinstance(a, Const) and np.asarray(a.value).all():
         target = np.broadcast_shapes(np.asarray(a.value).shape,
                                      b.shape or w.tensors[b.act.name].shape)
-        return MaskOf(b.act, tuple(int(d) for d in target))  # type: ignore[return-value]
+        return MaskOf(b.act, tuple(int(d) for d in target), b.zero_one)  # type: ignore[return-value]
     if isinstance(a, Const) or isinstance(b, Const):
         raise w.fail("And of a run-time mask and a constant that is not all true: the SDK's "
                      "And takes two run-time tensors")
@@ -277,7 +362,7 @@ def mask_values(w: Walker, mask: MaskOf) -> Act:
 
 
 def broadcast_mask(w: Walker, mask: MaskOf) -> MaskOf:
-    return MaskOf(mask.act, tuple(w.current_shape))
+    return MaskOf(mask.act, tuple(w.current_shape), mask.zero_one)
 
 
 @converter("relax.isnan")
@@ -286,3 +371,18 @@ def convert_isnan(w: Walker, call: Any, args: list[Value]) -> Value:
     if w.dtype(x) != "float32":
         raise w.fail("IsNaN of an integer tensor")
     return NanOf(x)  # type: ignore[return-value]
+
+
+def bool_output(w: Walker, value: Value) -> Value:
+    """A graph output as a layer's tensor: a bool (a mask, a device comparison) as uint8 0s
+    and 1s, a held-back value materialized; anything else as it is."""
+    if isinstance(value, (IndexTerm, NanOf)):
+        value = value.materialize(w)
+    if isinstance(value, MaskOf) and value.zero_one and value.shape is None:
+        return value.act
+    if isinstance(value, MaskOf):
+        act = value.act if value.shape is None else broadcast_mask_act(w, value)
+        return host_arith(w, "not_equal", act, Const(np.array(0)), to="uint8")
+    if isinstance(value, Cond):
+        return host_arith(w, "not_equal", value.act, Const(np.array(0.0)), to="uint8")
+    return value

@@ -46,7 +46,7 @@ def gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: int = 0) -> np.
     return np.stack(picked).reshape(indices.shape[:-1] + data.shape[b + depth:])
 
 
-@converter("relax.take")
+@converter("relax.take", held=True)
 def convert_take(w: Walker, call: Any, args: list[Value]) -> Value:
     from paleozoic.frontend.convert.host import gather_indices
 
@@ -86,7 +86,7 @@ def convert_take(w: Walker, call: Any, args: list[Value]) -> Value:
     return out
 
 
-@converter("relax.gather_nd")
+@converter("relax.gather_nd", held=True)
 def convert_gather_nd(w: Walker, call: Any, args: list[Value]) -> Value:
     """GatherND with constant indices: folded on constant data; on a run-time tensor, a
     reshape when the indices pick every element in order (anything else is refused)."""
@@ -167,10 +167,10 @@ def _concat_constant(w: Walker, acts: list[Act], axis: int, constant: np.ndarray
                   {"constant": constant}, part="concat")
 
 
-@converter("relax.reshape")
-@converter("relax.flatten")
-@converter("relax.squeeze")
-@converter("relax.expand_dims")
+@converter("relax.reshape", held=True)
+@converter("relax.flatten", held=True)
+@converter("relax.squeeze", held=True)
+@converter("relax.expand_dims", held=True)
 def convert_reshape_like(w: Walker, call: Any, args: list[Value]) -> Value:
     from paleozoic.frontend.convert.host import MaskOf, reshape_mask
 
@@ -192,7 +192,7 @@ def convert_permute_dims(w: Walker, call: Any, args: list[Value]) -> Value:
     return w.emit("Transpose", [x], {"perm": perm}, part="transpose")
 
 
-@converter("relax.broadcast_to")
+@converter("relax.broadcast_to", held=True)
 def convert_broadcast_to(w: Walker, call: Any, args: list[Value]) -> Value:
     from paleozoic.frontend.convert.host import MaskOf, broadcast_mask
 

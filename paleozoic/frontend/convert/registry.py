@@ -25,8 +25,17 @@ def _register(table: dict[str, ConverterFn], op: str) -> Callable[[ConverterFn],
     return add
 
 
-def converter(relax_op: str) -> Callable[[ConverterFn], ConverterFn]:
-    """Registers the decorated function as the converter of `relax_op` ("relax.nn.conv2d")."""
+# The Relax operators whose converters take held-back values (a bool mask, a device
+# comparison's result, a step of an index wrap: values with a `materialize` method) as they
+# are; every other converter gets them materialized into layers' tensors first.
+TAKES_HELD: set[str] = set()
+
+
+def converter(relax_op: str, held: bool = False) -> Callable[[ConverterFn], ConverterFn]:
+    """Registers the decorated function as the converter of `relax_op` ("relax.nn.conv2d");
+    `held`: it reads held-back values itself (TAKES_HELD)."""
+    if held:
+        TAKES_HELD.add(relax_op)
     return _register(CONVERTERS, relax_op)
 
 

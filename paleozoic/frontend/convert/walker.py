@@ -149,6 +149,9 @@ def scalar(w: Walker, const: Const, what: str) -> float:
 def act_of(w: Walker, value: Value) -> Act:
     if isinstance(value, Act):
         return value
+    materialize = getattr(value, "materialize", None)  # a value held back for a pattern
+    if materialize is not None:
+        return act_of(w, materialize(w))
     raise w.fail("this operation on a constant is not supported")
 
 

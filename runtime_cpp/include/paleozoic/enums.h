@@ -144,6 +144,67 @@ inline bool parseUnary(const std::string& text, Unary* out) {
 
 inline const char* unaryChoices() { return "sqrt, rsqrt, pow, erf, gelu, gelu_tanh, exp, log, abs, neg or not"; }
 
+enum class HostArith {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,
+  kFmod,
+  kEqual,
+  kNotEqual,
+  kLess,
+  kLessEqual,
+  kGreater,
+  kGreaterEqual,
+  kAnd,
+  kOr,
+  kXor,
+};
+
+inline const char* irName(HostArith v) {
+  switch (v) {
+    case HostArith::kAdd: return "add";
+    case HostArith::kSub: return "sub";
+    case HostArith::kMul: return "mul";
+    case HostArith::kDiv: return "div";
+    case HostArith::kMod: return "mod";
+    case HostArith::kFmod: return "fmod";
+    case HostArith::kEqual: return "equal";
+    case HostArith::kNotEqual: return "not_equal";
+    case HostArith::kLess: return "less";
+    case HostArith::kLessEqual: return "less_equal";
+    case HostArith::kGreater: return "greater";
+    case HostArith::kGreaterEqual: return "greater_equal";
+    case HostArith::kAnd: return "and";
+    case HostArith::kOr: return "or";
+    case HostArith::kXor: return "xor";
+  }
+  return "";
+}
+
+// The host arithmetic op called `text` in the IR; false if there is none.
+inline bool parseHostArith(const std::string& text, HostArith* out) {
+  if (text == "add") { *out = HostArith::kAdd; return true; }
+  if (text == "sub") { *out = HostArith::kSub; return true; }
+  if (text == "mul") { *out = HostArith::kMul; return true; }
+  if (text == "div") { *out = HostArith::kDiv; return true; }
+  if (text == "mod") { *out = HostArith::kMod; return true; }
+  if (text == "fmod") { *out = HostArith::kFmod; return true; }
+  if (text == "equal") { *out = HostArith::kEqual; return true; }
+  if (text == "not_equal") { *out = HostArith::kNotEqual; return true; }
+  if (text == "less") { *out = HostArith::kLess; return true; }
+  if (text == "less_equal") { *out = HostArith::kLessEqual; return true; }
+  if (text == "greater") { *out = HostArith::kGreater; return true; }
+  if (text == "greater_equal") { *out = HostArith::kGreaterEqual; return true; }
+  if (text == "and") { *out = HostArith::kAnd; return true; }
+  if (text == "or") { *out = HostArith::kOr; return true; }
+  if (text == "xor") { *out = HostArith::kXor; return true; }
+  return false;
+}
+
+inline const char* hostArithChoices() { return "add, sub, mul, div, mod, fmod, equal, not_equal, less, less_equal, greater, greater_equal, and, or or xor"; }
+
 enum class InterpCoordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
 
 inline const char* irName(InterpCoordinates v) {

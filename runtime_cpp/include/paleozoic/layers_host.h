@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "paleozoic/core.h"
+#include "paleozoic/enums.h"
 
 namespace pz {
 
@@ -84,16 +85,18 @@ class HostSelectLayer : public HostLayer {
   std::optional<float> then_, otherwise_;
 };
 
-// A value of a HostWhereLayer: a tensor (broadcast to the output) or one number.
+// An operand of a HostWhereLayer or HostArithLayer: a tensor (broadcast to the output) or
+// one number (a double, so that an int64 constant below 2^53 is exact).
 struct HostOperand {
   HostOperand(Tensor& t) : tensor(&t) {}  // NOLINT: implicit, so sessions write the tensor
-  HostOperand(float v) : value(v) {}      // NOLINT: ... or the number
+  HostOperand(double v) : value(v) {}     // NOLINT: ... or the number
   Tensor* tensor = nullptr;
-  float value = 0.0f;
+  double value = 0.0;
 };
 
 // ONNX Where with a run-time condition and run-time values: y = condition != 0 ? then :
-// otherwise, element by element, every tensor broadcast (numpy) to `shape`. The SDK has no
+// otherwise, element by element, every tensor broadcast (numpy) to `shape`, of the value
+// tensors' type (one for both; float32 when both values are numbers). The SDK has no
 // select op, and a blend c * x + (1 - c) * y would turn the unselected side's inf and nan
 // into nan. The condition is a bool mask (an integer tensor) or the 1.0s and 0.0s of the
 // SDK's comparisons.
@@ -119,6 +122,26 @@ class HostGatherElementsLayer : public HostLayer {
   void compute(const std::vector<std::vector<double>>& inputs,
                std::vector<double>& output) const override;
   int axis_;
+};
+
+// Element-wise arithmetic, comparisons and logic the SDK has no op for, computed on the
+// host: out = a op b, each operand a tensor or a number, every tensor broadcast (numpy) to
+// `shape`, the result written as `to`. Token ids compared with an end-of-text id, a flat
+// index split into a row and a class by kDiv and kMod, ONNX Mod of any tensor. With integer
+// operands kDiv truncates toward zero and divides by zero only with a pz::Error naming the
+// layer; kMod takes the divisor's sign (ONNX Mod fmod=0), kFmod the dividend's (fmod=1).
+// Comparisons and logic (any nonzero value is true) give 1 where true and 0 where not.
+class HostArithLayer : public HostLayer {
+ public:
+  HostArithLayer(std::string name, HostOperand a, HostOperand b, HostArith op, Shape shape,
+                 ElementType to);
+
+ private:
+  void compute(const std::vector<std::vector<double>>& inputs,
+               std::vector<double>& output) const override;
+  std::optional<double> a_, b_;  // absent: the next tensor input
+  HostArith op_;
+  bool integers_;  // both operands integers: integer division and remainders
 };
 
 // Which of ONNX TopK's outputs a HostTopKLayer gives.
