@@ -71,7 +71,8 @@ class LayerView:
 
     @property
     def has_configure(self) -> bool:
-        return hasattr(self.macros, "configure")
+        # A kind's configure macro may write nothing for some layers (no constant operand).
+        return hasattr(self.macros, "configure") and bool(str(self.configure()))
 
     def weight(self, role: str) -> str:
         key = self.layer.weights.get(role)

@@ -20,8 +20,10 @@ from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend.support import ONNX_OPS
 
 _FLOAT = onnx.TensorProto.FLOAT
-# Operators whose constant operands become per-channel Scale weights.
+# Operators whose float constant operands become per-channel Scale weights (an integer one
+# is index arithmetic on the host).
 _CONSTANT_OPERANDS = ("Add", "Mul", "Sum")
+_OTHER_FLOATS = (onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
 
 
 def _attrs(node: onnx.NodeProto) -> dict[str, object]:
@@ -158,7 +160,7 @@ def check_attributes(model: onnx.ModelProto, source: str) -> None:
         if op in _CONSTANT_OPERANDS:
             for name in node.input:
                 tensor = constants.get(name)
-                if tensor is not None and tensor.data_type != _FLOAT:
+                if tensor is not None and tensor.data_type in _OTHER_FLOATS:
                     problems.append(_dtype_problem(where, tensor, name))
 
     if problems:

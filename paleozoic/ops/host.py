@@ -178,6 +178,29 @@ HOST_GATHER_ELEMENTS = LayerKind(
 
 
 
+
+@dataclass(frozen=True)
+class HostGatherAttrs:
+    axis: int                        # normalised, 0 <= axis < the data's rank
+
+
+def host_gather_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    data, indices = inputs
+    axis = attrs["axis"]
+    if not 0 <= axis < len(data):
+        raise ShapeError(f"Gather axis {axis} is outside a {len(data)}-D input")
+    return tuple(data[:axis]) + tuple(indices) + tuple(data[axis + 1:])
+
+
+# ONNX Gather of run-time data by run-time indices (CLIP's text pooling: the hidden state
+# of the end-of-text token): out[a, i..., b] = data[a, indices[i...], b], negative indices
+# from the end, an index out of range an error. Gathers from constant tables are the
+# device's (GatherV2).
+HOST_GATHER = LayerKind(
+    name="HostGather", cpp_class="pz::HostGatherLayer", template="host_gather",
+    binding="host_gather", shape=host_gather_shape, attrs=HostGatherAttrs, arity=2,
+    fusible=False, host=True, output_dtype=lambda a, ins: ins[0])
+
 # The element-wise ops of HostArith, ONNX's semantics on integers: div truncates toward
 # zero, mod takes the divisor's sign (Python's %, ONNX Mod fmod=0), fmod the dividend's (C's
 # fmod, ONNX Mod fmod=1); comparisons and logic give 1 where true, 0 where not.
@@ -208,8 +231,10 @@ class HostArithAttrs:
     op: str                          # one of HOST_ARITH_OPS
     to: str                          # the output's element type (one of ELEMENT_TYPES)
     shape: tuple[int, ...]           # the output shape: the operands broadcast (numpy)
-    a: float | str = "input"         # a number, or "input": the next tensor input
+    # A number, "input" (the next tensor input) or "constant" (the weight "constant").
+    a: float | str = "input"
     b: float | str = "input"
+    constant_shape: tuple[int, ...] = ()   # the constant operand's shape, when there is one
 
 
 def host_arith_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -222,8 +247,11 @@ def host_arith_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     if len(inputs) != wanted or not wanted:
         raise ShapeError(f"HostArith reads {wanted} tensor(s) (a={attrs['a']!r}, "
                          f"b={attrs['b']!r}; at least one a tensor), got {len(inputs)}")
+    constant = [tuple(attrs["constant_shape"])] if "constant" in (attrs["a"], attrs["b"]) else []
+    if constant and "constant" == attrs["a"] == attrs["b"]:
+        raise ShapeError("HostArith has one constant operand at most")
     shape = tuple(attrs["shape"])
-    for x in inputs:
+    for x in list(inputs) + constant:
         if len(x) > len(shape) or any(d not in (1, o) for d, o in zip(reversed(x),
                                                                          reversed(shape))):
             raise ShapeError(f"HostArith input {x} does not broadcast to {shape}")
@@ -235,8 +263,11 @@ def host_arith_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 # and a class by div and mod), and Mod of any tensor. An operand may be a number.
 HOST_ARITH = LayerKind(name="HostArith", cpp_class="pz::HostArithLayer", template="host_arith",
                        binding="host_arith", shape=host_arith_shape, attrs=HostArithAttrs,
-                       arity=None, fusible=False, host=True, output_dtype=lambda a, _: a["to"])
+                       weight_roles=("constant",), arity=None, fusible=False, host=True,
+                       output_dtype=lambda a, _: a["to"],
+                       roles_for=lambda a: ("constant",) if "constant" in (a["a"], a["b"])
+                       else ())
 
 FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT, HOST_TOPK, HOST_WHERE, HOST_GATHER_ELEMENTS,
-          HOST_ARITH)
+          HOST_GATHER, HOST_ARITH)
 ENUMS = (HOST_ARITH_OPS,)

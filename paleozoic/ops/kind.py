@@ -66,6 +66,9 @@ class LayerKind:
     output_dtype: Callable[[Attrs, list[str]], str] | None = None
     # Inputs that are integer indices (GatherV2's), which a device kind may read.
     index_inputs: tuple[int, ...] = ()
+    # The roles a layer of these attributes declares, when not all of config_roles (a host
+    # layer's constant operand exists only when an operand is constant); None: all.
+    roles_for: Callable[[Attrs], tuple[str, ...]] | None = None
 
     def dtype_of(self, attrs: Attrs, inputs: list[str]) -> str:
         if self.output_dtype is None:
@@ -99,6 +102,13 @@ class LayerKind:
     def config_roles(self) -> tuple[str, ...]:
         """The weight roles in the order the runtime layer's config() takes them."""
         return self.weight_roles + self.optional_roles
+
+    def declared_roles(self, attrs: Attrs) -> tuple[str, ...]:
+        """The weight roles a layer of these attributes declares, in config() order."""
+        if self.roles_for is None:
+            return self.config_roles
+        wanted = self.roles_for(self.complete_attrs(attrs))
+        return tuple(role for role in self.config_roles if role in wanted)
 
     def runtime_attrs(self, attrs: Attrs) -> Attrs:
         """The complete attributes the wrapper's factory takes: all but the fields marked

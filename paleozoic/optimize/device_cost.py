@@ -59,9 +59,10 @@ def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool) -> 
                              f"{built.output.shape} differs from the queue's "
                              f"{queue.shape(layer.output)}")
         tensors[layer.output] = built.output
-        if bind_weights and kind.config_roles:
+        roles = kind.declared_roles(layer.op.attrs)
+        if bind_weights and roles:
             values = [queue.weights[layer.weights[role]] if role in layer.weights else None
-                      for role in kind.config_roles]
+                      for role in roles]
             built.config(*values)
         layers.append(built)
     for name in queue.outputs:

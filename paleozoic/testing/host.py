@@ -259,3 +259,62 @@ def integer_ops_inputs(batch: int = 2, seq: int = 9, eos: int = 5,
     x = (3 * rng.standard_normal((batch, seq))).astype(np.float32)
     x.reshape(-1)[:3] = [-0.0, 0.5, -1.5]
     return {"ids": ids, "x": x}
+
+
+def token_pool_causal_mask(batch: int = 2, seq: int = 6, width: int = 4,
+                           eos: int = 7) -> onnx.ModelProto:
+    """Two host paths of decoder and CLIP-style text models: the hidden state at each row's
+    first end-of-text token (Equal with the id, ArgMax, a flat row index by integer Mul and
+    Add, Gather of run-time rows by run-time indices: HostGather), and an attention bias from
+    a run-time padding mask And-ed with a constant causal mask (HostArith with a constant
+    operand), Where(mask, 0, -inf). Inputs ids and attention_mask int64 [batch, seq], hidden
+    float [batch, seq, width]."""
+    causal = np.tril(np.ones((seq, seq), dtype=bool)).reshape(1, 1, seq, seq)
+    nodes = [
+        helper.make_node("Equal", ["ids", "eos"], ["is_eos"], name="is_eos"),
+        helper.make_node("Cast", ["is_eos"], ["eos32"], to=TensorProto.INT32, name="eos32"),
+        helper.make_node("ArgMax", ["eos32"], ["pos"], axis=1, keepdims=0, name="pos"),
+        helper.make_node("Add", ["pos", "row_starts"], ["flat"], name="flat"),
+        helper.make_node("Reshape", ["hidden", "rows_shape"], ["rows"], name="rows"),
+        helper.make_node("Gather", ["rows", "flat"], ["pooled"], axis=0, name="pooled"),
+        helper.make_node("Cast", ["attention_mask"], ["keep"], to=TensorProto.BOOL,
+                         name="keep"),
+        helper.make_node("Unsqueeze", ["keep", "axes"], ["keep4"], name="keep4"),
+        helper.make_node("And", ["causal", "keep4"], ["visible"], name="visible"),
+        helper.make_node("Where", ["visible", "zero", "ninf"], ["bias"], name="bias"),
+    ]
+    inits = [numpy_helper.from_array(np.array(eos, dtype=np.int64), "eos"),
+             numpy_helper.from_array(np.arange(batch, dtype=np.int64) * seq, "row_starts"),
+             numpy_helper.from_array(np.array([batch * seq, width], dtype=np.int64),
+                                     "rows_shape"),
+             numpy_helper.from_array(np.array([1, 2], dtype=np.int64), "axes"),
+             numpy_helper.from_array(causal, "causal"),
+             helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
+             helper.make_tensor("ninf", TensorProto.FLOAT, [], [-np.inf])]
+    graph = helper.make_graph(
+        nodes, "token_pool_causal_mask",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [batch, seq]),
+         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [batch, seq]),
+         helper.make_tensor_value_info("hidden", TensorProto.FLOAT, [batch, seq, width])],
+        [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, [batch, width]),
+         helper.make_tensor_value_info("bias", TensorProto.FLOAT, [batch, 1, seq, seq])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="paleozoic.testing.host")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def token_pool_causal_mask_inputs(batch: int = 2, seq: int = 6, width: int = 4,
+                                  eos: int = 7, seed: int = 0) -> dict[str, np.ndarray]:
+    """Inputs of token_pool_causal_mask: one end-of-text id a row at a different place,
+    left padding in the second row, standard normal hidden states."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, eos, size=(batch, seq)).astype(np.int64)
+    mask = np.ones((batch, seq), dtype=np.int64)
+    for b in range(batch):
+        ids[b, (seq - 1 - 2 * b) % seq] = eos
+        mask[b, :b] = 0
+    hidden = rng.standard_normal((batch, seq, width)).astype(np.float32)
+    return {"ids": ids, "attention_mask": mask, "hidden": hidden}

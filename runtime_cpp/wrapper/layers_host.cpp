@@ -293,34 +293,60 @@ std::vector<Tensor*> tensorsOf(const HostOperand& a, const HostOperand& b) {
   return inputs;
 }
 
+// A constant's values are the weights file's floats: integral or not, they compute as the
+// tensor operand's type says.
 bool isIntegral(const HostOperand& v) {
+  if (v.is_constant) return true;
   return v.tensor ? v.tensor->isInteger() : std::trunc(v.value) == v.value;
 }
+
 
 bool truth(double v) { return v != 0.0; }  // nan is true, as ONNX's Cast to bool has it
 
 }  // namespace
 
+HostArithLayer::Source HostArithLayer::sourceOf(const HostOperand& v) {
+  if (v.tensor) return Source::kInput;
+  return v.is_constant ? Source::kConstant : Source::kNumber;
+}
+
 HostArithLayer::HostArithLayer(std::string name, HostOperand a, HostOperand b, HostArith op,
                                Shape shape, ElementType to)
     : HostLayer(name, tensorsOf(a, b), shape, to),
+      a_from_(sourceOf(a)),
+      b_from_(sourceOf(b)),
+      a_(a.value),
+      b_(b.value),
       op_(op),
       integers_(isIntegral(a) && isIntegral(b)) {
-  if (inputs_.empty()) throw Error(name_ + ": both operands are numbers; fold it instead");
-  if (!a.tensor) a_ = a.value;
-  if (!b.tensor) b_ = b.value;
+  if (inputs_.empty()) throw Error(name_ + ": no tensor operand; fold it instead");
+  if (a.is_constant && b.is_constant) throw Error(name_ + ": one constant operand at most");
   for (const Tensor* t : inputs_) checkBroadcast(name_, t->shape(), output_.shape());
+  for (const HostOperand* v : {&a, &b}) {
+    if (!v->is_constant) continue;
+    checkBroadcast(name_, v->constant, output_.shape());
+    constant_ = &declareWeight("constant", CNML_CONST, v->constant);
+  }
 }
 
 void HostArithLayer::compute(const std::vector<std::vector<double>>& inputs,
                              std::vector<double>& output) const {
   std::vector<const Shape*> shapes;
   for (const Tensor* t : inputs_) shapes.push_back(&t->shape());
+  if (constant_) shapes.push_back(&constant_->shape());  // walked as the last input
   BroadcastWalk walk(shapes, output_.shape());
-  const std::size_t b_input = a_ ? 0 : 1;
+  const std::size_t b_input = a_from_ == Source::kInput ? 1 : 0;
+  const std::size_t constant_at = inputs_.size();
+  auto value = [&](Source from, double number, std::size_t input) {
+    switch (from) {
+      case Source::kNumber: return number;
+      case Source::kInput: return inputs[input][walk.at(input)];
+      case Source::kConstant: break;
+    }
+    return static_cast<double>(constant_->values()[walk.at(constant_at)]);
+  };
   for (std::size_t k = 0; k < output.size(); ++k, walk.next()) {
-    const double a = a_ ? *a_ : inputs[0][walk.at(0)];
-    const double b = b_ ? *b_ : inputs[b_input][walk.at(b_input)];
+    const double a = value(a_from_, a_, 0), b = value(b_from_, b_, b_input);
     double r = 0.0;
     switch (op_) {
       case HostArith::kAdd: r = a + b; break;
@@ -404,6 +430,49 @@ void HostGatherElementsLayer::compute(const std::vector<std::vector<double>>& in
   }
 }
 
+namespace {
+
+Shape gatherShape(const std::string& layer, const Shape& data, const Shape& indices, int axis) {
+  const int a = detail::normaliseAxis(layer, axis, static_cast<int>(data.size()));
+  Shape out(data.begin(), data.begin() + a);
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), data.begin() + a + 1, data.end());
+  return out;
+}
+
+}  // namespace
+
+HostGatherLayer::HostGatherLayer(std::string name, Tensor& data, Tensor& indices, int axis)
+    : HostLayer(name, {&data, &indices}, gatherShape(name, data.shape(), indices.shape(), axis),
+                data.elementType()),
+      axis_(detail::normaliseAxis(name_, axis, static_cast<int>(data.shape().size()))) {
+  if (indices.elementType() == ElementType::kFloat) {
+    throw Error(name_ + ": the indices must be an integer tensor, " + indices.name() +
+                " is float32");
+  }
+}
+
+void HostGatherLayer::compute(const std::vector<std::vector<double>>& inputs,
+                              std::vector<double>& output) const {
+  const auto [outer, n, inner] = axisSpan(inputs_[0]->shape(), axis_);
+  const std::vector<double>& index = inputs[1];
+  std::size_t k = 0;
+  for (std::size_t o = 0; o < outer; ++o) {
+    for (double raw : index) {
+      long long j = static_cast<long long>(raw);
+      if (j < 0) j += static_cast<long long>(n);
+      if (j < 0 || j >= static_cast<long long>(n)) {
+        throw Error(name_ + ": index " + std::to_string(static_cast<long long>(raw)) +
+                    " is outside axis " + std::to_string(axis_) + " of size " +
+                    std::to_string(n));
+      }
+      const double* row = &inputs[0][(o * n + static_cast<std::size_t>(j)) * inner];
+      std::copy(row, row + inner, output.begin() + static_cast<std::ptrdiff_t>(k));
+      k += inner;
+    }
+  }
+}
+
 HostTopKLayer::HostTopKLayer(std::string name, Tensor& input, int axis, int k,
                              TopKOutput output, bool largest)
     : HostLayer(name, {&input}, topKShape(name, input.shape(), axis, k),
@@ -456,14 +525,17 @@ ElementType elementTypeOf(const std::string& layer, const std::string& name) {
   throw Error(layer + ": element type '" + name + "' is not float32, int64, int32 or uint8");
 }
 
-// A value written as the text "input" (the next tensor input), not a number.
-bool isInputValue(const LayerArgs& a, const char* key) {
+// A value written as the text `text`, not a number.
+bool isTextValue(const LayerArgs& a, const char* key, const char* text) {
   try {
-    return a.text(key) == "input";
+    return a.text(key) == text;
   } catch (const Error&) {
     return false;
   }
 }
+
+// A value written as the text "input" (the next tensor input), not a number.
+bool isInputValue(const LayerArgs& a, const char* key) { return isTextValue(a, key, "input"); }
 
 }  // namespace
 
@@ -519,7 +591,8 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                          return std::make_unique<HostWhereLayer>(name, *in[0], then, otherwise,
                                                                  a.ints("shape"));
                        }});
-  factories.push_back({"host_arith", LayerFactory::kAnyInputs, {"op", "to", "shape", "a", "b"},
+  factories.push_back({"host_arith", LayerFactory::kAnyInputs,
+                       {"op", "to", "shape", "a", "b", "constant_shape"},
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
                          HostArith op;
@@ -529,6 +602,9 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                          }
                          std::size_t next = 0;
                          auto operand = [&](const char* key) -> HostOperand {
+                           if (isTextValue(a, key, "constant")) {
+                             return HostConstant{a.ints("constant_shape")};
+                           }
                            if (!isInputValue(a, key)) return a.real(key, 0.0);
                            if (next >= in.size()) {
                              throw Error(name + ": " + key + " reads a tensor input, and " +
@@ -562,6 +638,12 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
                          return std::make_unique<HostGatherElementsLayer>(
                              name, *in[0], *in[1], a.integer("axis"));
+                       }});
+  factories.push_back({"host_gather", 2, {"axis"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         return std::make_unique<HostGatherLayer>(name, *in[0], *in[1],
+                                                                  a.integer("axis"));
                        }});
   factories.push_back({"host_argmax", 1, {"axis", "keepdims", "select_last_index"},
                        [](const std::string& name, const Inputs& in,

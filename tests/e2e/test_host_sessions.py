@@ -24,6 +24,8 @@ from paleozoic.testing.host import (
     integer_ops,
     integer_ops_inputs,
     topk_classifier,
+    token_pool_causal_mask,
+    token_pool_causal_mask_inputs,
     topk_gather_head,
     uint8_classifier,
 )
@@ -282,3 +284,37 @@ def test_bool_inputs_and_outputs(tmp_path) -> None:
     any_, picked = rep.run([keep, flip, x])
     assert any_.dtype == np.bool_
     np.testing.assert_array_equal(any_, want_any)
+
+
+@pytest.mark.parametrize("sdk", [s for s in ("mock", "onednn") if sdk_available(s)])
+@pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])
+def test_token_pooling_and_a_constant_causal_mask(plan, sdk) -> None:
+    """Gather of run-time rows by run-time indices (HostGather) and And of a run-time mask
+    with a constant causal mask (HostArith reading its constant from the weights)."""
+    model, feeds = token_pool_causal_mask(), token_pool_causal_mask_inputs()
+    queue = load_queue(model)
+    kinds = [layer.kind for layer in queue.layers]
+    assert "HostGather" in kinds
+    (visible,) = [layer for layer in queue.layers if layer.name == "visible"]
+    assert visible.kind == "HostArith" and "constant" in visible.weights
+    want = reference_outputs(model, feeds)
+    got = PlanRunner(queue, resolve_plan(queue, plan), sdk=sdk).run(
+        [feeds[n] for n in queue.onnx_input_names])
+    for ours, ref in zip(got.values(), want):
+        np.testing.assert_array_equal(ours, ref)
+
+
+def test_token_pooling_emitted_session(tmp_path) -> None:
+    model, feeds = token_pool_causal_mask(), token_pool_causal_mask_inputs()
+    out = compile_model(model, tmp_path / "out", plan="per-layer")
+    source = (out / "session.cpp").read_text()
+    assert ('pz::HostArithLayer visible{"visible", pz::HostConstant{{1, 1, 6, 6}}, '
+            'keep4_reshape.output(), pz::HostArith::kAnd, {2, 1, 6, 6}, '
+            'pz::ElementType::kUint8};') in source
+    assert 'visible.configLayer(weights.get("visible.constant", {1, 1, 6, 6}));' in source
+    assert ('pz::HostGatherLayer pooled{"pooled", rows.output(), flat.output(), /*axis=*/0};'
+            in source)
+    build_session(out)
+    got = run_session(out, [feeds[n] for n in ("ids", "attention_mask", "hidden")]).outputs
+    for ours, ref in zip(got, reference_outputs(model, feeds)):
+        np.testing.assert_array_equal(ours, ref)

@@ -17,6 +17,7 @@ from paleozoic.testing.host import (
     hf_masked_softmax,
     integer_ops,
     topk_classifier,
+    token_pool_causal_mask,
     topk_gather_head,
     uint8_classifier,
 )
@@ -35,7 +36,8 @@ def samples():
                                                  uint8_classifier(), bert_model(seq=16),
                                                  hf_masked_softmax(), topk_classifier(),
                                                  pooled_classifier(), compare_select(),
-                                                 topk_gather_head(), integer_ops()] + [
+                                                 topk_gather_head(), integer_ops(),
+                                                 token_pool_causal_mask()] + [
         recurrent_stack(op, direction="bidirectional", layers=1)[0]
         for op in ("LSTM", "GRU", "RNN")]
     for model in models:
@@ -57,10 +59,11 @@ def test_kind_builds_its_runtime_layer(kind: str, samples) -> None:
               for name in layer.inputs]
     built = spec.build_runtime(session, layer.name, layer.op.attrs, inputs)
     assert tuple(built.output.shape) == tuple(queue.shape(layer.output))
-    assert set(layer.weights) <= set(spec.config_roles)
-    if spec.config_roles:
+    roles = spec.declared_roles(layer.op.attrs)
+    assert set(layer.weights) <= set(roles)
+    if roles:
         built.config(*[queue.weights[layer.weights[role]] if role in layer.weights else None
-                       for role in spec.config_roles])
+                       for role in roles])
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -77,7 +80,7 @@ def test_runtime_layer_declares_the_kinds_weights(kind: str, samples) -> None:
     built = spec.build_runtime(session, layer.name, layer.op.attrs, inputs)
     declared = built.weight_specs
     assert [(role, optional) for role, _, optional in declared] == \
-        [(role, role in spec.optional_roles) for role in spec.config_roles]
+        [(role, role in spec.optional_roles) for role in spec.declared_roles(layer.op.attrs)]
     for role, shape, _ in declared:
         if role in layer.weights:
             assert queue.weights[layer.weights[role]].size == int(np.prod(shape)), role

@@ -27,6 +27,7 @@ from paleozoic.testing.host import (
     hf_masked_softmax,
     topk_classifier,
     integer_ops,
+    token_pool_causal_mask,
     topk_gather_head,
     uint8_classifier,
 )
@@ -65,6 +66,7 @@ _MODELS = {
     "topk_gather_head": topk_gather_head,
     # Integer arithmetic, comparisons and Mod on the host (HostArith).
     "integer_ops": integer_ops,
+    "token_pool_causal_mask": token_pool_causal_mask,
 }
 
 

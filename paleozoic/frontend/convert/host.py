@@ -193,9 +193,12 @@ def _host_operand(w: Walker, v: Value, op: str, truth: bool) -> tuple[float | st
             raise w.fail(f"{op} with a nan constant operand")
         return number, None
     if isinstance(v, Const):
-        raise w.fail(f"{op} on the host with a constant tensor operand of shape "
-                     f"{np.asarray(v.value).shape}: a host layer takes one number or a "
-                     f"run-time tensor per operand")
+        value = np.asarray(v.value)
+        if not np.array_equal(value.astype(np.float32).astype(value.dtype), value,
+                              equal_nan=value.dtype.kind == "f"):
+            raise w.fail(f"{op} with a constant tensor operand whose values float32 cannot "
+                         f"hold exactly (a weights file holds float32)")
+        return "constant", None
     raise w.fail(f"{op} of this operand is not supported")
 
 
@@ -218,8 +221,17 @@ def host_arith(w: Walker, op: str, a: Value, b: Value, to: str | None = None,
         raise w.fail(f"{op} of a {types[0]} and a {types[1]} tensor: ONNX takes operands of "
                      f"one type")
     out = to or ("uint8" if boolean else types[0])
-    act = w.emit("HostArith", tensors, {"op": op, "to": out, "shape": list(shape),
-                                        "a": ka, "b": kb}, part=op)
+    attrs: dict[str, Any] = {"op": op, "to": out, "a": ka, "b": kb}
+    weights = {}
+    constants = [np.asarray(v.value) for k, v in ((ka, a), (kb, b)) if k == "constant"]
+    if len(constants) > 1:
+        raise w.fail(f"{op} of two constant tensors should have been folded")
+    if constants:
+        attrs["constant_shape"] = list(constants[0].shape)
+        weights["constant"] = constants[0].astype(np.float32)
+        shape = tuple(int(d) for d in np.broadcast_shapes(shape, constants[0].shape))
+    attrs["shape"] = list(shape)
+    act = w.emit("HostArith", tensors, attrs, weights, part=op)
     return MaskOf(act, zero_one=True) if boolean and to is None else act  # type: ignore[return-value]
 
 
@@ -278,9 +290,14 @@ def convert_where(w: Walker, call: Any, args: list[Value]) -> Value:
     if isinstance(cond, IndexTerm) and cond.kind == "negative" and isinstance(then, IndexTerm) \
             and then.kind == "shifted" and then.act == cond.act == other:
         return WrappedIndex(cond.act, then.shift)  # type: ignore[return-value]
+    # Past the patterns, index-wrap steps are plain host arithmetic.
+    cond, then, other = (v.materialize(w) if isinstance(v, IndexTerm) else v
+                         for v in (cond, then, other))
     if isinstance(cond, Cond) or (isinstance(cond, MaskOf) and (
             isinstance(then, Act) or isinstance(other, Act))):
         return where(w, cond, then, other)
+    if isinstance(cond, MaskOf) and value(then) is not None and value(other) is not None:
+        return _select(w, cond, "nonzero", value(then), value(other))
     if isinstance(then, Act) or isinstance(other, Act):
         if isinstance(cond, Const) and (np.all(cond.value) or not np.any(cond.value)):
             return then if np.all(cond.value) else other  # a select of one side throughout
@@ -348,9 +365,6 @@ def convert_logical_and(w: Walker, call: Any, args: list[Value]) -> Value:
         target = np.broadcast_shapes(np.asarray(a.value).shape,
                                      b.shape or w.tensors[b.act.name].shape)
         return MaskOf(b.act, tuple(int(d) for d in target), b.zero_one)  # type: ignore[return-value]
-    if isinstance(a, Const) or isinstance(b, Const):
-        raise w.fail("And of a run-time mask and a constant that is not all true: the SDK's "
-                     "And takes two run-time tensors")
     return binary_bool(w, "and", a, b)  # type: ignore[return-value]
 
 

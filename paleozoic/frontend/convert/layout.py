@@ -20,7 +20,8 @@ onnx_ops({
     "Split": OnnxOp("Slice"),
     "Slice": OnnxOp("Slice"),
     "Gather": OnnxOp("Gather (an initializer table by integer indices: GatherV2, the "
-                     "indices cast to int32 on the host) or Slice (constant indices)"),
+                     "indices cast to int32 on the host), Slice (constant indices) or "
+                     "HostGather (run-time data by run-time indices)"),
     "GatherND": OnnxOp("folded (constant data), or a reshape (constant indices that pick "
                        "every element in order, as the dynamo exporter writes around "
                        "HuggingFace's attention mask)", parameters=(1,)),
@@ -71,8 +72,16 @@ def convert_take(w: Walker, call: Any, args: list[Value]) -> Value:
         raise w.fail("Gather of a mask by indices other than 0, 1, 2, ... in order")
     x = act_of(w, data)
     if not isinstance(indices, Const):
-        raise w.fail("Gather of an activation by run-time indices is not supported (only "
-                     "constant indices, a slice)")
+        from paleozoic.frontend.convert.host import WrappedIndex
+
+        if isinstance(indices, WrappedIndex):  # the host layer wraps negative indices itself
+            indices = indices.act
+        index = act_of(w, indices)
+        if w.dtype(index) == "float32":
+            raise w.fail("Gather's indices must be an integer tensor")
+        rank = len(w.tensors[x.name].shape)
+        axis = int(call.attrs.axis) % rank if call.attrs.axis is not None else 0
+        return w.emit("HostGather", [x, index], {"axis": axis}, part="gather")
     shape = w.tensors[x.name].shape
     axis = int(call.attrs.axis) % len(shape) if call.attrs.axis is not None else 0
     picks = [int(i) % shape[axis] for i in np.asarray(indices.value).reshape(-1)]

@@ -85,13 +85,22 @@ class HostSelectLayer : public HostLayer {
   std::optional<float> then_, otherwise_;
 };
 
-// An operand of a HostWhereLayer or HostArithLayer: a tensor (broadcast to the output) or
-// one number (a double, so that an int64 constant below 2^53 is exact).
+// A constant tensor operand of a HostArithLayer: its shape here, its values from the
+// weights file (the layer's weight "constant", bound with configLayer).
+struct HostConstant {
+  Shape shape;
+};
+
+// An operand of a HostWhereLayer or HostArithLayer: a tensor (broadcast to the output), one
+// number (a double, so that an int64 constant below 2^53 is exact) or a HostConstant.
 struct HostOperand {
   HostOperand(Tensor& t) : tensor(&t) {}  // NOLINT: implicit, so sessions write the tensor
   HostOperand(double v) : value(v) {}     // NOLINT: ... or the number
+  HostOperand(HostConstant c) : constant(std::move(c.shape)), is_constant(true) {}  // NOLINT
   Tensor* tensor = nullptr;
   double value = 0.0;
+  Shape constant;
+  bool is_constant = false;
 };
 
 // ONNX Where with a run-time condition and run-time values: y = condition != 0 ? then :
@@ -125,7 +134,8 @@ class HostGatherElementsLayer : public HostLayer {
 };
 
 // Element-wise arithmetic, comparisons and logic the SDK has no op for, computed on the
-// host: out = a op b, each operand a tensor or a number, every tensor broadcast (numpy) to
+// host: out = a op b, each operand a tensor, a number or a HostConstant (one at most: a
+// causal mask And-ed with a run-time padding mask), broadcast (numpy) to
 // `shape`, the result written as `to`. Token ids compared with an end-of-text id, a flat
 // index split into a row and a class by kDiv and kMod, ONNX Mod of any tensor. With integer
 // operands kDiv truncates toward zero and divides by zero only with a pz::Error naming the
@@ -139,9 +149,27 @@ class HostArithLayer : public HostLayer {
  private:
   void compute(const std::vector<std::vector<double>>& inputs,
                std::vector<double>& output) const override;
-  std::optional<double> a_, b_;  // absent: the next tensor input
+  // Where each operand comes from: a number, the next tensor input or the constant.
+  enum class Source { kNumber, kInput, kConstant };
+  static Source sourceOf(const HostOperand& v);
+  Source a_from_, b_from_;
+  double a_ = 0.0, b_ = 0.0;
+  const ConstTensor* constant_ = nullptr;
   HostArith op_;
   bool integers_;  // both operands integers: integer division and remainders
+};
+
+// ONNX Gather of run-time data by run-time indices: out[a..., i..., b...] =
+// data[a..., indices[i...], b...] along `axis`, of the data's type; negative indices count
+// from the end of the axis, and one outside it is a pz::Error naming the layer.
+class HostGatherLayer : public HostLayer {
+ public:
+  HostGatherLayer(std::string name, Tensor& data, Tensor& indices, int axis);
+
+ private:
+  void compute(const std::vector<std::vector<double>>& inputs,
+               std::vector<double>& output) const override;
+  int axis_;
 };
 
 // Which of ONNX TopK's outputs a HostTopKLayer gives.
