@@ -42,8 +42,9 @@ onnx_ops({
                     "condition and run-time values)"),
     "And": OnnxOp("Binary and (CNML's And), or nothing (a mask and a constant all-true mask, "
                   "as HuggingFace exports)"),
-    "Expand": OnnxOp("nothing (a mask broadcast, applied by the HostSelect reading it)",
-                     parameters=(1,)),
+    "Expand": OnnxOp("Concat of copies along the expanded axes (an activation, up to 256 "
+                     "copies), HostArith (an integer tensor), or nothing (a mask broadcast, "
+                     "applied by the HostSelect reading it)", parameters=(1,)),
     "IsNaN": OnnxOp("HostSelect (with the Where reading it)"),
     "GatherElements": OnnxOp("HostGatherElements (run-time data and indices; constant ones "
                              "are folded)"),

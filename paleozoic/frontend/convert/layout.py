@@ -208,9 +208,38 @@ def convert_broadcast_to(w: Walker, call: Any, args: list[Value]) -> Value:
     if isinstance(args[0], MaskOf):
         return broadcast_mask(w, args[0])  # type: ignore[return-value]
     x = act_of(w, args[0])
-    if w.tensors[x.name].shape != w.current_shape:
-        raise w.fail("broadcast_to that changes an activation's shape is not supported")
+    shape, target = tuple(w.tensors[x.name].shape), tuple(w.current_shape)
+    if shape == target:
+        return x
+    if len(shape) > len(target) or any(d not in (1, t) for d, t in zip(shape[::-1],
+                                                                       target[::-1])):
+        raise w.fail(f"Expand of {shape} to {target}: not a broadcast")
+    full = (1,) * (len(target) - len(shape)) + shape
+    axes = [a for a, (d, t) in enumerate(zip(full, target)) if d != t]
+    if w.dtype(x) != "float32":
+        # An integer tensor on the host: + 0 broadcast over the expanded axes.
+        from paleozoic.frontend.convert.host import host_arith
+
+        zeros = np.zeros([t if a in axes else 1 for a, t in enumerate(target)],
+                         dtype=np.dtype(w.dtype(x)))
+        return host_arith(w, "add", x, Const(zeros))
+    copies = int(np.prod([target[a] for a in axes]))
+    if copies > _MAX_EXPAND_COPIES:
+        raise w.fail(f"Expand of an activation {shape} to {target} makes {copies} copies; "
+                     f"the SDK broadcasts by concatenating copies, up to "
+                     f"{_MAX_EXPAND_COPIES}")
+    if full != shape:
+        x = w.emit("Reshape", [x], {"shape": list(full)}, part="rank")
+    # The SDK has no broadcast op of its own: copies concatenated along each expanded axis
+    # (grouped-query attention's repeated key heads, a window mask over the windows).
+    for axis in axes:
+        x = w.emit("Concat", [x] * target[axis], {"axis": axis}, part=f"expand{axis}")
     return x
+
+
+# Copies an Expand of an activation may make (concatenated): beyond, the copies cost more
+# than the model's own work.
+_MAX_EXPAND_COPIES = 256
 
 
 def slice_layer(w: Walker, x: Act, axes: list[int], begin: list[int], end: list[int],
