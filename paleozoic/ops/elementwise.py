@@ -55,6 +55,8 @@ UNARY_FUNCTIONS = CppEnum("Unary", "", "unary function", (
     Member("abs", "kAbs"),
     Member("neg", "kNeg"),
     Member("not", "kNot"),            # 1.0 where x == 0, else 0.0 (nan is true, so not 0)
+    Member("sin", "kSin"),            # radians (rotary position embeddings at run time)
+    Member("cos", "kCos"),
 ))
 
 

@@ -395,6 +395,8 @@ PZ_UNARY_FORWARD(Log, UnaryFn::kLog)
 PZ_UNARY_FORWARD(Abs, UnaryFn::kAbs)
 PZ_UNARY_FORWARD(Neg, UnaryFn::kNeg)
 PZ_UNARY_FORWARD(Not, UnaryFn::kNot)
+PZ_UNARY_FORWARD(Sin, UnaryFn::kSin)
+PZ_UNARY_FORWARD(Cos, UnaryFn::kCos)
 PZ_UNARY_FORWARD(Clip, UnaryFn::kClip)
 
 #undef PZ_UNARY_FORWARD

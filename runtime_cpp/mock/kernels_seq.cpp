@@ -45,6 +45,8 @@ double unary(const OpDesc& d, double x) {
     case UnaryFn::kAbs: return std::fabs(x);
     case UnaryFn::kNeg: return -x;
     case UnaryFn::kNot: return x == 0.0 ? 1.0 : 0.0;
+    case UnaryFn::kSin: return std::sin(x);
+    case UnaryFn::kCos: return std::cos(x);
     case UnaryFn::kClip: {  // ONNX's min(max(x, lower), upper): nan stays nan
       const double t = x < d.lower ? d.lower : x;
       return t > d.upper ? d.upper : t;

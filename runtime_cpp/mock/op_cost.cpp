@@ -226,7 +226,8 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       // polynomial/exp evaluation, priced like ~10 vector ops.
       w.flops = (op.unary == UnaryFn::kErf || op.unary == UnaryFn::kGelu ||
                          op.unary == UnaryFn::kGeluTanh || op.unary == UnaryFn::kPower ||
-                         op.unary == UnaryFn::kExp || op.unary == UnaryFn::kLog
+                         op.unary == UnaryFn::kExp || op.unary == UnaryFn::kLog ||
+                         op.unary == UnaryFn::kSin || op.unary == UnaryFn::kCos
                      ? 10.0 : 2.0) * out_elems;
       rowLocal(w, out);
       break;

@@ -706,6 +706,8 @@ PZ_UNARY_CREATE(Log, UnaryFn::kLog)
 PZ_UNARY_CREATE(Abs, UnaryFn::kAbs)
 PZ_UNARY_CREATE(Neg, UnaryFn::kNeg)
 PZ_UNARY_CREATE(Not, UnaryFn::kNot)
+PZ_UNARY_CREATE(Sin, UnaryFn::kSin)
+PZ_UNARY_CREATE(Cos, UnaryFn::kCos)
 
 #undef PZ_UNARY_CREATE
 

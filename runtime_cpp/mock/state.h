@@ -110,7 +110,8 @@ enum class BinaryOp {
 };
 // Which one-input element-wise op a kUnary op computes.
 enum class UnaryFn {
-  kSqrt, kRsqrt, kPower, kErf, kGelu, kGeluTanh, kExp, kLog, kAbs, kNeg, kNot, kClip
+  kSqrt, kRsqrt, kPower, kErf, kGelu, kGeluTanh, kExp, kLog, kAbs, kNeg, kNot, kClip, kSin,
+  kCos
 };
 // Which reduction a kReduce op computes.
 enum class ReduceFn { kSum, kMean, kMax, kMin, kProd };

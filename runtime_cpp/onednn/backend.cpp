@@ -323,6 +323,8 @@ bool unaryOf(const OpDesc& d, dnnl::algorithm* alg, float* alpha, float* beta) {
     case UnaryFn::kAbs: *alg = dnnl::algorithm::eltwise_abs; return true;
     case UnaryFn::kNeg: *alg = dnnl::algorithm::eltwise_linear; *alpha = -1.0f; return true;
     case UnaryFn::kNot: return false;  // no oneDNN eltwise
+    case UnaryFn::kSin:
+    case UnaryFn::kCos: return false;  // no oneDNN eltwise
     case UnaryFn::kClip: return false;  // oneDNN 3.2's clip_v2 makes a nan its lower bound
   }
   return false;

@@ -177,6 +177,8 @@ UnaryLayer::UnaryLayer(std::string name, Tensor& input, Unary fn, float power)
       case Unary::kAbs: PZ_CHECK(name_, cnmlCreateAbsOp(&op_, in(0), output_.desc())); break;
       case Unary::kNeg: PZ_CHECK(name_, cnmlCreateNegOp(&op_, in(0), output_.desc())); break;
       case Unary::kNot: PZ_CHECK(name_, cnmlCreateNotOp(&op_, in(0), output_.desc())); break;
+      case Unary::kSin: PZ_CHECK(name_, cnmlCreateSinOp(&op_, in(0), output_.desc())); break;
+      case Unary::kCos: PZ_CHECK(name_, cnmlCreateCosOp(&op_, in(0), output_.desc())); break;
     }
   });
   switch (fn) {
@@ -191,6 +193,8 @@ UnaryLayer::UnaryLayer(std::string name, Tensor& input, Unary fn, float power)
     case Unary::kAbs: PZ_FORWARD(cnmlComputeAbsOpForward_V4); break;
     case Unary::kNeg: PZ_FORWARD(cnmlComputeNegOpForward_V4); break;
     case Unary::kNot: PZ_FORWARD(cnmlComputeNotOpForward_V4); break;
+    case Unary::kSin: PZ_FORWARD(cnmlComputeSinOpForward_V4); break;
+    case Unary::kCos: PZ_FORWARD(cnmlComputeCosOpForward_V4); break;
   }
 }
 

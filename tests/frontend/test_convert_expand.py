@@ -60,3 +60,30 @@ def test_expand_of_activations_and_integers(plan: str, sdk: str) -> None:
 def test_expand_beyond_the_copy_limit_is_refused() -> None:
     with pytest.raises(UnsupportedModelError, match=r"heads.*makes 300 copies"):
         load_queue(_model(target=[1, 2, 300, 4, 5]))
+
+
+@pytest.mark.parametrize("sdk", [s for s in ("mock", "onednn") if sdk_available(s)])
+def test_a_constant_that_widens_the_result_and_rotary_angles(sdk: str) -> None:
+    """Llama's decode step: run-time positions [1, 1, 1] times constant frequencies [16]
+    give angles [1, 1, 16] (the position expanded first), then Sin and Cos on the device;
+    within a few ulps of the float64 truth at positions up to 2048."""
+    freqs = (1.0 / 10000 ** (np.arange(16) / 16)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["pos", "freqs"], ["angles"], name="angles"),
+         helper.make_node("Sin", ["angles"], ["sin"], name="sin"),
+         helper.make_node("Cos", ["angles"], ["cos"], name="cos")], "rotary",
+        [helper.make_tensor_value_info("pos", TensorProto.FLOAT, [1, 1, 1])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 1, 16]) for n in ("sin",
+                                                                                   "cos")],
+        [numpy_helper.from_array(freqs, "freqs")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    queue = load_queue(model)
+    for position in (0.0, 7.0, 2047.0):
+        pos = np.full((1, 1, 1), position, dtype=np.float32)
+        got = list(PlanRunner(queue, resolve_plan(queue, "fuse-all"), sdk=sdk).run(
+            [pos]).values())
+        angles = np.float32(position) * freqs  # fp32 product, as onnxruntime's
+        for ours, truth in zip(got, (np.sin(angles.astype(np.float64)),
+                                     np.cos(angles.astype(np.float64)))):
+            np.testing.assert_allclose(ours.reshape(-1), truth, rtol=0, atol=4e-7)

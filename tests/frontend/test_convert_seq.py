@@ -77,7 +77,7 @@ def test_layer_normalization_without_bias_gets_zeros() -> None:
 @pytest.mark.parametrize("op, attrs, function", [
     ("Erf", {}, "erf"), ("Sqrt", {}, "sqrt"), ("Gelu", {}, "gelu"),
     ("Gelu", {"approximate": "tanh"}, "gelu_tanh"), ("Exp", {}, "exp"), ("Log", {}, "log"),
-    ("Abs", {}, "abs"), ("Neg", {}, "neg")])
+    ("Abs", {}, "abs"), ("Neg", {}, "neg"), ("Sin", {}, "sin"), ("Cos", {}, "cos")])
 def test_unary_operators(op: str, attrs: dict, function: str) -> None:
     case = single_node("u", op, {"x": _zeros(2, 3)}, opset=20, **attrs)
     assert _layers(case) == [("Unary", {"function": function, "power": 1.0})]

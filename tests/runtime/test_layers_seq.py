@@ -1,5 +1,6 @@
 """The sequence-model kinds (BatchDot, Softmax and LogSoftmax on any axis, LayerNorm, Reduce,
-Unary: sqrt, rsqrt, pow, erf, gelu, gelu_tanh, exp, log, abs, neg; Binary pow) on the runtime: against the float64 truth and onnxruntime with
+Unary: sqrt, rsqrt, pow, erf, gelu, gelu_tanh, exp, log, abs, neg, sin, cos;
+Binary pow) on the runtime: against the float64 truth and onnxruntime with
 stressing inputs (standard normal, large magnitudes, long reductions), fused and unfused, in
 fp16 blocks, and the SDK's refusals as errors naming the layer."""
 
@@ -63,6 +64,9 @@ def _cases() -> list[PrecisionCase]:
         single_node("log_wide_range", "Log", {"x": np.exp(normal(4, 1000) * 20)}),
         single_node("abs", "Abs", {"x": normal(4, 1000) * 1e4}),
         single_node("neg", "Neg", {"x": normal(4, 1000) * 1e4}),
+        # Rotary angles: positions up to 2048 times frequencies up to 1 (large arguments).
+        single_node("sin", "Sin", {"x": normal(4, 1000) * 500}),
+        single_node("cos", "Cos", {"x": normal(4, 1000) * 500}),
         single_node("reciprocal", "Reciprocal", {"x": normal(4, 1000) * 1e3}),
         single_node("pow_tensor", "Pow", {"x": np.abs(normal(4, 1000)) * 10,
                                           "e": normal(4, 1000) * 3}),

@@ -40,6 +40,8 @@ onnx_ops({
     "Pow": OnnxOp("Unary pow (a constant scalar exponent) or Binary pow (a tensor exponent)"),
     "Exp": OnnxOp("Unary exp"),
     "Log": OnnxOp("Unary log"),
+    "Sin": OnnxOp("Unary sin (CNML's Sin)"),
+    "Cos": OnnxOp("Unary cos (CNML's Cos)"),
     "Abs": OnnxOp("Unary abs"),
     "Neg": OnnxOp("Unary neg"),
     "Reciprocal": OnnxOp("Unary pow (power -1)"),
@@ -67,7 +69,8 @@ def _register_unary_converters() -> None:
                                ("relax.nn.gelu_tanh", "gelu_tanh"), ("relax.sqrt", "sqrt"),
                                ("relax.rsqrt", "rsqrt"), ("relax.exp", "exp"),
                                ("relax.log", "log"), ("relax.abs", "abs"),
-                               ("relax.negative", "neg")):
+                               ("relax.negative", "neg"), ("relax.sin", "sin"),
+                               ("relax.cos", "cos")):
         converter(relax_op)(_unary_converter(function))
 
 

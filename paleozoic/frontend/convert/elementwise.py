@@ -100,6 +100,16 @@ def binary_layer(w: Walker, op: str, a: Value, b: Value) -> Value:
             raise w.fail("dividing a constant by an activation is not supported")
     if not (isinstance(a, Act) and isinstance(b, Const)) or op == "pow":
         raise w.fail(f"{op} of these operands is not supported")
+    shape, const_shape = tuple(w.tensors[a.name].shape), np.asarray(b.value).shape
+    if not broadcasts_to(const_shape, shape):
+        try:
+            target = tuple(int(d) for d in np.broadcast_shapes(shape, const_shape))
+        except ValueError:
+            target = shape
+        if target != shape:  # the constant widens the result (rotary angles: p * freqs)
+            from paleozoic.frontend.convert.layout import expand
+
+            a = expand(w, a, target)
     vector, view = affine_operand(w, a, b)
     if vector is None:
         raise w.fail(f"{op} with a constant of shape {b.value.shape} on an activation of "

@@ -207,8 +207,12 @@ def convert_broadcast_to(w: Walker, call: Any, args: list[Value]) -> Value:
 
     if isinstance(args[0], MaskOf):
         return broadcast_mask(w, args[0])  # type: ignore[return-value]
-    x = act_of(w, args[0])
-    shape, target = tuple(w.tensors[x.name].shape), tuple(w.current_shape)
+    return expand(w, act_of(w, args[0]), tuple(w.current_shape))
+
+
+def expand(w: Walker, x: Act, target: tuple[int, ...]) -> Act:
+    """`x` broadcast (numpy) to `target`."""
+    shape = tuple(w.tensors[x.name].shape)
     if shape == target:
         return x
     if len(shape) > len(target) or any(d not in (1, t) for d, t in zip(shape[::-1],

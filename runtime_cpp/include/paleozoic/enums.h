@@ -107,7 +107,21 @@ inline bool parseBinary(const std::string& text, Binary* out) {
 
 inline const char* binaryChoices() { return "add, sub, mul, div, pow, equal, not_equal, less, less_equal, greater, greater_equal, and, or or xor"; }
 
-enum class Unary { kSqrt, kRsqrt, kPow, kErf, kGelu, kGeluTanh, kExp, kLog, kAbs, kNeg, kNot };
+enum class Unary {
+  kSqrt,
+  kRsqrt,
+  kPow,
+  kErf,
+  kGelu,
+  kGeluTanh,
+  kExp,
+  kLog,
+  kAbs,
+  kNeg,
+  kNot,
+  kSin,
+  kCos,
+};
 
 inline const char* irName(Unary v) {
   switch (v) {
@@ -122,6 +136,8 @@ inline const char* irName(Unary v) {
     case Unary::kAbs: return "abs";
     case Unary::kNeg: return "neg";
     case Unary::kNot: return "not";
+    case Unary::kSin: return "sin";
+    case Unary::kCos: return "cos";
   }
   return "";
 }
@@ -139,10 +155,12 @@ inline bool parseUnary(const std::string& text, Unary* out) {
   if (text == "abs") { *out = Unary::kAbs; return true; }
   if (text == "neg") { *out = Unary::kNeg; return true; }
   if (text == "not") { *out = Unary::kNot; return true; }
+  if (text == "sin") { *out = Unary::kSin; return true; }
+  if (text == "cos") { *out = Unary::kCos; return true; }
   return false;
 }
 
-inline const char* unaryChoices() { return "sqrt, rsqrt, pow, erf, gelu, gelu_tanh, exp, log, abs, neg or not"; }
+inline const char* unaryChoices() { return "sqrt, rsqrt, pow, erf, gelu, gelu_tanh, exp, log, abs, neg, not, sin or cos"; }
 
 enum class HostArith {
   kAdd,

@@ -488,6 +488,9 @@ cnmlStatus_t cnmlCreateAbsOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t 
 cnmlStatus_t cnmlCreateNegOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
 // out = 1.0 where in == 0, else 0.0 (CNML's Not; nan counts as true, so gives 0.0).
 cnmlStatus_t cnmlCreateNotOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
+// out = sin(in), cos(in), in radians (CNML's Sin and Cos).
+cnmlStatus_t cnmlCreateSinOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
+cnmlStatus_t cnmlCreateCosOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output);
 // out = min(max(in, lower_bound), upper_bound) (MLU100 CNML's Clip; ONNX's order: with
 // lower_bound > upper_bound every value is upper_bound; a nan input stays nan). Either bound
 // may be infinite. Mock rule: a nan bound -> INVALIDPARAM.
@@ -645,6 +648,12 @@ cnmlStatus_t cnmlComputeNegOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tens
                                       void* input, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeNotOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeSinOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
+                                      void* input, cnmlTensor_t output_tensor, void* output,
+                                      cnrtQueue_t queue, void* extra);
+cnmlStatus_t cnmlComputeCosOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                       void* input, cnmlTensor_t output_tensor, void* output,
                                       cnrtQueue_t queue, void* extra);
 cnmlStatus_t cnmlComputeClipOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
