@@ -64,6 +64,10 @@ def binary_layer(w: Walker, op: str, a: Value, b: Value) -> Value:
         from paleozoic.frontend.convert.host import integer_arithmetic
 
         return integer_arithmetic(w, op, a, b)
+    for v in (a, b):
+        if isinstance(v, Const) and np.asarray(v.value).dtype.kind in "iub":
+            raise w.fail(f"{op} of a float32 tensor and a {np.asarray(v.value).dtype} "
+                         f"constant: ONNX takes operands of one type")
     if isinstance(a, Act) and isinstance(b, Act):
         sa, sb = w.tensors[a.name].shape, w.tensors[b.name].shape
         if op == "add" and sa == sb:
