@@ -47,10 +47,33 @@ def _shapes(args: argparse.Namespace) -> dict[str, object]:
 def _cmd_compile(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import compile_model
 
+    if args.generate:
+        return _compile_generator(args)
     out = compile_model(args.model, args.output, plan=args.plan, force=args.force,
                         emit=args.emit, precision=args.precision,
                         calibration=args.calibration, **_shapes(args))
     print(f"wrote {out}/ (session.cpp, weights.bin, CMakeLists.txt, plan.json, session.json)")
+    return 0
+
+
+def _compile_generator(args: argparse.Namespace) -> int:
+    from paleozoic.codegen.generate import compile_generator
+
+    problem = next((f"--generate does not take {flag}: the loop fixes the shapes from "
+                    f"--prompt-length and --max-length" for flag, value in (
+                        ("--emit raw", args.emit == "raw"), ("--calibration", args.calibration),
+                        ("--input-shape", args.input_shape), ("--batch", args.batch)) if value),
+                   None)
+    if problem is None and not 1 <= args.prompt_length < args.max_length:
+        problem = (f"--prompt-length {args.prompt_length} must be at least 1 and below "
+                   f"--max-length {args.max_length}")
+    if problem:
+        print(f"paleozoic compile: error: {problem}", file=sys.stderr)
+        return 2
+    out = compile_generator(args.model, args.output, prompt_length=args.prompt_length,
+                            max_length=args.max_length, plan=args.plan,
+                            precision=args.precision, force=args.force)
+    print(f"wrote {out}/ (generate.cpp, weights.bin, CMakeLists.txt, generate.json)")
     return 0
 
 
@@ -479,6 +502,15 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--calibration", metavar="CALIB.json",
                    help="a file made by `paleozoic calibrate` for this model: its int8 "
                         "parameters go into weights.bin, so any block may be int8")
+    p.add_argument("--generate", action="store_true",
+                   help="a decoder LM exported with a KV cache (input_ids, attention_mask, "
+                        "position_ids, past_* in; logits, present_* out): emit a C++ "
+                        "generation loop (generate.cpp) over a prefill and a decode-step "
+                        "session instead of one session")
+    p.add_argument("--prompt-length", type=int, default=16, metavar="N",
+                   help="--generate: tokens the prefill session takes at once (default 16)")
+    p.add_argument("--max-length", type=int, default=128, metavar="N",
+                   help="--generate: KV cache slots, prompt and new tokens (default 128)")
     _add_shape_options(p)
     p.set_defaults(func=_cmd_compile)
 

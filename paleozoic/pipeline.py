@@ -161,7 +161,7 @@ def build_session(out: str | Path, jobs: int | None = None, sdk: str | None = No
             raise BuildError(f"{out}: `{' '.join(command)}` failed:\n"
                              f"{_build_log_excerpt(result.stdout + result.stderr)}")
     remember_sdk(out, sdk)
-    return build / "session"
+    return build / ("generate" if (out / "generate.cpp").is_file() else "session")
 
 
 def _build_log_excerpt(log: str, limit: int = 6000) -> str:

@@ -27,6 +27,14 @@ Models (inputs; outputs):
                      heads (grouped-query), vocab 512, default RoPE, sdpa attention); as
                      gpt2_prefill with KV tensors [1,2,16,32]
     llama_decode     as gpt2_decode with KV tensors [1,2,63,32] -> [1,2,64,32]
+    gpt2_kv          the gpt2_decode step with symbolic lengths: input_ids and position_ids
+                     [1,tokens], attention_mask [1,window], past_* [1,4,cached,32], logits
+                     [1,tokens,512], present_* [1,4,window,32] (window = cached + tokens);
+                     what `paleozoic compile --generate` compiles as prefill and decode step;
+                     weights drawn with std 0.3 and an untied LM head, so greedy decoding
+                     varies its tokens
+    llama_kv         the same for llama_decode, with 4 key/value heads (the legacy exporter
+                     bakes grouped-query attention's repeat to the traced length)
     clip_text        CLIPTextModel (hidden 128, 2 layers, 4 heads, vocab 1000, 77 positions,
                      eos_token_id 2: the legacy pooling, ArgMax of the token ids); input_ids
                      int64 [1,16]; pooler_output [1,128], last_hidden_state [1,16,128]
@@ -124,6 +132,7 @@ class Spec:
     outputs: list[str]
     checks: list[Tensors] = field(default_factory=list)
     source: bytes | None = None
+    dynamic_axes: dict[str, dict[int, str]] | None = None
 
 
 @dataclass
@@ -181,17 +190,23 @@ class CausalLmStep(nn.Module):
         return tuple(flat)
 
 
-def _causal_lm(family: str) -> nn.Module:
+def _causal_lm(family: str, generating: bool = False) -> nn.Module:
+    """`generating`: weights drawn wider than HuggingFace's 0.02 and an untied LM head, so
+    that greedy decoding wanders over the vocabulary (a fresh model repeats one token, and a
+    comparison of generated tokens would then show nothing); multi-head key/values for
+    Llama, whose grouped-query repeat the legacy exporter bakes to the traced length."""
     import transformers
 
+    wide = {"initializer_range": 0.3, "tie_word_embeddings": False} if generating else {}
     if family == "gpt2":
         config = transformers.GPT2Config(n_embd=128, n_layer=2, n_head=4, vocab_size=VOCAB,
                                          n_positions=256, bos_token_id=VOCAB - 1,
-                                         eos_token_id=VOCAB - 1)
+                                         eos_token_id=VOCAB - 1, **wide)
         return transformers.GPT2LMHeadModel(config)
     config = transformers.LlamaConfig(
         hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=256)
+        num_key_value_heads=4 if generating else 2, vocab_size=VOCAB,
+        max_position_embeddings=256, **wide)
     return transformers.LlamaForCausalLM(config)
 
 
@@ -199,9 +214,9 @@ def _kv_names(prefix: str, layers: int) -> list[str]:
     return [f"{prefix}_{kind}_{i}" for i in range(layers) for kind in ("key", "value")]
 
 
-def _llm(family: str, decode: bool) -> Callable[[Options], Spec]:
+def _llm(family: str, decode: bool, generating: bool = False) -> Callable[[Options], Spec]:
     def build(_: Options) -> Spec:
-        model = _causal_lm(family)
+        model = _causal_lm(family, generating)
         config = model.config
         layers, heads = config.num_hidden_layers, config.num_attention_heads
         kv_heads = getattr(config, "num_key_value_heads", None) or heads
@@ -227,6 +242,39 @@ def _llm(family: str, decode: bool) -> Callable[[Options], Spec]:
 
         inputs = feed(0)
         return Spec(CausalLmStep(model, decode=True), inputs, outputs, [inputs, feed(5)])
+    return build
+
+
+def _llm_kv(family: str) -> Callable[[Options], Spec]:
+    """The decode step with symbolic lengths (tokens this step, cached tokens before it): the
+    one model a generation loop compiles twice, a prefill of the prompt over an empty
+    (masked) cache window and a one-token decode step over the rest of it."""
+    def build(options: Options) -> Spec:
+        spec = _llm(family, decode=True, generating=True)(options)
+        model = spec.model.model  # type: ignore[union-attr]
+        config = model.config
+        layers, heads = config.num_hidden_layers, config.num_attention_heads
+        kv_heads = getattr(config, "num_key_value_heads", None) or heads
+        head_dim = config.hidden_size // heads
+        gen = _gen()
+
+        def prefill(tokens: int, window: int) -> Tensors:
+            # The prompt at the end of a window of `window` slots, the empty slots masked.
+            mask = torch.zeros(1, window, dtype=torch.int64)
+            mask[:, window - tokens:] = 1
+            past = {name: torch.zeros(1, kv_heads, window - tokens, head_dim)
+                    for name in _kv_names("past", layers)}
+            return {"input_ids": torch.randint(0, VOCAB, (1, tokens), generator=gen),
+                    "attention_mask": mask,
+                    "position_ids": torch.arange(tokens).unsqueeze(0), **past}
+
+        axes = {"input_ids": {1: "tokens"}, "attention_mask": {1: "window"},
+                "position_ids": {1: "tokens"}, "logits": {1: "tokens"}}
+        axes |= {name: {2: "cached"} for name in _kv_names("past", layers)}
+        axes |= {name: {2: "window"} for name in _kv_names("present", layers)}
+        return Spec(spec.model, spec.inputs, spec.outputs,
+                    [spec.inputs, prefill(PROMPT, PAST + 1), prefill(5, 32)],
+                    dynamic_axes=axes)
     return build
 
 
@@ -465,6 +513,8 @@ MODELS: dict[str, Callable[[Options], Spec]] = {
     "gpt2_decode": _llm("gpt2", decode=True),
     "llama_prefill": _llm("llama", decode=False),
     "llama_decode": _llm("llama", decode=True),
+    "gpt2_kv": _llm_kv("gpt2"),
+    "llama_kv": _llm_kv("llama"),
     "clip_text": _hf(lambda: _clip_text(2), _clip_tokens,
                      ["pooler_output", "last_hidden_state"]),
     "clip_text_eos": _hf(lambda: _clip_text(999), _clip_tokens,
@@ -502,7 +552,8 @@ def export(spec: Spec, path: Path) -> None:
         warnings.simplefilter("ignore")
         torch.onnx.export(spec.model, tuple(spec.inputs.values()), str(path),
                           input_names=list(spec.inputs), output_names=spec.outputs,
-                          dynamo=False, opset_version=OPSET, do_constant_folding=True)
+                          dynamo=False, opset_version=OPSET, do_constant_folding=True,
+                          dynamic_axes=spec.dynamic_axes)
 
 
 @torch.no_grad()

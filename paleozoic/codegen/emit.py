@@ -113,18 +113,27 @@ class TensorView:
     dtype: str = "float32"
 
 
-def session_files(model: Model, title: str, emit: str = "wrapper",
-                  ) -> tuple[dict[str, str], list[tuple[str, Any]]]:
-    """The text files of the session and the (name, array) list for weights.bin.
+@dataclass
+class SessionViews:
+    """What the session templates print of one compiled model: its I/O tensors, layers and
+    blocks as C++ names and expressions, and its weights in file order."""
 
-    emit="wrapper" writes the session over the runtime wrapper (pz::Layer, pz::Block);
-    emit="raw" writes the same session as direct CNML/CNRT calls (codegen/raw.py)."""
-    if emit not in EMIT_FORMS:
-        raise ValueError(f"unknown emission form {emit!r}; choose one of {', '.join(EMIT_FORMS)}")
-    env = make_environment()
+    inputs: list[TensorView]
+    outputs: list[TensorView]
+    layers: list[LayerView]
+    blocks: list[BlockView]
+    weights: list[tuple[str, Any]]
+    unique_ident: Any            # name -> a C++ identifier not used yet
+    used: set[str]
+
+
+def session_views(model: Model, env: Any, block_prefix: str = "",
+                  taken: frozenset[str] = frozenset()) -> SessionViews:
+    """The views of `model`; `block_prefix` starts its blocks' knob constants and `taken`
+    are names the surrounding code uses (two sessions in a generation loop)."""
     queue = model.queue
     idents: dict[str, str] = {}
-    used: set[str] = set()
+    used: set[str] = set(taken)
 
     def unique_ident(name: str) -> str:
         base = ident = cpp_ident(name)
@@ -157,9 +166,29 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
             macros=macros[kind.template], quantized=layer.name in model.quantization,
             input_shapes=[queue.shape(name) for name in layer.inputs]))
         expr[layer.output] = f"{ident}.output()"
-    outputs = [TensorView(t.name, expr[t.name], t.shape, expr[t.name], f"&{expr[t.name]}")
+    outputs = [TensorView(t.name, expr[t.name], t.shape, expr[t.name], f"&{expr[t.name]}",
+                          t.dtype)
                for t in model.outputs]
-    blocks = [_block_view(block, idents) for block in model.blocks]
+    blocks = [_block_view(block, idents, block_prefix) for block in model.blocks]
+    weight_order = [key for layer in queue.layers for key in layer.weights.values()]
+    tensors = [(key, queue.weights[key]) for key in weight_order]
+    for layer in queue.layers:
+        if layer.name in model.quantization:
+            tensors += model.quantization[layer.name].weight_tensors(layer.name)
+    return SessionViews(inputs, outputs, views, blocks, tensors, unique_ident, used)
+
+
+def session_files(model: Model, title: str, emit: str = "wrapper",
+                  ) -> tuple[dict[str, str], list[tuple[str, Any]]]:
+    """The text files of the session and the (name, array) list for weights.bin.
+
+    emit="wrapper" writes the session over the runtime wrapper (pz::Layer, pz::Block);
+    emit="raw" writes the same session as direct CNML/CNRT calls (codegen/raw.py)."""
+    if emit not in EMIT_FORMS:
+        raise ValueError(f"unknown emission form {emit!r}; choose one of {', '.join(EMIT_FORMS)}")
+    env = make_environment()
+    queue = model.queue
+    v = session_views(model, env)
     host = [layer.name for layer in queue.layers if KINDS[layer.kind].host]
     if emit == "raw" and host:
         raise UnsupportedModelError(
@@ -167,20 +196,21 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
             f"({len(host)} host layer(s) in all) computes on the host; emit the wrapper form")
     if emit == "raw":
         # The raw form names its own variables; start again from the same reserved set.
-        used.clear()
-        raw = raw_context(model, unique_ident, blocks)
+        v.used.clear()
+        raw = raw_context(model, v.unique_ident, v.blocks)
         title = raw_title(title)
 
-    weight_order = [key for layer in queue.layers for key in layer.weights.values()]
     context = dict(
         title=title, version=__version__, source=Path(queue.source).name,
         ir_version=model.ir_version, opset=model.opset.opset_version,
         strategy=model.plan.strategy, num_layers=len(queue.layers),
-        num_weights=len(weight_order) + 2 * len(model.quantization), weights_id="{{WEIGHTS_ID}}", inputs=inputs,
-        outputs=outputs, layers=views, blocks=blocks,
+        num_weights=len(v.weights), weights_id="{{WEIGHTS_ID}}", inputs=v.inputs,
+        outputs=v.outputs, layers=v.layers, blocks=v.blocks,
     )
     if emit == "raw":
         context.update(raw)
+    else:
+        context["body"] = Code(env.get_template("session_body.cpp.j2").render(context))
     template = "raw/session.cpp.j2" if emit == "raw" else "session.cpp.j2"
     files = {
         "session.cpp": env.get_template(template).render(context),
@@ -190,11 +220,7 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
         "plan.json": model.plan.to_json(),
         "session.json": _manifest(model),
     }
-    tensors = [(key, queue.weights[key]) for key in weight_order]
-    for layer in queue.layers:
-        if layer.name in model.quantization:
-            tensors += model.quantization[layer.name].weight_tensors(layer.name)
-    return files, tensors
+    return files, v.weights
 
 
 def _manifest(model: Model) -> str:
@@ -214,7 +240,7 @@ def _manifest(model: Model) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def _block_view(block: FBlock, idents: dict[str, str]) -> BlockView:
+def _block_view(block: FBlock, idents: dict[str, str], prefix: str = "") -> BlockView:
     pointers = [f"&{idents[layer.name]}" for layer in block.layers]
     lines = [", ".join(pointers[i:i + POINTERS_PER_LINE])
              for i in range(0, len(pointers), POINTERS_PER_LINE)]
@@ -224,8 +250,9 @@ def _block_view(block: FBlock, idents: dict[str, str]) -> BlockView:
     summary = f"{span} ({len(block.layers)} layer{'s' if len(block.layers) > 1 else ''})"
     const = "".join(part.capitalize() for part in re.split(r"[_\W]+", block.name) if part)
     overrides = [(idents[name], PRECISION_CPP[p]) for name, p in block.layer_precision.items()]
-    return BlockView(block.name, _escaped_ident(const) if const else "Block", block.fuse,
-                     block.mp, PRECISION_CPP[block.precision], summary, lines, overrides)
+    return BlockView(block.name, prefix + (_escaped_ident(const) if const else "Block"),
+                     block.fuse, block.mp, PRECISION_CPP[block.precision], summary, lines,
+                     overrides)
 
 
 def write_session(model: Model, folder: Path, title: str,
