@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 
 from paleozoic import __version__
 from paleozoic.codegen.escape import terminal_text
-from paleozoic.errors import BuildError, ModelLoadError, PaleozoicError, PlanMismatchError
+from paleozoic.errors import (
+    BuildError,
+    ModelLoadError,
+    PaleozoicError,
+    PlanMismatchError,
+    UnsupportedModelError,
+)
 from paleozoic.sdk import SDKS
 
 if TYPE_CHECKING:
@@ -38,10 +44,25 @@ def _add_shape_options(p: argparse.ArgumentParser) -> None:
                    "dimensions, e.g. input=1x3x224x224 (repeatable)")
     p.add_argument("--batch", type=int, default=None, metavar="N",
                    help="size of a symbolic batch (first) dimension")
+    p.add_argument("--input-value", action="append", type=_value_arg, default=[],
+                   metavar="NAME=VALUE[,VALUE...]", help="make an input a constant, e.g. "
+                   "sr=16000 (a sample rate an If checks: the branch not taken folds away); "
+                   "repeatable")
 
 
 def _shapes(args: argparse.Namespace) -> dict[str, object]:
-    return {"input_shapes": dict(args.input_shape), "batch": args.batch}
+    values = dict(args.input_value)
+    return {"input_shapes": dict(args.input_shape), "batch": args.batch,
+            **({"input_values": values} if values else {})}
+
+
+def _value_arg(text: str) -> tuple[str, object]:
+    from paleozoic.frontend.prepare import parse_value
+
+    try:
+        return parse_value(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
@@ -462,6 +483,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise PaleozoicError("--plot needs matplotlib: pip install 'paleozoic[eval]', or "
                              "leave --plot out")
+    if args.input_value:
+        raise UnsupportedModelError("bench does not take --input-value: onnxruntime would "
+                                    "need the same constants; compile with it and time the "
+                                    "session with ./build/session -r")
     missing = [sdk for sdk in sdks if not sdk_available(sdk)]
     if missing:
         fix = ("pip install 'paleozoic[onednn]' (README, oneDNN SDK), or bench --sdk mock"

@@ -270,12 +270,17 @@ def verify_session(out: str | Path, model: onnx.ModelProto, seed: int = 0,
     # The session's input shapes, which --input-shape / --batch fixed where the model's
     # are symbolic.
     shapes = {i["onnx_name"]: tuple(i["shape"]) for i in manifest["inputs"]}
+    # Inputs compiled in as constants (--input-value): onnxruntime gets the same values.
+    fixed = {name: np.array(v["values"], dtype=v["dtype"]).reshape(v["shape"])
+             for name, v in manifest.get("input_values", {}).items()}
     if inputs is None:
-        feeds = seeded_inputs(model, seed, shapes, distribution)
+        feeds = seeded_inputs(model, seed, {**shapes, **{n: v.shape for n, v in
+                                                        fixed.items()}}, distribution)
         source = f"seeded {distribution}, seed {seed}"
     else:
         feeds, source = inputs, "user data"
-    result = run_session(out, list(feeds.values()))
+    feeds = {**feeds, **fixed}
+    result = run_session(out, [v for n, v in feeds.items() if n not in fixed])
     optimised = reference_outputs(model, feeds)
     checks = [compare(o["onnx_name"], ours, ref)
               for o, ours, ref in zip(manifest["outputs"], result.outputs, optimised)]

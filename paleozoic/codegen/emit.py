@@ -237,6 +237,10 @@ def _manifest(model: Model) -> str:
                      else t.name, "shape": list(t.shape), "dtype": t.dtype}
                     for i, t in enumerate(model.outputs)],
     }
+    if model.queue.input_values:  # graph inputs the session has as constants
+        data["input_values"] = {name: {"values": value.reshape(-1).tolist(),
+                                       "shape": list(value.shape), "dtype": str(value.dtype)}
+                                for name, value in model.queue.input_values.items()}
     return json.dumps(data, indent=2) + "\n"
 
 

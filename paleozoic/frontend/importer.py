@@ -24,8 +24,8 @@ from paleozoic.frontend.convert import (
     Match, Tup, Walker, binding_owners, clean_identifier, find_matches, tensor_bindings,
 )
 from paleozoic.frontend.prepare import (
-    check_resize_scales, expand_layer_norm_statistics, fix_input_shapes, float_pow_exponents,
-    fold_constants, fold_pads, rewrite_einsum,
+    bind_input_values, check_resize_scales, expand_layer_norm_statistics, fix_input_shapes,
+    float_pow_exponents, fold_constants, fold_pads, rewrite_einsum, rewrite_pads,
 )
 from paleozoic.frontend.support import check_supported
 from paleozoic.frontend.weight_stream import STREAM_MIN_ELEMENTS
@@ -49,17 +49,21 @@ def _constant_value(walker: Walker, var: Any) -> np.ndarray | None:
 
 def import_onnx(model: str | Path | onnx.ModelProto,
                 input_shapes: Mapping[str, tuple[int, ...]] | None = None,
-                batch: int | None = None) -> LayerQueue:
+                batch: int | None = None,
+                input_values: Mapping[str, np.ndarray] | None = None) -> LayerQueue:
     """`input_shapes` (by input name) and `batch` (a symbolic first axis) fix symbolic
-    input dimensions; every other dimension must be static in the model."""
+    input dimensions; every other dimension must be static in the model. `input_values`
+    makes inputs constants (--input-value: a sample rate an If checks)."""
     loaded = load_onnx(model)
     proto, source = loaded.proto, loaded.source
     if isinstance(model, onnx.ModelProto):  # the caller's proto is not ours to rewrite
         proto = onnx.ModelProto()
         proto.CopyFrom(model)
+    bound = bind_input_values(proto, source, input_values or {})
     shapes = fix_input_shapes(proto, source, input_shapes, batch)
     fold_constants(proto, source, loaded.weights)
     fold_pads(proto, source)
+    rewrite_pads(proto, source, loaded.weights)
     rewrite_einsum(proto, source)
     expand_layer_norm_statistics(proto, source, loaded.weights)
     float_pow_exponents(proto, source)
@@ -200,6 +204,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
         queue.source_path = str(Path(model).resolve())
     queue.onnx_output_names = onnx_output_names
     queue.onnx_input_names = [v.name for v in data_inputs]
+    queue.input_values = bound
     queue.onnx_tensors = _onnx_tensors(walker, onnx_vars, inputs, queue.onnx_input_names)
     for cut in cuts:
         for name in cut.outputs.values():

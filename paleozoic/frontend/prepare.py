@@ -50,6 +50,56 @@ def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
     return name, shape
 
 
+def parse_value(text: str) -> tuple[str, np.ndarray]:
+    """'NAME=16000' or 'NAME=1,2,3' -> ('NAME', the numbers as float64; the input's type
+    is applied when the value is bound)."""
+    name, sep, values = text.rpartition("=")
+    if not sep or not name:
+        raise ValueError(f"--input-value {text!r}: expected NAME=VALUE[,VALUE...], e.g. "
+                         f"sr=16000")
+    try:
+        numbers = np.array([float(v) for v in values.split(",")], dtype=np.float64)
+    except ValueError:
+        raise ValueError(f"--input-value {text!r}: values must be numbers") from None
+    return name, numbers
+
+
+def bind_input_values(proto: onnx.ModelProto, source: str,
+                      values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Makes the named graph inputs constants of the given values, in the inputs' types and
+    declared shapes (a 0-d sample rate, a flag); what then depends on them only (an If on
+    the sample rate) folds away. Returns the bound values."""
+    inputs = {v.name: v for v in data_inputs(proto)}
+    bound = {}
+    for name, value in values.items():
+        info = inputs.get(name)
+        if info is None:
+            raise UnsupportedModelError(f"{source}: --input-value {name}: no such input; the "
+                                        f"inputs are {sorted(inputs)}")
+        tensor_type = info.type.tensor_type
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None
+                for d in tensor_type.shape.dim]
+        array = np.asarray(value)
+        if None not in dims:
+            if int(np.prod(dims, dtype=np.int64)) != array.size:
+                raise UnsupportedModelError(
+                    f"{source}: --input-value {name}: {array.size} value(s) for an input of "
+                    f"shape {dims}")
+            array = array.reshape(dims)
+        cast = array.astype(dtype)
+        if not np.array_equal(cast.astype(np.float64), array.astype(np.float64)):
+            raise UnsupportedModelError(f"{source}: --input-value {name}: {array.tolist()} is "
+                                        f"not exactly a {dtype} value")
+        proto.graph.initializer.append(numpy_helper.from_array(cast, name))
+        bound[name] = cast
+    if bound:  # no longer inputs: constants
+        kept = [v for v in proto.graph.input if v.name not in bound]
+        del proto.graph.input[:]
+        proto.graph.input.extend(kept)
+    return bound
+
+
 def data_inputs(proto: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     init = {t.name for t in proto.graph.initializer}
     return [v for v in proto.graph.input if v.name not in init]
@@ -127,11 +177,89 @@ def fold_constants(proto: onnx.ModelProto, source: str,
     nodes the next pass folds (Swin's window padding is such a chain, several deep)."""
     total = 0
     for _ in range(_FOLD_MAX_PASSES):
-        folded = _fold_pass(proto, source, streamed or {})
+        folded = _fold_pass(proto, source, streamed or {}) + inline_constant_ifs(proto, source)
         total += folded
         if not folded:
             break
     return total
+
+
+def inline_constant_ifs(proto: onnx.ModelProto, source: str) -> int:
+    """Replaces each If whose condition is a constant (a check of a shape, of a sample rate
+    given with --input-value) by the nodes of the branch it takes, in place; returns how
+    many. Names the branch defines get the If's name as a prefix (branches reuse names);
+    the branch's outputs become the If's."""
+    graph = proto.graph
+    consts = {t.name: t for t in graph.initializer}
+    kept: list[onnx.NodeProto] = []
+    inlined = 0
+    for node in graph.node:
+        if node.op_type != "If" or node.domain not in ("", "ai.onnx") or \
+                node.input[0] not in consts:
+            kept.append(node)
+            continue
+        cond = numpy_helper.to_array(consts[node.input[0]])
+        if cond.size != 1:
+            raise UnsupportedModelError(f"{source}: node {node.name!r} (If): the condition "
+                                        f"has {cond.size} values; ONNX takes one")
+        taken = "then_branch" if bool(cond.reshape(-1)[0]) else "else_branch"
+        branch = next(onnx.helper.get_attribute_value(a) for a in node.attribute
+                      if a.name == taken)
+        prefix = f"{node.name or node.output[0]}/{taken.split('_')[0]}/"
+        local = {t.name for t in branch.initializer} | \
+            {o for n in branch.node for o in n.output if o}
+        rename = {name: prefix + name for name in local}
+        for tensor in branch.initializer:
+            copy = onnx.TensorProto()
+            copy.CopyFrom(tensor)
+            copy.name = rename[tensor.name]
+            graph.initializer.append(copy)
+        for inner in branch.node:
+            copy = onnx.NodeProto()
+            copy.CopyFrom(inner)
+            _rename_inputs(copy, rename)
+            copy.output[:] = [rename.get(o, o) for o in inner.output]
+            copy.name = prefix + inner.name if inner.name else ""
+            kept.append(copy)
+        for outer, inner_out in zip(node.output, branch.output):
+            kept.append(onnx.helper.make_node("Identity", [rename.get(inner_out.name,
+                                                                      inner_out.name)],
+                                              [outer], name=f"{prefix}output_{outer}"))
+        inlined += 1
+    if inlined:
+        del graph.node[:]
+        graph.node.extend(kept)
+        logger.info("%s: inlined %d If node(s) with a constant condition", source, inlined)
+    return inlined
+
+
+def _inputs_with_captures(node: onnx.NodeProto) -> set[str]:
+    """The node's inputs and the names its subgraphs (an If's branches) read from outside."""
+    names = {i for i in node.input if i}
+    for attr in node.attribute:
+        for sub in list(attr.graphs) + ([attr.g] if attr.HasField("g") else []):
+            own = {t.name for t in sub.initializer} | {i.name for i in sub.input} | \
+                {o for n in sub.node for o in n.output if o}
+            inner = set().union(*(_inputs_with_captures(n) for n in sub.node)) | \
+                {o.name for o in sub.output}
+            names |= inner - own
+    return names
+
+
+def _rename_inputs(node: onnx.NodeProto, rename: Mapping[str, str]) -> None:
+    """The node's inputs renamed, and the names its subgraphs capture from outside them."""
+    node.input[:] = [rename.get(i, i) for i in node.input]
+    for attr in node.attribute:
+        graphs = list(attr.graphs) + ([attr.g] if attr.HasField("g") else [])
+        for sub in graphs:
+            own = {t.name for t in sub.initializer} | {i.name for i in sub.input} | \
+                {o for n in sub.node for o in n.output if o}
+            captured = {k: v for k, v in rename.items() if k not in own}
+            for inner in sub.node:
+                _rename_inputs(inner, captured)
+            for out in sub.output:
+                if out.name in captured:
+                    out.name = captured[out.name]
 
 
 def _fold_pass(proto: onnx.ModelProto, source: str, streamed: Mapping[str, np.ndarray]) -> int:
@@ -160,7 +288,7 @@ def _fold_pass(proto: onnx.ModelProto, source: str, streamed: Mapping[str, np.nd
         known.update(zip(node.output, values))
     if not folded:
         return 0
-    used = {name for node in kept for name in node.input}
+    used = {name for node in kept for name in _inputs_with_captures(node)}
     used |= {o.name for o in graph.output}
     present = {t.name for t in graph.initializer}
     # np.asarray, not np.ascontiguousarray: the latter makes a scalar 1-D, and a Gather
@@ -593,3 +721,132 @@ def _einsum_as_matmul(equation: str, operands: int) -> tuple[list[int], list[int
     product = batch + rows + cols
     return ([ta.index(c) for c in order_a], [tb.index(c) for c in order_b],
             [product.index(c) for c in out])
+
+
+# Pieces a padded axis may take as single-element slices (reflect and edge modes).
+_MAX_PAD_PIECES = 256
+
+
+def rewrite_pads(proto: onnx.ModelProto, source: str,
+                 streamed: Mapping[str, np.ndarray] | None = None) -> int:
+    """Rewrites each Pad of a run-time tensor (constant, reflect or edge; constant pads) into
+    what the SDK has, per padded axis: a Concat with constant blocks of the pad value
+    (constant mode), or a Concat of single-element Slices (reflect: the elements mirrored
+    about the edge, the edge itself not repeated; edge: the edge element repeated), and a
+    Slice for negative pads (a crop); returns how many. A constant-zero Pad before a
+    convolution or pooling is merged there first (fold_pads)."""
+    graph = proto.graph
+    consts = {t.name: t for t in graph.initializer}
+    static = None
+    nodes: list[onnx.NodeProto] = []
+    rewritten = 0
+    for node in graph.node:
+        if node.op_type != "Pad" or node.domain not in ("", "ai.onnx"):
+            nodes.append(node)
+            continue
+        where = f"{source}: node {node.name or node.output[0]!r} (Pad)"
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        mode = attrs.get("mode", b"constant")
+        mode = mode.decode() if isinstance(mode, bytes) else mode
+        if mode not in ("constant", "reflect", "edge"):
+            raise UnsupportedModelError(f"{where}: mode {mode!r}; supported are constant, "
+                                        f"reflect and edge")
+        if static is None:
+            static = _static_shapes(proto, streamed or {})
+        shape = static.get(node.input[0])
+        if shape is None:
+            raise UnsupportedModelError(f"{where}: the input's shape is not static; give the "
+                                        f"model's symbolic dimensions with --input-shape")
+
+        def constant(index: int) -> np.ndarray | None:
+            name = node.input[index] if len(node.input) > index else ""
+            if not name:
+                return None
+            if name not in consts:
+                raise UnsupportedModelError(f"{where}: input {index} ({name!r}) is computed at "
+                                            f"run time; the pads must be constants")
+            return numpy_helper.to_array(consts[name])
+
+        rank = len(shape)
+        pads = np.asarray(attrs["pads"] if "pads" in attrs else constant(1), dtype=np.int64)
+        value = attrs.get("value", None)
+        if value is None:
+            given = constant(2)
+            value = float(given.reshape(-1)[0]) if given is not None and given.size else 0.0
+        axes = constant(3)
+        axes = [int(a) % rank for a in axes.reshape(-1)] if axes is not None \
+            else list(range(rank))
+        before, after = [0] * rank, [0] * rank
+        for i, axis in enumerate(axes):
+            before[axis], after[axis] = int(pads[i]), int(pads[i + len(axes)])
+        base = node.name or node.output[0]
+        current, dims = node.input[0], list(shape)
+        changed = [a for a in range(rank) if before[a] or after[a]]
+        for axis in changed:
+            out = node.output[0] if axis == changed[-1] else f"{base}/axis{axis}"
+            current, dims[axis] = _pad_axis(nodes, graph, where, base, current, out, dims,
+                                            axis, before[axis], after[axis], mode, value)
+        if not changed:
+            nodes.append(onnx.helper.make_node("Identity", [current], [node.output[0]],
+                                               name=base))
+        rewritten += 1
+    if rewritten:
+        del graph.node[:]
+        graph.node.extend(nodes)
+        logger.info("%s: rewrote %d Pad node(s) into Slice and Concat", source, rewritten)
+    return rewritten
+
+
+def _pad_axis(nodes: list[onnx.NodeProto], graph: onnx.GraphProto, where: str, base: str,
+              x: str, out: str, dims: list[int], axis: int, lo: int, hi: int, mode: str,
+              value: float) -> tuple[str, int]:
+    """Nodes padding `x` on one axis by lo before and hi after; returns (output, new size)."""
+    n = dims[axis]
+    prefix = f"{base}/axis{axis}"
+
+    def slice_of(begin: int, end: int, name: str) -> str:
+        for suffix, values in (("starts", [begin]), ("ends", [end]), ("axes", [axis])):
+            graph.initializer.append(numpy_helper.from_array(
+                np.array(values, dtype=np.int64), f"{name}/{suffix}"))
+        nodes.append(onnx.helper.make_node("Slice", [x, f"{name}/starts", f"{name}/ends",
+                                                     f"{name}/axes"], [name], name=name))
+        return name
+
+    if lo < 0 or hi < 0:  # a crop first, then what is left to pad
+        begin, end = max(-lo, 0), n - max(-hi, 0)
+        if begin >= end:
+            raise UnsupportedModelError(f"{where}: the pads crop axis {axis} of size {n} to "
+                                        f"nothing")
+        x = slice_of(begin, end, f"{prefix}/crop")
+        n, lo, hi = end - begin, max(lo, 0), max(hi, 0)
+        if not lo and not hi:
+            nodes.append(onnx.helper.make_node("Identity", [x], [out], name=f"{prefix}/out"))
+            return out, n
+    if mode == "reflect" and (lo >= n or hi >= n):
+        raise UnsupportedModelError(f"{where}: reflect pads {lo}, {hi} on axis {axis} of size "
+                                    f"{n}; reflect needs pads below the size")
+    if mode != "constant" and lo + hi > _MAX_PAD_PIECES:
+        raise UnsupportedModelError(f"{where}: {mode} pads {lo} + {hi} on axis {axis}: the SDK "
+                                    f"builds them from single-element slices, up to "
+                                    f"{_MAX_PAD_PIECES}")
+    if mode == "constant":
+        pieces = []
+        for side, width in (("before", lo), ("after", hi)):
+            if width:
+                block = list(dims)
+                block[axis] = width
+                name = f"{prefix}/{side}"
+                graph.initializer.append(numpy_helper.from_array(
+                    np.full(block, value, dtype=np.float32), name))
+                pieces.append(name)
+        pieces.insert(1 if lo else 0, x)
+    else:
+        if mode == "reflect":
+            left = [lo - i for i in range(lo)]           # x[lo], ..., x[1]
+            right = [n - 2 - i for i in range(hi)]       # x[n-2], ..., x[n-1-hi]
+        else:
+            left, right = [0] * lo, [n - 1] * hi
+        cut = {i: slice_of(i, i + 1, f"{prefix}/at{i}") for i in sorted(set(left + right))}
+        pieces = [cut[i] for i in left] + [x] + [cut[i] for i in right]
+    nodes.append(onnx.helper.make_node("Concat", pieces, [out], axis=axis, name=f"{prefix}/pad"))
+    return out, n + lo + hi

@@ -74,6 +74,8 @@ class LayerQueue:
     source_path: str = ""  # absolute path of the ONNX file, when loaded from one
     onnx_input_names: list[str] = field(default_factory=list)
     onnx_output_names: list[str] = field(default_factory=list)
+    # Graph inputs made constants at compile time (--input-value), by ONNX name.
+    input_values: dict[str, np.ndarray] = field(default_factory=dict)
     # Queue tensor -> the ONNX tensors holding the same values (same data, possibly another
     # shape, as a flatten's output), in graph order; tensors no ONNX tensor equals (inside
     # a node that became several layers) have no entry. For mapping numbers back to ONNX.

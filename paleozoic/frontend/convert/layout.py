@@ -19,6 +19,8 @@ onnx_ops({
     "Concat": OnnxOp("Concat, ConcatConstant (with constant operands), or folded"),
     "Split": OnnxOp("Slice"),
     "Slice": OnnxOp("Slice"),
+    "Pad": OnnxOp("Concat with constant blocks (constant mode) or of single-element Slices "
+                  "(reflect, edge), and Slice for negative pads: rewritten before TVM"),
     "Gather": OnnxOp("Gather (an initializer table by integer indices: GatherV2, the "
                      "indices cast to int32 on the host), Slice (constant indices) or "
                      "HostGather (run-time data by run-time indices)"),
