@@ -177,7 +177,8 @@ def fold_constants(proto: onnx.ModelProto, source: str,
     nodes the next pass folds (Swin's window padding is such a chain, several deep)."""
     total = 0
     for _ in range(_FOLD_MAX_PASSES):
-        folded = _fold_pass(proto, source, streamed or {}) + inline_constant_ifs(proto, source)
+        folded = _fold_pass(proto, source, streamed or {}) + \
+            inline_constant_ifs(proto, source) + unroll_constant_loops(proto, source)
         total += folded
         if not folded:
             break
@@ -231,6 +232,100 @@ def inline_constant_ifs(proto: onnx.ModelProto, source: str) -> int:
         graph.node.extend(kept)
         logger.info("%s: inlined %d If node(s) with a constant condition", source, inlined)
     return inlined
+
+
+# Iterations a Loop may unroll into (each a copy of its body).
+_MAX_UNROLL = 256
+
+
+def unroll_constant_loops(proto: onnx.ModelProto, source: str) -> int:
+    """Replaces each Loop whose trip count is a constant (and whose condition is absent or a
+    constant true, and stays so in the body) by that many copies of its body, the carried
+    values threaded from one copy to the next and scan outputs stacked; returns how many."""
+    graph = proto.graph
+    consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    kept: list[onnx.NodeProto] = []
+    unrolled = 0
+    for node in graph.node:
+        count = consts.get(node.input[0]) if node.op_type == "Loop" and node.input \
+            and node.input[0] else None
+        cond = node.input[1] if len(node.input) > 1 else ""
+        if count is None or node.domain not in ("", "ai.onnx") or \
+                (cond and not (cond in consts and bool(consts[cond].reshape(-1)[0]))):
+            kept.append(node)
+            continue
+        where = f"{source}: node {node.name or node.output[0]!r} (Loop)"
+        body = next(onnx.helper.get_attribute_value(a) for a in node.attribute
+                    if a.name == "body")
+        trips = int(count.reshape(-1)[0])
+        if trips > _MAX_UNROLL:
+            raise UnsupportedModelError(f"{where}: {trips} iterations; a Loop unrolls into "
+                                        f"copies of its body, up to {_MAX_UNROLL}")
+        iter_in, cond_in = body.input[0].name, body.input[1].name
+        carried_in = [v.name for v in body.input[2:]]
+        cond_out = body.output[0].name
+        carried_out = [v.name for v in body.output[1:1 + len(carried_in)]]
+        scan_out = [v.name for v in body.output[1 + len(carried_in):]]
+        producer = {o: n for n in body.node for o in n.output}
+        source_of_cond = cond_out
+        while source_of_cond in producer and producer[source_of_cond].op_type == "Identity":
+            source_of_cond = producer[source_of_cond].input[0]
+        stays_true = source_of_cond == cond_in or (
+            source_of_cond in consts and bool(consts[source_of_cond].reshape(-1)[0]))
+        if not stays_true:
+            raise UnsupportedModelError(f"{where}: the body computes its own condition (an "
+                                        f"early exit); only a fixed trip count unrolls")
+        base = node.name or node.output[0]
+        carried = list(node.input[2:])
+        stacked: list[list[str]] = [[] for _ in scan_out]
+        local = {t.name for t in body.initializer} | {o for n in body.node for o in n.output
+                                                       if o}
+        for i in range(trips):
+            prefix = f"{base}/iter{i}/"
+            rename = {name: prefix + name for name in local}
+            rename[iter_in] = f"{prefix}iteration"
+            rename[cond_in] = f"{prefix}condition"
+            rename.update(zip(carried_in, carried))
+            graph.initializer.extend([
+                numpy_helper.from_array(np.array(i, np.int64), rename[iter_in]),
+                numpy_helper.from_array(np.array(True), rename[cond_in])])
+            for tensor in body.initializer:
+                copy = onnx.TensorProto()
+                copy.CopyFrom(tensor)
+                copy.name = rename[tensor.name]
+                graph.initializer.append(copy)
+            for inner in body.node:
+                copy = onnx.NodeProto()
+                copy.CopyFrom(inner)
+                _rename_inputs(copy, rename)
+                copy.output[:] = [rename.get(o, o) for o in inner.output]
+                copy.name = prefix + (inner.name or inner.output[0])
+                kept.append(copy)
+            carried = [rename.get(name, name) for name in carried_out]
+            for j, name in enumerate(scan_out):
+                stacked[j].append(rename.get(name, name))
+        for out, value in zip(node.output, carried):
+            kept.append(onnx.helper.make_node("Identity", [value], [out], name=f"{base}/{out}"))
+        axis0 = f"{base}/axis0"
+        if scan_out:
+            if not trips:
+                raise UnsupportedModelError(f"{where}: zero iterations leave its scan outputs "
+                                            f"empty; zero-size tensors are not supported")
+            graph.initializer.append(numpy_helper.from_array(np.array([0], np.int64), axis0))
+        for out, pieces in zip(node.output[len(carried):], stacked):
+            rows = [f"{piece}/row" for piece in pieces]
+            for piece, row in zip(pieces, rows):
+                kept.append(onnx.helper.make_node("Unsqueeze", [piece, axis0], [row],
+                                                  name=row))
+            kept.append(onnx.helper.make_node("Concat", rows, [out], axis=0,
+                                              name=f"{base}/{out}"))
+        unrolled += 1
+    if unrolled:
+        del graph.node[:]
+        graph.node.extend(kept)
+        logger.info("%s: unrolled %d Loop node(s) with a constant trip count", source,
+                    unrolled)
+    return unrolled
 
 
 def _inputs_with_captures(node: onnx.NodeProto) -> set[str]:

@@ -12,6 +12,7 @@ from paleozoic.frontend.convert import ONNX_OPS, OnnxOp
 
 
 def check_supported(model: onnx.ModelProto, source: str) -> None:
+    _check_control_flow(model, source)
     bad = [(node.name or f"#{i}", node.op_type) for i, node in enumerate(model.graph.node)
            if node.op_type not in ONNX_OPS or node.domain not in ("", "ai.onnx")]
     if bad:
@@ -20,6 +21,36 @@ def check_supported(model: onnx.ModelProto, source: str) -> None:
             f"{source}: {len(bad)} node(s) use operators Paleozoic does not support (after "
             f"folding the subgraphs that are constant for the given input shapes):\n"
             f"{listed}\nsupported: {', '.join(sorted(ONNX_OPS))}")
+
+
+def _check_control_flow(model: onnx.ModelProto, source: str) -> None:
+    """An If, Loop or Scan left after folding depends on run-time values: named, with the
+    graph inputs it depends on, and what would fold it."""
+    graph = model.graph
+    inputs = {v.name for v in graph.input} - {t.name for t in graph.initializer}
+    depends: dict[str, set[str]] = {name: {name} for name in inputs}
+    for node in graph.node:
+        reads = set().union(*(depends.get(i, set()) for i in node.input if i))
+        for out in node.output:
+            depends[out] = reads
+        if node.op_type not in ("If", "Loop", "Scan") or node.domain not in ("", "ai.onnx"):
+            continue
+        on = sorted(depends.get(node.input[0], set())) if node.input and node.input[0] \
+            else []
+        what = {"If": "its condition", "Loop": "its trip count or condition",
+                "Scan": "its scanned inputs"}[node.op_type]
+        folds = {"If": "the branch not taken folds away",
+                 "Loop": "a constant trip count unrolls the loop",
+                 "Scan": "nothing folds a Scan yet"}[node.op_type]
+        hint = (f"; if {', '.join(on)} {'is' if len(on) == 1 else 'are'} fixed for a "
+                f"deployment (a sample rate, a mode, a step count), give --input-value "
+                f"NAME=VALUE: {folds}" if on else "")
+        raise UnsupportedModelError(
+            f"{source}: node {node.name or node.output[0]!r} ({node.op_type}): {what} is "
+            f"computed at run time{f' from input(s) {on}' if on else ''}; {node.op_type} is "
+            f"supported when it folds at compile time (a constant condition or a shape "
+            f"check; a Loop with a constant trip count, unrolled), not as control flow in "
+            f"the session{hint}")
 
 
 __all__ = ["ONNX_OPS", "OnnxOp", "check_supported"]

@@ -157,3 +157,64 @@ def test_pad_refusals() -> None:
         load_queue(_pad_model("reflect", [0, 0, 5, 0, 0, 0, 0, 0]))
     with pytest.raises(UnsupportedModelError, match=r"crop axis 3 of size 6 to nothing"):
         load_queue(_pad_model("constant", [0, 0, 0, -3, 0, 0, 0, -3]))
+
+
+def _loop_model(early_exit: bool = False) -> onnx.ModelProto:
+    """h_{i+1} = tanh(h_i W + i), n times (n an input); scan output: each step's h summed
+    (the body reads the iteration number and an outer weight)."""
+    body_nodes = [
+        helper.make_node("Cast", ["i"], ["i_f"], to=TensorProto.FLOAT),
+        helper.make_node("MatMul", ["h_in", "w"], ["hw"]),
+        helper.make_node("Add", ["hw", "i_f"], ["pre"]),
+        helper.make_node("Tanh", ["pre"], ["h_out"]),
+        helper.make_node("ReduceSum", ["h_out", "axis1"], ["total"], keepdims=0),
+        *([helper.make_node("Less", ["total", "zero"], ["below"]),
+           helper.make_node("Squeeze", ["below"], ["cond_out"])] if early_exit else
+          [helper.make_node("Identity", ["cond_in"], ["cond_out"])]),
+    ]
+    body = helper.make_graph(
+        body_nodes, "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_in", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_out", TensorProto.FLOAT, [1, 4]),
+         helper.make_tensor_value_info("total", TensorProto.FLOAT, [1])])
+    rng = np.random.default_rng(2)
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["n", "true", "h0"], ["h", "totals"], body=body,
+                          name="steps")], "loop",
+        [helper.make_tensor_value_info("h0", TensorProto.FLOAT, [1, 4]),
+         helper.make_tensor_value_info("n", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("h", TensorProto.FLOAT, [1, 4]),
+         helper.make_tensor_value_info("totals", TensorProto.FLOAT, ["steps", 1])],
+        [numpy_helper.from_array((rng.standard_normal((4, 4)) * 0.7).astype(np.float32), "w"),
+         numpy_helper.from_array(np.array(True), "true"),
+         numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+         numpy_helper.from_array(np.array([1], np.int64), "axis1")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+@pytest.mark.parametrize("steps", [1, 4])
+def test_a_loop_with_a_constant_trip_count_unrolls(steps: int, sdk: str) -> None:
+    model = _loop_model()
+    queue = load_queue(model, input_values={"n": np.array([float(steps)])})
+    h0 = np.random.default_rng(3).standard_normal((1, 4)).astype(np.float32)
+    want = reference_outputs(model, {"h0": h0, "n": np.array(steps, np.int64)})
+    got = list(PlanRunner(queue, resolve_plan(queue, "per-layer"), sdk=sdk).run([h0]).values())
+    assert got[1].shape == (steps, 1)
+    for ours, ref in zip(got, want):
+        np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_loops_that_do_not_unroll_are_refused() -> None:
+    with pytest.raises(UnsupportedModelError, match=r"trip count or condition is computed "
+                                                    r"at run time from input\(s\) \['n'\]"):
+        load_queue(_loop_model())
+    with pytest.raises(UnsupportedModelError, match="computes its own condition"):
+        load_queue(_loop_model(early_exit=True), input_values={"n": np.array([3.0])})
+    with pytest.raises(UnsupportedModelError, match="300 iterations"):
+        load_queue(_loop_model(), input_values={"n": np.array([300.0])})
