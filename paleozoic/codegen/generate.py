@@ -100,16 +100,12 @@ def step_shapes(iface: DecoderInterface, tokens: int,
 
 @dataclass
 class _Step:
-    """One compiled session of the loop, as generate.cpp.j2 prints it."""
+    """One compiled session of the loop, as generate.cpp.j2 prints it: its views, its
+    sections 1-3, and the interface as C++ expressions."""
 
     views: SessionViews
     body: Code
-    ids: str
-    mask: str
-    positions: str
-    past: list[str]
-    logits: str
-    present: list[str]
+    cpp: DecoderInterface
 
 
 # The loop's own names in generate.cpp.j2's main(), which no layer may take.
@@ -129,10 +125,12 @@ def _step(model: Model, iface: DecoderInterface, env: Any, prefix: str) -> _Step
     # The session's sections 1-3, one scope deeper in the loop's main().
     body = textwrap.indent(env.get_template("session_body.cpp.j2").render(context), "  ",
                            lambda line: bool(line.strip()))
-    return _Step(views, Code(body), by_onnx_in[iface.ids].ident, by_onnx_in[iface.mask].ident,
-                 by_onnx_in[iface.positions].ident,
-                 [by_onnx_in[n].ident for n in iface.past], by_onnx_out[iface.logits].expr,
-                 [by_onnx_out[n].expr for n in iface.present])
+    cpp = DecoderInterface(by_onnx_in[iface.ids].ident, by_onnx_in[iface.mask].ident,
+                           by_onnx_in[iface.positions].ident,
+                           [by_onnx_in[n].ident for n in iface.past],
+                           by_onnx_out[iface.logits].expr,
+                           [by_onnx_out[n].expr for n in iface.present], iface.kv_shapes)
+    return _Step(views, Code(body), cpp)
 
 
 def _shared_weights(prefill: Model, decode: Model) -> None:

@@ -210,18 +210,7 @@ def inline_constant_ifs(proto: onnx.ModelProto, source: str) -> int:
         local = {t.name for t in branch.initializer} | \
             {o for n in branch.node for o in n.output if o}
         rename = {name: prefix + name for name in local}
-        for tensor in branch.initializer:
-            copy = onnx.TensorProto()
-            copy.CopyFrom(tensor)
-            copy.name = rename[tensor.name]
-            graph.initializer.append(copy)
-        for inner in branch.node:
-            copy = onnx.NodeProto()
-            copy.CopyFrom(inner)
-            _rename_inputs(copy, rename)
-            copy.output[:] = [rename.get(o, o) for o in inner.output]
-            copy.name = prefix + inner.name if inner.name else ""
-            kept.append(copy)
+        _inline_body(graph, kept, branch, rename, prefix)
         for outer, inner_out in zip(node.output, branch.output):
             kept.append(onnx.helper.make_node("Identity", [rename.get(inner_out.name,
                                                                       inner_out.name)],
@@ -243,15 +232,18 @@ def unroll_constant_loops(proto: onnx.ModelProto, source: str) -> int:
     constant true, and stays so in the body) by that many copies of its body, the carried
     values threaded from one copy to the next and scan outputs stacked; returns how many."""
     graph = proto.graph
-    consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    tensors = {t.name: t for t in graph.initializer}
+
+    def truth(name: str) -> bool:
+        return name in tensors and bool(numpy_helper.to_array(tensors[name]).reshape(-1)[0])
+
     kept: list[onnx.NodeProto] = []
     unrolled = 0
     for node in graph.node:
-        count = consts.get(node.input[0]) if node.op_type == "Loop" and node.input \
-            and node.input[0] else None
+        count = numpy_helper.to_array(tensors[node.input[0]]) \
+            if node.op_type == "Loop" and node.input and node.input[0] in tensors else None
         cond = node.input[1] if len(node.input) > 1 else ""
-        if count is None or node.domain not in ("", "ai.onnx") or \
-                (cond and not (cond in consts and bool(consts[cond].reshape(-1)[0]))):
+        if count is None or node.domain not in ("", "ai.onnx") or (cond and not truth(cond)):
             kept.append(node)
             continue
         where = f"{source}: node {node.name or node.output[0]!r} (Loop)"
@@ -270,8 +262,7 @@ def unroll_constant_loops(proto: onnx.ModelProto, source: str) -> int:
         source_of_cond = cond_out
         while source_of_cond in producer and producer[source_of_cond].op_type == "Identity":
             source_of_cond = producer[source_of_cond].input[0]
-        stays_true = source_of_cond == cond_in or (
-            source_of_cond in consts and bool(consts[source_of_cond].reshape(-1)[0]))
+        stays_true = source_of_cond == cond_in or truth(source_of_cond)
         if not stays_true:
             raise UnsupportedModelError(f"{where}: the body computes its own condition (an "
                                         f"early exit); only a fixed trip count unrolls")
@@ -289,18 +280,7 @@ def unroll_constant_loops(proto: onnx.ModelProto, source: str) -> int:
             graph.initializer.extend([
                 numpy_helper.from_array(np.array(i, np.int64), rename[iter_in]),
                 numpy_helper.from_array(np.array(True), rename[cond_in])])
-            for tensor in body.initializer:
-                copy = onnx.TensorProto()
-                copy.CopyFrom(tensor)
-                copy.name = rename[tensor.name]
-                graph.initializer.append(copy)
-            for inner in body.node:
-                copy = onnx.NodeProto()
-                copy.CopyFrom(inner)
-                _rename_inputs(copy, rename)
-                copy.output[:] = [rename.get(o, o) for o in inner.output]
-                copy.name = prefix + (inner.name or inner.output[0])
-                kept.append(copy)
+            _inline_body(graph, kept, body, rename, prefix)
             carried = [rename.get(name, name) for name in carried_out]
             for j, name in enumerate(scan_out):
                 stacked[j].append(rename.get(name, name))
@@ -326,6 +306,24 @@ def unroll_constant_loops(proto: onnx.ModelProto, source: str) -> int:
         logger.info("%s: unrolled %d Loop node(s) with a constant trip count", source,
                     unrolled)
     return unrolled
+
+
+def _inline_body(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], body: onnx.GraphProto,
+                 rename: Mapping[str, str], prefix: str) -> None:
+    """A copy of a subgraph's initializers (into `graph`) and nodes (onto `nodes`), its
+    names renamed and its nodes' names prefixed."""
+    for tensor in body.initializer:
+        copy = onnx.TensorProto()
+        copy.CopyFrom(tensor)
+        copy.name = rename[tensor.name]
+        graph.initializer.append(copy)
+    for inner in body.node:
+        copy = onnx.NodeProto()
+        copy.CopyFrom(inner)
+        _rename_inputs(copy, rename)
+        copy.output[:] = [rename.get(o, o) for o in inner.output]
+        copy.name = prefix + (inner.name or inner.output[0])
+        nodes.append(copy)
 
 
 def _inputs_with_captures(node: onnx.NodeProto) -> set[str]:

@@ -16,6 +16,13 @@ ELEMENT_TYPES = ("float32", "int64", "int32", "uint8")
 INTEGER_TYPES = ELEMENT_TYPES[1:]
 
 
+def _check_broadcasts(kind: str, inputs: list[Shape], shape: Shape) -> None:
+    for x in inputs:
+        if len(x) > len(shape) or any(d not in (1, o) for d, o in zip(reversed(x),
+                                                                         reversed(shape))):
+            raise ShapeError(f"{kind} input {x} does not broadcast to {shape}")
+
+
 @dataclass(frozen=True)
 class HostCastAttrs:
     to: str                          # one of ELEMENT_TYPES
@@ -131,10 +138,7 @@ def host_where_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
         raise ShapeError(f"HostWhere takes the condition and {wanted - 1} value tensor(s) "
                          f"(then={attrs['then']!r}, otherwise={attrs['otherwise']!r}), got "
                          f"{len(inputs)} input(s)")
-    for x in inputs:
-        if len(x) > len(shape) or any(d not in (1, o) for d, o in zip(reversed(x),
-                                                                         reversed(shape))):
-            raise ShapeError(f"HostWhere input {x} does not broadcast to {shape}")
+    _check_broadcasts("HostWhere", inputs, shape)
     return shape
 
 
@@ -251,10 +255,7 @@ def host_arith_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     if constant and "constant" == attrs["a"] == attrs["b"]:
         raise ShapeError("HostArith has one constant operand at most")
     shape = tuple(attrs["shape"])
-    for x in list(inputs) + constant:
-        if len(x) > len(shape) or any(d not in (1, o) for d, o in zip(reversed(x),
-                                                                         reversed(shape))):
-            raise ShapeError(f"HostArith input {x} does not broadcast to {shape}")
+    _check_broadcasts("HostArith", list(inputs) + constant, shape)
     return shape
 
 
