@@ -147,9 +147,21 @@ def test_zero_pad_merges_into_its_reader(consumer: str, tmp_path: Path) -> None:
     compile_build_compare(model, tmp_path / "out")
 
 
-def test_nonzero_pad_is_refused_by_name() -> None:
-    with pytest.raises(UnsupportedModelError, match="'pad': Pad"):
-        import_onnx(_pad_model(1.0, "Conv"))
+def test_a_nonzero_pad_stays_a_pad_of_its_own() -> None:
+    """A Pad of 1.0 cannot merge into the Conv (whose padding is zeros): it becomes
+    Concats with constant blocks, and the result is onnxruntime's."""
+    from paleozoic.pipeline import resolve_plan, run_passes
+    from paleozoic.plan_runner import PlanRunner
+    from paleozoic.verify import reference_outputs
+
+    model = _pad_model(1.0, "Conv")
+    queue = run_passes(import_onnx(model))
+    # Pads 1 before and 2 after on H, 1 after on W: three constant blocks.
+    assert [layer.kind for layer in queue.layers].count("ConcatConstant") == 3
+    x = np.random.default_rng(1).standard_normal((1, 3, 9, 9)).astype(np.float32)
+    got = PlanRunner(queue, resolve_plan(queue, "per-layer")).run([x])
+    np.testing.assert_allclose(next(iter(got.values())),
+                               reference_outputs(model, {"x": x})[0], rtol=1e-5, atol=1e-5)
 
 
 def _window_pad_model() -> onnx.ModelProto:
