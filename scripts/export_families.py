@@ -133,6 +133,9 @@ class Spec:
     checks: list[Tensors] = field(default_factory=list)
     source: bytes | None = None
     dynamic_axes: dict[str, dict[int, str]] | None = None
+    # `paleozoic compile` options the model needs (written to NAME.options beside it, read
+    # by scripts/exporter_acceptance.py): symbolic axes, inputs control flow checks.
+    options: str = ""
 
 
 @dataclass
@@ -272,9 +275,14 @@ def _llm_kv(family: str) -> Callable[[Options], Spec]:
                 "position_ids": {1: "tokens"}, "logits": {1: "tokens"}}
         axes |= {name: {2: "cached"} for name in _kv_names("past", layers)}
         axes |= {name: {2: "window"} for name in _kv_names("present", layers)}
+        shapes = [f"input_ids=1x{PROMPT}", f"attention_mask=1x{PAST + 1}",
+                  f"position_ids=1x{PROMPT}"] + [
+            f"{name}=1x{kv_heads}x{PAST + 1 - PROMPT}x{head_dim}"
+            for name in _kv_names("past", layers)]
         return Spec(spec.model, spec.inputs, spec.outputs,
                     [spec.inputs, prefill(PROMPT, PAST + 1), prefill(5, 32)],
-                    dynamic_axes=axes)
+                    dynamic_axes=axes,
+                    options=" ".join(f"--input-shape {s}" for s in shapes))
     return build
 
 
@@ -479,7 +487,7 @@ def _tiny_if(_: Options) -> Spec:
 def _tiny_loop(_: Options) -> Spec:
     x = torch.randn(1, 16, generator=_gen())
     checks = [{"x": x, "n": torch.tensor(n, dtype=torch.int64)} for n in (3, 0, 7)]
-    return Spec(_script(TinyLoop()), checks[0], ["y"], checks)
+    return Spec(_script(TinyLoop()), checks[0], ["y"], checks, options="--input-value n=3")
 
 
 def _script(module: nn.Module) -> nn.Module:
@@ -505,7 +513,9 @@ def _silero(options: Options) -> Spec:
               "state": torch.zeros(2, 1, 128), "sr": torch.tensor(16000)},
              {"input": torch.randn(1, 256, generator=gen) * 0.1,
               "state": torch.zeros(2, 1, 128), "sr": torch.tensor(8000)}]
-    return Spec(None, feeds[0], ["output", "stateN"], feeds, source=source)
+    return Spec(None, feeds[0], ["output", "stateN"], feeds, source=source,
+                options="--input-value sr=16000 --input-shape input=1x512 "
+                        "--input-shape state=2x1x128")
 
 
 MODELS: dict[str, Callable[[Options], Spec]] = {
@@ -705,6 +715,8 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     export(spec, tmp)
                 tmp.replace(final)
+            if spec.options:
+                final.with_suffix(".options").write_text(spec.options + "\n")
             save_checks(spec, checks)
             report = run_check(args.ort_python, final, checks)
             print(f"{name}: {status} {final.name} {final.stat().st_size / 2**20:.1f} MB "

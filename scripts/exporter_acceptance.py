@@ -15,6 +15,9 @@ Status per model:
 Runs with the project's Python (paleozoic installed). Work folders go to --work (outside
 the repository by default) and are removed after each model unless --keep.
 
+A model's own compile options (its symbolic axes, an input a control-flow node checks) are
+read from NAME.options beside it when there is one (scripts/export_families.py writes them).
+
 Options for models with symbolic dimensions:
     --input-shape / --batch   passed through to `paleozoic compile` and `verify` if the
                               installed command line has those options (else ignored with
@@ -33,6 +36,7 @@ import argparse
 import collections
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -375,9 +379,21 @@ def error_lines(stderr: str, stdout: str = "", limit: int = 6, model: str = "") 
     return [ln[:300] for ln in lines][:limit]
 
 
+def model_options(path: Path) -> list[str]:
+    """The compile options a model needs, from NAME.options beside it (written by the
+    exporter: --input-shape of symbolic axes, --input-value of a sample rate an If checks)."""
+    options = path.with_suffix(".options")
+    return shlex.split(options.read_text()) if options.is_file() else []
+
+
 def run_paleozoic(path: Path, result: Result, work: Path, args, passthrough: list[str],
                   verify_passthrough: list[str]) -> None:
     out = work / "session"
+    own = model_options(path)
+    if own:
+        result.workarounds.append(f"compiled with {path.with_suffix('.options').name}: "
+                                  f"{' '.join(own)}")
+        passthrough = [*passthrough, *own]
     code, so, se, dt = run_stage(pz_command("compile", str(path), "-o", str(out), "--plan",
                                             args.plan, "--force", *passthrough), args.timeout)
     result.compile_s = round(dt, 2)
