@@ -25,9 +25,69 @@ def convert_matmul(w: Walker, call: Any, args: list[Value]) -> Value:
     x, weight = args
     if isinstance(x, Act) and isinstance(weight, Act):
         return batch_dot(w, x, weight)
+    if isinstance(x, Const) and isinstance(weight, Act):
+        return _constant_times(w, np.asarray(x.value), weight)
+    if isinstance(x, Act) and isinstance(weight, Const) and weight.value.ndim > 2:
+        return _times_batched_constant(w, x, np.asarray(weight.value))
     if not isinstance(x, Act) or not isinstance(weight, Const) or weight.value.ndim != 2:
         raise w.fail("matmul is supported with an activation and a constant 2-D weight, or "
                      "with two activations")
+    return fully_connected(w, x, np.asarray(weight.value))
+
+
+# Batches a MatMul by a batched constant may split into (a FullyConnected layer each).
+_MAX_CONSTANT_BATCHES = 64
+
+
+def _times_batched_constant(w: Walker, x: Act, weight: np.ndarray) -> Value:
+    """x [..., m, k] times a constant [..., k, n] with batch axes: one FullyConnected per
+    batch (the SDK's MLP takes one filter), the batches cut apart and concatenated back; a
+    constant whose batch axes are all 1 is one 2-D weight."""
+    shape = tuple(w.tensors[x.name].shape)
+    if len(shape) < 2:
+        raise w.fail("matmul of a 1-D activation by a batched constant is not supported")
+    if all(d == 1 for d in weight.shape[:-2]):
+        return fully_connected(w, x, weight.reshape(weight.shape[-2:]))
+    try:
+        batch = tuple(int(d) for d in np.broadcast_shapes(shape[:-2], weight.shape[:-2]))
+    except ValueError:
+        raise w.fail(f"matmul of {shape} and a constant {weight.shape}: the batch axes do "
+                     f"not broadcast") from None
+    count = int(np.prod(batch))
+    if count > _MAX_CONSTANT_BATCHES:
+        raise w.fail(f"matmul by a constant with {count} batches: one FullyConnected a batch, "
+                     f"up to {_MAX_CONSTANT_BATCHES}")
+    from paleozoic.frontend.convert.layout import expand, slice_layer
+
+    m, k = shape[-2:]
+    x = expand(w, x, batch + (m, k))
+    flat = w.emit("Reshape", [x], {"shape": [count, m, k]}, part="batches", main=False)
+    weights = np.broadcast_to(weight, batch + weight.shape[-2:]).reshape(
+        count, *weight.shape[-2:])
+    pieces = [fully_connected(w, slice_layer(w, flat, [0], [i], [i + 1], [1]), weights[i])
+              for i in range(count)]
+    out = w.emit("Concat", pieces, {"axis": 0}, part="concat")
+    return w.emit("Reshape", [out], {"shape": [*batch, m, int(weight.shape[-1])]},
+                  part="unbatch")
+
+
+def _constant_times(w: Walker, constant: np.ndarray, x: Act) -> Value:
+    """A constant [..., m, k] times x [..., k, n] (a DETR decoder's first queries, constant
+    until they meet the image): (x^T c^T)^T, the constant as the weight."""
+    shape = tuple(w.tensors[x.name].shape)
+    if constant.ndim < 2 or len(shape) < 2:
+        raise w.fail("matmul of a 1-D constant or activation by the other is not supported")
+    perm = list(range(len(shape) - 2)) + [len(shape) - 1, len(shape) - 2]
+    xt = w.emit("Transpose", [x], {"perm": perm}, part="xt", main=False)
+    product = _times_batched_constant(w, xt, np.swapaxes(constant, -1, -2)) \
+        if constant.ndim > 2 else fully_connected(w, xt, constant.T)
+    rank = len(w.tensors[product.name].shape)
+    back = list(range(rank - 2)) + [rank - 1, rank - 2]
+    return w.emit("Transpose", [product], {"perm": back}, part="t")
+
+
+def fully_connected(w: Walker, x: Act, weight: np.ndarray) -> Act:
+    """x [..., k] times a constant 2-D weight [k, n]: a FullyConnected layer."""
     shape = w.tensors[x.name].shape
     if len(shape) < 2:
         raise w.fail("matmul of a 1-D activation is not supported")
@@ -37,10 +97,10 @@ def convert_matmul(w: Walker, call: Any, args: list[Value]) -> Value:
     rows = int(np.prod(shape[:-1]))
     x2 = x if len(shape) == 2 else w.emit("Reshape", [x], {"shape": [rows, shape[-1]]},
                                           part="rows", main=False)
-    out = w.emit("FullyConnected", [x2], {"out_features": int(weight.value.shape[1])},
-                 {"weight": np.ascontiguousarray(weight.value.T)})
+    out = w.emit("FullyConnected", [x2], {"out_features": int(weight.shape[1])},
+                 {"weight": np.ascontiguousarray(weight.T)})
     if len(shape) != 2:
-        out = w.emit("Reshape", [out], {"shape": [*shape[:-1], int(weight.value.shape[1])]},
+        out = w.emit("Reshape", [out], {"shape": [*shape[:-1], int(weight.shape[1])]},
                      part="unrows")
     return out
 
