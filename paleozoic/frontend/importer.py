@@ -16,6 +16,7 @@ from onnx import numpy_helper
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend.attribute_checks import check_attributes
 from paleozoic.frontend.convert.host import MaskOf, bool_output
+from paleozoic.frontend.convert.walker import MAX_RANK
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.recurrent import cut_recurrent, splice_recurrent, stand_in_names
 from paleozoic.frontend.convert import (
@@ -89,6 +90,10 @@ def import_onnx(model: str | Path | onnx.ModelProto,
                 f"int64, int32, uint8 or bool (token ids, masks, images), which host layers "
                 f"read")
         input_dtypes[value.name] = dtype
+        if value.name in shapes and len(shapes[value.name]) > MAX_RANK:
+            raise UnsupportedModelError(
+                f"{source}: input {value.name!r} has {len(shapes[value.name])} axes "
+                f"{shapes[value.name]}; the SDK's tensors have at most {MAX_RANK}")
         if value.name in shapes and not shapes[value.name]:
             raise UnsupportedModelError(
                 f"{source}: input {value.name!r} is a 0-d tensor; a session's tensors have at "

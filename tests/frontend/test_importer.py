@@ -173,3 +173,26 @@ def test_resize_antialias_and_deconv_output_shape_are_refused() -> None:
     model.ir_version = 8
     with pytest.raises(UnsupportedModelError, match=r"'deconv' \(ConvTranspose\): output_shape"):
         import_onnx(model)
+
+
+def test_tensors_of_more_than_six_axes_are_refused() -> None:
+    """The SDK's tensors have at most six axes: a 7-D input, or a layer that would make a
+    7-D tensor, is refused naming it (not a failure when the session runs)."""
+    from onnx import TensorProto, helper
+
+    def model(shape, nodes, out_shape):
+        graph = helper.make_graph(nodes, "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                                 out_shape)],
+                                  [helper.make_tensor("axes", TensorProto.INT64, [1], [0])])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
+
+    with pytest.raises(UnsupportedModelError, match=r"input 'x' has 7 axes"):
+        import_onnx(model([1] * 7, [helper.make_node("Relu", ["x"], ["y"])], [1] * 7))
+    with pytest.raises(UnsupportedModelError, match=r"7-D tensor .*at most 6 axes"):
+        import_onnx(model([2] * 6, [helper.make_node("Relu", ["x"], ["r"]),
+                                    helper.make_node("Unsqueeze", ["r", "axes"], ["y"])],
+                          [1] + [2] * 6))

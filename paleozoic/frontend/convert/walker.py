@@ -86,6 +86,9 @@ class Walker:
                             f"tensors are read by host layers (Cast, ArgMax) and as "
                             f"embedding indices")
         shape = spec.output_shape(attrs, in_shapes)
+        if len(shape) > MAX_RANK:
+            raise self.fail(f"{kind} layer {name!r} would produce a {len(shape)}-D tensor "
+                            f"{shape}; the SDK's tensors have at most {MAX_RANK} axes")
         if 0 in shape:
             raise self.fail(f"{kind} layer {name!r} would produce an empty tensor {shape}; "
                             f"zero-size tensors are not supported")
@@ -115,6 +118,10 @@ class Walker:
         where = (f"node {node.label!r} ({node.op_type}), {self.current_var}" if node
                  else self.current_var)
         return ConversionError(f"{self.source}: {where}: {message}")
+
+
+# The most axes an SDK tensor has (CNML's, the mock's kMaxDims).
+MAX_RANK = 6
 
 
 def channel_vector(w: Walker, act: Act, const: Const) -> np.ndarray | None:
