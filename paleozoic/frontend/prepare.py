@@ -216,11 +216,8 @@ def inline_constant_ifs(proto: onnx.ModelProto, source: str) -> int:
                                                                       inner_out.name)],
                                               [outer], name=f"{prefix}output_{outer}"))
         inlined += 1
-    if inlined:
-        del graph.node[:]
-        graph.node.extend(kept)
-        logger.info("%s: inlined %d If node(s) with a constant condition", source, inlined)
-    return inlined
+    return _replace_nodes(graph, kept, inlined, source, "inlined %d If node(s) with a "
+                          "constant condition")
 
 
 # Iterations a Loop may unroll into (each a copy of its body).
@@ -300,12 +297,19 @@ def unroll_constant_loops(proto: onnx.ModelProto, source: str) -> int:
             kept.append(onnx.helper.make_node("Concat", rows, [out], axis=0,
                                               name=f"{base}/{out}"))
         unrolled += 1
-    if unrolled:
+    return _replace_nodes(graph, kept, unrolled, source, "unrolled %d Loop node(s) with a "
+                          "constant trip count")
+
+
+def _replace_nodes(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], count: int,
+                   source: str, message: str) -> int:
+    """A rewriting pass's end: the graph's nodes replaced by `nodes` when it changed
+    `count` of them (logged with `message`, which has one %d); returns count."""
+    if count:
         del graph.node[:]
-        graph.node.extend(kept)
-        logger.info("%s: unrolled %d Loop node(s) with a constant trip count", source,
-                    unrolled)
-    return unrolled
+        graph.node.extend(nodes)
+        logger.info("%s: " + message, source, count)
+    return count
 
 
 def _inline_body(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], body: onnx.GraphProto,
@@ -778,12 +782,8 @@ def rewrite_einsum(proto: onnx.ModelProto, source: str) -> int:
             nodes.append(onnx.helper.make_node("Transpose", [product], [node.output[0]],
                                                perm=perm_out, name=f"{base}/out_t"))
         rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(nodes)
-        logger.info("%s: rewrote %d Einsum node(s) into MatMul and Transpose", source,
-                    rewritten)
-    return rewritten
+    return _replace_nodes(graph, nodes, rewritten, source, "rewrote %d Einsum node(s) into "
+                          "MatMul and Transpose")
 
 
 def _einsum_as_matmul(equation: str, operands: int) -> tuple[list[int], list[int],
@@ -883,11 +883,8 @@ def rewrite_pads(proto: onnx.ModelProto, source: str,
             nodes.append(onnx.helper.make_node("Identity", [current], [node.output[0]],
                                                name=base))
         rewritten += 1
-    if rewritten:
-        del graph.node[:]
-        graph.node.extend(nodes)
-        logger.info("%s: rewrote %d Pad node(s) into Slice and Concat", source, rewritten)
-    return rewritten
+    return _replace_nodes(graph, nodes, rewritten, source, "rewrote %d Pad node(s) into Slice "
+                          "and Concat")
 
 
 def _pad_axis(nodes: list[onnx.NodeProto], graph: onnx.GraphProto, where: str, base: str,

@@ -37,11 +37,7 @@ def uint8_classifier(seed: int = 0, batch: int = 2, size: int = 8,
         [helper.make_tensor_value_info("image", TensorProto.UINT8, [batch, 3, size, size])],
         [helper.make_tensor_value_info(logits, TensorProto.FLOAT, [batch, classes]),
          helper.make_tensor_value_info(label, TensorProto.INT64, [batch])], g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="paleozoic.testing.host")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return _checked(graph)
 
 
 def topk_classifier(seed: int = 0, batch: int = 2, size: int = 8, classes: int = 10,
@@ -65,11 +61,7 @@ def topk_classifier(seed: int = 0, batch: int = 2, size: int = 8, classes: int =
         [helper.make_tensor_value_info("image", TensorProto.FLOAT, [batch, 3, size, size])],
         [helper.make_tensor_value_info(indices, TensorProto.INT64, [batch, k]),
          helper.make_tensor_value_info(probs, TensorProto.FLOAT, [batch, k])], g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="paleozoic.testing.host")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return _checked(graph)
 
 
 def hf_masked_softmax(seq: int = 6, heads: int = 2, exporter: str = "legacy") -> onnx.ModelProto:
@@ -110,11 +102,7 @@ def hf_masked_softmax(seq: int = 6, heads: int = 2, exporter: str = "legacy") ->
         helper.make_tensor_value_info("mask", TensorProto.INT64, [1, s]),
         helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, heads, s, s])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, heads, s, s])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="paleozoic.testing.host")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return _checked(graph)
 
 
 def compare_select(batch: int = 2) -> onnx.ModelProto:
@@ -156,11 +144,7 @@ def compare_select(batch: int = 2) -> onnx.ModelProto:
         helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 5])],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
          for n in ("selected", "filled", "flags", "clipped")], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="paleozoic.testing.host")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return _checked(graph)
 
 
 def compare_select_inputs(batch: int = 2, seed: int = 0) -> dict[str, np.ndarray]:
@@ -196,11 +180,7 @@ def topk_gather_head(batch: int = 1, anchors: int = 8, k: int = 3) -> onnx.Model
                                                                              "boxes")],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, k, 4])],
         [numpy_helper.from_array(np.array([k], dtype=np.int64), "k")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="paleozoic.testing.host")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return _checked(graph)
 
 
 def integer_ops(batch: int = 2, seq: int = 9, eos: int = 5) -> onnx.ModelProto:
@@ -240,11 +220,7 @@ def integer_ops(batch: int = 2, seq: int = 9, eos: int = 5) -> onnx.ModelProto:
         [helper.make_tensor_value_info("ids", TensorProto.INT64, shape),
          helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
         [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="paleozoic.testing.host")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return _checked(graph)
 
 
 def integer_ops_inputs(batch: int = 2, seq: int = 9, eos: int = 5,
@@ -299,11 +275,7 @@ def token_pool_causal_mask(batch: int = 2, seq: int = 6, width: int = 4,
         [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, [batch, width]),
          helper.make_tensor_value_info("bias", TensorProto.FLOAT, [batch, 1, seq, seq])],
         inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="paleozoic.testing.host")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return _checked(graph)
 
 
 def token_pool_causal_mask_inputs(batch: int = 2, seq: int = 6, width: int = 4,
@@ -318,3 +290,12 @@ def token_pool_causal_mask_inputs(batch: int = 2, seq: int = 6, width: int = 4,
         mask[b, :b] = 0
     hidden = rng.standard_normal((batch, seq, width)).astype(np.float32)
     return {"ids": ids, "attention_mask": mask, "hidden": hidden}
+
+
+def _checked(graph: onnx.GraphProto) -> onnx.ModelProto:
+    """An opset-17, IR-8 model of `graph`, through the ONNX checker."""
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="paleozoic.testing.host")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
