@@ -12,7 +12,12 @@
 # or ASan binaries) and runs one session under valgrind memcheck.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-work="${1:-$(mktemp -d -t pz-sanitize.XXXXXX)}"
+if [ $# -ge 1 ]; then
+  work="$1"
+else  # a scratch folder of ours: removed when the run passes (it holds about 2 GB of builds)
+  work="$(mktemp -d -t pz-sanitize.XXXXXX)"
+  trap 'status=$?; if [ "$status" -eq 0 ]; then rm -rf "$work"; fi' EXIT
+fi
 mkdir -p "$work"
 jobs="${PZ_JOBS:-$(nproc)}"
 models="${PZ_SAN_MODELS:-squeezenet:fuse-all shufflenet:per-layer inception_v1:fuse-all}"

@@ -174,3 +174,67 @@ def small_cnn_model() -> onnx.ModelProto:
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
+
+
+def runtime_if_model(form: str = "plain") -> onnx.ModelProto:
+    """x0 [1, 8] -> x = Exp(x0); If(ReduceSum(x0) > 0) then Relu(x) * 2 else Sigmoid(x) + 1;
+    z = that + x. form "nested": the else branch holds an If(ReduceMax(x) < 0.5) choosing
+    Tanh(x) or Neg(x) before its Sigmoid. form "flag": the condition is a bool input
+    `flag` [1] and the If's second output is ArgMax of x (then) or of -x (else), an int64
+    tensor only one branch writes."""
+    f32 = TensorProto.FLOAT
+
+    def branch(name: str, nodes: list, outs: list, inits: list) -> onnx.GraphProto:
+        return helper.make_graph(nodes, name, [], outs, inits)
+
+    def scalar(name: str, value: float) -> onnx.TensorProto:
+        return numpy_helper.from_array(np.array(value, np.float32), name)
+
+    y = helper.make_tensor_value_info
+    flag = form == "flag"
+    then_nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Mul", ["r", "two"],
+                                                                          ["t_out"])]
+    else_nodes = [helper.make_node("Sigmoid", ["x"], ["s"]),
+                  helper.make_node("Add", ["s", "one"], ["e_out"])]
+    then_outs, else_outs = [y("t_out", f32, [1, 8])], [y("e_out", f32, [1, 8])]
+    else_inits = [scalar("one", 1.0)]
+    if flag:
+        then_nodes.append(helper.make_node("ArgMax", ["x"], ["t_idx"], axis=1))
+        else_nodes += [helper.make_node("Neg", ["x"], ["negated"]),
+                       helper.make_node("ArgMax", ["negated"], ["e_idx"], axis=1)]
+        then_outs.append(y("t_idx", TensorProto.INT64, [1, 1]))
+        else_outs.append(y("e_idx", TensorProto.INT64, [1, 1]))
+    if form == "nested":
+        inner_then = branch("inner_then", [helper.make_node("Tanh", ["x"], ["it"])],
+                            [y("it", f32, [1, 8])], [])
+        inner_else = branch("inner_else", [helper.make_node("Neg", ["x"], ["ie"])],
+                            [y("ie", f32, [1, 8])], [])
+        else_nodes = [helper.make_node("ReduceMax", ["x"], ["m"], keepdims=1),
+                      helper.make_node("Less", ["m", "half"], ["c2"]),
+                      helper.make_node("If", ["c2"], ["e_in"], name="inner_if",
+                                       then_branch=inner_then, else_branch=inner_else),
+                      helper.make_node("Sigmoid", ["e_in"], ["s"]),
+                      helper.make_node("Add", ["s", "one"], ["e_out"])]
+        else_inits.append(scalar("half", 0.5))
+    nodes = [helper.make_node("Exp", ["x0"], ["x"])]
+    inputs = [y("x0", f32, [1, 8])]
+    if flag:
+        inputs.append(y("flag", TensorProto.BOOL, [1]))
+        condition = "flag"
+    else:
+        nodes += [helper.make_node("ReduceSum", ["x0"], ["sum"], keepdims=1),
+                  helper.make_node("Greater", ["sum", "zero"], ["c"])]
+        condition = "c"
+    outs = ["y", "idx"] if flag else ["y"]
+    nodes += [helper.make_node("If", [condition], outs, name="outer_if",
+                               then_branch=branch("then", then_nodes, then_outs,
+                                                  [scalar("two", 2.0)]),
+                               else_branch=branch("else", else_nodes, else_outs, else_inits)),
+              helper.make_node("Add", ["y", "x"], ["z"])]
+    outputs = [y("z", f32, [1, 8])] + ([y("idx", TensorProto.INT64, [1, 1])] if flag else [])
+    graph = helper.make_graph(nodes, f"runtime_if_{form}", inputs, outputs,
+                              [scalar("zero", 0.0)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model

@@ -13,7 +13,7 @@ from typing import Any
 
 from paleozoic import __version__
 from paleozoic.codegen.environment import make_environment
-from paleozoic.codegen.escape import CPP_KEYWORDS, Code, cpp_string
+from paleozoic.codegen.escape import CPP_KEYWORDS, Code, cpp_comment, cpp_string
 from paleozoic.codegen.escape import cpp_ident as _escaped_ident
 from paleozoic.codegen.raw import raw_context, raw_title
 from paleozoic.codegen.weights import write_weights
@@ -125,6 +125,9 @@ class SessionViews:
     weights: list[tuple[str, Any]]
     unique_ident: Any            # name -> a C++ identifier not used yet
     used: set[str]
+    # The blocks' runs as C++ statements with the run-time Ifs' if/else around their
+    # branches; empty when the model has none (the session runs the block list in order).
+    forward: list[Code] = field(default_factory=list)
 
 
 def session_views(model: Model, env: Any, block_prefix: str = "",
@@ -175,7 +178,43 @@ def session_views(model: Model, env: Any, block_prefix: str = "",
     for layer in queue.layers:
         if layer.name in model.quantization:
             tensors += model.quantization[layer.name].weight_tensors(layer.name)
-    return SessionViews(inputs, outputs, views, blocks, tensors, unique_ident, used)
+    forward = forward_statements(model, blocks, expr) if queue.conditions else []
+    return SessionViews(inputs, outputs, views, blocks, tensors, unique_ident, used, forward)
+
+
+def forward_statements(model: Model, blocks: list[BlockView], expr: dict[str, str],
+                       queue_expr: str = "device.queue()") -> list[Code]:
+    """`blocks[i].run(queue);` per block in order, each run-time If's branches inside
+    `if (pz::conditionHolds(condition)) { ... } else { ... }` (nested Ifs nested), two
+    spaces of indent per level."""
+    lines: list[Code] = []
+    open_: list[tuple[str, bool]] = []  # the branches the current line is inside
+    for i, (block, view) in enumerate(zip(model.blocks, blocks)):
+        branch = block.layers[0].branch
+        common = 0
+        while common < min(len(open_), len(branch)) and open_[common] == branch[common]:
+            common += 1
+        flip = (common < len(open_) and common < len(branch)
+                and open_[common][0] == branch[common][0])  # then -> else of one If
+        while len(open_) > common + flip:
+            open_.pop()
+            lines.append(Code("  " * len(open_) + "}"))
+        if flip:
+            open_[common] = branch[common]
+            lines.append(Code("  " * common + "} else {"))
+            common += 1
+        for name, taken in branch[common:]:
+            test = f"pz::conditionHolds({expr[model.queue.conditions[name]]})"
+            lines.append(Code("  " * len(open_) + f"if ({test if taken else '!' + test}) {{"
+                              f"  // If {cpp_comment(name)}: its "
+                              f"{'then' if taken else 'else'} branch"))
+            open_.append((name, taken))
+        lines.append(Code("  " * len(open_) + f"blocks[{i}].run({queue_expr});  // "
+                          f"{view.name}: {cpp_comment(view.summary)}"))
+    while open_:
+        open_.pop()
+        lines.append("  " * len(open_) + "}")
+    return lines
 
 
 def session_files(model: Model, title: str, emit: str = "wrapper",
@@ -205,7 +244,7 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
         ir_version=model.ir_version, opset=model.opset.opset_version,
         strategy=model.plan.strategy, num_layers=len(queue.layers),
         num_weights=len(v.weights), weights_id="{{WEIGHTS_ID}}", inputs=v.inputs,
-        outputs=v.outputs, layers=v.layers, blocks=v.blocks,
+        outputs=v.outputs, layers=v.layers, blocks=v.blocks, forward=v.forward,
     )
     if emit == "raw":
         context.update(raw)

@@ -24,6 +24,7 @@ from paleozoic.frontend.convert import (
     Const, Deferred,
     Match, Tup, Walker, binding_owners, clean_identifier, find_matches, tensor_bindings,
 )
+from paleozoic.frontend.control_flow import split_runtime_ifs
 from paleozoic.frontend.prepare import (
     bind_input_values, check_resize_scales, expand_layer_norm_statistics, fix_input_shapes,
     float_pow_exponents, fold_constants, fold_pads, rewrite_einsum, rewrite_pads,
@@ -63,6 +64,9 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     bound = bind_input_values(proto, source, input_values or {})
     shapes = fix_input_shapes(proto, source, input_shapes, batch)
     fold_constants(proto, source, loaded.weights)
+    selects = split_runtime_ifs(proto, source)
+    if selects:  # the branches' own constant work
+        fold_constants(proto, source, loaded.weights)
     fold_pads(proto, source)
     rewrite_pads(proto, source, loaded.weights)
     rewrite_einsum(proto, source)
@@ -97,7 +101,8 @@ def import_onnx(model: str | Path | onnx.ModelProto,
         if value.name in shapes and not shapes[value.name]:
             raise UnsupportedModelError(
                 f"{source}: input {value.name!r} is a 0-d tensor; a session's tensors have at "
-                f"least one axis (give it shape [1], or make it a constant)")
+                f"least one axis (give it shape [1] in the model, or make it a constant with "
+                f"--input-value {value.name}=VALUE)")
     onnx_output_names = [o.name for o in proto.graph.output]
     # LSTM/GRU/RNN have no TVM converter: cut out here, their layers spliced in after the walk.
     cuts = cut_recurrent(proto, source, loaded.weights)
@@ -216,8 +221,33 @@ def import_onnx(model: str | Path | onnx.ModelProto,
             layer = renames.get(stand_ins[name])
             if layer is not None:
                 queue.onnx_tensors.setdefault(layer, []).append(name)
+    mark_selects(queue, selects)
     logger.info("%s: %d layers, %d weights", source, len(queue.layers), len(queue.weights))
     return queue
+
+
+def mark_selects(queue: LayerQueue, selects: Mapping[str, str]) -> None:
+    """Marks the layers selecting a run-time If's outputs (their `selects_if`), each a
+    HostWhere of the condition and the two branches' values of one shape."""
+    found: set[str] = set()
+    for layer in queue.layers:
+        owner = next((selects[n] for n in layer.onnx_nodes if n in selects), "")
+        if not owner or layer.kind != "HostWhere":
+            continue
+        shapes = {queue.shape(name) for name in layer.inputs[1:]}
+        if len(layer.inputs) != 3 or len(shapes) != 1:
+            raise UnsupportedModelError(
+                f"{queue.source}: node {owner!r} (If): its branches give the output "
+                f"{layer.name!r} in different shapes or as constants "
+                f"({[queue.shape(n) for n in layer.inputs[1:]]}); a session's branches must "
+                f"compute tensors of one shape")
+        layer.selects_if = owner
+        found.add(owner)
+    lost = sorted(set(selects.values()) - found)
+    if lost:
+        raise UnsupportedModelError(
+            f"{queue.source}: node {lost[0]!r} (If): no layer selects its outputs (an output "
+            f"that is the same value in both branches, or a constant); restructure the If")
 
 
 def _onnx_tensors(walker: Walker, onnx_vars: dict[str, Any], inputs: list[TensorInfo],

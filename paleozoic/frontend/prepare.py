@@ -19,6 +19,8 @@ import onnx
 from onnx import numpy_helper
 
 from paleozoic.errors import UnsupportedModelError
+from paleozoic.frontend.control_flow import inline_constant_ifs, unroll_constant_loops
+from paleozoic.frontend.graph_edit import inputs_with_captures, replace_nodes
 
 logger = logging.getLogger(__name__)
 
@@ -185,180 +187,6 @@ def fold_constants(proto: onnx.ModelProto, source: str,
     return total
 
 
-def inline_constant_ifs(proto: onnx.ModelProto, source: str) -> int:
-    """Replaces each If whose condition is a constant (a check of a shape, of a sample rate
-    given with --input-value) by the nodes of the branch it takes, in place; returns how
-    many. Names the branch defines get the If's name as a prefix (branches reuse names);
-    the branch's outputs become the If's."""
-    graph = proto.graph
-    consts = {t.name: t for t in graph.initializer}
-    kept: list[onnx.NodeProto] = []
-    inlined = 0
-    for node in graph.node:
-        if node.op_type != "If" or node.domain not in ("", "ai.onnx") or \
-                node.input[0] not in consts:
-            kept.append(node)
-            continue
-        cond = numpy_helper.to_array(consts[node.input[0]])
-        if cond.size != 1:
-            raise UnsupportedModelError(f"{source}: node {node.name!r} (If): the condition "
-                                        f"has {cond.size} values; ONNX takes one")
-        taken = "then_branch" if bool(cond.reshape(-1)[0]) else "else_branch"
-        branch = next(onnx.helper.get_attribute_value(a) for a in node.attribute
-                      if a.name == taken)
-        prefix = f"{node.name or node.output[0]}/{taken.split('_')[0]}/"
-        local = {t.name for t in branch.initializer} | \
-            {o for n in branch.node for o in n.output if o}
-        rename = {name: prefix + name for name in local}
-        _inline_body(graph, kept, branch, rename, prefix)
-        for outer, inner_out in zip(node.output, branch.output):
-            kept.append(onnx.helper.make_node("Identity", [rename.get(inner_out.name,
-                                                                      inner_out.name)],
-                                              [outer], name=f"{prefix}output_{outer}"))
-        inlined += 1
-    return _replace_nodes(graph, kept, inlined, source, "inlined %d If node(s) with a "
-                          "constant condition")
-
-
-# Iterations a Loop may unroll into (each a copy of its body).
-_MAX_UNROLL = 256
-
-
-def unroll_constant_loops(proto: onnx.ModelProto, source: str) -> int:
-    """Replaces each Loop whose trip count is a constant (and whose condition is absent or a
-    constant true, and stays so in the body) by that many copies of its body, the carried
-    values threaded from one copy to the next and scan outputs stacked; returns how many."""
-    graph = proto.graph
-    tensors = {t.name: t for t in graph.initializer}
-
-    def truth(name: str) -> bool:
-        return name in tensors and bool(numpy_helper.to_array(tensors[name]).reshape(-1)[0])
-
-    kept: list[onnx.NodeProto] = []
-    unrolled = 0
-    for node in graph.node:
-        count = numpy_helper.to_array(tensors[node.input[0]]) \
-            if node.op_type == "Loop" and node.input and node.input[0] in tensors else None
-        cond = node.input[1] if len(node.input) > 1 else ""
-        if count is None or node.domain not in ("", "ai.onnx") or (cond and not truth(cond)):
-            kept.append(node)
-            continue
-        where = f"{source}: node {node.name or node.output[0]!r} (Loop)"
-        body = next(onnx.helper.get_attribute_value(a) for a in node.attribute
-                    if a.name == "body")
-        trips = int(count.reshape(-1)[0])
-        if trips > _MAX_UNROLL:
-            raise UnsupportedModelError(f"{where}: {trips} iterations; a Loop unrolls into "
-                                        f"copies of its body, up to {_MAX_UNROLL}")
-        iter_in, cond_in = body.input[0].name, body.input[1].name
-        carried_in = [v.name for v in body.input[2:]]
-        cond_out = body.output[0].name
-        carried_out = [v.name for v in body.output[1:1 + len(carried_in)]]
-        scan_out = [v.name for v in body.output[1 + len(carried_in):]]
-        producer = {o: n for n in body.node for o in n.output}
-        source_of_cond = cond_out
-        while source_of_cond in producer and producer[source_of_cond].op_type == "Identity":
-            source_of_cond = producer[source_of_cond].input[0]
-        stays_true = source_of_cond == cond_in or truth(source_of_cond)
-        if not stays_true:
-            raise UnsupportedModelError(f"{where}: the body computes its own condition (an "
-                                        f"early exit); only a fixed trip count unrolls")
-        base = node.name or node.output[0]
-        carried = list(node.input[2:])
-        stacked: list[list[str]] = [[] for _ in scan_out]
-        local = {t.name for t in body.initializer} | {o for n in body.node for o in n.output
-                                                       if o}
-        for i in range(trips):
-            prefix = f"{base}/iter{i}/"
-            rename = {name: prefix + name for name in local}
-            rename[iter_in] = f"{prefix}iteration"
-            rename[cond_in] = f"{prefix}condition"
-            rename.update(zip(carried_in, carried))
-            graph.initializer.extend([
-                numpy_helper.from_array(np.array(i, np.int64), rename[iter_in]),
-                numpy_helper.from_array(np.array(True), rename[cond_in])])
-            _inline_body(graph, kept, body, rename, prefix)
-            carried = [rename.get(name, name) for name in carried_out]
-            for j, name in enumerate(scan_out):
-                stacked[j].append(rename.get(name, name))
-        for out, value in zip(node.output, carried):
-            kept.append(onnx.helper.make_node("Identity", [value], [out], name=f"{base}/{out}"))
-        axis0 = f"{base}/axis0"
-        if scan_out:
-            if not trips:
-                raise UnsupportedModelError(f"{where}: zero iterations leave its scan outputs "
-                                            f"empty; zero-size tensors are not supported")
-            graph.initializer.append(numpy_helper.from_array(np.array([0], np.int64), axis0))
-        for out, pieces in zip(node.output[len(carried):], stacked):
-            rows = [f"{piece}/row" for piece in pieces]
-            for piece, row in zip(pieces, rows):
-                kept.append(onnx.helper.make_node("Unsqueeze", [piece, axis0], [row],
-                                                  name=row))
-            kept.append(onnx.helper.make_node("Concat", rows, [out], axis=0,
-                                              name=f"{base}/{out}"))
-        unrolled += 1
-    return _replace_nodes(graph, kept, unrolled, source, "unrolled %d Loop node(s) with a "
-                          "constant trip count")
-
-
-def _replace_nodes(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], count: int,
-                   source: str, message: str) -> int:
-    """A rewriting pass's end: the graph's nodes replaced by `nodes` when it changed
-    `count` of them (logged with `message`, which has one %d); returns count."""
-    if count:
-        del graph.node[:]
-        graph.node.extend(nodes)
-        logger.info("%s: " + message, source, count)
-    return count
-
-
-def _inline_body(graph: onnx.GraphProto, nodes: list[onnx.NodeProto], body: onnx.GraphProto,
-                 rename: Mapping[str, str], prefix: str) -> None:
-    """A copy of a subgraph's initializers (into `graph`) and nodes (onto `nodes`), its
-    names renamed and its nodes' names prefixed."""
-    for tensor in body.initializer:
-        copy = onnx.TensorProto()
-        copy.CopyFrom(tensor)
-        copy.name = rename[tensor.name]
-        graph.initializer.append(copy)
-    for inner in body.node:
-        copy = onnx.NodeProto()
-        copy.CopyFrom(inner)
-        _rename_inputs(copy, rename)
-        copy.output[:] = [rename.get(o, o) for o in inner.output]
-        copy.name = prefix + (inner.name or inner.output[0])
-        nodes.append(copy)
-
-
-def _inputs_with_captures(node: onnx.NodeProto) -> set[str]:
-    """The node's inputs and the names its subgraphs (an If's branches) read from outside."""
-    names = {i for i in node.input if i}
-    for attr in node.attribute:
-        for sub in list(attr.graphs) + ([attr.g] if attr.HasField("g") else []):
-            own = {t.name for t in sub.initializer} | {i.name for i in sub.input} | \
-                {o for n in sub.node for o in n.output if o}
-            inner = set().union(*(_inputs_with_captures(n) for n in sub.node)) | \
-                {o.name for o in sub.output}
-            names |= inner - own
-    return names
-
-
-def _rename_inputs(node: onnx.NodeProto, rename: Mapping[str, str]) -> None:
-    """The node's inputs renamed, and the names its subgraphs capture from outside them."""
-    node.input[:] = [rename.get(i, i) for i in node.input]
-    for attr in node.attribute:
-        graphs = list(attr.graphs) + ([attr.g] if attr.HasField("g") else [])
-        for sub in graphs:
-            own = {t.name for t in sub.initializer} | {i.name for i in sub.input} | \
-                {o for n in sub.node for o in n.output if o}
-            captured = {k: v for k, v in rename.items() if k not in own}
-            for inner in sub.node:
-                _rename_inputs(inner, captured)
-            for out in sub.output:
-                if out.name in captured:
-                    out.name = captured[out.name]
-
-
 def _fold_pass(proto: onnx.ModelProto, source: str, streamed: Mapping[str, np.ndarray]) -> int:
     from onnx.reference import ReferenceEvaluator
 
@@ -385,7 +213,7 @@ def _fold_pass(proto: onnx.ModelProto, source: str, streamed: Mapping[str, np.nd
         known.update(zip(node.output, values))
     if not folded:
         return 0
-    used = {name for node in kept for name in _inputs_with_captures(node)}
+    used = {name for node in kept for name in inputs_with_captures(node)}
     used |= {o.name for o in graph.output}
     present = {t.name for t in graph.initializer}
     # np.asarray, not np.ascontiguousarray: the latter makes a scalar 1-D, and a Gather
@@ -782,7 +610,7 @@ def rewrite_einsum(proto: onnx.ModelProto, source: str) -> int:
             nodes.append(onnx.helper.make_node("Transpose", [product], [node.output[0]],
                                                perm=perm_out, name=f"{base}/out_t"))
         rewritten += 1
-    return _replace_nodes(graph, nodes, rewritten, source, "rewrote %d Einsum node(s) into "
+    return replace_nodes(graph, nodes, rewritten, source, "rewrote %d Einsum node(s) into "
                           "MatMul and Transpose")
 
 
@@ -883,7 +711,7 @@ def rewrite_pads(proto: onnx.ModelProto, source: str,
             nodes.append(onnx.helper.make_node("Identity", [current], [node.output[0]],
                                                name=base))
         rewritten += 1
-    return _replace_nodes(graph, nodes, rewritten, source, "rewrote %d Pad node(s) into Slice "
+    return replace_nodes(graph, nodes, rewritten, source, "rewrote %d Pad node(s) into Slice "
                           "and Concat")
 
 

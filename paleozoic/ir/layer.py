@@ -53,6 +53,12 @@ class Layer:
     # graph order: one, or several when a pass merged layers (a bias Add folded into its
     # Conv names the Conv then the Add). Empty for the output copies no node owns.
     onnx_nodes: list[str] = field(default_factory=list)
+    # The run-time If (its ONNX name) this layer selects an output of: its Where of the two
+    # branches' values (frontend/control_flow.py). Empty for every other layer.
+    selects_if: str = ""
+    # The branches this layer runs in, outermost first: (If name, True for its then branch).
+    # Empty for layers every run computes (passes/branches.py sets it).
+    branch: tuple[tuple[str, bool], ...] = ()
 
     @property
     def kind(self) -> str:
@@ -80,6 +86,9 @@ class LayerQueue:
     # shape, as a flatten's output), in graph order; tensors no ONNX tensor equals (inside
     # a node that became several layers) have no entry. For mapping numbers back to ONNX.
     onnx_tensors: dict[str, list[str]] = field(default_factory=dict)
+    # Run-time If (ONNX name) -> the tensor holding its condition, for the layers whose
+    # `branch` names it (passes/branches.py).
+    conditions: dict[str, str] = field(default_factory=dict)
 
     def layer(self, name: str) -> Layer:
         for layer in self.layers:

@@ -132,6 +132,7 @@ class Plan:
         order = [layer.name for layer in queue.layers]
         position = {name: i for i, name in enumerate(order)}
         kinds = {layer.name: layer.kind for layer in queue.layers}
+        by_name = {layer.name: layer for layer in queue.layers}
         seen: dict[str, str] = {}
         names: set[str] = set()
         expected = 0
@@ -168,6 +169,13 @@ class Plan:
                         f"{where}: layer {name!r} is out of order; blocks must be "
                         f"contiguous runs of the queue (expected {order[expected]!r})")
                 expected += 1
+            branches = {by_name[name].branch for name in block.layers if name in by_name}
+            if len(branches) > 1:
+                raise PlanError(f"{where}: its layers run in different branches of a "
+                                f"run-time If ({_branch_text(min(branches))} and "
+                                f"{_branch_text(max(branches))}); the session runs a branch's "
+                                f"blocks inside an if, so cut the block where the branch starts "
+                                f"or ends")
             if block.fuse and fusible is not None and len(block.layers) > 1:
                 for name in block.layers:
                     if not fusible.get(kinds[name], True):
@@ -176,6 +184,12 @@ class Plan:
         if expected != len(order):
             raise PlanError(f"plan covers {expected} of {len(order)} layers; missing from "
                             f"{order[expected]!r} on")
+
+
+def _branch_text(branch: tuple[tuple[str, bool], ...]) -> str:
+    if not branch:
+        return "outside any If"
+    return " > ".join(f"{name} {'then' if taken else 'else'}" for name, taken in branch)
 
 
 def _block_dict(block: PlannedBlock) -> dict[str, Any]:

@@ -21,7 +21,9 @@ def per_layer(queue: LayerQueue, mp: int = 1, precision: Precision = Precision.F
 def fuse_all(queue: LayerQueue, mp: int = MP_MAX,
              precision: Precision = Precision.FP32) -> Plan:
     runs: list[list[str]] = [[]]
-    for layer in queue.layers:
+    for i, layer in enumerate(queue.layers):
+        if i and layer.branch != queue.layers[i - 1].branch and runs[-1]:
+            runs.append([])  # a run-time If's branch runs inside an if: blocks of its own
         if not KINDS[layer.kind].fusible:
             # The SDK cannot put this layer in a fusion op: it gets a block of its own.
             if runs[-1]:

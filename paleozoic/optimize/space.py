@@ -33,8 +33,10 @@ class SearchSpace:
     """n layers; the MP choices per block; which layers may join a multi-layer block.
 
     A block [start, stop) is allowed when it has one layer, or when every layer in it is
-    of a fusible kind (KINDS[kind].fusible). Multi-layer blocks are fused; one-layer blocks
-    are not. Each block computes in one of `precisions` (fp32 only unless asked).
+    of a fusible kind (KINDS[kind].fusible), and when all its layers are in one `segment`
+    (layers of a run-time If's branch are a segment of their own: the session runs them
+    inside an if). Multi-layer blocks are fused; one-layer blocks are not. Each block
+    computes in one of `precisions` (fp32 only unless asked).
 
     A block's choice is an (mp, precision) pair; `choices` lists them precision-major
     (all MPs in fp32 first), so with fp32 only choice k is mps[k], as before precisions.
@@ -45,10 +47,14 @@ class SearchSpace:
     mps: tuple[int, ...] = ALL_MPS
     report: Report = field(default=_no_report, compare=False, repr=False)
     precisions: tuple[Precision, ...] = FP32_ONLY
+    # Per layer, non-decreasing: a block never spans two (empty: all layers in one).
+    segments: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.fusible) != self.n:
             raise ValueError(f"fusible mask has {len(self.fusible)} entries for {self.n} layers")
+        if self.segments and len(self.segments) != self.n:
+            raise ValueError(f"segments has {len(self.segments)} entries for {self.n} layers")
         if not self.mps or any(not MP_MIN <= mp <= MP_MAX for mp in self.mps):
             raise ValueError(f"mps {self.mps} must be non-empty and within {MP_MIN}..{MP_MAX}")
         if list(self.mps) != sorted(set(self.mps)):
@@ -71,7 +77,8 @@ class SearchSpace:
                    precisions: Sequence[Precision] = FP32_ONLY) -> SearchSpace:
         fusible = tuple(KINDS[layer.kind].fusible for layer in queue.layers)
         return cls(n=len(queue.layers), fusible=fusible, mps=tuple(mps), report=report,
-                   precisions=canonical_precisions(precisions))
+                   precisions=canonical_precisions(precisions),
+                   segments=branch_segments(queue))
 
     @property
     def max_mp(self) -> int:
@@ -86,6 +93,8 @@ class SearchSpace:
         """May queue.layers[start:stop] be one block?"""
         if not 0 <= start < stop <= self.n:
             return False
+        if self.segments and self.segments[start] != self.segments[stop - 1]:
+            return False
         return stop - start == 1 or all(self.fusible[start:stop])
 
     def forced_cuts(self) -> tuple[int, ...]:
@@ -94,6 +103,8 @@ class SearchSpace:
         for i, ok in enumerate(self.fusible):
             if not ok:
                 cuts.update(c for c in (i, i + 1) if 0 < c < self.n)
+        cuts.update(i for i in range(1, len(self.segments))
+                    if self.segments[i] != self.segments[i - 1])
         return tuple(sorted(cuts))
 
     def max_stop(self, start: int) -> int:
@@ -101,16 +112,17 @@ class SearchSpace:
         if not self.fusible[start]:
             return start + 1
         stop = start + 1
-        while stop < self.n and self.fusible[stop]:
+        while stop < self.n and self.fusible[stop] and self.allows(start, stop + 1):
             stop += 1
         return stop
 
     def with_report(self, report: Report) -> SearchSpace:
-        return SearchSpace(self.n, self.fusible, self.mps, report, self.precisions)
+        return SearchSpace(self.n, self.fusible, self.mps, report, self.precisions,
+                           self.segments)
 
     def with_precisions(self, precisions: Sequence[Precision]) -> SearchSpace:
         return SearchSpace(self.n, self.fusible, self.mps, self.report,
-                           canonical_precisions(precisions))
+                           canonical_precisions(precisions), self.segments)
 
     # ---- size ------------------------------------------------------------------------
     def size(self) -> int:
@@ -131,6 +143,19 @@ class SearchSpace:
                 total += ways[start] * choices
             ways[stop] = total
         return ways[self.n]
+
+
+def branch_segments(queue: LayerQueue) -> tuple[int, ...]:
+    """A segment number per layer, the next one wherever the run-time If branch a layer
+    runs in (Layer.branch) changes; () when the queue has no branches."""
+    if not any(layer.branch for layer in queue.layers):
+        return ()
+    segments, current = [], 0
+    for i, layer in enumerate(queue.layers):
+        if i and layer.branch != queue.layers[i - 1].branch:
+            current += 1
+        segments.append(current)
+    return tuple(segments)
 
 
 def canonical_precisions(precisions: Sequence[Precision | str]) -> tuple[Precision, ...]:

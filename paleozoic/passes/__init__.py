@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from paleozoic.ir import LayerQueue
 from paleozoic.passes.affine import fold_bias_into_producer, merge_scale_chains
+from paleozoic.passes.branches import place_branches
 from paleozoic.passes.dead import drop_unread_layers
 from paleozoic.passes.duplicates import merge_duplicate_layers
 from paleozoic.passes.host import merge_host_copies
@@ -40,6 +41,7 @@ DEFAULT_PASSES: tuple[Pass, ...] = (
     collapse_reshapes,
     merge_host_copies,
     merge_duplicate_layers,
+    place_branches,  # last: the order the session runs in, branches grouped
 )
 
 

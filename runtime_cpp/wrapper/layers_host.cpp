@@ -82,7 +82,10 @@ cnmlStatus_t HostLayer::forward(cnrtQueue_t queue) {
   std::vector<std::vector<double>> values;
   for (Tensor* input : inputs_) {
     std::vector<double> v;
-    if (input->isInteger()) {
+    const bool written = input->isInteger() ? input->intsWritten() : input->hasDeviceData();
+    if (!written && readsBranchesNotRun()) {
+      v.assign(input->elements(), 0.0);
+    } else if (input->isInteger()) {
       const std::vector<std::int64_t>& ints = input->ints();
       v.assign(ints.begin(), ints.end());
     } else {

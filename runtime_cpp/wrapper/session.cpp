@@ -144,10 +144,25 @@ void runBlocks(std::vector<Block>& blocks, cnrtQueue_t queue) {
 }
 
 double runRepeated(std::vector<Block>& blocks, cnrtQueue_t queue, int repeat) {
+  return runRepeated([&] { runBlocks(blocks, queue); }, repeat);
+}
+
+bool conditionHolds(Tensor& condition) {
+  if (condition.elements() != 1) {
+    throw Error("tensor " + condition.name() + ": an If's condition has one element, not " +
+                std::to_string(condition.elements()));
+  }
+  if (condition.isInteger()) return condition.ints().at(0) != 0;
+  float value = 0.0f;
+  condition.copyToHost(&value, 1);
+  return value != 0.0f;
+}
+
+double runRepeated(const std::function<void()>& forward, int repeat) {
   std::vector<double> walls;
   for (int run = 0; run < repeat; ++run) {
     const auto start = std::chrono::steady_clock::now();
-    runBlocks(blocks, queue);
+    forward();
     walls.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());

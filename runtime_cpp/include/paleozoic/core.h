@@ -127,6 +127,7 @@ class Tensor {
   // element type (pz::Error naming the tensor, the index and the value otherwise).
   void setInts(const std::int64_t* src, std::size_t count);
   const std::vector<std::int64_t>& ints() const;
+  bool intsWritten() const { return ints_set_; }
 
   // Consumers are counted at layer construction so fusion blocks can tell their outputs.
   void addConsumer() { ++consumers_; }

@@ -29,6 +29,10 @@ class HostLayer : public Layer {
   // Values as doubles: exact for every fp32/fp16 value and every integer below 2^53.
   virtual void compute(const std::vector<std::vector<double>>& inputs,
                        std::vector<double>& output) const = 0;
+  // Whether an input no layer has written yet is read as zeros (the branch of a run-time
+  // If the session did not run, which a HostWhere then does not select) rather than an
+  // error.
+  virtual bool readsBranchesNotRun() const { return false; }
 
  private:
   cnmlStatus_t forward(cnrtQueue_t queue) override;
@@ -117,6 +121,7 @@ class HostWhereLayer : public HostLayer {
  private:
   void compute(const std::vector<std::vector<double>>& inputs,
                std::vector<double>& output) const override;
+  bool readsBranchesNotRun() const override { return true; }
   std::optional<float> then_, otherwise_;  // absent: the next tensor input
 };
 

@@ -3,6 +3,7 @@
 #ifndef PALEOZOIC_SESSION_H_
 #define PALEOZOIC_SESSION_H_
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <utility>
@@ -42,6 +43,14 @@ void runBlocks(std::vector<Block>& blocks, cnrtQueue_t queue);
 // first run also touches every buffer for the first time, so with repeat > 1 the median
 // is the steady state.
 double runRepeated(std::vector<Block>& blocks, cnrtQueue_t queue, int repeat);
+
+// The same for a forward pass of the session's own: one with a run-time If runs each
+// branch's blocks inside `if (pz::conditionHolds(...))`.
+double runRepeated(const std::function<void()>& forward, int repeat);
+
+// Whether a run-time If's condition (a one-element bool tensor: 1.0 or 0.0 on the device,
+// 1 or 0 on the host) holds; pz::Error naming the tensor when it has another size.
+bool conditionHolds(Tensor& condition);
 
 // Per-block device time (simulated on the mock SDK, wall clock on oneDNN) and the total, one line per block,
 // then printImplementations.
