@@ -139,32 +139,22 @@ _SELECT = "/select/"
 
 
 def split_runtime_ifs(proto: onnx.ModelProto, source: str) -> dict[str, str]:
-    """Replaces each If whose condition is computed at run time by the nodes of both its
-    branches (names prefixed "<If>/then/" and "<If>/else/") and, per output, a
-    Where(condition, then value, else value) named "<If>/select/<output>"; returns those
-    nodes' names -> the If's name.
+    """Replaces each If of the graph by the nodes of both its branches (names prefixed
+    "<If>/then/" and "<If>/else/") and, per output, a Where(condition, then value, else
+    value) named "<If>/select/<output>"; returns those nodes' names -> the If's name. The
+    Ifs inside the branches are left for the next call: folding may decide them once the
+    branches are in the graph (a shape check inside a sample-rate branch).
 
     The dataflow is exact whichever branch a session runs: Where selects, so a branch not
     run (garbage, inf, nan) never reaches the output. passes/branches.py finds each branch's
     layers back from the Where layers and the session runs only the branch taken."""
-    selects: dict[str, str] = {}
-    while _split_pass(proto.graph, selects):  # a branch's own Ifs: split by the next pass
-        pass
-    count = len(set(selects.values()))
-    if count:
-        logger.info("%s: split %d If node(s) with a run-time condition into both branches",
-                    source, count)
-    return selects
-
-
-def _split_pass(graph: onnx.GraphProto, selects: dict[str, str]) -> int:
+    graph = proto.graph
     kept: list[onnx.NodeProto] = []
-    split = 0
+    selects: dict[str, str] = {}
     for node in graph.node:
         if node.op_type != "If" or node.domain not in ("", "ai.onnx"):
             kept.append(node)
             continue
-        split += 1
         name = node.name or node.output[0]
         outputs = []
         for taken in ("then_branch", "else_branch"):
@@ -181,7 +171,6 @@ def _split_pass(graph: onnx.GraphProto, selects: dict[str, str]) -> int:
             kept.append(onnx.helper.make_node("Where", [node.input[0], then_value,
                                                         else_value], [out], name=select))
             selects[select] = name
-    if split:
-        del graph.node[:]
-        graph.node.extend(kept)
-    return split
+    replace_nodes(graph, kept, len(set(selects.values())), source,
+                  "split %d If node(s) with a run-time condition into both branches")
+    return selects

@@ -16,7 +16,7 @@ from onnx import numpy_helper
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend.attribute_checks import check_attributes
 from paleozoic.frontend.convert.host import MaskOf, bool_output
-from paleozoic.frontend.convert.walker import MAX_RANK
+from paleozoic.frontend.convert.walker import MAX_RANK, SCALAR_SHAPE
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.recurrent import cut_recurrent, splice_recurrent, stand_in_names
 from paleozoic.frontend.convert import (
@@ -64,8 +64,9 @@ def import_onnx(model: str | Path | onnx.ModelProto,
     bound = bind_input_values(proto, source, input_values or {})
     shapes = fix_input_shapes(proto, source, input_shapes, batch)
     fold_constants(proto, source, loaded.weights)
-    selects = split_runtime_ifs(proto, source)
-    if selects:  # the branches' own constant work
+    selects: dict[str, str] = {}
+    while split := split_runtime_ifs(proto, source):  # then the branches' constant work
+        selects.update(split)
         fold_constants(proto, source, loaded.weights)
     fold_pads(proto, source)
     rewrite_pads(proto, source, loaded.weights)
@@ -99,10 +100,9 @@ def import_onnx(model: str | Path | onnx.ModelProto,
                 f"{source}: input {value.name!r} has {len(shapes[value.name])} axes "
                 f"{shapes[value.name]}; the SDK's tensors have at most {MAX_RANK}")
         if value.name in shapes and not shapes[value.name]:
-            raise UnsupportedModelError(
-                f"{source}: input {value.name!r} is a 0-d tensor; a session's tensors have at "
-                f"least one axis (give it shape [1] in the model, or make it a constant with "
-                f"--input-value {value.name}=VALUE)")
+            # The SDK's tensors have an axis: a 0-d input is a one-element [1] tensor (same
+            # bytes in the session's input file; broadcasting gives the same results).
+            shapes[value.name] = SCALAR_SHAPE
     onnx_output_names = [o.name for o in proto.graph.output]
     # LSTM/GRU/RNN have no TVM converter: cut out here, their layers spliced in after the walk.
     cuts = cut_recurrent(proto, source, loaded.weights)

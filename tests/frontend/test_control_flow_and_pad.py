@@ -88,12 +88,21 @@ def test_ifs_with_known_conditions_fold_to_their_branch(rate: int, sdk: str) -> 
     np.testing.assert_allclose(next(iter(got.values())), want, rtol=1e-6, atol=1e-6)
 
 
-def test_a_0d_input_left_at_run_time_is_refused_with_the_fix() -> None:
-    # Its If would be split into both branches (tests/e2e/test_runtime_if.py), but the
-    # session's inputs have at least one axis.
-    with pytest.raises(UnsupportedModelError, match=r"input 'sr' is a 0-d tensor.*"
-                                                    r"--input-value sr=VALUE"):
-        load_queue(_if_model())
+@pytest.mark.parametrize("sdk", SDKS)
+def test_a_condition_on_a_0d_input_left_at_run_time_runs_both_ways(sdk: str) -> None:
+    """Without --input-value the sample-rate If is split (tests/e2e/test_runtime_if.py) and
+    `sr` is a one-element int64 input; the shape check still folds."""
+    model = _if_model()
+    queue = load_queue(model)
+    assert [(i.name, i.shape, i.dtype) for i in queue.inputs] == [
+        ("x", (3, 4), "float32"), ("sr", (1,), "int64")]
+    assert set(queue.conditions) == {"rate"}
+    runner = PlanRunner(queue, resolve_plan(queue, "fuse-all"), sdk=sdk)
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    for rate in (16000, 8000):
+        (want,) = reference_outputs(model, {"x": x, "sr": np.array(rate, np.int64)})
+        got = runner.run([x, np.array([rate], np.int64)])
+        np.testing.assert_allclose(next(iter(got.values())), want, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("text, message", [

@@ -11,7 +11,7 @@ import numpy as np
 
 from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Value
-from paleozoic.frontend.convert.walker import Walker, act_of, ints
+from paleozoic.frontend.convert.walker import SCALAR_SHAPE, Walker, act_of, ints
 
 onnx_ops({
     "ReduceSum": OnnxOp("Reduce sum", parameters=(1,)),
@@ -50,10 +50,10 @@ def reduce_layer(w: Walker, call: Any, x: Value, op: str) -> Value:
                      f"computed on float32 tensors")
     if not axes:
         return x
-    if not keepdims and len(axes) == len(shape):
-        raise w.fail(f"Reduce{op.capitalize()} over every axis of {tuple(shape)} with "
-                     f"keepdims=0 has a 0-d result; a session's tensors have at least one "
-                     f"axis (keepdims=1 keeps them)")
+    if not keepdims and len(axes) == len(shape):  # a 0-d result: one element, SCALAR_SHAPE
+        kept = w.emit("Reduce", [x], {"op": op, "axes": axes, "keepdims": True},
+                      part=f"reduce_{op}")
+        return w.emit("Reshape", [kept], {"shape": list(SCALAR_SHAPE)}, part="scalar")
     return w.emit("Reduce", [x], {"op": op, "axes": axes, "keepdims": keepdims},
                   part=f"reduce_{op}")
 

@@ -122,6 +122,9 @@ class Walker:
 
 # The most axes an SDK tensor has (CNML's, the mock's kMaxDims).
 MAX_RANK = 6
+# What a 0-d ONNX tensor (a sum over every axis, a scalar input) is in the queue: the SDK's
+# tensors have at least one axis, and broadcasting a [1] gives the same values as a ().
+SCALAR_SHAPE = (1,)
 
 
 def channel_vector(w: Walker, act: Act, const: Const) -> np.ndarray | None:
