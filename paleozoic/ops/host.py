@@ -269,6 +269,47 @@ HOST_ARITH = LayerKind(name="HostArith", cpp_class="pz::HostArithLayer", templat
                        roles_for=lambda a: ("constant",) if "constant" in (a["a"], a["b"])
                        else ())
 
+
+GRID_SAMPLE_MODES = CppEnum("GridSampleMode", "", "GridSample mode", (
+    Member("bilinear", "kBilinear"),
+    Member("nearest", "kNearest"),
+))
+GRID_SAMPLE_PADDINGS = CppEnum("GridSamplePadding", "", "GridSample padding mode", (
+    Member("zeros", "kZeros"),
+    Member("border", "kBorder"),
+    Member("reflection", "kReflection"),
+))
+
+
+@dataclass(frozen=True)
+class HostGridSampleAttrs:
+    mode: str                        # one of GRID_SAMPLE_MODES
+    padding_mode: str                # one of GRID_SAMPLE_PADDINGS
+    align_corners: bool
+
+
+def host_grid_sample_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    data, grid = inputs
+    if len(data) != 4 or len(grid) != 4 or grid[1] != 2 or grid[0] != data[0]:
+        raise ShapeError(f"GridSample takes data [N, C, H, W] and a grid [N, 2, H_out, W_out] "
+                         f"(x, y on axis 1), not {data} and {grid}")
+    if attrs["mode"] not in GRID_SAMPLE_MODES:
+        raise ShapeError(f"GridSample mode {attrs['mode']!r} is not one of "
+                         f"{', '.join(GRID_SAMPLE_MODES.values)}")
+    if attrs["padding_mode"] not in GRID_SAMPLE_PADDINGS:
+        raise ShapeError(f"GridSample padding_mode {attrs['padding_mode']!r} is not one of "
+                         f"{', '.join(GRID_SAMPLE_PADDINGS.values)}")
+    return (data[0], data[1], grid[2], grid[3])
+
+
+# ONNX GridSample (opset 16) of 4-D data: deformable attention's sampling of a feature map
+# at run-time positions. The grid arrives with x and y on axis 1 (TVM's layout: a
+# Transpose of ONNX's [N, H_out, W_out, 2] on the device before it).
+HOST_GRID_SAMPLE = LayerKind(
+    name="HostGridSample", cpp_class="pz::HostGridSampleLayer", template="host_grid_sample",
+    binding="host_grid_sample", shape=host_grid_sample_shape, attrs=HostGridSampleAttrs,
+    arity=2, fusible=False, host=True)
+
 FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT, HOST_TOPK, HOST_WHERE, HOST_GATHER_ELEMENTS,
-          HOST_GATHER, HOST_ARITH)
-ENUMS = (HOST_ARITH_OPS,)
+          HOST_GATHER, HOST_ARITH, HOST_GRID_SAMPLE)
+ENUMS = (HOST_ARITH_OPS, GRID_SAMPLE_MODES, GRID_SAMPLE_PADDINGS)

@@ -292,6 +292,33 @@ def token_pool_causal_mask_inputs(batch: int = 2, seq: int = 6, width: int = 4,
     return {"ids": ids, "attention_mask": mask, "hidden": hidden}
 
 
+def grid_sampler(mode: str = "bilinear", padding_mode: str = "zeros", align_corners: int = 0,
+                 data: tuple[int, ...] = (2, 3, 5, 7), out: tuple[int, int] = (4, 6)
+                 ) -> onnx.ModelProto:
+    """Deformable attention's sampling step: offsets [N, H_out, W_out, 2] from a 1x1 Conv of
+    a query map, Tanh-squashed and scaled to reach past the border (to [-1.3, 1.3]), added
+    to a base grid, then GridSample of the value map `x` at those positions."""
+    n, c = data[0], data[1]
+    rng = np.random.default_rng(0)
+    base = np.stack(np.meshgrid(np.linspace(-1, 1, out[1]), np.linspace(-1, 1, out[0])),
+                    axis=-1)[None].repeat(n, axis=0).astype(np.float32)
+    inits = [numpy_helper.from_array(rng.normal(0, 1, (2, 4, 1, 1)).astype(np.float32), "w"),
+             numpy_helper.from_array(np.array(0.6, np.float32), "reach"),
+             numpy_helper.from_array(base, "base")]
+    nodes = [helper.make_node("Conv", ["q", "w"], ["off"]),
+             helper.make_node("Tanh", ["off"], ["squashed"]),
+             helper.make_node("Mul", ["squashed", "reach"], ["scaled"]),
+             helper.make_node("Transpose", ["scaled"], ["nhwc"], perm=[0, 2, 3, 1]),
+             helper.make_node("Add", ["nhwc", "base"], ["grid"]),
+             helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode,
+                              padding_mode=padding_mode, align_corners=align_corners)]
+    graph = helper.make_graph(nodes, "grid_sampler", [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, list(data)),
+        helper.make_tensor_value_info("q", TensorProto.FLOAT, [n, 4, *out])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, c, *out])], inits)
+    return _checked(graph)
+
+
 def _checked(graph: onnx.GraphProto) -> onnx.ModelProto:
     """An opset-17, IR-8 model of `graph`, through the ONNX checker."""
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],

@@ -476,6 +476,107 @@ void HostGatherLayer::compute(const std::vector<std::vector<double>>& inputs,
   }
 }
 
+namespace {
+
+Shape gridSampleShape(const std::string& name, const Shape& data, const Shape& grid) {
+  if (data.size() != 4 || grid.size() != 4 || grid[1] != 2 || grid[0] != data[0]) {
+    throw Error(name + ": GridSample takes data [N, C, H, W] and a grid [N, 2, H_out, W_out], "
+                "not " + shapeToString(data) + " and " + shapeToString(grid));
+  }
+  return {data[0], data[1], grid[2], grid[3]};
+}
+
+// ONNX's reflection of a coordinate into [low, high] (its reference implementation).
+double reflect(double x, double low, double high) {
+  const double range = high - low;
+  if (range <= 0.0) return low;
+  if (x < low) {
+    const double d = low - x;
+    const long long flips = static_cast<long long>(d / range);
+    const double r = d - static_cast<double>(flips) * range;
+    return flips % 2 == 0 ? low + r : high - r;
+  }
+  if (x > high) {
+    const double d = x - high;
+    const long long flips = static_cast<long long>(d / range);
+    const double r = d - static_cast<double>(flips) * range;
+    return flips % 2 == 0 ? high - r : low + r;
+  }
+  return x;
+}
+
+}  // namespace
+
+HostGridSampleLayer::HostGridSampleLayer(std::string name, Tensor& data, Tensor& grid,
+                                         GridSampleMode mode, GridSamplePadding padding,
+                                         bool align_corners)
+    : HostLayer(name, {&data, &grid}, gridSampleShape(name, data.shape(), grid.shape()),
+                ElementType::kFloat),
+      mode_(mode),
+      padding_(padding),
+      align_corners_(align_corners) {
+  if (data.isInteger() || grid.isInteger()) {
+    throw Error(name_ + ": GridSample samples float32 data at float32 positions");
+  }
+}
+
+void HostGridSampleLayer::compute(const std::vector<std::vector<double>>& inputs,
+                                  std::vector<double>& output) const {
+  const Shape& d = inputs_[0]->shape();
+  const long long channels = d[1], height = d[2], width = d[3];
+  const long long out_h = output_.shape()[2], out_w = output_.shape()[3];
+  const std::vector<double>& data = inputs[0];
+  const std::vector<double>& grid = inputs[1];
+  // Pixel coordinates of -1 and 1 on an axis of `size` pixels, and where reflection folds.
+  auto unnormalise = [&](double v, long long size) {
+    return align_corners_ ? (v + 1.0) / 2.0 * static_cast<double>(size - 1)
+                          : ((v + 1.0) * static_cast<double>(size) - 1.0) / 2.0;
+  };
+  auto bound = [&](double v, long long size) {
+    if (padding_ == GridSamplePadding::kBorder)
+      return std::clamp(v, 0.0, static_cast<double>(size - 1));
+    if (padding_ == GridSamplePadding::kReflection) {
+      return align_corners_ ? reflect(v, 0.0, static_cast<double>(size - 1))
+                            : reflect(v, -0.5, static_cast<double>(size) - 0.5);
+    }
+    return v;
+  };
+  for (long long n = 0; n < d[0]; ++n) {
+    for (long long c = 0; c < channels; ++c) {
+      const double* image = data.data() + ((n * channels + c) * height) * width;
+      auto pixel = [&](long long y, long long x) -> double {
+        if (padding_ != GridSamplePadding::kZeros) {  // bounded already; rounding may step out
+          y = std::clamp(y, 0LL, height - 1);
+          x = std::clamp(x, 0LL, width - 1);
+        } else if (y < 0 || y >= height || x < 0 || x >= width) {
+          return 0.0;
+        }
+        return image[y * width + x];
+      };
+      for (long long i = 0; i < out_h; ++i) {
+        for (long long j = 0; j < out_w; ++j) {
+          const std::size_t at = static_cast<std::size_t>(((n * 2) * out_h + i) * out_w + j);
+          const double x = bound(unnormalise(grid[at], width), width);
+          const double y = bound(unnormalise(grid[at + static_cast<std::size_t>(out_h * out_w)],
+                                             height), height);
+          double value;
+          if (mode_ == GridSampleMode::kNearest) {
+            value = pixel(static_cast<long long>(std::nearbyint(y)),
+                          static_cast<long long>(std::nearbyint(x)));
+          } else {
+            const double x0 = std::floor(x), y0 = std::floor(y);
+            const double fx = x - x0, fy = y - y0;
+            const long long xi = static_cast<long long>(x0), yi = static_cast<long long>(y0);
+            value = (1.0 - fy) * ((1.0 - fx) * pixel(yi, xi) + fx * pixel(yi, xi + 1)) +
+                    fy * ((1.0 - fx) * pixel(yi + 1, xi) + fx * pixel(yi + 1, xi + 1));
+          }
+          output[static_cast<std::size_t>(((n * channels + c) * out_h + i) * out_w + j)] = value;
+        }
+      }
+    }
+  }
+}
+
 HostTopKLayer::HostTopKLayer(std::string name, Tensor& input, int axis, int k,
                              TopKOutput output, bool largest)
     : HostLayer(name, {&input}, topKShape(name, input.shape(), axis, k),
@@ -641,6 +742,24 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
                          return std::make_unique<HostGatherElementsLayer>(
                              name, *in[0], *in[1], a.integer("axis"));
+                       }});
+  factories.push_back({"host_grid_sample", 2, {"mode", "padding_mode", "align_corners"},
+                       [](const std::string& name, const Inputs& in,
+                          const LayerArgs& a) -> std::unique_ptr<Layer> {
+                         GridSampleMode mode;
+                         GridSamplePadding padding;
+                         if (!parseGridSampleMode(a.text("mode"), &mode)) {
+                           throw Error(name + ": unknown mode '" + a.text("mode") + "'; use " +
+                                       gridSampleModeChoices());
+                         }
+                         if (!parseGridSamplePadding(a.text("padding_mode"), &padding)) {
+                           throw Error(name + ": unknown padding_mode '" +
+                                       a.text("padding_mode") + "'; use " +
+                                       gridSamplePaddingChoices());
+                         }
+                         return std::make_unique<HostGridSampleLayer>(
+                             name, *in[0], *in[1], mode, padding,
+                             a.flag("align_corners", false));
                        }});
   factories.push_back({"host_gather", 2, {"axis"},
                        [](const std::string& name, const Inputs& in,

@@ -21,6 +21,7 @@ from paleozoic.sdk import sdk_available
 from paleozoic.testing.host import (
     compare_select,
     compare_select_inputs,
+    grid_sampler,
     integer_ops,
     integer_ops_inputs,
     topk_classifier,
@@ -318,3 +319,17 @@ def test_token_pooling_emitted_session(tmp_path) -> None:
     got = run_session(out, [feeds[n] for n in ("ids", "attention_mask", "hidden")]).outputs
     for ours, ref in zip(got, reference_outputs(model, feeds)):
         np.testing.assert_array_equal(ours, ref)
+
+
+def test_grid_sample_emitted_session(tmp_path) -> None:
+    model = grid_sampler("bilinear", "border", 0)
+    rng = np.random.default_rng(3)
+    feeds = {"x": rng.normal(size=(2, 3, 5, 7)).astype(np.float32),
+             "q": rng.normal(0, 2, size=(2, 4, 4, 6)).astype(np.float32)}
+    out = compile_model(model, tmp_path / "out", plan="fuse-all")
+    source = (out / "session.cpp").read_text()
+    assert "pz::GridSampleMode::kBilinear, pz::GridSamplePadding::kBorder, " \
+        "/*align_corners=*/false};" in source
+    build_session(out)
+    (got,) = run_session(out, list(feeds.values())).outputs
+    np.testing.assert_allclose(got, reference_outputs(model, feeds)[0], rtol=1e-5, atol=1e-5)

@@ -14,6 +14,7 @@ from paleozoic.testing.bert import bert_model
 from paleozoic.testing.blocks import BLOCKS
 from paleozoic.testing.host import (
     compare_select,
+    grid_sampler,
     hf_masked_softmax,
     integer_ops,
     topk_classifier,
@@ -37,7 +38,8 @@ def samples():
                                                  hf_masked_softmax(), topk_classifier(),
                                                  pooled_classifier(), compare_select(),
                                                  topk_gather_head(), integer_ops(),
-                                                 token_pool_causal_mask()] + [
+                                                 token_pool_causal_mask(),
+                                                 grid_sampler()] + [
         recurrent_stack(op, direction="bidirectional", layers=1)[0]
         for op in ("LSTM", "GRU", "RNN")]
     for model in models:

@@ -14,7 +14,7 @@ from paleozoic.frontend.convert.compare import Cond, binary_bool, where
 from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Deferred, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, scalar
-from paleozoic.ops.host import ELEMENT_TYPES, HOST_ARITH_BOOL_OPS
+from paleozoic.ops.host import ELEMENT_TYPES, GRID_SAMPLE_MODES, HOST_ARITH_BOOL_OPS
 
 
 def _check_argmax(attrs: dict[str, Any]) -> list[str]:
@@ -401,3 +401,22 @@ def bool_output(w: Walker, value: Value) -> Value:
     if isinstance(value, Cond):
         return host_arith(w, "not_equal", value.act, Const(np.array(0.0)), to="uint8")
     return value
+
+
+onnx_ops({"GridSample": OnnxOp("HostGridSample (4-D, bilinear or nearest; cubic refused)")})
+
+
+@converter("relax.image.grid_sample")
+def convert_grid_sample(w: Walker, call: Any, args: list[Value]) -> Value:
+    data, grid = (act_of(w, v) for v in args)
+    attrs = call.attrs
+    if str(attrs.layout) != "NCHW":
+        raise w.fail(f"GridSample of {str(attrs.layout)} data: only 4-D (NCHW) data is "
+                     f"supported")
+    mode = str(attrs.method)
+    if mode not in GRID_SAMPLE_MODES:
+        raise w.fail(f"GridSample mode {mode!r}: the host layer samples bilinearly or at the "
+                     f"nearest pixel ({', '.join(GRID_SAMPLE_MODES.values)})")
+    return w.emit("HostGridSample", [data, grid],
+                  {"mode": mode, "padding_mode": str(attrs.padding_mode),
+                   "align_corners": bool(attrs.align_corners)}, part="grid_sample")

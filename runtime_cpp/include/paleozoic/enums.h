@@ -223,6 +223,46 @@ inline bool parseHostArith(const std::string& text, HostArith* out) {
 
 inline const char* hostArithChoices() { return "add, sub, mul, div, mod, fmod, equal, not_equal, less, less_equal, greater, greater_equal, and, or or xor"; }
 
+enum class GridSampleMode { kBilinear, kNearest };
+
+inline const char* irName(GridSampleMode v) {
+  switch (v) {
+    case GridSampleMode::kBilinear: return "bilinear";
+    case GridSampleMode::kNearest: return "nearest";
+  }
+  return "";
+}
+
+// The GridSample mode called `text` in the IR; false if there is none.
+inline bool parseGridSampleMode(const std::string& text, GridSampleMode* out) {
+  if (text == "bilinear") { *out = GridSampleMode::kBilinear; return true; }
+  if (text == "nearest") { *out = GridSampleMode::kNearest; return true; }
+  return false;
+}
+
+inline const char* gridSampleModeChoices() { return "bilinear or nearest"; }
+
+enum class GridSamplePadding { kZeros, kBorder, kReflection };
+
+inline const char* irName(GridSamplePadding v) {
+  switch (v) {
+    case GridSamplePadding::kZeros: return "zeros";
+    case GridSamplePadding::kBorder: return "border";
+    case GridSamplePadding::kReflection: return "reflection";
+  }
+  return "";
+}
+
+// The GridSample padding mode called `text` in the IR; false if there is none.
+inline bool parseGridSamplePadding(const std::string& text, GridSamplePadding* out) {
+  if (text == "zeros") { *out = GridSamplePadding::kZeros; return true; }
+  if (text == "border") { *out = GridSamplePadding::kBorder; return true; }
+  if (text == "reflection") { *out = GridSamplePadding::kReflection; return true; }
+  return false;
+}
+
+inline const char* gridSamplePaddingChoices() { return "zeros, border or reflection"; }
+
 enum class InterpCoordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
 
 inline const char* irName(InterpCoordinates v) {

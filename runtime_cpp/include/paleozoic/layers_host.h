@@ -177,6 +177,24 @@ class HostGatherLayer : public HostLayer {
   int axis_;
 };
 
+// ONNX GridSample of 4-D data: out[n, c, i, j] = data[n, c] sampled at the position
+// grid[n, :, i, j] (x then y, in [-1, 1] from the first to the last pixel: their centres
+// with align_corners, their outer edges without), bilinearly or at the nearest pixel
+// (ties to even); outside the image `padding` gives zeros, the border's values, or the
+// values mirrored at the border.
+class HostGridSampleLayer : public HostLayer {
+ public:
+  HostGridSampleLayer(std::string name, Tensor& data, Tensor& grid, GridSampleMode mode,
+                      GridSamplePadding padding, bool align_corners);
+
+ private:
+  void compute(const std::vector<std::vector<double>>& inputs,
+               std::vector<double>& output) const override;
+  GridSampleMode mode_;
+  GridSamplePadding padding_;
+  bool align_corners_;
+};
+
 // Which of ONNX TopK's outputs a HostTopKLayer gives.
 enum class TopKOutput { kValues, kIndices };
 
