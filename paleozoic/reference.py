@@ -57,6 +57,12 @@ def _widen_graph(graph: onnx.GraphProto) -> None:
                     _widen_graph(sub)
             elif node.op_type == "Cast" and attr.name == "to" and attr.i in _FLOATS:
                 attr.i = TensorProto.DOUBLE
+            elif node.op_type == "GridSample" and attr.name == "mode":
+                # The reference evaluator knows opset 20's names only (same computation).
+                attr.s = _GRID_SAMPLE_MODES_20.get(attr.s, attr.s)
+
+
+_GRID_SAMPLE_MODES_20 = {b"bilinear": b"linear", b"bicubic": b"cubic"}
 
 
 _COERCING = ("Softmax", "LogSoftmax", "Hardmax")

@@ -59,6 +59,11 @@ Models (inputs; outputs):
                      weights_backbone=None, num_classes=5), eval mode, batch-norm statistics
                      measured on random images; image [1,3,320,320] in [0,1]; boxes [K,4],
                      scores [K], labels int64 [K] (K data-dependent: NonMaxSuppression)
+    deformable_detr  a Deformable-DETR-style detector: two conv levels (32x32, 16x16 of a
+                     64x64 image), 20 learned queries, one decoder layer of multi-scale
+                     deformable attention (4 heads x 2 levels x 4 points, sampling with
+                     grid_sample as HuggingFace's pure-PyTorch path does), class and box
+                     heads; image [1,3,64,64]; logits [1,20,10], pred_boxes [1,20,4]
     nmsfree_head     a conv backbone with per-anchor class and box heads (16x16 cells x 3
                      anchors x 8 classes), TopK (k=50) over the flattened sigmoid scores,
                      anchor = index // 8 and class = index % 8, GatherElements of the boxes;
@@ -451,6 +456,62 @@ def _nmsfree(_: Options) -> Spec:
     return Spec(NmsFreeHead(), image, ["scores", "boxes", "classes"])
 
 
+class DeformableDetrHead(nn.Module):
+    """A Deformable-DETR-style detector: a two-level conv backbone, learned queries, one
+    decoder layer of multi-scale deformable attention (each query predicts sampling offsets
+    and weights per head, level and point; values sampled with grid_sample, bilinear, zeros
+    padding, align_corners=False, as HuggingFace's pure-PyTorch
+    multi_scale_deformable_attention does), then class and box heads."""
+
+    def __init__(self, d: int = 32, heads: int = 4, levels: int = 2, points: int = 4,
+                 queries: int = 20, classes: int = 10) -> None:
+        super().__init__()
+        self.d, self.heads, self.levels, self.points = d, heads, levels, points
+        self.stem = nn.Sequential(nn.Conv2d(3, d, 3, stride=2, padding=1), nn.ReLU())
+        self.down = nn.Sequential(nn.Conv2d(d, d, 3, stride=2, padding=1), nn.ReLU())
+        self.queries = nn.Parameter(torch.randn(queries, d, generator=_gen()))
+        self.reference = nn.Linear(d, 2)
+        self.offsets = nn.Linear(d, heads * levels * points * 2)
+        self.weights = nn.Linear(d, heads * levels * points)
+        self.value = nn.Linear(d, d)
+        self.out = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+        self.classes = nn.Linear(d, classes)
+        self.boxes = nn.Linear(d, 4)
+
+    def forward(self, image: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        import torch.nn.functional as F
+
+        n, q, h, hd = image.shape[0], self.queries.shape[0], self.heads, self.d // self.heads
+        maps = [self.stem(image)]
+        maps.append(self.down(maps[0]))
+        query = self.queries.unsqueeze(0).expand(n, -1, -1)
+        reference = torch.sigmoid(self.reference(query))                    # [n, q, 2]
+        offsets = self.offsets(query).view(n, q, h, self.levels, self.points, 2)
+        weights = self.weights(query).view(n, q, h, self.levels * self.points).softmax(-1)
+        weights = weights.view(n, q, h, self.levels, self.points)
+        sampled = []
+        for level, feature in enumerate(maps):
+            fh, fw = feature.shape[2], feature.shape[3]
+            value = self.value(feature.flatten(2).transpose(1, 2))          # [n, fh*fw, d]
+            value = value.transpose(1, 2).reshape(n * h, hd, fh, fw)
+            scale = torch.tensor([fw, fh], dtype=image.dtype)
+            where = reference[:, :, None, None, :] + offsets[:, :, :, level] / scale
+            grid = (2 * where - 1).permute(0, 2, 1, 3, 4).reshape(n * h, q, self.points, 2)
+            sampled.append(F.grid_sample(value, grid, mode="bilinear", padding_mode="zeros",
+                                         align_corners=False))             # [n*h, hd, q, p]
+        stacked = torch.stack(sampled, dim=-2)                              # [n*h, hd, q, L, p]
+        w = weights.permute(0, 2, 1, 3, 4).reshape(n * h, 1, q, self.levels, self.points)
+        attended = (stacked * w).sum(-1).sum(-1).view(n, self.d, q).transpose(1, 2)
+        hidden = self.norm(query + self.out(attended))
+        return self.classes(hidden), torch.sigmoid(self.boxes(hidden))
+
+
+def _deformable_detr(_: Options) -> Spec:
+    images = [{"image": torch.randn(1, 3, 64, 64, generator=_gen())}]
+    return Spec(DeformableDetrHead(), images[0], ["logits", "pred_boxes"], images)
+
+
 # --- control flow --------------------------------------------------------------------------
 
 class TinyIf(nn.Module):
@@ -536,6 +597,7 @@ MODELS: dict[str, Callable[[Options], Spec]] = {
     "swinv2": _hf(_swinv2, _image(64), ["pooler_output"]),
     "detr": _hf(_detr, _image(128), ["logits", "pred_boxes"]),
     "ssdlite_nms": _ssdlite,
+    "deformable_detr": _deformable_detr,
     "nmsfree_head": _nmsfree,
     "silero_vad": _silero,
     "tiny_if_model": _tiny_if,

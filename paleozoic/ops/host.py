@@ -286,9 +286,20 @@ class HostGridSampleAttrs:
     mode: str                        # one of GRID_SAMPLE_MODES
     padding_mode: str                # one of GRID_SAMPLE_PADDINGS
     align_corners: bool
+    # "input": the second input tensor; "constant": the layer's weight "grid" (learned
+    # queries' sampling positions, folded), of grid_shape.
+    grid: str = "input"
+    grid_shape: tuple[int, ...] = ()
 
 
 def host_grid_sample_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
+    if attrs.get("grid", "input") == "constant":
+        if len(inputs) != 1:
+            raise ShapeError(f"GridSample with a constant grid takes one input, not "
+                             f"{len(inputs)}")
+        inputs = [inputs[0], tuple(attrs["grid_shape"])]
+    if len(inputs) != 2:
+        raise ShapeError(f"GridSample takes data and a grid, not {len(inputs)} inputs")
     data, grid = inputs
     if len(data) != 4 or len(grid) != 4 or grid[1] != 2 or grid[0] != data[0]:
         raise ShapeError(f"GridSample takes data [N, C, H, W] and a grid [N, 2, H_out, W_out] "
@@ -308,7 +319,8 @@ def host_grid_sample_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 HOST_GRID_SAMPLE = LayerKind(
     name="HostGridSample", cpp_class="pz::HostGridSampleLayer", template="host_grid_sample",
     binding="host_grid_sample", shape=host_grid_sample_shape, attrs=HostGridSampleAttrs,
-    arity=2, fusible=False, host=True)
+    weight_roles=("grid",), arity=None, fusible=False, host=True,
+    roles_for=lambda a: ("grid",) if a["grid"] == "constant" else ())
 
 FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT, HOST_TOPK, HOST_WHERE, HOST_GATHER_ELEMENTS,
           HOST_GATHER, HOST_ARITH, HOST_GRID_SAMPLE)

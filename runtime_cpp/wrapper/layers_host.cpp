@@ -520,13 +520,27 @@ HostGridSampleLayer::HostGridSampleLayer(std::string name, Tensor& data, Tensor&
   }
 }
 
+HostGridSampleLayer::HostGridSampleLayer(std::string name, Tensor& data, HostConstant grid,
+                                         GridSampleMode mode, GridSamplePadding padding,
+                                         bool align_corners)
+    : HostLayer(name, {&data}, gridSampleShape(name, data.shape(), grid.shape),
+                ElementType::kFloat),
+      mode_(mode),
+      padding_(padding),
+      align_corners_(align_corners),
+      grid_(&declareWeight("grid", CNML_CONST, grid.shape)) {
+  if (data.isInteger()) throw Error(name_ + ": GridSample samples float32 data");
+}
+
 void HostGridSampleLayer::compute(const std::vector<std::vector<double>>& inputs,
                                   std::vector<double>& output) const {
   const Shape& d = inputs_[0]->shape();
   const long long channels = d[1], height = d[2], width = d[3];
   const long long out_h = output_.shape()[2], out_w = output_.shape()[3];
   const std::vector<double>& data = inputs[0];
-  const std::vector<double>& grid = inputs[1];
+  std::vector<double> constant;
+  if (grid_) constant.assign(grid_->values().begin(), grid_->values().end());
+  const std::vector<double>& grid = grid_ ? constant : inputs[1];
   // Pixel coordinates of -1 and 1 on an axis of `size` pixels, and where reflection folds.
   auto unnormalise = [&](double v, long long size) {
     return align_corners_ ? (v + 1.0) / 2.0 * static_cast<double>(size - 1)
@@ -743,7 +757,8 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                          return std::make_unique<HostGatherElementsLayer>(
                              name, *in[0], *in[1], a.integer("axis"));
                        }});
-  factories.push_back({"host_grid_sample", 2, {"mode", "padding_mode", "align_corners"},
+  factories.push_back({"host_grid_sample", LayerFactory::kAnyInputs,
+                       {"mode", "padding_mode", "align_corners", "grid", "grid_shape"},
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
                          GridSampleMode mode;
@@ -757,9 +772,15 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                                        a.text("padding_mode") + "'; use " +
                                        gridSamplePaddingChoices());
                          }
-                         return std::make_unique<HostGridSampleLayer>(
-                             name, *in[0], *in[1], mode, padding,
-                             a.flag("align_corners", false));
+                         const bool align = a.flag("align_corners", false);
+                         if (isTextValue(a, "grid", "constant")) {
+                           return std::make_unique<HostGridSampleLayer>(
+                               name, *in.at(0), HostConstant{a.ints("grid_shape")}, mode,
+                               padding, align);
+                         }
+                         if (in.size() != 2) throw Error(name + ": takes data and a grid");
+                         return std::make_unique<HostGridSampleLayer>(name, *in[0], *in[1],
+                                                                      mode, padding, align);
                        }});
   factories.push_back({"host_gather", 2, {"axis"},
                        [](const std::string& name, const Inputs& in,

@@ -1,6 +1,6 @@
 """GridSample as a host layer (HostGridSample): every mode (bilinear, nearest) x padding
 (zeros, border, reflection) x align_corners, at positions reaching past the border,
-against onnxruntime and against onnx's reference evaluator in float64, on both SDKs;
+against onnxruntime and against a float64 evaluation (paleozoic.reference), on both SDKs;
 cubic and 5-D sampling are refused by name."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from onnx.reference import ReferenceEvaluator
 
 from paleozoic.errors import PaleozoicError
 from paleozoic.pipeline import load_queue, resolve_plan
 from paleozoic.plan_runner import PlanRunner
+from paleozoic.reference import Float64Reference
 from paleozoic.sdk import sdk_available
 from paleozoic.testing.host import grid_sampler
 from paleozoic.verify import reference_outputs
@@ -23,27 +23,6 @@ from paleozoic.verify import reference_outputs
 SDKS = [s for s in ("mock", "onednn") if sdk_available(s)]
 COMBOS = list(itertools.product(("bilinear", "nearest"), ("zeros", "border", "reflection"),
                                 (0, 1)))
-
-
-def _float64_truth(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> np.ndarray:
-    """The model in float64 through onnx's reference evaluator (opset 20 spells bilinear
-    "linear")."""
-    truth = onnx.ModelProto()
-    truth.CopyFrom(model)
-    for value in list(truth.graph.input) + list(truth.graph.output):
-        value.type.tensor_type.elem_type = TensorProto.DOUBLE
-    for tensor in truth.graph.initializer:
-        if tensor.data_type == TensorProto.FLOAT:
-            array = onnx.numpy_helper.to_array(tensor).astype(np.float64)
-            tensor.CopyFrom(onnx.numpy_helper.from_array(array, tensor.name))
-    for node in truth.graph.node:
-        for attr in node.attribute:
-            if node.op_type == "GridSample" and attr.name == "mode" and attr.s == b"bilinear":
-                attr.s = b"linear"
-    del truth.opset_import[:]
-    truth.opset_import.append(helper.make_opsetid("", 20))
-    return ReferenceEvaluator(truth).run(
-        None, {k: v.astype(np.float64) for k, v in feeds.items()})[0]
 
 
 @pytest.mark.parametrize("sdk", SDKS)
@@ -58,7 +37,7 @@ def test_grid_sample_matches_onnxruntime_and_float64(mode, padding, align, sdk) 
     (got,) = PlanRunner(queue, resolve_plan(queue, "fuse-all"), sdk=sdk).run(
         list(feeds.values())).values()
     (ort,) = reference_outputs(model, feeds)
-    truth = _float64_truth(model, feeds)
+    truth = Float64Reference(model).run(feeds)[0]
     scale = float(np.abs(truth).max())
     ours, theirs = float(np.abs(got - truth).max()), float(np.abs(ort - truth).max())
     if mode == "nearest":  # a position a rounding away from a tie may pick the other pixel

@@ -408,7 +408,7 @@ onnx_ops({"GridSample": OnnxOp("HostGridSample (4-D, bilinear or nearest; cubic 
 
 @converter("relax.image.grid_sample")
 def convert_grid_sample(w: Walker, call: Any, args: list[Value]) -> Value:
-    data, grid = (act_of(w, v) for v in args)
+    data, grid = act_of(w, args[0]), args[1]
     attrs = call.attrs
     if str(attrs.layout) != "NCHW":
         raise w.fail(f"GridSample of {str(attrs.layout)} data: only 4-D (NCHW) data is "
@@ -417,6 +417,11 @@ def convert_grid_sample(w: Walker, call: Any, args: list[Value]) -> Value:
     if mode not in GRID_SAMPLE_MODES:
         raise w.fail(f"GridSample mode {mode!r}: the host layer samples bilinearly or at the "
                      f"nearest pixel ({', '.join(GRID_SAMPLE_MODES.values)})")
-    return w.emit("HostGridSample", [data, grid],
-                  {"mode": mode, "padding_mode": str(attrs.padding_mode),
-                   "align_corners": bool(attrs.align_corners)}, part="grid_sample")
+    layer = {"mode": mode, "padding_mode": str(attrs.padding_mode),
+             "align_corners": bool(attrs.align_corners)}
+    if isinstance(grid, Const):  # positions from learned queries only: a weight
+        value = np.asarray(grid.value, dtype=np.float32)
+        return w.emit("HostGridSample", [data], {**layer, "grid": "constant",
+                                                 "grid_shape": list(value.shape)},
+                      weights={"grid": value}, part="grid_sample")
+    return w.emit("HostGridSample", [data, act_of(w, grid)], layer, part="grid_sample")

@@ -181,10 +181,14 @@ class HostGatherLayer : public HostLayer {
 // grid[n, :, i, j] (x then y, in [-1, 1] from the first to the last pixel: their centres
 // with align_corners, their outer edges without), bilinearly or at the nearest pixel
 // (ties to even); outside the image `padding` gives zeros, the border's values, or the
-// values mirrored at the border.
+// values mirrored at the border. The grid is a tensor, or a HostConstant: the weight
+// "grid" (positions from learned queries only, folded at compile time), bound with
+// configLayer.
 class HostGridSampleLayer : public HostLayer {
  public:
   HostGridSampleLayer(std::string name, Tensor& data, Tensor& grid, GridSampleMode mode,
+                      GridSamplePadding padding, bool align_corners);
+  HostGridSampleLayer(std::string name, Tensor& data, HostConstant grid, GridSampleMode mode,
                       GridSamplePadding padding, bool align_corners);
 
  private:
@@ -193,6 +197,7 @@ class HostGridSampleLayer : public HostLayer {
   GridSampleMode mode_;
   GridSamplePadding padding_;
   bool align_corners_;
+  const ConstTensor* grid_ = nullptr;
 };
 
 // Which of ONNX TopK's outputs a HostTopKLayer gives.
