@@ -1,9 +1,10 @@
 """The exporter acceptance set on the oneDNN SDK beside onnxruntime: `paleozoic bench` over
 every exported model that compiles (scripts/export_torchvision.py, export_sequence.py,
-export_paddle.py and the PP-OCR networks of the rapidocr wheel), with the static shapes
-symbolic inputs need. Prints bench's table per model and, at the end, the best built-in
-plan of each model with its ratio, the geometric mean and the models above 1.3x. Not a
-test: figures depend on the machine; run it on an otherwise idle one.
+export_paddle.py, export_families.py and the PP-OCR networks of the rapidocr wheel), with
+the static shapes symbolic inputs need (a model's NAME.options beside it: its
+--input-shape and --input-value options). Prints bench's table per model and, at the end,
+the best built-in plan of each model with its ratio, the geometric mean and the models
+above 1.3x. Not a test: figures depend on the machine; run it on an otherwise idle one.
 
     python benchmarks/acceptance_bench.py /work/exported/torch /work/exported/seq \
         /work/exported/paddle [--sdk onednn] [--threads 2] [--repeat 20] [--json out.json]
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shlex
 import sys
 from pathlib import Path
 
@@ -39,6 +41,27 @@ def shapes_for(path: Path) -> dict[str, tuple[int, ...]] | None:
     return None
 
 
+def own_options(path: Path) -> dict[str, dict]:
+    """The --input-shape and --input-value options in NAME.options beside the model
+    (scripts/export_families.py writes them; scripts/exporter_acceptance.py reads them too),
+    as bench's input_shapes and input_values."""
+    from paleozoic.frontend.prepare import parse_shape, parse_value
+
+    options = path.with_suffix(".options")
+    words = shlex.split(options.read_text()) if options.is_file() else []
+    found: dict[str, dict] = {"input_shapes": {}, "input_values": {}}
+    for flag, value in zip(words[::2], words[1::2]):
+        if flag == "--input-shape":
+            name, shape = parse_shape(value)
+            found["input_shapes"][name] = shape
+        elif flag == "--input-value":
+            name, values = parse_value(value)
+            found["input_values"][name] = values
+        else:
+            raise SystemExit(f"{options}: {flag} is not an option this benchmark passes on")
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path)
@@ -60,9 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     refused: dict[str, str] = {}
     for path in models:
         try:
+            own = own_options(path)
             report = bench([path], configs, threads=args.threads, repeat=args.repeat,
                            rounds=args.rounds, min_turn_ms=args.min_turn_ms,
-                           input_shapes=shapes_for(path))
+                           input_shapes=own["input_shapes"] or shapes_for(path),
+                           input_values=own["input_values"] or None)
         except PaleozoicError as err:
             refused[path.name] = str(err).splitlines()[0][:160]
             print(f"{path.name}: refused: {refused[path.name]}", flush=True)

@@ -300,17 +300,25 @@ def bench_model(model: onnx.ModelProto, name: str, configs: Sequence[Config], *,
                 threads: int = 2, repeat: int = 20, rounds: int = 4, min_turn_ms: float = 50.0,
                 seed: int = 0, calibration: str | Path | None = None, batch: int | None = None,
                 input_shapes: dict[str, tuple[int, ...]] | None = None,
+                input_values: dict[str, np.ndarray] | None = None,
                 progress: Callable[[str], None] | None = None) -> ModelReport:
-    """Times and checks every configuration of one model (see the module's docstring)."""
+    """Times and checks every configuration of one model (see the module's docstring).
+    `input_values` are inputs compiled as constants (--input-value); onnxruntime is fed
+    the same values."""
     from paleozoic.pipeline import load_queue, quantization_for
     from paleozoic.plan_runner import PlanRunner
     from paleozoic.verify import compare, seeded_inputs
 
-    queue = load_queue(model, input_shapes, batch)
+    queue = load_queue(model, input_shapes, batch, input_values)
     shapes = {t.name: tuple(t.shape) for t in queue.inputs}
     feeds = seeded_inputs(model, seed, {n: shapes[q] for n, q in
                                         zip(queue.onnx_input_names, shapes)})
-    ordered = [feeds[n] for n in queue.onnx_input_names]
+    feeds.update(queue.input_values)
+    for value in model.graph.input:  # a 0-d input is a [1] tensor of the session's
+        declared = value.type.tensor_type
+        if value.name in feeds and declared.HasField("shape") and not declared.shape.dim:
+            feeds[value.name] = feeds[value.name].reshape(())
+    ordered = [feeds[n].reshape(shapes[q]) for n, q in zip(queue.onnx_input_names, shapes)]
     before = _rss_mb()
     session = _ort_session(model, threads, True)
     refs = session.run(None, feeds)
@@ -391,6 +399,7 @@ def bench(models: Iterable[str | Path], configs: Sequence[Config], *, threads: i
           repeat: int = 20, rounds: int = 4, min_turn_ms: float = 50.0, seed: int = 0,
           calibration: str | Path | None = None, batch: int | None = None,
           input_shapes: dict[str, tuple[int, ...]] | None = None,
+          input_values: dict[str, np.ndarray] | None = None,
           show_progress: bool = False) -> BenchReport:
     """Every model under every configuration; models one after another."""
     from paleozoic.frontend.loader import load_full_model
@@ -408,7 +417,7 @@ def bench(models: Iterable[str | Path], configs: Sequence[Config], *, threads: i
             report.models.append(bench_model(
                 model, str(path), configs, threads=threads, repeat=repeat, rounds=rounds,
                 min_turn_ms=min_turn_ms, seed=seed, calibration=calibration, batch=batch,
-                input_shapes=input_shapes,
+                input_shapes=input_shapes, input_values=input_values,
                 progress=(lambda text: bar.set_description_str(text)) if bar else None))
             if bar:
                 bar.update()

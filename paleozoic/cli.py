@@ -20,7 +20,6 @@ from paleozoic.errors import (
     ModelLoadError,
     PaleozoicError,
     PlanMismatchError,
-    UnsupportedModelError,
 )
 from paleozoic.sdk import SDKS
 
@@ -483,10 +482,6 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise PaleozoicError("--plot needs matplotlib: pip install 'paleozoic[eval]', or "
                              "leave --plot out")
-    if args.input_value:
-        raise UnsupportedModelError("bench does not take --input-value: onnxruntime would "
-                                    "need the same constants; compile with it and time the "
-                                    "session with ./build/session -r")
     missing = [sdk for sdk in sdks if not sdk_available(sdk)]
     if missing:
         fix = ("pip install 'paleozoic[onednn]' (README, oneDNN SDK), or bench --sdk mock"
