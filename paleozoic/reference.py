@@ -311,10 +311,22 @@ class GroupNormalization64(OpRun):
         return ((y * gamma + beta).astype(x.dtype),)
 
 
+class GatherElements64(OpRun):
+    """The reference's GatherElements goes through numpy.choose, which takes at most 64
+    choices: a detection head gathering boxes among 768 anchors fails there."""
+
+    op_domain = ""
+
+    def _run(self, data, indices, axis=None):
+        axis = int(axis or 0) % data.ndim
+        indices = np.where(indices < 0, indices + data.shape[axis], indices)
+        return (np.take_along_axis(data, indices.astype(np.int64), axis=axis),)
+
+
 _FAST_OPS: dict[str, type[OpRun]] = {
     "Conv": Conv64, "MaxPool": MaxPool64, "AveragePool": AveragePool64, "LRN": LRN64,
     "BatchNormalization": BatchNormalization64, "GlobalMaxPool": GlobalMaxPool64,
-    "GroupNormalization": GroupNormalization64,
+    "GroupNormalization": GroupNormalization64, "GatherElements": GatherElements64,
 }
 
 

@@ -411,6 +411,7 @@ def run_paleozoic(path: Path, result: Result, work: Path, args, passthrough: lis
     report_path = out / "verify.json"
     code, so, se, dt = run_stage(pz_command("verify", str(out), "--seed", str(args.seed),
                                             "--model", str(path), "--json", str(report_path),
+                                            *(["--float64"] if args.float64 else []),
                                             *verify_passthrough),
                                  args.timeout)
     result.verify_s = round(dt, 2)
@@ -450,6 +451,17 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _truth(r: Result) -> str:
+    """The worst output's error against the float64 truth (relative to its largest value),
+    ours and onnxruntime's; empty without --float64."""
+    pairs = [(o["truth_error"], o["ort_truth_error"]) for o in r.outputs
+             if o.get("truth_error") is not None]
+    if not pairs:
+        return ""
+    ours, ort = max(pairs)
+    return f"{ours:.1e} / {ort:.1e}" if ort is not None else f"{ours:.1e}"
+
+
 def markdown(results: list[Result], header: str) -> str:
     try:
         from paleozoic.frontend.support import ONNX_OPS
@@ -461,8 +473,8 @@ def markdown(results: list[Result], header: str) -> str:
     lines.append(", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s])
                  + f" of {len(results)} models")
     lines += ["", ("| model | group | opset | nodes | checker | status | compile s | build s | "
-                   "verify s | max abs err | note |"),
-              "| --- | --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | --- |"]
+                   "verify s | max abs err | vs float64: ours / ort | note |"),
+              "| --- | --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in results:
         note = "; ".join(r.workarounds)
         if r.error:
@@ -472,7 +484,7 @@ def markdown(results: list[Result], header: str) -> str:
             r.model, r.group, str(r.opset), str(r.nodes),
             "ok" if r.checker == "ok" else r.checker[:60], r.status,
             _num(r.compile_s), _num(r.build_s), _num(r.verify_s),
-            _num(r.max_abs, "{:.2e}"), note[:220])) + " |")
+            _num(r.max_abs, "{:.2e}"), _truth(r), note[:220])) + " |")
 
     groups = sorted({r.group for r in results})
     union: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -557,6 +569,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep each model's session folder")
     parser.add_argument("--plan", default="fuse-all", help="plan for compile (default fuse-all)")
     parser.add_argument("--seed", type=int, default=0, help="seed for verify")
+    parser.add_argument("--float64", action="store_true",
+                        help="also measure every output against a float64 evaluation "
+                        "(verify --float64): ours and onnxruntime's error in the table")
     parser.add_argument("--sdk", default="mock",
                         help="SDK the sessions are built against (paleozoic build --sdk: "
                         "mock or onednn); verify runs what was built")

@@ -191,3 +191,20 @@ def test_group_normalization_is_float64_two_pass() -> None:
     want = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5))
     want = want.reshape(x.shape) * s.astype(np.float32)[:, None] + b.astype(np.float32)[:, None]
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+def test_gather_elements_over_more_than_64_positions_matches_onnxruntime() -> None:
+    # onnx's own kernel goes through numpy.choose, limited to 64 choices.
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(1, 300, 4)).astype(np.float32)
+    indices = rng.integers(-300, 300, size=(1, 50, 4)).astype(np.int64)
+    graph = helper.make_graph(
+        [helper.make_node("GatherElements", ["data", "indices"], ["out"], axis=1)], "g",
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, 300, 4]),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, [1, 50, 4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 50, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    feeds = {"data": data, "indices": indices}
+    (ours,) = Float64Reference(model).run(feeds)
+    (theirs,) = onnxruntime_session(model).run(None, feeds)
+    np.testing.assert_array_equal(ours, theirs.astype(np.float64))
