@@ -42,14 +42,14 @@ def shapes_for(path: Path) -> dict[str, tuple[int, ...]] | None:
 
 
 def own_options(path: Path) -> dict[str, dict]:
-    """The --input-shape and --input-value options in NAME.options beside the model
+    """The --input-shape, --input-value and --outputs options in NAME.options beside it
     (scripts/export_families.py writes them; scripts/exporter_acceptance.py reads them too),
-    as bench's input_shapes and input_values."""
+    as bench's input_shapes, input_values and outputs."""
     from paleozoic.frontend.prepare import parse_shape, parse_value
 
     options = path.with_suffix(".options")
     words = shlex.split(options.read_text()) if options.is_file() else []
-    found: dict[str, dict] = {"input_shapes": {}, "input_values": {}}
+    found: dict[str, dict] = {"input_shapes": {}, "input_values": {}, "outputs": []}
     for flag, value in zip(words[::2], words[1::2]):
         if flag == "--input-shape":
             name, shape = parse_shape(value)
@@ -57,6 +57,8 @@ def own_options(path: Path) -> dict[str, dict]:
         elif flag == "--input-value":
             name, values = parse_value(value)
             found["input_values"][name] = values
+        elif flag == "--outputs":
+            found["outputs"] = value.split(",")
         else:
             raise SystemExit(f"{options}: {flag} is not an option this benchmark passes on")
     return found
@@ -87,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
             report = bench([path], configs, threads=args.threads, repeat=args.repeat,
                            rounds=args.rounds, min_turn_ms=args.min_turn_ms,
                            input_shapes=own["input_shapes"] or shapes_for(path),
-                           input_values=own["input_values"] or None)
+                           input_values=own["input_values"] or None,
+                           outputs=own["outputs"] or None)
         except PaleozoicError as err:
             refused[path.name] = str(err).splitlines()[0][:160]
             print(f"{path.name}: refused: {refused[path.name]}", flush=True)

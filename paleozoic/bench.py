@@ -301,14 +301,23 @@ def bench_model(model: onnx.ModelProto, name: str, configs: Sequence[Config], *,
                 seed: int = 0, calibration: str | Path | None = None, batch: int | None = None,
                 input_shapes: dict[str, tuple[int, ...]] | None = None,
                 input_values: dict[str, np.ndarray] | None = None,
+                outputs: Sequence[str] | None = None,
                 progress: Callable[[str], None] | None = None) -> ModelReport:
     """Times and checks every configuration of one model (see the module's docstring).
     `input_values` are inputs compiled as constants (--input-value); onnxruntime is fed
-    the same values."""
+    the same values. `outputs` (--outputs) compiles and times the part of the model that
+    computes those tensors, and onnxruntime runs the same part."""
     from paleozoic.pipeline import load_queue, quantization_for
     from paleozoic.plan_runner import PlanRunner
     from paleozoic.verify import compare, seeded_inputs
 
+    if outputs:
+        from paleozoic.frontend.subgraph import select_outputs
+
+        part = onnx.ModelProto()
+        part.CopyFrom(model)
+        select_outputs(part, name, outputs)
+        model = part
     queue = load_queue(model, input_shapes, batch, input_values)
     shapes = {t.name: tuple(t.shape) for t in queue.inputs}
     feeds = seeded_inputs(model, seed, {n: shapes[q] for n, q in
@@ -400,6 +409,7 @@ def bench(models: Iterable[str | Path], configs: Sequence[Config], *, threads: i
           calibration: str | Path | None = None, batch: int | None = None,
           input_shapes: dict[str, tuple[int, ...]] | None = None,
           input_values: dict[str, np.ndarray] | None = None,
+          outputs: Sequence[str] | None = None,
           show_progress: bool = False) -> BenchReport:
     """Every model under every configuration; models one after another."""
     from paleozoic.frontend.loader import load_full_model
@@ -417,7 +427,7 @@ def bench(models: Iterable[str | Path], configs: Sequence[Config], *, threads: i
             report.models.append(bench_model(
                 model, str(path), configs, threads=threads, repeat=repeat, rounds=rounds,
                 min_turn_ms=min_turn_ms, seed=seed, calibration=calibration, batch=batch,
-                input_shapes=input_shapes, input_values=input_values,
+                input_shapes=input_shapes, input_values=input_values, outputs=outputs,
                 progress=(lambda text: bar.set_description_str(text)) if bar else None))
             if bar:
                 bar.update()

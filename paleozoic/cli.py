@@ -47,12 +47,23 @@ def _add_shape_options(p: argparse.ArgumentParser) -> None:
                    metavar="NAME=VALUE[,VALUE...]", help="make an input a constant, e.g. "
                    "sr=16000 (a sample rate an If checks: the branch not taken folds away); "
                    "repeatable")
+    p.add_argument("--outputs", type=_names_arg, default=None, metavar="NAME[,NAME...]",
+                   help="compute these tensors instead of the model's outputs, e.g. a "
+                   "detector's raw scores and boxes before its NonMaxSuppression")
 
 
 def _shapes(args: argparse.Namespace) -> dict[str, object]:
     values = dict(args.input_value)
     return {"input_shapes": dict(args.input_shape), "batch": args.batch,
-            **({"input_values": values} if values else {})}
+            **({"input_values": values} if values else {}),
+            **({"outputs": args.outputs} if args.outputs else {})}
+
+
+def _names_arg(text: str) -> list[str]:
+    names = [n for n in text.split(",") if n]
+    if not names:
+        raise argparse.ArgumentTypeError("give one tensor name or more, comma-separated")
+    return names
 
 
 def _value_arg(text: str) -> tuple[str, object]:

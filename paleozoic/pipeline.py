@@ -10,7 +10,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,8 +36,9 @@ logger = logging.getLogger(__name__)
 def load_queue(model: str | Path | onnx.ModelProto,
                input_shapes: Mapping[str, tuple[int, ...]] | None = None,
                batch: int | None = None,
-               input_values: Mapping[str, np.ndarray] | None = None) -> LayerQueue:
-    return run_passes(import_onnx(model, input_shapes, batch, input_values))
+               input_values: Mapping[str, np.ndarray] | None = None,
+               outputs: Sequence[str] | None = None) -> LayerQueue:
+    return run_passes(import_onnx(model, input_shapes, batch, input_values, outputs))
 
 
 def resolve_plan(queue: LayerQueue, plan: str | Path | Plan) -> Plan:
@@ -97,7 +98,8 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
                   input_shapes: Mapping[str, tuple[int, ...]] | None = None,
                   batch: int | None = None, precision: str | Precision | None = None,
                   calibration: str | Path | None = None,
-                  input_values: Mapping[str, np.ndarray] | None = None) -> Path:
+                  input_values: Mapping[str, np.ndarray] | None = None,
+                  outputs: Sequence[str] | None = None) -> Path:
     """Emits the session into `out`: over the runtime wrapper (emit="wrapper") or as
     direct CNML/CNRT calls (emit="raw", same SDK calls and outputs, for comparison).
     Nothing is left behind if anything fails: files are written into a temporary folder
@@ -106,7 +108,7 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise OutputExistsError(f"{out}: exists and is not empty; choose another folder or "
                                 f"pass --force to replace it")
-    queue = load_queue(model, input_shapes, batch, input_values)
+    queue = load_queue(model, input_shapes, batch, input_values, outputs)
     chosen = resolve_plan(queue, plan)
     if precision is not None:
         chosen = with_precision(chosen, Precision(precision))

@@ -267,6 +267,14 @@ def verify_session(out: str | Path, model: onnx.ModelProto, seed: int = 0,
     truth even where onnxruntime agrees."""
     out = Path(out)
     manifest = json.loads((out / "session.json").read_text())
+    wanted = [o["onnx_name"] for o in manifest["outputs"]]
+    if wanted != [o.name for o in model.graph.output]:  # compiled with --outputs
+        from paleozoic.frontend.subgraph import select_outputs
+
+        part = onnx.ModelProto()
+        part.CopyFrom(model)
+        select_outputs(part, str(out), wanted)
+        model = part
     # The session's input shapes, which --input-shape / --batch fixed where the model's
     # are symbolic.
     shapes = {i["onnx_name"]: tuple(i["shape"]) for i in manifest["inputs"]}

@@ -58,7 +58,9 @@ Models (inputs; outputs):
     ssdlite_nms      torchvision ssdlite320_mobilenet_v3_large(weights=None,
                      weights_backbone=None, num_classes=5), eval mode, batch-norm statistics
                      measured on random images; image [1,3,320,320] in [0,1]; boxes [K,4],
-                     scores [K], labels int64 [K] (K data-dependent: NonMaxSuppression)
+                     scores [K], labels int64 [K] (K data-dependent: NonMaxSuppression;
+                     compiled with --outputs at the heads' raw boxes [1,3234,4] and
+                     scores [1,3234,5])
     deformable_detr  a Deformable-DETR-style detector: two conv levels (32x32, 16x16 of a
                      64x64 image), 20 learned queries, one decoder layer of multi-scale
                      deformable attention (4 heads x 2 levels x 4 points, sampling with
@@ -401,7 +403,12 @@ def _ssdlite(_: Options) -> Spec:
     gen = _gen()
     _calibrate_batchnorm(model, gen)
     images = [{"image": torch.rand(1, 3, 320, 320, generator=gen)} for _ in range(2)]
-    return Spec(TorchvisionDetector(model), images[0], ["boxes", "scores", "labels"], images)
+    # NonMaxSuppression's output size depends on the data: the session computes the
+    # network up to the heads' raw boxes and scores, as deployments do.
+    heads = ",".join(f"/model/head/{h}_head/Concat_12_output_0"
+                     for h in ("regression", "classification"))
+    return Spec(TorchvisionDetector(model), images[0], ["boxes", "scores", "labels"], images,
+                options=f"--outputs {heads}")
 
 
 @torch.no_grad()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from paleozoic.frontend.prepare import (
     bind_input_values, check_resize_scales, expand_layer_norm_statistics, fix_input_shapes,
     float_pow_exponents, fold_constants, fold_pads, rewrite_einsum, rewrite_pads,
 )
+from paleozoic.frontend.subgraph import select_outputs
 from paleozoic.frontend.support import check_supported
 from paleozoic.frontend.weight_stream import STREAM_MIN_ELEMENTS
 from paleozoic.ir import LayerQueue, TensorInfo
@@ -52,15 +53,20 @@ def _constant_value(walker: Walker, var: Any) -> np.ndarray | None:
 def import_onnx(model: str | Path | onnx.ModelProto,
                 input_shapes: Mapping[str, tuple[int, ...]] | None = None,
                 batch: int | None = None,
-                input_values: Mapping[str, np.ndarray] | None = None) -> LayerQueue:
+                input_values: Mapping[str, np.ndarray] | None = None,
+                outputs: Sequence[str] | None = None) -> LayerQueue:
     """`input_shapes` (by input name) and `batch` (a symbolic first axis) fix symbolic
     input dimensions; every other dimension must be static in the model. `input_values`
-    makes inputs constants (--input-value: a sample rate an If checks)."""
+    makes inputs constants (--input-value: a sample rate an If checks). `outputs` names the
+    tensors to compute instead of the graph's outputs (--outputs: a detector up to its raw
+    scores and boxes)."""
     loaded = load_onnx(model)
     proto, source = loaded.proto, loaded.source
     if isinstance(model, onnx.ModelProto):  # the caller's proto is not ours to rewrite
         proto = onnx.ModelProto()
         proto.CopyFrom(model)
+    if outputs:
+        select_outputs(proto, source, outputs)
     bound = bind_input_values(proto, source, input_values or {})
     shapes = fix_input_shapes(proto, source, input_shapes, batch)
     fold_constants(proto, source, loaded.weights)

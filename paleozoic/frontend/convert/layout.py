@@ -301,4 +301,7 @@ def convert_split(w: Walker, call: Any, args: list[Value]) -> Value:
     else:
         bounds = ints(sections)
     edges = [0, *bounds, shape[axis]]
+    typed = getattr(call, "ty", None) or getattr(call, "struct_info", None)
+    if len(edges) == 2 and not hasattr(typed, "fields"):
+        return x  # one piece, which TVM types as the tensor itself (torchvision's list(image))
     return Tup(tuple(slice_layer(w, x, [axis], [lo], [hi], [1]) for lo, hi in zip(edges, edges[1:])))
