@@ -24,6 +24,7 @@ from paleozoic.testing.bert import BERT_INPUTS, bert_model
 from paleozoic.testing.blocks import BLOCKS
 from paleozoic.testing.host import (
     compare_select,
+    grid_sampler,
     hf_masked_softmax,
     topk_classifier,
     integer_ops,
@@ -67,6 +68,8 @@ _MODELS = {
     # Integer arithmetic, comparisons and Mod on the host (HostArith).
     "integer_ops": integer_ops,
     "token_pool_causal_mask": token_pool_causal_mask,
+    # Deformable attention's sampling on the host (HostGridSample).
+    "grid_sampler": grid_sampler,
 }
 
 
