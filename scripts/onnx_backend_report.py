@@ -207,7 +207,7 @@ def _reason(result: CaseResult) -> str:
     """A refusal without the case's name, node names and counts, to group cases."""
     text = result.detail
     if "use operators Paleozoic does not support" in text:
-        ops = sorted(set(re.findall(r"^\s*node '.*?': (\S+)$", text, flags=re.MULTILINE)))
+        ops = sorted(set(re.findall(r"^\s*node '.*?': (\S+)", text, flags=re.MULTILINE)))
         return f"operators not supported: {', '.join(ops)}"
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     line = lines[1] if len(lines) > 1 and "unsupported attribute value" in lines[0] \

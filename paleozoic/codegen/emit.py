@@ -19,6 +19,7 @@ from paleozoic.codegen.raw import raw_context, raw_title
 from paleozoic.codegen.weights import write_weights
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.ir import FBlock, Layer, Model
+from paleozoic.ir.memory import MemoryPlan, plan_memory
 from paleozoic.ir.plan import Precision
 
 PRECISION_CPP = {Precision.FP32: "pz::Precision::kFp32", Precision.FP16: "pz::Precision::kFp16",
@@ -36,6 +37,8 @@ _RESERVED = CPP_KEYWORDS | {
     "i", "CHECK",
 }
 POINTERS_PER_LINE = 6
+# Arena places per line of the emitted memory plan ({&tensor, offset, bytes}).
+PLACES_PER_LINE = 3
 EMIT_FORMS = ("wrapper", "raw")
 
 
@@ -128,6 +131,10 @@ class SessionViews:
     # The blocks' runs as C++ statements with the run-time Ifs' if/else around their
     # branches; empty when the model has none (the session runs the block list in order).
     forward: list[Code] = field(default_factory=list)
+    # The memory plan (paleozoic.ir.memory) and its arena's places as C++ lines.
+    memory: MemoryPlan | None = None
+    arena_lines: list[Code] = field(default_factory=list)
+    arena_name: str = "arena"
 
 
 def session_views(model: Model, env: Any, block_prefix: str = "",
@@ -179,7 +186,13 @@ def session_views(model: Model, env: Any, block_prefix: str = "",
         if layer.name in model.quantization:
             tensors += model.quantization[layer.name].weight_tensors(layer.name)
     forward = forward_statements(model, blocks, expr) if queue.conditions else []
-    return SessionViews(inputs, outputs, views, blocks, tensors, unique_ident, used, forward)
+    memory = plan_memory(model)
+    places = [f"{{&{expr[s.name]}, {s.offset}, {s.bytes}}}" for s in memory.tensors]
+    arena_lines = [Code(", ".join(places[i:i + PLACES_PER_LINE]) +
+                        ("," if i + PLACES_PER_LINE < len(places) else ""))
+                   for i in range(0, len(places), PLACES_PER_LINE)]
+    return SessionViews(inputs, outputs, views, blocks, tensors, unique_ident, used, forward,
+                        memory, arena_lines, unique_ident("arena"))
 
 
 def forward_statements(model: Model, blocks: list[BlockView], expr: dict[str, str],
@@ -245,6 +258,7 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
         strategy=model.plan.strategy, num_layers=len(queue.layers),
         num_weights=len(v.weights), weights_id="{{WEIGHTS_ID}}", inputs=v.inputs,
         outputs=v.outputs, layers=v.layers, blocks=v.blocks, forward=v.forward,
+        memory=v.memory, arena_lines=v.arena_lines, arena_name=v.arena_name,
     )
     if emit == "raw":
         context.update(raw)
@@ -276,6 +290,7 @@ def _manifest(model: Model) -> str:
                      else t.name, "shape": list(t.shape), "dtype": t.dtype}
                     for i, t in enumerate(model.outputs)],
     }
+    data["memory"] = plan_memory(model).to_dict()
     if model.queue.input_values:  # graph inputs the session has as constants
         data["input_values"] = {name: {"values": value.reshape(-1).tolist(),
                                        "shape": list(value.shape), "dtype": str(value.dtype)}

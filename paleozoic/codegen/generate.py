@@ -121,7 +121,8 @@ def _step(model: Model, iface: DecoderInterface, env: Any, prefix: str) -> _Step
     by_onnx_in = dict(zip(model.queue.onnx_input_names, views.inputs))
     by_onnx_out = dict(zip(model.queue.onnx_output_names, views.outputs))
     context = dict(inputs=views.inputs, outputs=views.outputs, layers=views.layers,
-                   blocks=views.blocks)
+                   blocks=views.blocks, memory=views.memory, arena_lines=views.arena_lines,
+                   arena_name=views.arena_name)
     # The session's sections 1-3, one scope deeper in the loop's main().
     body = textwrap.indent(env.get_template("session_body.cpp.j2").render(context), "  ",
                            lambda line: bool(line.strip()))

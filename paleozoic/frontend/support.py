@@ -16,16 +16,27 @@ def check_supported(model: onnx.ModelProto, source: str) -> None:
     bad = [(node.name or f"#{i}", node.op_type) for i, node in enumerate(model.graph.node)
            if node.op_type not in ONNX_OPS or node.domain not in ("", "ai.onnx")]
     if bad:
-        listed = "\n".join(f"  node {name!r}: {op}" for name, op in bad)
+        listed = "\n".join(f"  node {name!r}: {op}" + (f" ({_DATA_DEPENDENT})"
+                                                         if op in _DATA_DEPENDENT_OPS else "")
+                           for name, op in bad)
         raise UnsupportedModelError(
             f"{source}: {len(bad)} node(s) use operators Paleozoic does not support (after "
             f"folding the subgraphs that are constant for the given input shapes):\n"
             f"{listed}\nsupported: {', '.join(sorted(ONNX_OPS))}")
 
 
+# Operators whose output size depends on the input values: a CNML-style session has static
+# shapes (every buffer sized at compile time), so these have no layer.
+_DATA_DEPENDENT_OPS = frozenset({"NonMaxSuppression", "NonZero", "Unique", "Compress"})
+_DATA_DEPENDENT = ("its output size depends on the data, and a session's tensors have "
+                   "static shapes; compile the network up to its inputs with --outputs and "
+                   "run it on the host")
+
+
 def _check_control_flow(model: onnx.ModelProto, source: str) -> None:
-    """An If, Loop or Scan left after folding depends on run-time values: named, with the
-    graph inputs it depends on, and what would fold it."""
+    """A Loop or Scan left after folding depends on run-time values: named, with the graph
+    inputs it depends on, and what would fold it. (A run-time If never gets here: the
+    importer splits it into both branches, frontend/control_flow.py.)"""
     graph = model.graph
     inputs = {v.name for v in graph.input} - {t.name for t in graph.initializer}
     depends: dict[str, set[str]] = {name: {name} for name in inputs}
@@ -33,14 +44,13 @@ def _check_control_flow(model: onnx.ModelProto, source: str) -> None:
         reads = set().union(*(depends.get(i, set()) for i in node.input if i))
         for out in node.output:
             depends[out] = reads
-        if node.op_type not in ("If", "Loop", "Scan") or node.domain not in ("", "ai.onnx"):
+        if node.op_type not in ("Loop", "Scan") or node.domain not in ("", "ai.onnx"):
             continue
         on = sorted(depends.get(node.input[0], set())) if node.input and node.input[0] \
             else []
-        what = {"If": "its condition", "Loop": "its trip count or condition",
+        what = {"Loop": "its trip count or condition",
                 "Scan": "its scanned inputs"}[node.op_type]
-        folds = {"If": "the branch not taken folds away",
-                 "Loop": "a constant trip count unrolls the loop",
+        folds = {"Loop": "a constant trip count unrolls the loop",
                  "Scan": "nothing folds a Scan yet"}[node.op_type]
         hint = (f"; if {', '.join(on)} {'is' if len(on) == 1 else 'are'} fixed for a "
                 f"deployment (a sample rate, a mode, a step count), give --input-value "
@@ -48,9 +58,8 @@ def _check_control_flow(model: onnx.ModelProto, source: str) -> None:
         raise UnsupportedModelError(
             f"{source}: node {node.name or node.output[0]!r} ({node.op_type}): {what} is "
             f"computed at run time{f' from input(s) {on}' if on else ''}; {node.op_type} is "
-            f"supported when it folds at compile time (a constant condition or a shape "
-            f"check; a Loop with a constant trip count, unrolled), not as control flow in "
-            f"the session{hint}")
+            f"supported when it folds at compile time (a Loop with a constant trip count, "
+            f"unrolled), not as a loop in the session{hint}")
 
 
 __all__ = ["ONNX_OPS", "OnnxOp", "check_supported"]

@@ -63,7 +63,7 @@ Tensor::Tensor(std::string name, Shape shape, ElementType type)
 }
 
 Tensor::~Tensor() {
-  if (data_ != nullptr) cnrtFree(data_);
+  if (ownsDeviceData()) cnrtFree(data_);
   detail::destroyTensorDesc(&desc_);
 }
 
@@ -74,11 +74,18 @@ std::size_t Tensor::bytes() const {
 
 void Tensor::setDataType(cnmlDataType_t dtype) {
   if (dtype == dtype_) return;
-  if (data_ != nullptr) {
+  if (ownsDeviceData()) {
     throw Error("tensor " + name_ + ": its dtype cannot change once it has a device buffer");
   }
+  const cnmlDataType_t before = dtype_;
   PZ_CHECK(name_, cnmlSetTensorDataType(desc_, dtype));
   dtype_ = dtype;
+  if (data_ != nullptr && bytes() > capacity_) {  // an arena slot too small for the new type
+    dtype_ = before;
+    cnmlSetTensorDataType(desc_, before);
+    throw Error("tensor " + name_ + ": its arena slot of " + std::to_string(capacity_) +
+                " bytes cannot hold it as another dtype; re-run paleozoic compile");
+  }
 }
 
 void* Tensor::deviceData() {
@@ -89,6 +96,49 @@ void* Tensor::deviceData() {
   }
   if (data_ == nullptr) PZ_CHECK(name_, cnrtMalloc(&data_, bytes()));
   return data_;
+}
+
+void Tensor::useDeviceBuffer(void* data, std::size_t capacity) {
+  if (data_ != nullptr) {
+    throw Error("tensor " + name_ + " already has a device buffer; place it in the arena "
+                "before anything runs");
+  }
+  if (capacity < bytes()) {
+    throw Error("tensor " + name_ + " needs " + std::to_string(bytes()) + " bytes, its arena "
+                "slot has " + std::to_string(capacity) + "; re-run paleozoic compile");
+  }
+  data_ = data;
+  capacity_ = capacity;
+}
+
+Arena::Arena(std::size_t bytes, const std::vector<Place>& places) : bytes_(bytes) {
+  for (const Place& p : places) {
+    if (p.offset > bytes_ || p.bytes > bytes_ - p.offset) {
+      throw Error("memory plan: tensor " + p.tensor->name() + " at offset " +
+                  std::to_string(p.offset) + " (" + std::to_string(p.bytes) +
+                  " bytes) lies outside the arena of " + std::to_string(bytes_) +
+                  " bytes; re-run paleozoic compile");
+    }
+  }
+  if (bytes_ == 0) return;
+  PZ_CHECK("arena", cnrtMalloc(&base_, bytes_));
+  try {
+    for (const Place& p : places) {
+      // Integer tensors the host keeps (int64, uint8) have no device buffer to place.
+      if (p.tensor->elementType() == ElementType::kInt64 ||
+          p.tensor->elementType() == ElementType::kUint8) {
+        continue;
+      }
+      p.tensor->useDeviceBuffer(static_cast<char*>(base_) + p.offset, p.bytes);
+    }
+  } catch (...) {
+    cnrtFree(base_);
+    throw;
+  }
+}
+
+Arena::~Arena() {
+  if (base_ != nullptr) cnrtFree(base_);
 }
 
 void Tensor::copyFromHost(const float* src, std::size_t count) {

@@ -79,3 +79,9 @@ def test_cli_outputs_and_an_unknown_name(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert "--outputs 'not_there': no node computes it and it is no input" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_data_dependent_operator_is_refused_with_the_way_out() -> None:
+    with pytest.raises(UnsupportedModelError, match=r"node '.*': NonZero \(its output size "
+                                                    r"depends on the data.*--outputs"):
+        load_queue(_detector())

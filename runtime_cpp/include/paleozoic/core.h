@@ -96,8 +96,9 @@ class Device {
 enum class ElementType { kFloat, kInt64, kInt32, kUint8 };
 const char* elementTypeName(ElementType type);  // "float32", "int64", "int32", "uint8"
 
-// An activation tensor: SDK descriptor plus a device buffer allocated on first use.
-// Tensors inside a fused block never get a buffer.
+// An activation tensor: SDK descriptor plus a device buffer: a view into the session's
+// Arena (its memory plan), or, for a tensor the plan does not place, one allocated on first
+// use. Tensors inside a fused block never get a buffer.
 class Tensor {
  public:
   Tensor(std::string name, Shape shape, ElementType type = ElementType::kFloat);
@@ -115,6 +116,10 @@ class Tensor {
   void setDataType(cnmlDataType_t dtype);
   void* deviceData();  // allocates on first call
   bool hasDeviceData() const { return data_ != nullptr; }
+  // Makes `data` (`capacity` bytes, owned by the caller: an Arena) the tensor's device
+  // buffer; pz::Error when the tensor already has one or needs more than `capacity`.
+  void useDeviceBuffer(void* data, std::size_t capacity);
+  bool ownsDeviceData() const { return data_ != nullptr && capacity_ == 0; }
 
   // Host data is float32; an fp16 tensor is converted on the host (cnrtCastDataType), as
   // CNML users do before cnrtMemcpy. count must equal elements().
@@ -142,6 +147,7 @@ class Tensor {
   cnmlTensor_t desc_ = nullptr;
   cnmlDataType_t dtype_ = CNML_DATA_FLOAT32;
   void* data_ = nullptr;
+  std::size_t capacity_ = 0;  // of a buffer the tensor does not own; 0: its own (or none)
   int consumers_ = 0;
   bool graph_output_ = false;
   ElementType type_ = ElementType::kFloat;
@@ -200,6 +206,29 @@ class ConstTensor {
   cnmlDataType_t dtype_ = CNML_DATA_FLOAT32;
   std::vector<unsigned char> bound_;  // fp16/int8 data the SDK was given, kept with the layer
   bool bound_once_ = false;
+};
+
+// The session's activation memory: one device buffer (cnrtMalloc) holding every tensor the
+// memory plan places, each a view at its offset (Tensor::useDeviceBuffer). Tensors alive
+// at the same time never overlap (paleozoic.ir.memory plans it; session.json has it).
+class Arena {
+ public:
+  struct Place {
+    Tensor* tensor;
+    std::size_t offset;
+    std::size_t bytes;  // the slot: at least the tensor's bytes()
+  };
+  // pz::Error naming the tensor when a slot lies outside `bytes` or is smaller than its
+  // tensor (a plan that no longer fits the session: re-run paleozoic compile).
+  Arena(std::size_t bytes, const std::vector<Place>& places);
+  ~Arena();
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* base_ = nullptr;
+  std::size_t bytes_;
 };
 
 // One weight a layer declares: its role ("weight", "bias", "mean", ...), shape and whether

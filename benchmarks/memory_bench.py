@@ -1,0 +1,125 @@
+"""Peak resident memory of emitted sessions beside onnxruntime's, and what the memory plan
+changes: for each model, plan and SDK, the session is compiled and built, then run twice
+as separate processes: as emitted (its tensors in one arena, paleozoic.ir.memory) and with
+the arena edited out (each tensor its own buffer, as before the plan). onnxruntime's peak is
+measured the same way (a child process: its peak resident set less the interpreter's and
+onnxruntime's own after import). Not a test: figures depend on the machine.
+
+    python benchmarks/memory_bench.py [resnet50 vgg19 ... | model.onnx ...] \
+        [--plan per-layer,fuse-all] [--sdk mock,onednn] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from paleozoic.ir import Model
+from paleozoic.ir.memory import plan_memory
+from paleozoic.pipeline import build_session, compile_model, load_queue, resolve_plan
+from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model
+
+_ORT_PEAK = r"""
+import resource, sys
+import numpy as np, onnxruntime as ort
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+options = ort.SessionOptions()
+options.intra_op_num_threads = 2
+session = ort.InferenceSession(sys.argv[1], options, providers=["CPUExecutionProvider"])
+feeds = {}
+for i in session.get_inputs():
+    shape = [d if isinstance(d, int) else 1 for d in i.shape]
+    kind = np.float32 if "float" in i.type else np.int64
+    feeds[i.name] = np.zeros(shape, kind)
+session.run(None, feeds)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base)
+"""
+
+
+def child_peak_mb(command: list[str], cwd: Path | None = None) -> float:
+    """The child's peak resident set (os.wait4's rusage), in MB."""
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(command)} failed: {process.stderr.read().decode()[-400:]}")
+    return usage.ru_maxrss / 1024.0
+
+
+def ort_peak_mb(model: Path) -> float:
+    out = subprocess.run([sys.executable, "-c", _ORT_PEAK, str(model)], capture_output=True,
+                         text=True, check=True)
+    return int(out.stdout.strip()) / 1024.0
+
+
+def without_arena(folder: Path) -> None:
+    path = folder / "session.cpp"
+    source = path.read_text()
+    start = source.index("  // ---- Memory:")
+    end = source.index("  }};\n", start) + len("  }};\n")
+    path.write_text(source[:start] + source[end:])
+
+
+def measure(name: str, path: Path, plans: list[str], sdks: list[str], work: Path) -> list[dict]:
+    model = onnx.load(str(path))
+    queue = load_queue(model)
+    ort = ort_peak_mb(path)
+    rows = []
+    for plan in plans:
+        memory = plan_memory(Model.build(queue, resolve_plan(queue, plan)))
+        every = sum(int(np.prod(t.shape)) * 4 for t in queue.tensors.values()
+                    if t.dtype == "float32")
+        for sdk in sdks:
+            out = compile_model(model, work / f"{name}-{plan}-{sdk}", plan=plan, force=True)
+            build_session(out, sdk=sdk)
+            planned = child_peak_mb([str(out / "build" / "session"), "-w", "weights.bin"], out)
+            without_arena(out)
+            build_session(out, sdk=sdk)
+            own = child_peak_mb([str(out / "build" / "session"), "-w", "weights.bin"], out)
+            rows.append({"model": name, "plan": plan, "sdk": sdk,
+                         "weights_mb": memory.weights_bytes / 1e6,
+                         "arena_mb": memory.arena_bytes / 1e6,
+                         "lower_bound_mb": memory.lower_bound_bytes / 1e6,
+                         "all_tensors_mb": every / 1e6, "peak_own_buffers_mb": own,
+                         "peak_arena_mb": planned, "onnxruntime_peak_mb": ort})
+            r = rows[-1]
+            print(f"{name:<14} {plan:<10} {sdk:<7} {r['weights_mb']:9.1f} {r['arena_mb']:8.2f} "
+                  f"{r['lower_bound_mb']:8.2f} {r['all_tensors_mb']:9.1f} {own:10.1f} "
+                  f"{planned:10.1f} {ort:9.1f}", flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*", default=["resnet50", "vgg19", "squeezenet"],
+                        help=f"zoo names ({', '.join(ZOO_MODELS)}) or .onnx files")
+    parser.add_argument("--plan", default="per-layer,fuse-all")
+    parser.add_argument("--sdk", default="mock,onednn")
+    parser.add_argument("--json")
+    args = parser.parse_args(argv)
+    print(f"{'model':<14} {'plan':<10} {'sdk':<7} {'weights':>9} {'arena':>8} {'bound':>8} "
+          f"{'tensors':>9} {'peak own':>10} {'peak arena':>10} {'ort peak':>9}  (MB)")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="pz-memory-") as tmp:
+        for entry in args.models:
+            path = Path(entry)
+            if not entry.endswith(".onnx"):  # the zoo model with its seeded weights
+                path = Path(tmp) / f"{entry}.onnx"
+                onnx.save(load_zoo_model(entry), str(path))
+            rows += measure(Path(entry).stem, path, args.plan.split(","), args.sdk.split(","),
+                            Path(tmp))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""The session's memory plan: when each tensor is alive, and where it sits in one arena.
+
+Steps are what the session runs one after another: a fused block is one step (the SDK owns
+its interior tensors, which take no arena space), any other block one step per layer. A
+tensor takes a slot from the step that writes it (graph inputs: before the first) to the
+last step that reads it (graph outputs: to the end). Slots are placed greedily, largest
+first, each at the lowest offset where it overlaps no slot alive at the same time (TFLite's
+"greedy by size" and onnxruntime's planner do the same); the lower bound is the largest
+total of the slots alive at one step, which no placement can beat. Sizes are float32's
+(a tensor an fp16 block writes uses half its slot), each rounded up to ALIGNMENT.
+
+Integer tensors the host layers keep on the host (int64, uint8) take no device memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from paleozoic.ir.model import Model
+
+# Every slot starts on a 64-byte boundary (a cache line; CNRT aligns its buffers so too).
+ALIGNMENT = 64
+# Element types with a device buffer, and their sizes.
+_DEVICE_BYTES = {"float32": 4, "int32": 4}
+
+
+@dataclass(frozen=True)
+class Slot:
+    name: str       # the queue tensor (a layer's output or a graph input)
+    offset: int     # bytes from the arena's start
+    bytes: int      # rounded up to ALIGNMENT
+    first: int      # the step that writes it (-1: a graph input, written before step 0)
+    last: int       # the last step that reads it
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    weights_bytes: int
+    arena_bytes: int
+    lower_bound_bytes: int
+    steps: int
+    tensors: tuple[Slot, ...]
+
+    def to_dict(self) -> dict:
+        return {"weights_bytes": self.weights_bytes, "arena_bytes": self.arena_bytes,
+                "lower_bound_bytes": self.lower_bound_bytes, "steps": self.steps,
+                "tensors": [asdict(s) for s in self.tensors]}
+
+    def slot(self, name: str) -> Slot:
+        for s in self.tensors:
+            if s.name == name:
+                return s
+        raise KeyError(f"no slot for tensor {name!r}")
+
+
+def lifetimes(model: Model) -> tuple[dict[str, tuple[int, int]], int]:
+    """Each tensor that needs device memory -> (first, last) step, and the step count."""
+    queue = model.queue
+    step_of: dict[str, int] = {}          # layer output -> the step computing it
+    fused_step: dict[str, int] = {}       # layer output -> its step, inside a fused block
+    steps = 0
+    for block in model.blocks:
+        fused = block.fuse and len(block.layers) > 1
+        for layer in block.layers:
+            step_of[layer.output] = steps
+            if fused:
+                fused_step[layer.output] = steps
+            else:
+                steps += 1
+        if fused:
+            steps += 1
+    reads: dict[str, int] = {}
+    for layer in queue.layers:
+        step = step_of[layer.output]
+        for name in layer.inputs:
+            if fused_step.get(name) == step:  # read inside the fused block that writes it
+                continue
+            reads[name] = max(reads.get(name, -1), step)
+    outputs = set(queue.outputs)
+    live: dict[str, tuple[int, int]] = {}
+    for info in queue.inputs:
+        if info.dtype in _DEVICE_BYTES:
+            live[info.name] = (-1, max(reads.get(info.name, -1), 0))
+    for layer in queue.layers:
+        name = layer.output
+        if queue.tensors[name].dtype not in _DEVICE_BYTES:
+            continue
+        if name in outputs:
+            live[name] = (step_of[name], steps - 1)
+        elif name in reads:
+            live[name] = (step_of[name], reads[name])
+        elif name not in fused_step:  # written and never read: still written somewhere
+            live[name] = (step_of[name], step_of[name])
+    return live, steps
+
+
+def plan_memory(model: Model) -> MemoryPlan:
+    queue = model.queue
+    live, steps = lifetimes(model)
+    sizes = {name: _aligned(int(np.prod(queue.tensors[name].shape)) *
+                            _DEVICE_BYTES[queue.tensors[name].dtype])
+             for name in live}
+    order = sorted(live, key=lambda n: (-sizes[n], live[n][0], n))
+    placed: list[Slot] = []
+    for name in order:
+        first, last = live[name]
+        busy = sorted((s.offset, s.offset + s.bytes) for s in placed
+                      if s.first <= last and first <= s.last)
+        offset = _lowest_gap(busy, sizes[name])
+        placed.append(Slot(name, offset, sizes[name], first, last))
+    arena = max((s.offset + s.bytes for s in placed), default=0)
+    lower = max((sum(sizes[n] for n, (a, b) in live.items() if a <= t <= b)
+                 for t in range(-1, steps)), default=0)
+    weights = sum(int(queue.weights[key].nbytes) for layer in queue.layers
+                  for key in layer.weights.values())
+    by_position = {layer.output: i for i, layer in enumerate(queue.layers)}
+    ordered = sorted(placed, key=lambda s: (s.first, by_position.get(s.name, -1)))
+    return MemoryPlan(weights, arena, lower, steps, tuple(ordered))
+
+
+def _lowest_gap(busy: list[tuple[int, int]], size: int) -> int:
+    """The lowest offset where `size` bytes fit between the busy [start, end) ranges."""
+    offset = 0
+    for start, end in busy:
+        if start - offset >= size:
+            return offset
+        offset = max(offset, end)
+    return offset
+
+
+def _aligned(n: int) -> int:
+    return -(-n // ALIGNMENT) * ALIGNMENT
