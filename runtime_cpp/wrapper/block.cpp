@@ -66,6 +66,10 @@ Precision Block::precisionOf(const Layer& layer) const {
   return it == layer_precision_.end() ? precision_ : it->second;
 }
 
+void Block::releaseHostWeights() {
+  for (Layer* layer : sequence_) layer->releaseHostWeights();
+}
+
 void Block::compile() {
   if (layers_.empty()) throw Error("block " + name_ + ": has no layers to compile");
   if (!sequence_.empty()) {

@@ -134,6 +134,11 @@ void Layer::bindWeights(const std::vector<WeightView>& weights) {
   configured_ = true;
 }
 
+void Layer::releaseHostWeights() {
+  if (onHost()) return;
+  for (Weight& w : weights_) w.tensor->releaseHost();
+}
+
 void Layer::setForward(UnaryForward forward, const char* call) {
   unary_ = forward;
   binary_ = nullptr;

@@ -234,6 +234,12 @@ ConstTensor::~ConstTensor() { detail::destroyTensorDesc(&desc_); }
 
 void ConstTensor::bind(const float* data) { data_.assign(data, data + elementCount(shape_)); }
 
+void ConstTensor::releaseHost() {
+  if (!bound_once_) return;  // the SDK has no copy yet
+  std::vector<float>().swap(data_);
+  std::vector<unsigned char>().swap(bound_);
+}
+
 namespace {
 
 // RAII for the host quantisation parameter of cnrtCastDataType.

@@ -202,7 +202,16 @@ WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex)
   }
 }
 
+void WeightFile::close() {
+  std::vector<float>().swap(data_);
+  closed_ = true;
+}
+
 WeightView WeightFile::get(const std::string& name, const Shape& shape) const {
+  if (closed_) {
+    throw Error("weights file '" + path_ + "': tensor '" + name + "' asked for after close(); "
+                "configure every layer before closing the file");
+  }
   for (const auto& [entry_name, entry] : entries_) {
     if (entry_name != name) continue;
     if (entry.shape != shape) {
@@ -218,6 +227,10 @@ WeightView WeightFile::get(const std::string& name, const Shape& shape) const {
 }
 
 LayerQuantization WeightFile::quantization(const std::string& layer) const {
+  if (closed_) {
+    throw Error("weights file '" + path_ + "': layer " + layer + "'s quantisation asked for "
+                "after close(); configure every layer before closing the file");
+  }
   const Entry* input = nullptr;
   const Entry* filter = nullptr;
   for (const auto& [entry_name, entry] : entries_) {

@@ -196,6 +196,8 @@ class ConstTensor {
   // Binds the values to the SDK as FLOAT32 or FLOAT16, or as INT8 quantised per output
   // channel (axis 0) with `channels` (one entry per channel).
   void bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* channels = nullptr);
+  // Frees values() and the converted copy once the SDK has its own (after bindAs).
+  void releaseHost();
 
  private:
   std::string layer_;
@@ -322,6 +324,10 @@ class Layer {
   // False while a layer with weights still waits for configLayer; compileOp and
   // FusionLayer::fuseLayer refuse such a layer with a pz::Error.
   bool configured() const { return configured_ || weights_.empty(); }
+  // Frees the host copies of the weights the SDK holds its own copy of (bound with
+  // cnmlBindConstData); a host layer keeps its constants, which it reads at run time.
+  // After it the layer cannot be compiled again at another precision.
+  void releaseHostWeights();
 
  protected:
   // A layer whose output holds integers (a host layer's).

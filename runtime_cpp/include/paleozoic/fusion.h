@@ -89,6 +89,8 @@ class Block {
   void setLayerPrecision(const Layer& layer, Precision precision);
   // Sets each layer's precision, inserts the casts its inputs need, then fuses or compiles.
   void compile();
+  // After compile: frees the host copies of weights the SDK holds (Layer::releaseHostWeights).
+  void releaseHostWeights();
   void run(cnrtQueue_t queue);  // synchronises the queue and records device time
   float lastDeviceMicros() const { return last_us_; }
   // The layers as compiled and run, casts included.

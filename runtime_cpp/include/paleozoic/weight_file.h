@@ -35,6 +35,9 @@ class WeightFile {
   // file has none (the session was compiled without --calibration).
   LayerQuantization quantization(const std::string& layer) const;
   std::size_t tensorCount() const;
+  // Frees the file's data once every layer has taken its weights (after configuration, so
+  // that the session does not hold them twice); get() and quantization() throw after it.
+  void close();
 
  private:
   struct Entry {
@@ -45,6 +48,7 @@ class WeightFile {
   std::string path_;
   std::vector<std::pair<std::string, Entry>> entries_;
   std::vector<float> data_;
+  bool closed_ = false;
 };
 
 // Reads a raw little-endian float32 file holding exactly `count` values (else pz::Error).
