@@ -97,6 +97,8 @@ cnmlStatus_t cnmlCompileBaseOp(cnmlBaseOp_t op, cnmlCoreVersion_t version, int c
   if (s != CNML_STATUS_SUCCESS) return s;
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     op->prepared = prepare(op->desc, threadsFor(core_limit));
+    // The op holds its weights as compiled now (shared, packed or the backend's).
+    op->desc.consts = op->prepared->desc.consts;
     op->time_us = baseOpTimeUs(layerWorkOf(op->desc), core_limit, mockProfile());
     op->compiled = true;
     return CNML_STATUS_SUCCESS;

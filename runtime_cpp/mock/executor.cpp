@@ -44,20 +44,23 @@ int threadsForWork(const std::vector<const OpDesc*>& ops, int threads) {
 std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
   threads = threadsForWork({&desc}, threads);
   auto op = std::make_unique<PreparedOp>();
-  op->desc = deepCopy(desc);  // later rebinding by the caller must not change a compiled op
+  op->desc = compiledCopy(desc);  // later rebinding by the caller must not change a compiled op
   op->threads = threads;
   op->precision = precisionOf(op->desc);
   // Any precision: the backend declines what it does not compute (backend.h).
   op->backend = makeBackendOp({&op->desc}, threads);
   if (op->backend) {
-    op->desc.consts.clear();  // the backend holds its own copy of the weights
+    stripConstData(op->desc);  // the backend holds its own copy of the weights
     return op;
   }
   const OpKind kind = op->desc.kind;
   // Created only where the backend said it computes it (backendComputesRecurrent).
   if (kind == OpKind::kRnn) throw OpDataError{CNML_STATUS_UNSUPPORT};
   const bool int8 = op->desc.int8;
-  if ((kind == OpKind::kConv || kind == OpKind::kConvGroup) && !int8) prepareConv(*op);
+  if ((kind == OpKind::kConv || kind == OpKind::kConvGroup) && !int8) {
+    prepareConv(*op);
+    if (!op->depthwise) stripConstData(op->desc);  // packed filter and bias copied
+  }
   if ((kind == OpKind::kConv || kind == OpKind::kConvGroup) && int8) prepareConvInt8(*op);
   if (kind == OpKind::kMlp && !int8) prepareMlp(*op);
   if (kind == OpKind::kMlp && int8) prepareMlpInt8(*op);

@@ -358,7 +358,8 @@ cnmlStatus_t cnmlFuseOp(cnmlBaseOp_t op, cnmlFusionOp_t fusion_op) {
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     op->fused_implementations = fusion_op->implementations;
     op->fused_index = fusion_op->ops.size();
-    fusion_op->ops.push_back(deepCopy(op->desc));
+    fusion_op->ops.push_back(compiledCopy(op->desc));
+    stripConstData(op->desc);  // the fusion op holds the weights now
     op->fused = true;
     return CNML_STATUS_SUCCESS;
   });
@@ -412,6 +413,9 @@ cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t ver
     std::vector<std::uint64_t> out_ids;
     for (const Operand& o : f.outputs) out_ids.push_back(o.id);
     f.time_us = fusionOpTimeUs(ops, out_ids, core_limit);
+    // The prepared steps hold the weights as they compute with them (shared, packed or the
+    // backend's): the fused ops' list keeps their metadata only.
+    for (OpDesc& op : f.ops) stripConstData(op);
     f.compiled = true;
     return CNML_STATUS_SUCCESS;
   });

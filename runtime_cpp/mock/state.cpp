@@ -49,10 +49,10 @@ const char* opKindName(OpKind kind) {
   return "?";
 }
 
-OpDesc deepCopy(const OpDesc& op) {
+OpDesc compiledCopy(const OpDesc& op) {
   OpDesc copy = op;
   for (TensorRef& t : copy.consts)
-    if (t && t->bound) t = std::make_shared<TensorImpl>(*t);
+    if (t && t->bound) t->frozen = true;  // shared, not copied: see TensorImpl::frozen
   return copy;
 }
 
@@ -62,6 +62,21 @@ std::size_t dtypeSize(cnmlDataType_t dtype) {
     case CNML_DATA_INT8: return 1;
     case CNML_DATA_UINT8: return 1;
     default: return 4;
+  }
+}
+
+void stripConstData(OpDesc& op) {
+  for (TensorRef& t : op.consts) {
+    if (!t || !t->bound) continue;
+    auto meta = std::make_shared<TensorImpl>();
+    meta->id = t->id;
+    meta->type = t->type;
+    meta->dims = t->dims;
+    meta->shape_set = t->shape_set;
+    meta->dtype = t->dtype;
+    meta->bound = true;
+    meta->quant = t->quant;
+    t = std::move(meta);
   }
 }
 

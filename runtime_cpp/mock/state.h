@@ -49,6 +49,9 @@ struct TensorImpl {
   std::vector<std::int8_t> q;
   bool bound = false;
   TensorQuant quant;
+  // Shared with a compiled op (compiledCopy): the handle copies it before any change, so
+  // that rebinding never changes a compiled op and the data is held once meanwhile.
+  bool frozen = false;
 };
 using TensorRef = std::shared_ptr<TensorImpl>;
 
@@ -198,7 +201,12 @@ struct PreparedOp;  // executor.h
 
 // Clones bound const tensors so later rebinding or destroying by the caller has no effect;
 // unbound ones stay shared so binding after cnmlFuseOp is still seen at compile.
-OpDesc deepCopy(const OpDesc& op);
+OpDesc compiledCopy(const OpDesc& op);
+
+// Replaces the op's bound constants by their metadata alone (dims, dtype, quantisation),
+// for a compiled op that holds its weights in another form (a backend's reordered copy,
+// packed GEMM panels), so that it does not keep the plain copy alive too.
+void stripConstData(OpDesc& op);
 
 // True when every FILTER/CONST operand has data.
 bool constsBound(const OpDesc& op);

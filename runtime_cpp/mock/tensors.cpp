@@ -14,6 +14,19 @@ namespace {
 std::atomic<std::uint64_t> g_next_tensor_id{1};
 }
 
+namespace {
+
+// The handle's tensor, copied first when a compiled op shares it (TensorImpl::frozen).
+TensorImpl& writable(cnmlTensor_t tensor) {
+  if (tensor->impl->frozen) {
+    tensor->impl = std::make_shared<TensorImpl>(*tensor->impl);
+    tensor->impl->frozen = false;
+  }
+  return *tensor->impl;
+}
+
+}  // namespace
+
 extern "C" {
 
 cnmlStatus_t cnmlInit(int) { return CNML_STATUS_SUCCESS; }
@@ -50,8 +63,9 @@ cnmlStatus_t cnmlSetTensorShape_V2(cnmlTensor_t tensor, int dim_num, int dim_val
   }
   if (tensor->impl->bound) return CNML_STATUS_INVALIDARG;  // data was sized for the old shape
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    tensor->impl->dims.assign(dim_values, dim_values + dim_num);
-    tensor->impl->shape_set = true;
+    TensorImpl& t = writable(tensor);
+    t.dims.assign(dim_values, dim_values + dim_num);
+    t.shape_set = true;
     return CNML_STATUS_SUCCESS;
   });
   return logged(status, "cnmlSetTensorShape_V2", [&](Call& c) {
@@ -73,7 +87,7 @@ cnmlStatus_t cnmlSetTensorDataType(cnmlTensor_t tensor, cnmlDataType_t data_type
     ok = ok || data_type == CNML_DATA_FLOAT16 || data_type == CNML_DATA_INT8;
   if (!ok) return CNML_STATUS_UNSUPPORT;
   if (t.bound && t.dtype != data_type) return CNML_STATUS_INVALIDARG;  // data is in the old dtype
-  t.dtype = data_type;
+  writable(tensor).dtype = data_type;
   return logged(CNML_STATUS_SUCCESS, "cnmlSetTensorDataType", [&](Call& c) {
     c.handle(tensor).value(data_type);
   });
@@ -104,7 +118,9 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
                                   bool free_aftercompile) {
   // free_aftercompile is irrelevant: the data is copied here.
   if (!tensor || !cpu_tensor_ptr) return CNML_STATUS_INVALIDPARAM;
-  TensorImpl& t = *tensor->impl;
+  if (tensor->impl->type != CNML_FILTER && tensor->impl->type != CNML_CONST)
+    return CNML_STATUS_INVALIDPARAM;
+  TensorImpl& t = writable(tensor);
   if (t.type != CNML_FILTER && t.type != CNML_CONST) return CNML_STATUS_INVALIDPARAM;
   if (!t.shape_set) return CNML_STATUS_INVALIDPARAM;
   const std::size_t n = elementCount(t.dims);
@@ -158,7 +174,7 @@ cnmlStatus_t cnmlDestroyQuantizedParam(cnmlQuantizedParam_t* param) {
 cnmlStatus_t cnmlSetQuantizedPosition(cnmlTensor_t tensor, int position) {
   if (!tensor) return CNML_STATUS_INVALIDPARAM;
   if (!numerics::validPosition(position)) return CNML_STATUS_INVALIDARG;
-  TensorQuant& q = tensor->impl->quant;
+  TensorQuant& q = writable(tensor).quant;
   q.has_position = true;
   q.position = position;
   q.positions.clear();
@@ -170,7 +186,7 @@ cnmlStatus_t cnmlSetQuantizedPosition(cnmlTensor_t tensor, int position) {
 cnmlStatus_t cnmlSetQuantizedScale(cnmlTensor_t tensor, float scale) {
   if (!tensor) return CNML_STATUS_INVALIDPARAM;
   if (!numerics::validScale(scale)) return CNML_STATUS_INVALIDARG;
-  TensorQuant& q = tensor->impl->quant;
+  TensorQuant& q = writable(tensor).quant;
   q.has_scale = true;
   q.scale = scale;
   q.scales.clear();
@@ -185,7 +201,7 @@ cnmlStatus_t cnmlSetQuantizedPositionByChannel(cnmlTensor_t tensor, int* positio
   for (int i = 0; i < channel_num; ++i)
     if (!numerics::validPosition(positions[i])) return CNML_STATUS_INVALIDARG;
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    TensorQuant& q = tensor->impl->quant;
+    TensorQuant& q = writable(tensor).quant;
     q.positions.assign(positions, positions + channel_num);
     q.has_position = false;
     return CNML_STATUS_SUCCESS;
@@ -201,7 +217,7 @@ cnmlStatus_t cnmlSetQuantizedScaleByChannel(cnmlTensor_t tensor, float* scales,
   for (int i = 0; i < channel_num; ++i)
     if (!numerics::validScale(scales[i])) return CNML_STATUS_INVALIDARG;
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    TensorQuant& q = tensor->impl->quant;
+    TensorQuant& q = writable(tensor).quant;
     q.scales.assign(scales, scales + channel_num);
     q.has_scale = false;
     return CNML_STATUS_SUCCESS;

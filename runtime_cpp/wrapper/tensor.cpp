@@ -238,6 +238,9 @@ void ConstTensor::releaseHost() {
   if (!bound_once_) return;  // the SDK has no copy yet
   std::vector<float>().swap(data_);
   std::vector<unsigned char>().swap(bound_);
+  // The compiled ops hold their own copy (the mock's compiled op, or the backend's
+  // reordered one): the bound tensor's goes with its descriptor.
+  detail::destroyTensorDesc(&desc_);
 }
 
 namespace {

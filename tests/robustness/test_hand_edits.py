@@ -37,6 +37,11 @@ def small_cnn() -> onnx.ModelProto:  # module scope for `emitted` (the conftest 
     return module.small_cnn.__wrapped__()
 
 
+# The emitted loop compiling the blocks (each then frees its host copies of the weights).
+COMPILE_LOOP = (r"^(  for \(pz::Block& block : blocks\) \{\n    block\.compile\(\);\n"
+                r"    block\.releaseHostWeights\(\);.*\n  \})")
+
+
 def edit(emitted: dict[str, Path], plan: str, dest: Path,
          *substitutions: tuple[str, str]) -> Path:
     """Copies the emitted folder and applies regex substitutions to session.cpp; each must
@@ -81,7 +86,7 @@ def test_mp_out_of_range(emitted, tmp_path, plan, mp):
 def test_layer_fused_into_two_blocks(emitted, tmp_path):
     # a second block that also claims `fc`, pasted before the compile loop
     out = edit(emitted, "fuse-all", tmp_path, (
-        r"^(  for \(pz::Block& block : blocks\) block\.compile\(\);)",
+        COMPILE_LOOP,
         '  blocks.emplace_back("block1", true, 4, std::vector<pz::Layer*>{&fc, &softmax});\n'
         r"\1"))
     assert_refused(run_edited(out),
@@ -90,14 +95,14 @@ def test_layer_fused_into_two_blocks(emitted, tmp_path):
 
 def test_compile_a_block_twice(emitted, tmp_path):
     out = edit(emitted, "fuse-all", tmp_path, (
-        r"^(  for \(pz::Block& block : blocks\) block\.compile\(\);)",
+        COMPILE_LOOP,
         r"\1\n  blocks[0].compile();"))
     assert_refused(run_edited(out), "block block0: compile called twice")
 
 
 def test_compile_a_fused_layer_alone_after_compile(emitted, tmp_path):
     out = edit(emitted, "fuse-all", tmp_path, (
-        r"^(  for \(pz::Block& block : blocks\) block\.compile\(\);)",
+        COMPILE_LOOP,
         r"\1\n  conv2.compileOp(4);"))
     assert_refused(run_edited(out), "conv2: cannot compile alone", "fused into block block0")
 
@@ -117,7 +122,7 @@ def test_fuse_a_layer_after_compiling_it(emitted, tmp_path):
 
 def test_compile_a_layer_twice(emitted, tmp_path):
     out = edit(emitted, "per-layer", tmp_path, (
-        r"^(  for \(pz::Block& block : blocks\) block\.compile\(\);)",
+        COMPILE_LOOP,
         r"\1\n  conv1.compileOp(8);"))
     assert_refused(run_edited(out), "conv1: compileOp called twice")
 
@@ -126,7 +131,7 @@ def test_compile_a_layer_twice(emitted, tmp_path):
 def test_run_before_compile(emitted, tmp_path, plan):
     # the run moved above the compile loop
     out = edit(emitted, plan, tmp_path, (
-        r"^(  for \(pz::Block& block : blocks\) block\.compile\(\);)",
+        COMPILE_LOOP,
         r"  pz::runBlocks(blocks, device.queue());\n\1"))
     assert_refused(run_edited(out), "block block0: run before compile")
 

@@ -196,7 +196,8 @@ class ConstTensor {
   // Binds the values to the SDK as FLOAT32 or FLOAT16, or as INT8 quantised per output
   // channel (axis 0) with `channels` (one entry per channel).
   void bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* channels = nullptr);
-  // Frees values() and the converted copy once the SDK has its own (after bindAs).
+  // After the ops using it are compiled: frees values(), the converted copy and the SDK's
+  // bound copy (the descriptor), since compiled ops hold their own.
   void releaseHost();
 
  private:
