@@ -84,7 +84,16 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                         emit=args.emit, precision=args.precision,
                         calibration=args.calibration, **_shapes(args))
     print(f"wrote {out}/ (session.cpp, weights.bin, CMakeLists.txt, plan.json, session.json)")
+    memory = json.loads((Path(out) / "session.json").read_text()).get("memory")
+    if memory:
+        print(f"memory: weights {_mb(memory['weights_bytes'])}, arena "
+              f"{_mb(memory['arena_bytes'])} (lower bound {_mb(memory['lower_bound_bytes'])}, "
+              f"{len(memory['tensors'])} tensors; session.json \"memory\")")
     return 0
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.2f} MB"
 
 
 def _compile_generator(args: argparse.Namespace) -> int:

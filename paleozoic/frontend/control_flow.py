@@ -36,17 +36,11 @@ def inline_constant_ifs(proto: onnx.ModelProto, source: str) -> int:
             raise UnsupportedModelError(f"{source}: node {node.name!r} (If): the condition "
                                         f"has {cond.size} values; ONNX takes one")
         taken = "then_branch" if bool(cond.reshape(-1)[0]) else "else_branch"
-        branch = next(onnx.helper.get_attribute_value(a) for a in node.attribute
-                      if a.name == taken)
+        values = _inline_branch(graph, kept, node, taken)
         prefix = f"{node.name or node.output[0]}/{taken.split('_')[0]}/"
-        local = {t.name for t in branch.initializer} | \
-            {o for n in branch.node for o in n.output if o}
-        rename = {name: prefix + name for name in local}
-        inline_body(graph, kept, branch, rename, prefix)
-        for outer, inner_out in zip(node.output, branch.output):
-            kept.append(onnx.helper.make_node("Identity", [rename.get(inner_out.name,
-                                                                      inner_out.name)],
-                                              [outer], name=f"{prefix}output_{outer}"))
+        for outer, value in zip(node.output, values):
+            kept.append(onnx.helper.make_node("Identity", [value], [outer],
+                                              name=f"{prefix}output_{outer}"))
         inlined += 1
     return replace_nodes(graph, kept, inlined, source, "inlined %d If node(s) with a "
                           "constant condition")
@@ -156,16 +150,8 @@ def split_runtime_ifs(proto: onnx.ModelProto, source: str) -> dict[str, str]:
             kept.append(node)
             continue
         name = node.name or node.output[0]
-        outputs = []
-        for taken in ("then_branch", "else_branch"):
-            branch = next(onnx.helper.get_attribute_value(a) for a in node.attribute
-                          if a.name == taken)
-            prefix = f"{name}/{taken.split('_')[0]}/"
-            local = {t.name for t in branch.initializer} | \
-                {o for n in branch.node for o in n.output if o}
-            rename = {inner: prefix + inner for inner in local}
-            inline_body(graph, kept, branch, rename, prefix)
-            outputs.append([rename.get(o.name, o.name) for o in branch.output])
+        outputs = [_inline_branch(graph, kept, node, taken)
+                   for taken in ("then_branch", "else_branch")]
         for out, then_value, else_value in zip(node.output, *outputs):
             select = f"{name}{_SELECT}{out}"
             kept.append(onnx.helper.make_node("Where", [node.input[0], then_value,
@@ -174,3 +160,18 @@ def split_runtime_ifs(proto: onnx.ModelProto, source: str) -> dict[str, str]:
     replace_nodes(graph, kept, len(set(selects.values())), source,
                   "split %d If node(s) with a run-time condition into both branches")
     return selects
+
+
+def _inline_branch(graph: onnx.GraphProto, kept: list[onnx.NodeProto], node: onnx.NodeProto,
+                   taken: str) -> list[str]:
+    """Copies the If's `taken` branch ("then_branch" or "else_branch") onto `kept`, the
+    names it defines prefixed "<If>/then/" or "<If>/else/" (branches reuse names); returns
+    the names of its outputs in the graph."""
+    branch = next(onnx.helper.get_attribute_value(a) for a in node.attribute
+                  if a.name == taken)
+    prefix = f"{node.name or node.output[0]}/{taken.split('_')[0]}/"
+    local = {t.name for t in branch.initializer} | {o for n in branch.node for o in n.output
+                                                     if o}
+    rename = {inner: prefix + inner for inner in local}
+    inline_body(graph, kept, branch, rename, prefix)
+    return [rename.get(o.name, o.name) for o in branch.output]
