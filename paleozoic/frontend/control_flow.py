@@ -12,6 +12,7 @@ import onnx
 from onnx import numpy_helper
 
 from paleozoic.errors import UnsupportedModelError
+from paleozoic.frontend.convert.registry import OnnxOp, onnx_ops
 from paleozoic.frontend.graph_edit import inline_body, replace_nodes
 
 logger = logging.getLogger("paleozoic.frontend.prepare")
@@ -126,6 +127,9 @@ def unroll_constant_loops(proto: onnx.ModelProto, source: str) -> int:
     return replace_nodes(graph, kept, unrolled, source, "unrolled %d Loop node(s) with a "
                           "constant trip count")
 
+
+onnx_ops({"If": OnnxOp("the branch taken (a constant condition), or both branches, a "
+                       "HostWhere per output and C++ if/else around the branches' blocks")})
 
 # The name of the node selecting an If's output `out`: "<If>/select/<out>". The importer
 # finds the layers these nodes become by it (select_node_ifs).

@@ -6,8 +6,10 @@ from __future__ import annotations
 import onnx
 
 from paleozoic.errors import UnsupportedModelError
-# Importing the converters fills the table: each family module registers the ONNX operators
-# it converts next to its converters.
+
+# Importing the converters (and control_flow, for If) fills the table: each module registers
+# the ONNX operators it handles next to the code handling them.
+from paleozoic.frontend import control_flow  # noqa: F401
 from paleozoic.frontend.convert import ONNX_OPS, OnnxOp
 
 
