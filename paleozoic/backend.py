@@ -359,7 +359,8 @@ class PaleozoicBackendRep(BackendRep):
                                      f"{info.name!r} (it returned {sorted(by_name)})")
             value = by_name[prefix + info.name]
             declared = _declared_shape(info)
-            if declared and all(d is not None for d in declared) and \
+            # () too: a 0-d output is the session's one-element [1]
+            if declared is not None and all(d is not None for d in declared) and \
                     int(np.prod(declared)) == value.size:
                 value = value.reshape(declared)
             results.append(np.asarray(value, dtype=_np_dtype(_elem_type(info) or _FLOAT)))
