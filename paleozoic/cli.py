@@ -183,8 +183,12 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from paleozoic.ir import Model
+    from paleozoic.ir.memory import plan_memory
     from paleozoic.ops import KINDS
-    from paleozoic.pipeline import load_queue
+    from paleozoic.pipeline import load_queue, resolve_plan
 
     queue = load_queue(args.model, **_shapes(args))
     rows = []
@@ -197,14 +201,19 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         params = sum(int(queue.weights[w].size) for w in layer.weights.values())
         total_macs += macs
         total_params += params
+        out_bytes = int(np.prod(out)) * np.dtype(queue.tensors[layer.output].dtype).itemsize
         rows.append((layer.name, layer.kind, " ".join(str(list(s)) for s in ins),
-                     str(list(out)), f"{macs:,}", f"{params:,}"))
-    headers = ("layer", "kind", "inputs", "output", "MACs", "params")
+                     str(list(out)), f"{out_bytes:,}", f"{macs:,}", f"{params:,}"))
+    headers = ("layer", "kind", "inputs", "output", "output bytes", "MACs", "params")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
     print(f"{len(queue.layers)} layers, {total_macs:,} MACs, {total_params:,} parameters")
+    for plan in ("per-layer", "fuse-all"):
+        memory = plan_memory(Model.build(queue, resolve_plan(queue, plan)))
+        print(f"memory under {plan}: weights {_mb(memory.weights_bytes)}, arena "
+              f"{_mb(memory.arena_bytes)} (lower bound {_mb(memory.lower_bound_bytes)})")
     return 0
 
 

@@ -4,6 +4,7 @@ output on failure."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import onnx
@@ -94,8 +95,10 @@ def test_edited_plan_round_trip(tmp_path: Path, small_cnn_path: Path) -> None:
 def test_inspect_table(small_cnn_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", str(small_cnn_path)]) == 0
     text = capsys.readouterr().out
-    assert "MACs" in text and "FullyConnected" in text
+    assert "MACs" in text and "FullyConnected" in text and "output bytes" in text
     assert "10 layers" in text
+    assert re.search(r"memory under per-layer: weights [0-9.]+ MB, arena [0-9.]+ MB "
+                     r"\(lower bound [0-9.]+ MB\)", text)
 
 
 def test_missing_external_data_file_is_named(tmp_path: Path, small_cnn: onnx.ModelProto,
