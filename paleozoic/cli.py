@@ -82,13 +82,15 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         return _compile_generator(args)
     out = compile_model(args.model, args.output, plan=args.plan, force=args.force,
                         emit=args.emit, precision=args.precision,
-                        calibration=args.calibration, **_shapes(args))
+                        calibration=args.calibration, profile=args.profile,
+                        **_shapes(args))
     print(f"wrote {out}/ (session.cpp, weights.bin, CMakeLists.txt, plan.json, session.json)")
     memory = json.loads((Path(out) / "session.json").read_text()).get("memory")
     if memory:
         print(f"memory: weights {_mb(memory['weights_bytes'])}, arena "
               f"{_mb(memory['arena_bytes'])} (lower bound {_mb(memory['lower_bound_bytes'])}, "
-              f"{len(memory['tensors'])} tensors; session.json \"memory\")")
+              f"{len(memory['tensors'])} tensors; session.json \"memory\"); device "
+              f"{_mb(memory['device_bytes'])} with weights in the plan's precisions")
     return 0
 
 
@@ -551,6 +553,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--calibration", metavar="CALIB.json",
                    help="a file made by `paleozoic calibrate` for this model: its int8 "
                         "parameters go into weights.bin, so any block may be int8")
+    p.add_argument("--profile", metavar="FILE",
+                   help="device profile whose memory (dram_bytes) the session's weights and "
+                        "arena must fit (default: the bundled MLU-100's, 8 GB)")
     p.add_argument("--generate", action="store_true",
                    help="a decoder LM exported with a KV cache (input_ids, attention_mask, "
                         "position_ids, past_* in; logits, present_* out): emit a C++ "

@@ -67,3 +67,10 @@ class BudgetError(PaleozoicError):
     """`debug --fix` cannot meet the accuracy budget with any plan it may write."""
 
     exit_code = 10
+
+
+class DeviceMemoryError(PaleozoicError):
+    """A plan whose weights and activation arena do not fit the device profile's memory;
+    says how many bytes it needs and has."""
+
+    exit_code = 11

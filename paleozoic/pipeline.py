@@ -21,7 +21,7 @@ from paleozoic.calibration.file import CalibrationError, load_calibration
 from paleozoic.calibration.params import LayerQuantization, layer_quantization
 from paleozoic.codegen import write_session
 from paleozoic.errors import (
-    BuildError, OutputExistsError, PlanMismatchError, SessionRunError,
+    BuildError, DeviceMemoryError, OutputExistsError, PlanMismatchError, SessionRunError,
 )
 from paleozoic.frontend import import_onnx
 from paleozoic.ir import LayerQueue, Model, Plan, PlanError
@@ -99,11 +99,13 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
                   batch: int | None = None, precision: str | Precision | None = None,
                   calibration: str | Path | None = None,
                   input_values: Mapping[str, np.ndarray] | None = None,
-                  outputs: Sequence[str] | None = None) -> Path:
+                  outputs: Sequence[str] | None = None,
+                  profile: str | Path | None = None) -> Path:
     """Emits the session into `out`: over the runtime wrapper (emit="wrapper") or as
     direct CNML/CNRT calls (emit="raw", same SDK calls and outputs, for comparison).
-    Nothing is left behind if anything fails: files are written into a temporary folder
-    next to `out` and renamed into place at the end."""
+    Refuses a plan whose weights and arena do not fit the memory of the device `profile`
+    (default: the bundled MLU-100's). Nothing is left behind if anything fails: files are
+    written into a temporary folder next to `out` and renamed into place at the end."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise OutputExistsError(f"{out}: exists and is not empty; choose another folder or "
@@ -114,6 +116,7 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
         chosen = with_precision(chosen, Precision(precision))
     quantization = quantization_for(queue, chosen, calibration)
     ir_model = Model.build(queue, chosen, quantization)
+    check_device_memory(ir_model, profile)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -129,6 +132,39 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return out
+
+
+def device_memory_bytes(profile: str | Path | None = None) -> int:
+    """The device memory (dram_bytes) of a device profile file, or of the bundled one."""
+    from paleozoic import _runtime as rt
+
+    # The mock holds one profile per process: read this one's and put the default back,
+    # as the device-model oracle sets its own before every query.
+    if profile is None:
+        rt.reset_device_profile()
+    else:
+        rt.set_device_profile(str(profile))
+    try:
+        return int(rt.device_profile()["dram_bytes"])
+    finally:
+        rt.reset_device_profile()
+
+
+def check_device_memory(model: Model, profile: str | Path | None = None) -> None:
+    """Raises DeviceMemoryError when the session's weights (in each block's precision) and
+    its arena exceed the device profile's memory."""
+    from paleozoic.ir.memory import plan_memory
+
+    memory = plan_memory(model)
+    available = device_memory_bytes(profile)
+    if memory.device_bytes > available:
+        where = profile or "the bundled MLU-100 profile"
+        raise DeviceMemoryError(
+            f"the session needs {memory.device_bytes / 1e6:.1f} MB of device memory (weights "
+            f"{memory.device_weights_bytes / 1e6:.1f} MB, activation arena "
+            f"{memory.arena_bytes / 1e6:.1f} MB) but {where} has {available / 1e6:.1f} MB "
+            f"(dram_bytes); compile with --precision fp16 or int8, a smaller batch or input "
+            f"shape, or for a device with more memory (--profile)")
 
 
 def runtime_prefix() -> Path:

@@ -10,6 +10,9 @@ total of the slots alive at one step, which no placement can beat. Sizes are flo
 (a tensor an fp16 block writes uses half its slot), each rounded up to ALIGNMENT.
 
 Integer tensors the host layers keep on the host (int64, uint8) take no device memory.
+
+The device footprint is what the accelerator's DDR must hold: the weights in each block's
+precision (fp16 two bytes a value, int8 one: filters dominate) and the arena.
 """
 
 from __future__ import annotations
@@ -19,11 +22,14 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from paleozoic.ir.model import Model
+from paleozoic.ir.plan import Precision
 
 # Every slot starts on a 64-byte boundary (a cache line; CNRT aligns its buffers so too).
 ALIGNMENT = 64
 # Element types with a device buffer, and their sizes.
 _DEVICE_BYTES = {"float32": 4, "int32": 4}
+# Bytes a weight value takes on the device in each precision.
+_WEIGHT_BYTES = {Precision.FP32: 4, Precision.FP16: 2, Precision.INT8: 1}
 
 
 @dataclass(frozen=True)
@@ -37,15 +43,23 @@ class Slot:
 
 @dataclass(frozen=True)
 class MemoryPlan:
-    weights_bytes: int
+    weights_bytes: int         # as weights.bin holds them (float32)
     arena_bytes: int
     lower_bound_bytes: int
     steps: int
     tensors: tuple[Slot, ...]
+    device_weights_bytes: int  # in each block's precision on the device
+
+    @property
+    def device_bytes(self) -> int:
+        """The device DDR the session needs: its weights as computed with, and the arena."""
+        return self.device_weights_bytes + self.arena_bytes
 
     def to_dict(self) -> dict:
         return {"weights_bytes": self.weights_bytes, "arena_bytes": self.arena_bytes,
                 "lower_bound_bytes": self.lower_bound_bytes, "steps": self.steps,
+                "device_weights_bytes": self.device_weights_bytes,
+                "device_bytes": self.device_bytes,
                 "tensors": [asdict(s) for s in self.tensors]}
 
     def slot(self, name: str) -> Slot:
@@ -115,9 +129,12 @@ def plan_memory(model: Model) -> MemoryPlan:
                  for t in range(-1, steps)), default=0)
     weights = sum(int(queue.weights[key].nbytes) for layer in queue.layers
                   for key in layer.weights.values())
+    device_weights = sum(
+        int(queue.weights[key].size) * _WEIGHT_BYTES[block.precision_of(layer.name)]
+        for block in model.blocks for layer in block.layers for key in layer.weights.values())
     by_position = {layer.output: i for i, layer in enumerate(queue.layers)}
     ordered = sorted(placed, key=lambda s: (s.first, by_position.get(s.name, -1)))
-    return MemoryPlan(weights, arena, lower, steps, tuple(ordered))
+    return MemoryPlan(weights, arena, lower, steps, tuple(ordered), device_weights)
 
 
 def _lowest_gap(busy: list[tuple[int, int]], size: int) -> int:

@@ -23,6 +23,9 @@ class BackendOp {
   virtual void run(const void* const* inputs, void* const* outputs) = 0;
   // What computes it, for reports: the library's kernel ("convolution brgconv_1x1:avx512_core").
   virtual std::string describe() const = 0;
+  // Called once nothing will link to or rebuild the op any more (the fusion made its links;
+  // a base op at once): it may drop what only a rebuild needed, such as the plain weights.
+  virtual void settle() {}
 };
 
 // `chain`: ops where each one after the first reads the single output of the one before

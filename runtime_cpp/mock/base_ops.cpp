@@ -97,6 +97,7 @@ cnmlStatus_t cnmlCompileBaseOp(cnmlBaseOp_t op, cnmlCoreVersion_t version, int c
   if (s != CNML_STATUS_SUCCESS) return s;
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     op->prepared = prepare(op->desc, threadsFor(core_limit));
+    if (op->prepared->backend) op->prepared->backend->settle();  // a base op is never linked
     // The op holds its weights as compiled now (shared, packed or the backend's).
     op->desc.consts = op->prepared->desc.consts;
     op->time_us = baseOpTimeUs(layerWorkOf(op->desc), core_limit, mockProfile());
@@ -580,7 +581,7 @@ cnmlStatus_t cnmlComputeGatherV2OpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input
                                              cnrtQueue_t queue, void* extra) {
   cnmlStatus_t status;
   if (op && op->desc.kind == OpKind::kGatherV2 && input_tensor &&
-      input_tensor->impl != op->desc.consts[0]) {
+      input_tensor->impl->id != op->desc.consts[0]->id) {
     status = CNML_STATUS_INVALIDPARAM;  // another table than the op was built with
   } else {
     status = run1(op, {OpKind::kGatherV2}, index_tensor, index, output_tensor, output, queue);

@@ -5,12 +5,15 @@
 #include <map>
 #include <mutex>
 
+#include "device_profile.h"
+
 namespace pz_mock {
 namespace {
 
 struct Registry {
   std::mutex mu;
   std::map<std::uintptr_t, std::size_t> blocks;  // start -> size
+  std::size_t live_bytes = 0;
 };
 
 Registry& registry() {
@@ -33,11 +36,14 @@ std::map<std::uintptr_t, std::size_t>::const_iterator find(const Registry& r, st
 void* deviceAlloc(std::size_t bytes) {
   std::size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
-  void* p = std::aligned_alloc(64, rounded);
-  if (!p) return nullptr;
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
+  // The device's DDR is finite: past the profile's size a real cnrtMalloc fails too.
+  if (static_cast<double>(r.live_bytes + rounded) > currentProfile().dram_bytes) return nullptr;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) return nullptr;
   r.blocks[reinterpret_cast<std::uintptr_t>(p)] = bytes;
+  r.live_bytes += rounded;
   return p;
 }
 
@@ -47,6 +53,7 @@ bool deviceFree(void* ptr) {
     std::lock_guard<std::mutex> lock(r.mu);
     auto it = r.blocks.find(reinterpret_cast<std::uintptr_t>(ptr));
     if (it == r.blocks.end()) return false;
+    r.live_bytes -= it->second == 0 ? 64 : (it->second + 63) / 64 * 64;
     r.blocks.erase(it);
   }
   std::free(ptr);

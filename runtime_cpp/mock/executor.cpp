@@ -45,6 +45,7 @@ std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
   threads = threadsForWork({&desc}, threads);
   auto op = std::make_unique<PreparedOp>();
   op->desc = compiledCopy(desc);  // later rebinding by the caller must not change a compiled op
+  ownBorrowedConsts(op->desc);
   op->threads = threads;
   op->precision = precisionOf(op->desc);
   // Any precision: the backend declines what it does not compute (backend.h).
@@ -136,6 +137,21 @@ void executeFloat(PreparedOp& op, const float* const* in, float* const* out) {
   }
 }
 
+// The op's scratch parts, one after another in this thread's workspace.
+void placeScratch(PreparedOp& op) {
+  std::size_t total = lineFloats(op.scratch.size());
+  for (const Scratch& s : op.in32) total += lineFloats(s.size());
+  for (const Scratch& s : op.out32) total += lineFloats(s.size());
+  float* at = threadWorkspace(total);
+  auto place = [&at](Scratch& s) {
+    s.place(at);
+    at += lineFloats(s.size());
+  };
+  place(op.scratch);
+  for (Scratch& s : op.in32) place(s);
+  for (Scratch& s : op.out32) place(s);
+}
+
 }  // namespace
 
 void execute(PreparedOp& op, const void* const* in, void* const* out) {
@@ -143,6 +159,7 @@ void execute(PreparedOp& op, const void* const* in, void* const* out) {
     op.backend->run(in, out);
     return;
   }
+  placeScratch(op);
   const OpDesc& d = op.desc;
   if (d.kind == OpKind::kGatherV2) {
     gatherV2Forward(op, static_cast<const std::int32_t*>(in[0]), out[0]);

@@ -12,6 +12,7 @@
 #include "aligned_buffer.h"
 #include "backend.h"
 #include "state.h"
+#include "workspace.h"
 
 namespace pz_mock {
 
@@ -21,7 +22,7 @@ struct PreparedOp {
   bool depthwise = false;
   AlignedBuffer packed_weights;  // conv: packed A per group; mlp: packed B = filter^T;
                                  // deconv: packed A = filter^T per group
-  AlignedBuffer scratch;         // conv: packed im2col; mlp: packed input rows;
+  Scratch scratch;               // conv: packed im2col; mlp: packed input rows;
                                  // deconv: packed input rows + their columns
   std::vector<float> bias;       // conv/deconv/mlp: zeros when the op has no bias
   int chunk_rows = 0;            // deconv: input rows per GEMM (bounds the columns buffer)
@@ -31,7 +32,7 @@ struct PreparedOp {
   std::vector<float> row_weight, col_weight;
   // fp16 / int8 ops: inputs decoded to fp32 and outputs before rounding to binary16.
   Precision precision = Precision::kFp32;
-  std::vector<AlignedBuffer> in32, out32;
+  std::vector<Scratch> in32, out32;
   // int8 conv / mlp (kernels_int8.cpp): per output channel rescale f_c (and `bias`), the
   // quantised input, the filter's q values (conv: packed panels), per-thread im2col blocks.
   std::vector<float> rescale;

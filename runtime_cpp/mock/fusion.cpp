@@ -1,6 +1,7 @@
 // Fusion ops: base ops deep-copied at cnmlFuseOp (the caller may destroy them right after),
 // validated as a dataflow graph at compile, and run op by op at forward with intermediates
-// in scratch buffers the fusion owns. One launch, so one device-model time for the whole.
+// in one scratch arena the fusion owns, where values not alive at the same step share bytes.
+// One launch, so one device-model time for the whole.
 #include <omp.h>
 
 #include <algorithm>
@@ -24,8 +25,10 @@ namespace {
 // Where an operand's data lives at forward time.
 struct Slot {
   enum Kind { kInput, kOutput, kScratch } kind;
-  int index;  // into the forward's inputs / outputs, or the fusion's scratch buffers
+  int index;  // into the forward's inputs / outputs, or the fusion's scratch values
 };
+
+constexpr std::size_t kLineFloats = 16;  // 64 bytes: kernels load whole cache lines
 
 }  // namespace
 
@@ -37,7 +40,10 @@ struct cnmlFusionOp {
   // One step per op, or per chain of ops the backend merges (backend.h).
   std::vector<std::unique_ptr<PreparedOp>> prepared;
   std::vector<std::vector<Slot>> in_slots, out_slots;  // per op, then per step
-  std::vector<AlignedBuffer> scratch;
+  // Scratch values: sizes in floats (enough for any dtype), then each one's offset in the
+  // arena once the steps are known.
+  std::vector<std::size_t> scratch_sizes, scratch_offsets;
+  AlignedBuffer arena;
   double time_us = 0.0;
   // Per step: 1 when it runs beside the next one (two independent recurrent ops, the two
   // directions of a layer, each on one of the fusion's threads).
@@ -83,7 +89,8 @@ cnmlStatus_t plan(cnmlFusionOp& f) {
       return CNML_STATUS_INVALIDPARAM;
   }
   std::map<std::uint64_t, int> scratch_of;
-  std::vector<std::size_t> scratch_sizes;
+  std::vector<std::size_t>& scratch_sizes = f.scratch_sizes;
+  scratch_sizes.clear();
   f.in_slots.assign(f.ops.size(), {});
   f.out_slots.assign(f.ops.size(), {});
   for (std::size_t i = 0; i < f.ops.size(); ++i) {
@@ -112,8 +119,6 @@ cnmlStatus_t plan(cnmlFusionOp& f) {
       }
     }
   }
-  f.scratch.clear();
-  for (std::size_t n : scratch_sizes) f.scratch.emplace_back(n);
   return CNML_STATUS_SUCCESS;
 }
 
@@ -186,6 +191,10 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
   std::vector<std::size_t> step_of(f.ops.size(), 0);
   for (std::size_t i = 0; i < f.ops.size(); ++i) {
     if (taken[i]) continue;
+    // The weights of the ops this step may merge are read from the caller's buffers here
+    // and dropped once prepared (the prepared step holds them as it computes with them), so
+    // that a fusion of a whole network never holds a second plain copy of all its weights.
+    ownBorrowedConsts(f.ops[i]);
     std::vector<std::size_t> members{i};
     std::vector<const OpDesc*> chain{&f.ops[i]};
     std::vector<Slot> ins = f.in_slots[i];
@@ -219,11 +228,13 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
           break;
         j = reader;
       }
+      ownBorrowedConsts(f.ops[j]);
       if (!backendCanAppend(chain, f.ops[j])) break;
       if (gate.length) {
         std::vector<const OpDesc*> longer = chain;
         bool merged = true;
         for (std::size_t k = j; k < j + gate.length && merged; ++k) {
+          ownBorrowedConsts(f.ops[k + 1 < j + gate.length ? k + 1 : gate.mul]);
           longer.push_back(&f.ops[k]);
           merged = backendCanAppend(longer, f.ops[k + 1 < j + gate.length ? k + 1 : gate.mul]);
         }
@@ -262,6 +273,7 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
     for (std::size_t k = 0; k < used; ++k) {
       taken[members[k]] = true;
       step_of[members[k]] = steps.size();
+      stripConstData(f.ops[members[k]]);
     }
     steps.push_back(std::move(step));
     in_slots.push_back(std::move(ins));
@@ -299,6 +311,8 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
                          static_cast<int>(last_input));
     }
   }
+  for (const std::unique_ptr<PreparedOp>& step : f.prepared)
+    if (step->backend) step->backend->settle();
 }
 
 // Also fills what computes each op (cnmlMockOpImplementation).
@@ -330,6 +344,55 @@ void pairRecurrentSteps(cnmlFusionOp& f, int threads) {
     if (f.beside_next[k] || (k > 0 && f.beside_next[k - 1])) text += ", two ops side by side";
     f.implementations->push_back(text);
   }
+}
+
+// Places the scratch values the steps pass in one arena: a value lives from the step that
+// writes it to the last step that reads it (two steps run side by side count as one), and
+// values alive at the same time never share bytes; largest first, each at the lowest offset
+// that fits (greedy by size, as the session's own plan). Values a merged step computes and
+// reads itself take no bytes.
+void placeScratch(cnmlFusionOp& f) {
+  const std::size_t n = f.scratch_sizes.size();
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> first(n, kNone), last(n, 0);
+  std::size_t time = 0;
+  for (std::size_t k = 0; k < f.prepared.size(); ++k) {
+    for (const Slot& s : f.in_slots[k])
+      if (s.kind == Slot::kScratch) last[s.index] = std::max(last[s.index], time);
+    for (const Slot& s : f.out_slots[k])
+      if (s.kind == Slot::kScratch) {
+        first[s.index] = std::min(first[s.index], time);
+        last[s.index] = std::max(last[s.index], time);
+      }
+    if (!f.beside_next[k]) ++time;
+  }
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < n; ++i)
+    if (first[i] != kNone) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return f.scratch_sizes[a] > f.scratch_sizes[b];
+  });
+  auto lines = [](std::size_t floats) { return (floats + kLineFloats - 1) / kLineFloats; };
+  f.scratch_offsets.assign(n, 0);
+  std::vector<std::size_t> placed;
+  std::size_t end = 0;  // in cache lines
+  for (std::size_t i : order) {
+    std::vector<std::pair<std::size_t, std::size_t>> busy;
+    for (std::size_t j : placed)
+      if (first[j] <= last[i] && first[i] <= last[j])
+        busy.emplace_back(f.scratch_offsets[j], f.scratch_offsets[j] + lines(f.scratch_sizes[j]));
+    std::sort(busy.begin(), busy.end());
+    std::size_t offset = 0;
+    for (const auto& [start, stop] : busy) {
+      if (start >= offset + lines(f.scratch_sizes[i])) break;
+      offset = std::max(offset, stop);
+    }
+    f.scratch_offsets[i] = offset;
+    end = std::max(end, offset + lines(f.scratch_sizes[i]));
+    placed.push_back(i);
+  }
+  for (std::size_t& offset : f.scratch_offsets) offset *= kLineFloats;
+  f.arena.resize(end * kLineFloats);
 }
 
 }  // namespace
@@ -408,6 +471,7 @@ cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t ver
     int threads = threadsFor(core_limit);
     prepareSteps(f, threads);
     pairRecurrentSteps(f, threads);
+    placeScratch(f);
     std::vector<const OpDesc*> ops;
     for (const OpDesc& op : f.ops) ops.push_back(&op);
     std::vector<std::uint64_t> out_ids;
@@ -443,7 +507,7 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
         case Slot::kOutput: return outputs[slot.index];
         case Slot::kScratch: break;
       }
-      return f.scratch[slot.index].data();  // sized in floats: enough for any dtype
+      return f.arena.data() + f.scratch_offsets[slot.index];
     };
     std::vector<const void*> in;
     std::vector<void*> out;

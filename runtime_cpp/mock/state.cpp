@@ -65,18 +65,50 @@ std::size_t dtypeSize(cnmlDataType_t dtype) {
   }
 }
 
+namespace {
+
+// A bound const's description without its data.
+TensorRef metadataOf(const TensorImpl& t) {
+  auto meta = std::make_shared<TensorImpl>();
+  meta->id = t.id;
+  meta->type = t.type;
+  meta->dims = t.dims;
+  meta->shape_set = t.shape_set;
+  meta->dtype = t.dtype;
+  meta->bound = true;
+  meta->quant = t.quant;
+  return meta;
+}
+
+}  // namespace
+
+void ownBorrowedConsts(OpDesc& op) {
+  for (TensorRef& t : op.consts) {
+    if (!t || !t->borrowed) continue;
+    auto owned = std::make_shared<TensorImpl>(*t);
+    owned->data.assign(t->borrowed, t->borrowed + elementCount(t->dims));
+    owned->borrowed = nullptr;
+    owned->source = t->borrowed;
+    owned->frozen = false;
+    t = std::move(owned);
+  }
+}
+
+OpDesc borrowingCopy(const OpDesc& op) {
+  OpDesc copy = op;
+  for (TensorRef& t : copy.consts) {
+    if (!t || !t->source) continue;
+    TensorRef meta = metadataOf(*t);
+    meta->borrowed = t->source;
+    t = std::move(meta);
+  }
+  return copy;
+}
+
 void stripConstData(OpDesc& op) {
   for (TensorRef& t : op.consts) {
     if (!t || !t->bound) continue;
-    auto meta = std::make_shared<TensorImpl>();
-    meta->id = t->id;
-    meta->type = t->type;
-    meta->dims = t->dims;
-    meta->shape_set = t->shape_set;
-    meta->dtype = t->dtype;
-    meta->bound = true;
-    meta->quant = t->quant;
-    t = std::move(meta);
+    t = metadataOf(*t);
   }
 }
 

@@ -48,6 +48,14 @@ struct TensorImpl {
   std::vector<float> data;
   std::vector<std::int8_t> q;
   bool bound = false;
+  // FLOAT32 data bound by pointer, as the SDK's cnmlBindConstData_V2 takes it: the caller's
+  // buffer, which must stay valid until the ops reading it compile; `data` is then empty.
+  // Compiling copies what an op keeps (ownBorrowedConsts), so the session never holds a
+  // second plain copy of every weight at once.
+  const float* borrowed = nullptr;
+  // Data copied from a caller's buffer (ownBorrowedConsts): that buffer, still valid while
+  // the op compiles, so a rebuild during the compile can read it again (borrowingCopy).
+  const float* source = nullptr;
   TensorQuant quant;
   // Shared with a compiled op (compiledCopy): the handle copies it before any change, so
   // that rebinding never changes a compiled op and the data is held once meanwhile.
@@ -202,6 +210,15 @@ struct PreparedOp;  // executor.h
 // Clones bound const tensors so later rebinding or destroying by the caller has no effect;
 // unbound ones stay shared so binding after cnmlFuseOp is still seen at compile.
 OpDesc compiledCopy(const OpDesc& op);
+
+// Gives the op its own copy of every const bound by pointer (TensorImpl::borrowed), read
+// from the caller's buffer now; other consts stay shared.
+void ownBorrowedConsts(OpDesc& op);
+
+// A copy of the op whose consts read from the callers' buffers again where they were
+// copied from one: it holds no weights, and can rebuild the op (after ownBorrowedConsts)
+// until the compile returns, while those buffers are valid.
+OpDesc borrowingCopy(const OpDesc& op);
 
 // Replaces the op's bound constants by their metadata alone (dims, dtype, quantisation),
 // for a compiled op that holds its weights in another form (a backend's reordered copy,

@@ -116,7 +116,9 @@ cnmlStatus_t cnmlDestroyTensor(cnmlTensor_t* tensor) {
 
 cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
                                   bool free_aftercompile) {
-  // free_aftercompile is irrelevant: the data is copied here.
+  // FLOAT32 data is read when the ops using it compile (TensorImpl::borrowed); FLOAT16 and
+  // INT8 data is decoded here. free_aftercompile asks the SDK to free() the buffer after
+  // compile; the caller owns it in every session we emit, so the mock never frees it.
   if (!tensor || !cpu_tensor_ptr) return CNML_STATUS_INVALIDPARAM;
   if (tensor->impl->type != CNML_FILTER && tensor->impl->type != CNML_CONST)
     return CNML_STATUS_INVALIDPARAM;
@@ -125,16 +127,19 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
   if (!t.shape_set) return CNML_STATUS_INVALIDPARAM;
   const std::size_t n = elementCount(t.dims);
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    t.data.resize(n);
     t.q.clear();
+    t.borrowed = nullptr;
     if (t.dtype == CNML_DATA_FLOAT16) {
+      t.data.resize(n);
       numerics::decodeHalf(static_cast<const std::uint16_t*>(cpu_tensor_ptr), t.data.data(), n, 1);
     } else if (t.dtype == CNML_DATA_INT8) {
       const auto* q = static_cast<const std::int8_t*>(cpu_tensor_ptr);
+      t.data.resize(n);
       t.q.assign(q, q + n);
       for (std::size_t i = 0; i < n; ++i) t.data[i] = static_cast<float>(q[i]);
     } else {
-      std::memcpy(t.data.data(), cpu_tensor_ptr, n * sizeof(float));
+      std::vector<float>().swap(t.data);
+      t.borrowed = static_cast<const float*>(cpu_tensor_ptr);
     }
     t.bound = true;
     return CNML_STATUS_SUCCESS;

@@ -96,6 +96,8 @@ class DnnlOp : public BackendOp {
     return text;
   }
 
+  void settle() override { rebuild_ = nullptr; }  // its copies of the chain's weights
+
   void run(const void* const* inputs, void* const* outputs) override {
     ThreadScope scope(threads_);
     for (std::size_t i = 0; i < ins_.size(); ++i) {
@@ -1428,13 +1430,17 @@ std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain
   if (op) {
     op->agnostic_ = layoutAgnostic(chain);
     op->ops_ = static_cast<int>(chain.size());
-    // Copies: the chain's records are the fusion's, and the links come later.
+    // Copies: the chain's records are the fusion's, and the links come later (before
+    // settle(), while the fusion compiles); they read the weights from the caller's
+    // buffers again rather than keep a plain copy of every op's beside the reordered one.
     std::vector<OpDesc> copies;
-    for (const OpDesc* d : chain) copies.push_back(*d);
+    for (const OpDesc* d : chain) copies.push_back(borrowingCopy(*d));
     op->rebuild_ = [copies = std::move(copies), threads](const Build& b)
         -> std::unique_ptr<DnnlOp> {
+      std::vector<OpDesc> owned = copies;
+      for (OpDesc& d : owned) ownBorrowedConsts(d);
       std::vector<const OpDesc*> ptrs;
-      for (const OpDesc& d : copies) ptrs.push_back(&d);
+      for (const OpDesc& d : owned) ptrs.push_back(&d);
       ThreadScope scope(threads);
       try {
         return makeHead(ptrs, threads, b);

@@ -306,6 +306,7 @@ class HalfOp : public BackendOp {
   }
 
   std::string describe() const override { return "fp16 via " + inner_->describe(); }
+  void settle() override { inner_->settle(); }
 
   void run(const void* const* inputs, void* const* outputs) override {
     std::vector<const void*> in(in32_.size());
@@ -445,6 +446,7 @@ class ConvertingOp : public BackendOp {
   std::string describe() const override {
     return (int8_ ? "int8 " : "fp16 ") + primitiveName(prim_);
   }
+  void settle() override { rebuild_ = nullptr; }  // its copies of the chain's weights
 
   void run(const void* const* inputs, void* const* outputs) override {
     ThreadScope scope(threads_);

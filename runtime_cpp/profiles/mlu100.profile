@@ -38,6 +38,11 @@ dram_gbps = 102.4
 # streaming with a few concurrent access streams.
 dram_efficiency = 0.8
 
+# Device memory (DDR) in bytes: the MLU-100 card has 8 GB [W]. A session's weights and its
+# activation arena must fit (paleozoic compile refuses a plan that does not; the mock's
+# cnrtMalloc refuses past it). An edge part's profile sets its own, smaller size.
+dram_bytes = 8589934592
+
 # Fixed cost of launching one compiled op (a base op or a fusion op) on the device, in us.
 # ASSUMPTION: not published; 10 us is the order of a kernel launch through a driver queue.
 launch_us = 10

@@ -3,6 +3,8 @@
 
 #include <cnml_mock.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -185,6 +187,12 @@ void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream
   out << "total device time: " << std::fixed << std::setprecision(1) << total_us
       << " us (SDK notifiers: simulated on the mock, wall clock on oneDNN); wall time: " << std::setprecision(2) << wall_ms
       << " ms (median run)\n";
+  // The process's high-water mark so far (Linux reports ru_maxrss in KiB): what a deployer
+  // sizes a board by, weights, arena, the SDK's own and the libraries' together.
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) == 0)
+    out << "peak resident memory: " << std::setprecision(1)
+        << static_cast<double>(usage.ru_maxrss) / 1024.0 << " MB (this process)\n";
   printImplementations(blocks, out);
 }
 

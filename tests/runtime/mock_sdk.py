@@ -80,11 +80,17 @@ def tensor(dims: Sequence[int], dtype: int = FLOAT32, ttype: int = TENSOR) -> P:
     return t
 
 
+_BOUND: list[np.ndarray] = []
+
+
 def const(array: np.ndarray, dtype: int, ttype: int = CONST) -> P:
     """A FILTER/CONST tensor of the array's shape with the array bound (already in dtype)."""
     array = np.ascontiguousarray(array, dtype=NP_OF[dtype])
     t = tensor(array.shape, dtype, ttype)
     check("cnmlBindConstData_V2", t, array.ctypes.data_as(P), False)
+    # The SDK reads FLOAT32 data when the op compiles, after the caller may have dropped
+    # both the array and the handle: the helper keeps it for the test process's life.
+    _BOUND.append(array)
     return t
 
 
