@@ -11,6 +11,8 @@
 #include <memory>
 #include <set>
 
+#include <cnml_mock.h>
+
 #include "call_log.h"
 #include "aligned_buffer.h"
 #include "compile_check.h"
@@ -556,6 +558,13 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
         .buffers("out_data", outputs, output_tensors, output_num).value(output_num).queue()
         .opaque(extra);
   });
+}
+
+cnmlStatus_t cnmlMockFusionScratchBytes(cnmlFusionOp_t fusion_op, size_t* bytes) {
+  if (!fusion_op || !bytes) return CNML_STATUS_INVALIDPARAM;
+  if (!fusion_op->compiled) return CNML_STATUS_INVALIDARG;
+  *bytes = fusion_op->arena.size() * sizeof(float);
+  return CNML_STATUS_SUCCESS;
 }
 
 cnmlStatus_t cnmlDestroyFusionOp(cnmlFusionOp_t* fusion_op) {

@@ -767,8 +767,16 @@ void bindSession(py::module_& m) {
 
 void bindFiles(py::module_& m) {
   py::class_<pz::WeightFile>(m, "WeightFile", py::module_local(), "A checked Paleozoic weights file.")
-      .def(py::init<const std::string&, const std::string&>(), py::arg("path"),
-           py::arg("model_id_hex"))
+      .def(py::init([](const std::string& path, const std::string& model_id_hex,
+                       bool on_demand) {
+             return std::make_unique<pz::WeightFile>(
+                 path, model_id_hex,
+                 on_demand ? pz::WeightFile::Residency::kOnDemand
+                           : pz::WeightFile::Residency::kWholeFile);
+           }),
+           py::arg("path"), py::arg("model_id_hex"), py::arg("on_demand") = false,
+           "on_demand: each tensor read and checked when get() asks for it (as emitted "
+           "sessions read theirs), else the whole file read and checked now.")
       .def(
           "get",
           [](const pz::WeightFile& wf, const std::string& name, const std::vector<int>& shape) {

@@ -3,7 +3,6 @@
 #include <array>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 
 #include "detail.h"
@@ -59,8 +58,10 @@ std::string crcHex(std::uint32_t v) {
 // Little-endian reader over the file bytes; running past the end is a truncation error.
 class Reader {
  public:
-  Reader(const std::string& path, const std::vector<unsigned char>& bytes)
-      : path_(path), bytes_(bytes) {}
+  // `bytes`: the file's first bytes (its header), of `file_bytes` in all.
+  Reader(const std::string& path, const std::vector<unsigned char>& bytes,
+         std::uint64_t file_bytes)
+      : path_(path), bytes_(bytes), file_bytes_(file_bytes) {}
 
   std::size_t pos() const { return pos_; }
 
@@ -69,7 +70,7 @@ class Reader {
       throw Error("weights file '" + path_ + "' is truncated: expected " + std::to_string(n) +
                   " bytes of " + what + " at offset " + std::to_string(pos_) + ", found " +
                   std::to_string(bytes_.size() - pos_) + " (file has " +
-                  std::to_string(bytes_.size()) + " bytes) -- re-run paleozoic compile");
+                  std::to_string(file_bytes_) + " bytes) -- re-run paleozoic compile");
     }
     const unsigned char* p = bytes_.data() + pos_;
     pos_ += n;
@@ -86,24 +87,50 @@ class Reader {
  private:
   const std::string& path_;
   const std::vector<unsigned char>& bytes_;
+  std::uint64_t file_bytes_;
   std::size_t pos_ = 0;
 };
 
-std::vector<unsigned char> readAll(const std::string& path) {
+std::ifstream openFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw Error("weights file '" + path +
                 "' cannot be opened (missing or unreadable); expected the .weights file written "
                 "next to the session by paleozoic compile");
   }
-  return std::vector<unsigned char>(std::istreambuf_iterator<char>(in),
-                                    std::istreambuf_iterator<char>());
+  return in;
 }
+
+// `bytes` bytes of the file from `offset` into `into`; false when the read falls short.
+bool readAt(std::ifstream& in, std::uint64_t offset, void* into, std::uint64_t bytes) {
+  in.clear();
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(static_cast<char*>(into), static_cast<std::streamsize>(bytes));
+  return static_cast<std::uint64_t>(in.gcount()) == bytes;
+}
+
+// Bytes in the fixed part of the header, up to and including data_offset.
+constexpr std::size_t kFixedHeader = sizeof(kMagic) + 4 + 4 + kModelIdBytes + 8;
 
 }  // namespace
 
-WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex) : path_(path) {
-  const std::vector<unsigned char> bytes = readAll(path);
+WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex,
+                       Residency residency)
+    : path_(path), residency_(residency) {
+  std::ifstream in = openFile(path);
+  in.seekg(0, std::ios::end);
+  const std::uint64_t file_bytes = static_cast<std::uint64_t>(in.tellg());
+  // The header: its fixed part says where the data starts, and the table ends before it.
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(
+      std::min<std::uint64_t>(file_bytes, kFixedHeader)));
+  readAt(in, 0, bytes.data(), bytes.size());
+  if (bytes.size() == kFixedHeader) {
+    std::uint64_t declared = 0;
+    for (int i = 7; i >= 0; --i) declared = (declared << 8) | bytes[kFixedHeader - 8 + i];
+    bytes.resize(static_cast<std::size_t>(std::min(file_bytes, std::max<std::uint64_t>(
+                                                                   declared, kFixedHeader))));
+    readAt(in, 0, bytes.data(), bytes.size());
+  }
   const std::string where = "weights file '" + path + "'";
   const std::size_t magic_len = std::min(bytes.size(), sizeof(kMagic));
   if (magic_len < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
@@ -111,7 +138,7 @@ WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex)
                 std::string(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(magic_len)) +
                 "\"");
   }
-  Reader r(path, bytes);
+  Reader r(path, bytes, file_bytes);
   r.take(sizeof(kMagic), "magic");
   const std::uint64_t version = r.uint(4, "version");
   if (version != kVersion) {
@@ -122,7 +149,6 @@ WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex)
   const unsigned char* model_id = r.take(kModelIdBytes, "model id");
   const std::uint64_t data_offset = r.uint(8, "data offset");
 
-  std::vector<std::uint32_t> crcs;
   std::vector<std::uint64_t> dtypes;
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::string what = "tensor table entry " + std::to_string(i);
@@ -137,7 +163,7 @@ WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex)
     }
     entry.offset = r.uint(8, what);
     entry.nbytes = r.uint(8, what);
-    crcs.push_back(static_cast<std::uint32_t>(r.uint(4, what)));
+    entry.crc = static_cast<std::uint32_t>(r.uint(4, what));
     dtypes.push_back(dtype);
     entries_.emplace_back(std::move(name), std::move(entry));
   }
@@ -174,12 +200,13 @@ WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex)
                 " is invalid; expected a multiple of 64 after the header (" +
                 std::to_string(r.pos()) + " bytes)");
   }
-  if (data_offset > bytes.size()) {
+  if (data_offset > file_bytes) {
     throw Error(where + " is truncated: the data section starts at byte " +
-                std::to_string(data_offset) + " but the file has " + std::to_string(bytes.size()) +
+                std::to_string(data_offset) + " but the file has " + std::to_string(file_bytes) +
                 " bytes -- re-run paleozoic compile");
   }
-  const std::uint64_t data_bytes = bytes.size() - data_offset;
+  data_offset_ = data_offset;
+  const std::uint64_t data_bytes = file_bytes - data_offset;
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     const std::string& name = entries_[i].first;
     const Entry& e = entries_[i].second;
@@ -189,17 +216,41 @@ WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex)
                   " but the data section has " + std::to_string(data_bytes) +
                   " bytes -- re-run paleozoic compile");
     }
-    const std::uint32_t actual = crc32(bytes.data() + data_offset + e.offset, e.nbytes);
-    if (actual != crcs[i]) {
-      throw Error(where + ": checksum mismatch in tensor '" + name + "': expected " +
-                  crcHex(crcs[i]) + " (stored), computed " + crcHex(actual) +
-                  " -- the file is corrupt; re-run paleozoic compile");
-    }
   }
+  if (residency_ == Residency::kOnDemand) return;
   data_.resize(static_cast<std::size_t>(data_bytes / sizeof(float)));
-  if (!data_.empty()) {
-    std::memcpy(data_.data(), bytes.data() + data_offset, data_.size() * sizeof(float));
+  if (!data_.empty() && !readAt(in, data_offset, data_.data(), data_.size() * sizeof(float))) {
+    throw Error(where + " could not be read to its end -- re-run paleozoic compile");
   }
+  for (const auto& [name, e] : entries_) {
+    const float* data = nullptr;
+    load(name, e, &data);  // checks the checksum
+  }
+}
+
+std::shared_ptr<const std::vector<float>> WeightFile::load(const std::string& name,
+                                                           const Entry& e,
+                                                           const float** data) const {
+  std::shared_ptr<std::vector<float>> owned;
+  if (residency_ == Residency::kWholeFile) {
+    *data = data_.data() + e.offset / sizeof(float);
+  } else {
+    owned = std::make_shared<std::vector<float>>(e.nbytes / sizeof(float));
+    std::ifstream in = openFile(path_);
+    if (!readAt(in, data_offset_ + e.offset, owned->data(), e.nbytes)) {
+      throw Error("weights file '" + path_ + "': tensor '" + name +
+                  "' could not be read (the file changed since it was opened?) -- re-run "
+                  "paleozoic compile");
+    }
+    *data = owned->data();
+  }
+  const std::uint32_t actual = crc32(reinterpret_cast<const unsigned char*>(*data), e.nbytes);
+  if (actual != e.crc) {
+    throw Error("weights file '" + path_ + "': checksum mismatch in tensor '" + name +
+                "': expected " + crcHex(e.crc) + " (stored), computed " + crcHex(actual) +
+                " -- the file is corrupt; re-run paleozoic compile");
+  }
+  return owned;
 }
 
 void WeightFile::close() {
@@ -219,7 +270,11 @@ WeightView WeightFile::get(const std::string& name, const Shape& shape) const {
                   shapeToString(entry.shape) + ", expected " + shapeToString(shape) +
                   " -- the file does not match this session; re-run paleozoic compile");
     }
-    return WeightView{data_.data() + entry.offset / sizeof(float), entry.shape, name, path_};
+    const float* data = nullptr;
+    std::shared_ptr<const std::vector<float>> storage = load(name, entry, &data);
+    WeightView view{data, entry.shape, name, path_};
+    view.storage = std::move(storage);
+    return view;
   }
   throw Error("weights file '" + path_ + "' has no tensor '" + name + "' (it holds " +
               std::to_string(entries_.size()) +
@@ -250,8 +305,11 @@ LayerQuantization WeightFile::quantization(const std::string& layer) const {
   // Positions are small integers, stored exactly as float32.
   auto param = [](const float* p) { return QuantParam{static_cast<int>(p[0]), p[1]}; };
   LayerQuantization out;
-  out.input = param(data_.data() + input->offset / sizeof(float));
-  const float* f = data_.data() + filter->offset / sizeof(float);
+  const float* in = nullptr;
+  const float* f = nullptr;
+  const auto in_storage = load(layer + ".quant.input", *input, &in);
+  const auto f_storage = load(layer + ".quant.filter", *filter, &f);
+  out.input = param(in);
   for (int c = 0; c < filter->shape[0]; ++c) out.filter.push_back(param(f + 2 * c));
   return out;
 }

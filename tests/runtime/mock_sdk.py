@@ -22,6 +22,7 @@ CNRT_FLOAT16, CNRT_FLOAT32, CNRT_INT8, CNRT_INT16 = 0x12, 0x13, 0x21, 0x22
 CAST_F16_TO_F32, CAST_F32_TO_F16 = 4, 6
 SUCCESS, INVALIDARG, INVALIDPARAM, UNSUPPORT = 0, 2, 8, 12
 CNRT_ERR_INVALID, CNRT_ERR_UNSUPPORTED, CNRT_ERR_INVALID_POINTER = 632007, 632020, 632021
+CNRT_ERR_NOMEM = 632008
 MLU100 = 3
 
 NP_OF = {FLOAT32: np.float32, FLOAT16: np.float16, INT8: np.int8}
@@ -143,9 +144,12 @@ class Buffer:
 
 def run_fused(ops: Sequence[P], inputs: Sequence[tuple[P, np.ndarray]],
               outputs: Sequence[tuple[P, Sequence[int], Any]], mp: int = 2,
-              clock: bool = False) -> Any:
+              clock: bool = False, before_compile: Any = None,
+              scratch: list[int] | None = None) -> Any:
     """Fuses `ops` (in order) with these inputs and outputs, compiles for mp cores, runs once
-    and returns the output arrays (and the simulated microseconds when clock)."""
+    and returns the output arrays (and the simulated microseconds when clock). Calls
+    before_compile() just before the compile; appends the fusion's scratch arena bytes to
+    `scratch`."""
     f = P()
     check("cnmlCreateFusionOp", C.byref(f))
     try:
@@ -154,7 +158,13 @@ def run_fused(ops: Sequence[P], inputs: Sequence[tuple[P, np.ndarray]],
         in_t = handles([t for t, _ in inputs])
         out_t = handles([t for t, _, _ in outputs])
         check("cnmlSetFusionIO", f, in_t, len(inputs), out_t, len(outputs))
+        if before_compile is not None:
+            before_compile()
         check("cnmlCompileFusionOp", f, MLU100, mp)
+        if scratch is not None:
+            size = C.c_size_t()
+            check("cnmlMockFusionScratchBytes", f, C.byref(size))
+            scratch.append(size.value)
         in_bufs = [Buffer.of(a) for _, a in inputs]
         out_bufs = [Buffer(int(np.prod(shape)) * np.dtype(dt).itemsize)
                     for _, shape, dt in outputs]

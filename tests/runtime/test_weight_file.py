@@ -146,3 +146,33 @@ def test_float_file_round_trip_and_size_check(tmp_path):
     np.testing.assert_array_equal(rt.read_float_file(str(path), 12), values)
     with pytest.raises(rt.Error, match="holds 48 bytes, expected 52 \\(13 float32 values\\)"):
         rt.read_float_file(str(path), 13)
+
+
+def test_on_demand_reads_the_same_values(good):
+    path, model_id, _ = good
+    wf = rt.WeightFile(str(path), model_id, on_demand=True)
+    assert wf.tensor_count == 3
+    for name, array in TENSORS.items():
+        np.testing.assert_array_equal(wf.get(name, list(array.shape)), array)
+
+
+def test_on_demand_checks_a_tensor_when_it_is_read(good):
+    path, model_id, data_offset = good
+    corrupt(path, data_offset, "flipped_data")
+    wf = rt.WeightFile(str(path), model_id, on_demand=True)  # the header is intact
+    np.testing.assert_array_equal(wf.get("fc.weight", [4, 6]), TENSORS["fc.weight"])
+    with pytest.raises(rt.Error, match=r"checksum mismatch in tensor 'conv1.weight'") as info:
+        wf.get("conv1.weight", [2, 3, 3, 3])
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("how,match", [
+    ("truncated_data", r"is truncated: tensor 'fc.weight' needs data bytes"),
+    ("truncated_header", r"is truncated: expected 16 bytes of model id"),
+    ("flipped_header", r"header checksum mismatch"),
+])
+def test_on_demand_refuses_a_damaged_header_or_size_at_open(good, how, match):
+    path, model_id, data_offset = good
+    corrupt(path, data_offset, how)
+    with pytest.raises(rt.Error, match=match):
+        rt.WeightFile(str(path), model_id, on_demand=True)

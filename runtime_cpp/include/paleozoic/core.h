@@ -166,6 +166,8 @@ struct WeightView {
   bool has_shape = false;
   std::string name;  // tensor name in the weights file, "" for a bare pointer
   std::string file;  // the weights file, for errors
+  // The buffer `data` points into when the view owns it (WeightFile::Residency::kOnDemand).
+  std::shared_ptr<const std::vector<float>> storage;
 
   WeightView() = default;
   WeightView(const float* host_data) : data(host_data) {}  // NOLINT: implicit by design

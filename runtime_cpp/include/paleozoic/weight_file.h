@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,14 +22,23 @@ namespace pz {
 //   u32 crc32 (zlib) of every header byte before it; zero padding to data_offset; data.
 class WeightFile {
  public:
+  // How the data is held. kWholeFile: all of it, read and checked by the constructor, until
+  // close() (get()'s pointers stay valid that long). kOnDemand: each tensor read and checked
+  // when get() asks for it, into a buffer the returned view owns, so that a session whose
+  // layers copy their weights holds each tensor once, not the file beside its copies.
+  enum class Residency { kWholeFile, kOnDemand };
+
   // Throws pz::Error naming the file when it is missing, truncated, of another version or
-  // model (model_id_hex differs), or fails a checksum.
-  WeightFile(const std::string& path, const std::string& model_id_hex);
+  // model (model_id_hex differs), or fails a checksum (kOnDemand: a tensor's checksum is
+  // checked when it is read).
+  WeightFile(const std::string& path, const std::string& model_id_hex,
+             Residency residency = Residency::kWholeFile);
   WeightFile(const WeightFile&) = delete;
   WeightFile& operator=(const WeightFile&) = delete;
-  // The tensor's data with its name, shape and this file's path (valid while the file
-  // lives), so a layer configured with it checks that it holds as many values as the layer
-  // needs. Throws pz::Error when the tensor is absent or its shape differs from `shape`.
+  // The tensor's data with its name, shape and this file's path, so a layer configured with
+  // it checks that it holds as many values as the layer needs; valid while the file lives
+  // (kWholeFile) or while the view does (kOnDemand). Throws pz::Error when the tensor is
+  // absent, its shape differs from `shape`, or it cannot be read back intact.
   WeightView get(const std::string& name, const Shape& shape) const;
   // The int8 parameters of `layer` ("<layer>.quant.input" [position, scale] and
   // "<layer>.quant.filter" [channels, 2]). Throws pz::Error saying how to get them when the
@@ -44,8 +54,14 @@ class WeightFile {
     Shape shape;
     std::uint64_t offset;
     std::uint64_t nbytes;
+    std::uint32_t crc;
   };
+  // The entry's values: a view of data_ (kWholeFile) or read from the file now.
+  std::shared_ptr<const std::vector<float>> load(const std::string& name, const Entry& e,
+                                                 const float** data) const;
   std::string path_;
+  Residency residency_;
+  std::uint64_t data_offset_ = 0;
   std::vector<std::pair<std::string, Entry>> entries_;
   std::vector<float> data_;
   bool closed_ = false;

@@ -64,6 +64,10 @@ cnmlStatus_t cnmlMockComputeHostTransferOpForward(cnmlBaseOp_t op, cnrtQueue_t q
  * the oneDNN SDK). Thread-local storage valid until the next call; NULL before compile. */
 const char* cnmlMockOpImplementation(cnmlBaseOp_t op);
 
+/* Bytes of a compiled fusion op's scratch arena: the intermediates its steps pass, placed
+ * by lifetime so that values never alive at the same step share bytes. */
+cnmlStatus_t cnmlMockFusionScratchBytes(cnmlFusionOp_t fusion_op, size_t* bytes);
+
 /* Simulated device microseconds of one base op compiled alone for mp cores (what
  * cnmlCompileBaseOp + its forward report). */
 cnmlStatus_t cnmlMockEstimateBaseOpUs(cnmlBaseOp_t op, int mp, float* us);

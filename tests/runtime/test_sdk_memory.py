@@ -1,0 +1,101 @@
+"""The mock SDK's memory rules: a fusion's intermediates share one scratch arena by
+lifetime, FLOAT32 consts are read when their op compiles (CNML binds them by pointer), and
+device memory ends at the device profile's dram_bytes."""
+
+from __future__ import annotations
+
+import ctypes as C
+from pathlib import Path
+
+import numpy as np
+
+import mock_sdk as m
+from paleozoic import _runtime
+
+F32 = np.float32
+SHAPE = (1, 16, 32, 32)
+VALUE_BYTES = int(np.prod(SHAPE)) * 4  # a multiple of 64: no alignment padding
+
+
+def _chain(n: int) -> tuple[list, m.P, m.P]:
+    """n ReLU/Sigmoid ops one after another: n - 1 intermediates, two alive at a time."""
+    tensors = [m.tensor(SHAPE, m.FLOAT32) for _ in range(n + 1)]
+    ops = [m.create("cnmlCreateActiveOp", 2 if i % 2 else 1, tensors[i], tensors[i + 1])
+           for i in range(n)]
+    return ops, tensors[0], tensors[-1]
+
+
+def test_chain_intermediates_take_two_values_not_all(rng):
+    x = rng.standard_normal(SHAPE).astype(F32)
+    ops, tin, tout = _chain(8)
+    scratch: list[int] = []
+    (y,) = m.run_fused(ops, [(tin, x)], [(tout, SHAPE, F32)], scratch=scratch)
+    expect = x.astype(np.float64)
+    for i in range(8):
+        expect = np.maximum(expect, 0) if i % 2 else 1 / (1 + np.exp(-expect))
+    np.testing.assert_allclose(y, expect, rtol=1e-6, atol=1e-6)
+    # Seven intermediates, each read only by the next op: a value and its successor.
+    assert scratch == [2 * VALUE_BYTES]
+
+
+def test_values_alive_together_never_share_bytes(rng):
+    # a = relu(x) is read by the last op, so it stays alive across b, c and d.
+    x = rng.standard_normal(SHAPE).astype(F32)
+    t = {k: m.tensor(SHAPE, m.FLOAT32) for k in "xabcdo"}
+    ops = [m.create("cnmlCreateActiveOp", 2, t["x"], t["a"]),
+           m.create("cnmlCreateActiveOp", 1, t["a"], t["b"]),
+           m.create("cnmlCreateActiveOp", 1, t["b"], t["c"]),
+           m.create("cnmlCreateActiveOp", 1, t["c"], t["d"]),
+           m.create("cnmlCreateAddOp", t["a"], t["d"], t["o"])]
+    scratch: list[int] = []
+    (y,) = m.run_fused(ops, [(t["x"], x)], [(t["o"], SHAPE, F32)], scratch=scratch)
+    a = np.maximum(x.astype(np.float64), 0)
+    d = a
+    for _ in range(3):
+        d = 1 / (1 + np.exp(-d))
+    np.testing.assert_allclose(y, a + d, rtol=1e-6, atol=1e-6)
+    # a beside a two-value chain b, c, d: three values, not four.
+    assert scratch == [3 * VALUE_BYTES]
+
+
+def test_float32_consts_are_read_when_the_op_compiles(rng):
+    x = rng.standard_normal((1, 3, 4, 4)).astype(F32)
+    alpha = np.array([1.0, 2.0, 3.0], F32)
+    beta = np.zeros(3, F32)
+    tin, tout = m.tensor(x.shape, m.FLOAT32), m.tensor(x.shape, m.FLOAT32)
+    op = m.create("cnmlCreateScaleOp", tin, tout, m.const(alpha.copy(), m.FLOAT32),
+                  m.const(beta, m.FLOAT32))
+    bound = m._BOUND[-2]  # the helper's array the SDK points at
+
+    def change_before_compile() -> None:
+        bound[:] = [4.0, 5.0, 6.0]
+
+    (y,) = m.run_fused([op], [(tin, x)], [(tout, x.shape, F32)],
+                       before_compile=change_before_compile)
+    np.testing.assert_array_equal(y, x * np.array([4, 5, 6], F32)[None, :, None, None])
+    tin2, tout2 = m.tensor(x.shape, m.FLOAT32), m.tensor(x.shape, m.FLOAT32)
+    op2 = m.create("cnmlCreateScaleOp", tin2, tout2, m.const(alpha.copy(), m.FLOAT32),
+                   m.const(beta, m.FLOAT32))
+    m.check("cnmlCompileBaseOp", op2, m.MLU100, 1)
+    m._BOUND[-2][:] = -1.0  # after the compile: the op computes with what it read then
+    bin_, bout = m.Buffer.of(x), m.Buffer(x.nbytes)
+    m.check("cnmlComputeScaleOpForward_V4", op2, tin2, bin_.ptr, tout2, bout.ptr, m.queue(),
+            None)
+    np.testing.assert_array_equal(bout.read(x.shape, F32), x * alpha[None, :, None, None])
+
+
+def test_cnrt_malloc_fails_past_the_profiles_device_memory(tmp_path: Path):
+    text = Path(_runtime.default_profile_path()).read_text()
+    lines = [f"dram_bytes = {1 << 20}" if line.startswith("dram_bytes") else line
+             for line in text.splitlines()]
+    small = tmp_path / "small.profile"
+    small.write_text("\n".join(lines) + "\n")
+    _runtime.set_device_profile(str(small))
+    try:
+        assert _runtime.device_profile()["dram_bytes"] == 1 << 20
+        ptr = m.P()
+        assert m.call("cnrtMalloc", C.byref(ptr), C.c_size_t(2 << 20)) == m.CNRT_ERR_NOMEM
+        assert m.call("cnrtMalloc", C.byref(ptr), C.c_size_t(1 << 16)) == 0
+        m.check("cnrtFree", ptr)
+    finally:
+        _runtime.reset_device_profile()
