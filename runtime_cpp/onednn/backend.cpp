@@ -19,6 +19,7 @@
 #include "common.h"
 #include "quantized.h"
 #include "swish.h"
+#include "workspace.h"
 
 namespace pz_mock {
 namespace {
@@ -72,6 +73,7 @@ struct Port {
   dnnl::reorder reorder;  // empty when user is bound directly
   bool reordered = false;
   bool linked = false;  // inner is the producer's (backendLink)
+  bool kept = false;    // inner is read or written by another op too (a link, a write-over)
 };
 constexpr int kNoArg = -1;
 // The input port of an op whose first primitive is a Stage (DnnlOp::stages_): not an
@@ -96,10 +98,36 @@ class DnnlOp : public BackendOp {
     return text;
   }
 
-  void settle() override { rebuild_ = nullptr; }  // its copies of the chain's weights
+  // Drops its copies of the chain's weights, and moves the reordered buffers no other op
+  // shares to the running thread's workspace: they hold a value only while this op runs,
+  // so a session then holds the largest op's, not every op's.
+  void settle() override {
+    rebuild_ = nullptr;
+    transient_.clear();
+    transient_floats_ = 0;
+    for (int input = 1; input >= 0; --input) {
+      std::vector<Port>& ports = input ? ins_ : outs_;
+      for (std::size_t i = 0; i < ports.size(); ++i) {
+        Port& p = ports[i];
+        if (!p.reordered || p.kept || p.linked || p.arg == kNoArg) continue;
+        p.inner = memory(p.inner.get_desc(), cpuEngine(), nullptr);
+        args_[p.arg] = p.inner;
+        transient_.push_back({input == 1, i});
+        transient_floats_ += lineFloats(p.inner.get_desc().get_size() / sizeof(float) + 1);
+      }
+    }
+  }
 
   void run(const void* const* inputs, void* const* outputs) override {
     ThreadScope scope(threads_);
+    if (!transient_.empty()) {
+      float* at = threadWorkspace(transient_floats_);
+      for (const Transient& t : transient_) {
+        memory& inner = (t.input ? ins_ : outs_)[t.index].inner;
+        inner.set_data_handle(at);
+        at += lineFloats(inner.get_desc().get_size() / sizeof(float) + 1);
+      }
+    }
     for (std::size_t i = 0; i < ins_.size(); ++i) {
       Port& p = ins_[i];
       p.user.set_data_handle(const_cast<void*>(inputs[i]));
@@ -143,6 +171,13 @@ class DnnlOp : public BackendOp {
   dnnl::primitive prim_;
   std::unordered_map<int, memory> args_;
   std::vector<Port> ins_, outs_;
+  // Ports whose inner buffer is placed in the thread's workspace at each run (settle()).
+  struct Transient {
+    bool input;
+    std::size_t index;
+  };
+  std::vector<Transient> transient_;
+  std::size_t transient_floats_ = 0;
   // The same chain built another way (backendLink, backendWriteOver), and how it was.
   std::function<std::unique_ptr<DnnlOp>(const Build&)> rebuild_;
   Build built_;
@@ -1393,6 +1428,7 @@ std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain
         if (!d || o >= static_cast<int>(d->outs_.size()) || !d->outs_[o].reordered)
           return memory();
         if (skip) d->outs_[o].reordered = false;
+        d->outs_[o].kept = true;
         return d->outs_[o].inner;
       };
       fp32.post_ops = [](const std::vector<const OpDesc*>& c, const memory::desc* full) {
@@ -1521,6 +1557,7 @@ bool backendLink(BackendOp& producer, int output, BackendOp& consumer, int input
   in.linked = true;
   in.inner = out.inner;
   to->args_[in.arg] = out.inner;
+  from->outs_[output].kept = true;
   return true;
 }
 
@@ -1543,6 +1580,7 @@ bool backendWriteOver(BackendOp& producer, int output, BackendOp& consumer, int 
     return false;
   Port& dst = re->outs_[0];
   dst.inner = shared;
+  dst.kept = true;
   re->args_[dst.arg] = shared;
   Port& in = re->ins_[input];
   in.linked = true;
