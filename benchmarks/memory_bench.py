@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from paleozoic.errors import PaleozoicError
 from paleozoic.ir import Model
 from paleozoic.ir.memory import plan_memory
 from paleozoic.pipeline import build_session, compile_model, load_queue, resolve_plan
@@ -68,18 +69,41 @@ def without_arena(folder: Path) -> None:
     path.write_text(source[:start] + source[end:])
 
 
+def model_options(path: Path) -> dict:
+    """compile_model's shape, value and output options for an acceptance export: its
+    NAME.options, else the static shapes acceptance_bench gives its symbolic inputs."""
+    from acceptance_bench import own_options, shapes_for
+
+    own = own_options(path)
+    return {"input_shapes": own["input_shapes"] or shapes_for(path),
+            "input_values": own["input_values"] or None, "outputs": own["outputs"] or None}
+
+
 def measure(name: str, path: Path, plans: list[str], sdks: list[str], work: Path,
-            with_own_buffers: bool = False) -> list[dict]:
+            with_own_buffers: bool = False, plan_only: bool = False) -> list[dict]:
     model = onnx.load(str(path))
-    queue = load_queue(model)
-    ort = ort_peak_mb(path)
+    options = model_options(path)
+    queue = load_queue(model, options["input_shapes"], None, options["input_values"],
+                       options["outputs"])
+    ort = float("nan") if plan_only else ort_peak_mb(path)
     rows = []
     for plan in plans:
         memory = plan_memory(Model.build(queue, resolve_plan(queue, plan)))
         every = sum(int(np.prod(t.shape)) * 4 for t in queue.tensors.values()
                     if t.dtype == "float32")
+        if plan_only:
+            ratio = memory.arena_bytes / max(memory.lower_bound_bytes, 1)
+            rows.append({"model": name, "plan": plan, "weights_mb": memory.weights_bytes / 1e6,
+                         "arena_mb": memory.arena_bytes / 1e6,
+                         "lower_bound_mb": memory.lower_bound_bytes / 1e6,
+                         "arena_over_bound": ratio, "all_tensors_mb": every / 1e6})
+            print(f"{name:<26} {plan:<10} {memory.weights_bytes / 1e6:9.1f} "
+                  f"{memory.arena_bytes / 1e6:9.2f} {memory.lower_bound_bytes / 1e6:9.2f} "
+                  f"{ratio:7.3f} {every / 1e6:9.1f}", flush=True)
+            continue
         for sdk in sdks:
-            out = compile_model(model, work / f"{name}-{plan}-{sdk}", plan=plan, force=True)
+            out = compile_model(model, work / f"{name}-{plan}-{sdk}", plan=plan, force=True,
+                                **options)
             build_session(out, sdk=sdk)
             planned = child_peak_mb([str(out / "build" / "session"), "-w", "weights.bin"], out)
             own = float("nan")
@@ -106,26 +130,41 @@ def measure(name: str, path: Path, plans: list[str], sdks: list[str], work: Path
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", default=["resnet50", "vgg19", "squeezenet"],
-                        help=f"zoo names ({', '.join(ZOO_MODELS)}) or .onnx files")
+                        help=f"zoo names ({', '.join(ZOO_MODELS)}), .onnx files or folders "
+                             f"of them (with their NAME.options)")
     parser.add_argument("--plan", default="per-layer,fuse-all")
     parser.add_argument("--sdk", default="mock,onednn")
     parser.add_argument("--json")
     parser.add_argument("--own-buffers", action="store_true",
                         help="also build each session with the arena edited out (every tensor "
                              "its own buffer, as before the memory plan) and measure it")
+    parser.add_argument("--plan-only", action="store_true",
+                        help="the memory plans alone (arena against its lower bound), no "
+                             "sessions built")
     args = parser.parse_args(argv)
-    print(f"{'model':<14} {'plan':<10} {'sdk':<7} {'weights':>9} {'arena':>8} {'bound':>8} "
-          f"{'tensors':>9} {'peak own':>10} {'peak':>10} {'goal':>9} {'ort peak':>9} "
-          f"{'/ort':>6}  (MB; goal = weights + arena + 64)")
+    if args.plan_only:
+        print(f"{'model':<26} {'plan':<10} {'weights':>9} {'arena':>9} {'bound':>9} "
+              f"{'a/bound':>7} {'tensors':>9}  (MB)")
+    else:
+        print(f"{'model':<14} {'plan':<10} {'sdk':<7} {'weights':>9} {'arena':>8} {'bound':>8} "
+              f"{'tensors':>9} {'peak own':>10} {'peak':>10} {'goal':>9} {'ort peak':>9} "
+              f"{'/ort':>6}  (MB; goal = weights + arena + 64)")
     rows = []
     with tempfile.TemporaryDirectory(prefix="pz-memory-") as tmp:
-        for entry in args.models:
+        entries = [str(p) for entry in args.models
+                   for p in (sorted(Path(entry).glob("*.onnx")) if Path(entry).is_dir()
+                             else [Path(entry)])]
+        for entry in entries:
             path = Path(entry)
             if not entry.endswith(".onnx"):  # the zoo model with its seeded weights
                 path = Path(tmp) / f"{entry}.onnx"
                 onnx.save(load_zoo_model(entry), str(path))
-            rows += measure(Path(entry).stem, path, args.plan.split(","), args.sdk.split(","),
-                            Path(tmp), args.own_buffers)
+            try:
+                rows += measure(Path(entry).stem, path, args.plan.split(","),
+                                args.sdk.split(","), Path(tmp), args.own_buffers, args.plan_only)
+            except (PaleozoicError, RuntimeError) as err:
+                print(f"{Path(entry).name}: failed: {str(err).splitlines()[0][:160]}",
+                      flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
     return 0

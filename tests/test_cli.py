@@ -137,3 +137,43 @@ def test_negative_dim_value_is_a_free_dimension(tmp_path: Path, small_cnn: onnx.
     assert main(["compile", str(path), "-o", str(out)]) == 3  # symbolic: asks for a shape
     assert main(["compile", str(path), "-o", str(out), "--input-shape", "x=1x3x16x16"]) == 0
     assert main(["verify", str(out)]) == 0
+
+
+def _profile_with_memory(tmp_path: Path, dram_bytes: int) -> Path:
+    from paleozoic import _runtime
+
+    lines = [f"dram_bytes = {dram_bytes}" if line.startswith("dram_bytes") else line
+             for line in Path(_runtime.default_profile_path()).read_text().splitlines()]
+    path = tmp_path / "edge.profile"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_compile_refuses_a_plan_above_the_devices_memory(
+        tmp_path: Path, small_cnn_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "session"
+    assert main(["compile", str(small_cnn_path), "-o", str(out), "--profile",
+                 str(_profile_with_memory(tmp_path, 1000))]) == 11
+    err = capsys.readouterr().err
+    assert re.search(r"needs [0-9.]+ MB of device memory \(weights [0-9.]+ MB, activation "
+                     r"arena [0-9.]+ MB\) but .*edge.profile has 0.0 MB \(dram_bytes\)", err)
+    assert "--precision fp16" in err
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    # The bundled MLU-100 profile (8 GB) takes it, and says what it will hold.
+    assert main(["compile", str(small_cnn_path), "-o", str(out)]) == 0
+    memory = json.loads((out / "session.json").read_text())["memory"]
+    assert memory["device_bytes"] == memory["device_weights_bytes"] + memory["arena_bytes"]
+    assert f"device {memory['device_bytes'] / 1e6:.2f} MB" in capsys.readouterr().out
+
+
+def test_the_session_report_gives_its_peak_resident_memory(
+        tmp_path: Path, small_cnn_path: Path) -> None:
+    from paleozoic.pipeline import build_session, compile_model, run_session
+    from paleozoic.testing.zoo import random_inputs
+
+    out = compile_model(str(small_cnn_path), tmp_path / "session")
+    build_session(out)
+    run = run_session(out, list(random_inputs(onnx.load(str(small_cnn_path))).values()))
+    peak = re.search(r"peak resident memory: ([0-9.]+) MB \(this process\)", run.report)
+    assert peak and 1.0 < float(peak.group(1)) < 4096.0

@@ -63,7 +63,10 @@ std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
     if (!op->depthwise) stripConstData(op->desc);  // packed filter and bias copied
   }
   if ((kind == OpKind::kConv || kind == OpKind::kConvGroup) && int8) prepareConvInt8(*op);
-  if (kind == OpKind::kMlp && !int8) prepareMlp(*op);
+  if (kind == OpKind::kMlp && !int8) {
+    prepareMlp(*op);
+    if (!op->packed_weights.empty()) stripConstData(op->desc);  // packed filter, bias copied
+  }
   if (kind == OpKind::kMlp && int8) prepareMlpInt8(*op);
   if (kind == OpKind::kDeconv || kind == OpKind::kDeconvGroup) prepareDeconv(*op);
   if (kind == OpKind::kNearestNeighbor || kind == OpKind::kInterp) prepareResize(*op);

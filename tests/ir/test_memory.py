@@ -77,3 +77,16 @@ def test_the_session_runs_in_its_arena_bit_for_bit(tmp_path) -> None:
     own = run_session(out, feeds).outputs
     for a, b in zip(planned, own):
         np.testing.assert_array_equal(a, b)
+
+
+def test_the_device_footprint_counts_weights_in_each_blocks_precision() -> None:
+    from paleozoic.ir.plan import Precision
+    from paleozoic.pipeline import with_precision
+
+    queue = load_queue(load_zoo_model("squeezenet"))
+    fp32 = plan_memory(Model.build(queue, resolve_plan(queue, "fuse-all")))
+    fp16 = plan_memory(Model.build(queue, with_precision(resolve_plan(queue, "fuse-all"),
+                                                         Precision.FP16)))
+    assert fp32.device_weights_bytes == fp32.weights_bytes
+    assert fp16.device_weights_bytes * 2 == fp16.weights_bytes
+    assert fp16.device_bytes == fp16.device_weights_bytes + fp16.arena_bytes
