@@ -85,11 +85,17 @@ TensorRef metadataOf(const TensorImpl& t) {
 void ownBorrowedConsts(OpDesc& op) {
   for (TensorRef& t : op.consts) {
     if (!t || !t->borrowed) continue;
+    if (TensorRef shared = t->owned_copy.lock()) {
+      t = std::move(shared);
+      continue;
+    }
     auto owned = std::make_shared<TensorImpl>(*t);
     owned->data.assign(t->borrowed, t->borrowed + elementCount(t->dims));
     owned->borrowed = nullptr;
     owned->source = t->borrowed;
     owned->frozen = false;
+    owned->owned_copy.reset();
+    t->owned_copy = owned;
     t = std::move(owned);
   }
 }

@@ -56,6 +56,9 @@ struct TensorImpl {
   // Data copied from a caller's buffer (ownBorrowedConsts): that buffer, still valid while
   // the op compiles, so a rebuild during the compile can read it again (borrowingCopy).
   const float* source = nullptr;
+  // The copy ownBorrowedConsts made of `borrowed`, shared by every op that reads this
+  // binding (an LSTM's cells, one op per time step, read the same weights).
+  std::weak_ptr<TensorImpl> owned_copy;
   TensorQuant quant;
   // Shared with a compiled op (compiledCopy): the handle copies it before any change, so
   // that rebinding never changes a compiled op and the data is held once meanwhile.

@@ -129,6 +129,7 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     t.q.clear();
     t.borrowed = nullptr;
+    t.owned_copy.reset();
     if (t.dtype == CNML_DATA_FLOAT16) {
       t.data.resize(n);
       numerics::decodeHalf(static_cast<const std::uint16_t*>(cpu_tensor_ptr), t.data.data(), n, 1);

@@ -52,8 +52,12 @@ double runRepeated(const std::function<void()>& forward, int repeat);
 // 1 or 0 on the host) holds; pz::Error naming the tensor when it has another size.
 bool conditionHolds(Tensor& condition);
 
-// Per-block device time (simulated on the mock SDK, wall clock on oneDNN) and the total, one line per block,
-// then printImplementations.
+// The process's peak resident memory so far, in MB (0 when the system does not say):
+// weights, arena, the SDK's and the libraries' together, as a deployer sizes a board.
+double peakResidentMb();
+
+// Per-block device time (simulated on the mock SDK, wall clock on oneDNN) and the total, one
+// line per block, the process's peak resident memory, then printImplementations.
 void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream& out);
 
 // (layer, what computes it) for every SDK op of a compiled block, in running order
