@@ -31,11 +31,13 @@ std::map<std::uintptr_t, std::size_t>::const_iterator find(const Registry& r, st
   return p < it->first + extent ? it : r.blocks.end();
 }
 
+// What an allocation of `bytes` takes: whole 64-byte lines, at least one.
+std::size_t footprint(std::size_t bytes) { return bytes == 0 ? 64 : (bytes + 63) / 64 * 64; }
+
 }  // namespace
 
 void* deviceAlloc(std::size_t bytes) {
-  std::size_t rounded = (bytes + 63) / 64 * 64;
-  if (rounded == 0) rounded = 64;
+  const std::size_t rounded = footprint(bytes);
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   // The device's DDR is finite: past the profile's size a real cnrtMalloc fails too.
@@ -53,7 +55,7 @@ bool deviceFree(void* ptr) {
     std::lock_guard<std::mutex> lock(r.mu);
     auto it = r.blocks.find(reinterpret_cast<std::uintptr_t>(ptr));
     if (it == r.blocks.end()) return false;
-    r.live_bytes -= it->second == 0 ? 64 : (it->second + 63) / 64 * 64;
+    r.live_bytes -= footprint(it->second);
     r.blocks.erase(it);
   }
   std::free(ptr);

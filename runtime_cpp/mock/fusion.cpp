@@ -18,6 +18,7 @@
 #include "compile_check.h"
 #include "executor.h"
 #include "op_cost.h"
+#include "workspace.h"
 
 using namespace pz_mock;
 using namespace pz_mock::call_log;  // logged(), doomed(), Call
@@ -29,8 +30,6 @@ struct Slot {
   enum Kind { kInput, kOutput, kScratch } kind;
   int index;  // into the forward's inputs / outputs, or the fusion's scratch values
 };
-
-constexpr std::size_t kLineFloats = 16;  // 64 bytes: kernels load whole cache lines
 
 }  // namespace
 
@@ -374,27 +373,28 @@ void placeScratch(cnmlFusionOp& f) {
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return f.scratch_sizes[a] > f.scratch_sizes[b];
   });
-  auto lines = [](std::size_t floats) { return (floats + kLineFloats - 1) / kLineFloats; };
+  // Sizes and offsets in floats, each value on whole 64-byte lines (kernels load them so).
   f.scratch_offsets.assign(n, 0);
   std::vector<std::size_t> placed;
-  std::size_t end = 0;  // in cache lines
+  std::size_t end = 0;
   for (std::size_t i : order) {
+    const std::size_t size = lineFloats(f.scratch_sizes[i]);
     std::vector<std::pair<std::size_t, std::size_t>> busy;
     for (std::size_t j : placed)
       if (first[j] <= last[i] && first[i] <= last[j])
-        busy.emplace_back(f.scratch_offsets[j], f.scratch_offsets[j] + lines(f.scratch_sizes[j]));
+        busy.emplace_back(f.scratch_offsets[j],
+                          f.scratch_offsets[j] + lineFloats(f.scratch_sizes[j]));
     std::sort(busy.begin(), busy.end());
     std::size_t offset = 0;
     for (const auto& [start, stop] : busy) {
-      if (start >= offset + lines(f.scratch_sizes[i])) break;
+      if (start >= offset + size) break;
       offset = std::max(offset, stop);
     }
     f.scratch_offsets[i] = offset;
-    end = std::max(end, offset + lines(f.scratch_sizes[i]));
+    end = std::max(end, offset + size);
     placed.push_back(i);
   }
-  for (std::size_t& offset : f.scratch_offsets) offset *= kLineFloats;
-  f.arena.resize(end * kLineFloats);
+  f.arena.resize(end);
 }
 
 }  // namespace

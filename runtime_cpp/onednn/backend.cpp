@@ -112,8 +112,9 @@ class DnnlOp : public BackendOp {
         if (!p.reordered || p.kept || p.linked || p.arg == kNoArg) continue;
         p.inner = memory(p.inner.get_desc(), cpuEngine(), nullptr);
         args_[p.arg] = p.inner;
-        transient_.push_back({input == 1, i});
-        transient_floats_ += lineFloats(p.inner.get_desc().get_size() / sizeof(float) + 1);
+        const std::size_t floats = lineFloats((p.inner.get_desc().get_size() + 3) / 4);
+        transient_.push_back({input == 1, i, floats});
+        transient_floats_ += floats;
       }
     }
   }
@@ -123,9 +124,8 @@ class DnnlOp : public BackendOp {
     if (!transient_.empty()) {
       float* at = threadWorkspace(transient_floats_);
       for (const Transient& t : transient_) {
-        memory& inner = (t.input ? ins_ : outs_)[t.index].inner;
-        inner.set_data_handle(at);
-        at += lineFloats(inner.get_desc().get_size() / sizeof(float) + 1);
+        (t.input ? ins_ : outs_)[t.index].inner.set_data_handle(at);
+        at += t.floats;
       }
     }
     for (std::size_t i = 0; i < ins_.size(); ++i) {
@@ -175,6 +175,7 @@ class DnnlOp : public BackendOp {
   struct Transient {
     bool input;
     std::size_t index;
+    std::size_t floats;  // its share of the workspace, in whole 64-byte lines
   };
   std::vector<Transient> transient_;
   std::size_t transient_floats_ = 0;
