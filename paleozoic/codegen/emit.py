@@ -31,7 +31,7 @@ logger = logging.getLogger(__name__)
 # Names the session's main() uses itself; layers with these names get a trailing "_".
 _RESERVED = CPP_KEYWORDS | {
     "main", "argc", "argv", "options", "device", "weights", "blocks", "block", "start",
-    "wall", "run", "error", "pz", "std", "kWeightsId",
+    "wall", "wall_ms", "forward", "run", "error", "pz", "std", "kWeightsId",
     # and the raw form's main() (emit="raw")
     "queue", "dev", "zeros", "walls", "wall_start", "end", "block_us", "total_us", "status",
     "i", "CHECK",

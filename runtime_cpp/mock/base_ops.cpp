@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <initializer_list>
+#include <mutex>
 
 #include "call_log.h"
 #include "compile_check.h"
@@ -30,6 +31,7 @@ cnmlStatus_t run(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds,
   if (s != CNML_STATUS_SUCCESS) return s;
   return guarded(CNML_STATUS_BADALLOC, [&] {
     // A recording that skips compute only needs the calls, not the arithmetic.
+    const std::lock_guard<std::mutex> turn(op->running);
     const auto start = std::chrono::steady_clock::now();
     if (!call_log::skipsCompute()) execute(*op->prepared, inputs, outputs);
     const std::chrono::duration<double, std::micro> wall =

@@ -1,6 +1,6 @@
 // A compiled op: its description with const data snapshotted, weights pre-packed for the
 // kernels, and scratch reused across forwards (so a forward never page-faults fresh memory).
-// An op is not re-entrant: one forward at a time, as on the device.
+// An op is not re-entrant: its owner (cnmlBaseOp, cnmlFusionOp) runs one forward at a time.
 #ifndef PZ_MOCK_EXECUTOR_H_
 #define PZ_MOCK_EXECUTOR_H_
 

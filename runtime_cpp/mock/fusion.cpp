@@ -9,6 +9,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 
 #include <cnml_mock.h>
@@ -53,6 +54,9 @@ struct cnmlFusionOp {
   // Per op (fuse order): what computes it once compiled (implementationOf its step).
   std::shared_ptr<std::vector<std::string>> implementations =
       std::make_shared<std::vector<std::string>>();
+  // Held while a forward runs: the arena and the steps' buffers (a backend's links between
+  // them) serve one forward at a time, so sessions sharing the op take turns on it.
+  std::mutex running;
 };
 
 namespace {
@@ -513,6 +517,7 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
     };
     std::vector<const void*> in;
     std::vector<void*> out;
+    const std::lock_guard<std::mutex> turn(f.running);
     // A recording that skips compute only needs the calls, not the arithmetic.
     const std::size_t steps = call_log::skipsCompute() ? 0 : f.prepared.size();
     const auto start = std::chrono::steady_clock::now();

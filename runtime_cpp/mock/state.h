@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -284,6 +285,10 @@ struct cnmlBaseOp {
   // either handle may be destroyed first, and this op's index in it.
   std::shared_ptr<std::vector<std::string>> fused_implementations;
   std::size_t fused_index = 0;
+  // Held while a forward runs: the prepared op's scratch and the backend's buffers serve one
+  // forward at a time, as a kernel on the device does, so sessions on several threads that
+  // share the compiled op take turns on it.
+  std::mutex running;
   cnmlBaseOp();  // out of line: PreparedOp is incomplete here
   ~cnmlBaseOp();
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "detail.h"
+#include "paleozoic/run_context.h"
 
 namespace pz {
 
@@ -117,17 +118,32 @@ void Block::run(cnrtQueue_t queue) {
   if (sequence_.empty() || (fuse_ && !fusion_)) {
     throw Error("block " + name_ + ": run before compile; call compile()");
   }
-  if (start_ == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&start_));
-  if (end_ == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&end_));
-  PZ_CHECK(name_, cnrtPlaceNotifier(start_, queue));
+  // Inside a RunContext the block runs on the context's queue and times itself there, so
+  // that concurrent runs neither share a clock nor write the same timing.
+  RunContext* context = RunContext::current();
+  if (context != nullptr) queue = context->queue();
+  if (context == nullptr && start_ == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&start_));
+  if (context == nullptr && end_ == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&end_));
+  const cnrtNotifier_t start = context != nullptr ? context->start_ : start_;
+  const cnrtNotifier_t end = context != nullptr ? context->end_ : end_;
+  PZ_CHECK(name_, cnrtPlaceNotifier(start, queue));
   if (fuse_) {
     fusion_->run(queue);
   } else {
     for (Layer* layer : sequence_) layer->run(queue);
   }
-  PZ_CHECK(name_, cnrtPlaceNotifier(end_, queue));
+  PZ_CHECK(name_, cnrtPlaceNotifier(end, queue));
   PZ_CHECK(name_, cnrtSyncQueue(queue));
-  PZ_CHECK(name_, cnrtNotifierDuration(start_, end_, &last_us_));
+  float us = 0.0f;
+  PZ_CHECK(name_, cnrtNotifierDuration(start, end, &us));
+  (context != nullptr ? context->block_us_[this] : last_us_) = us;
+}
+
+float Block::lastDeviceMicros() const {
+  const RunContext* context = RunContext::current();
+  if (context == nullptr) return last_us_;
+  const auto it = context->block_us_.find(this);
+  return it == context->block_us_.end() ? 0.0f : it->second;
 }
 
 }  // namespace pz

@@ -12,12 +12,32 @@
 #include <cstring>
 #include <fstream>
 #include <cstdio>
+#include <exception>
 #include <iomanip>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <string>
+#include <thread>
 
 namespace pz {
+namespace {
+
+int positiveInt(const std::string& flag, const std::string& value) {
+  std::size_t used = 0;
+  int n = 0;
+  try {
+    n = std::stoi(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || n < 1) {
+    throw Error("option " + flag + " needs a positive integer, got '" + value + "'");
+  }
+  return n;
+}
+
+}  // namespace
 
 SessionOptions parseSessionOptions(int argc, char** argv, std::size_t num_inputs) {
   SessionOptions options;
@@ -26,7 +46,7 @@ SessionOptions parseSessionOptions(int argc, char** argv, std::size_t num_inputs
     if (i + 1 >= argc) throw Error("option " + flag + " needs a value; usage: " +
                                    std::string(argv[0]) +
                                    " [-w WEIGHTS] [-i INPUT.bin]... [-o OUTPUT_DIR] [-r REPEAT]"
-                                   " [-p PROFILE]");
+                                   " [-p PROFILE] [-s SESSIONS]");
     const std::string value = argv[++i];
     if (flag == "-w") {
       options.weights = value;
@@ -37,16 +57,13 @@ SessionOptions parseSessionOptions(int argc, char** argv, std::size_t num_inputs
     } else if (flag == "-p") {
       options.profile = value;
     } else if (flag == "-r") {
-      try {
-        options.repeat = std::stoi(value);
-      } catch (const std::exception&) {
-        throw Error("option -r needs a positive integer, got '" + value + "'");
-      }
-      if (options.repeat < 1) throw Error("option -r needs a positive integer, got " + value);
+      options.repeat = positiveInt(flag, value);
+    } else if (flag == "-s") {
+      options.sessions = positiveInt(flag, value);
     } else {
       throw Error("unknown option " + flag +
                   "; usage: session [-w WEIGHTS] [-i INPUT.bin]... [-o OUTPUT_DIR] [-r REPEAT] "
-                  "[-p PROFILE]");
+                  "[-p PROFILE] [-s SESSIONS]");
     }
   }
   if (!options.inputs.empty() && options.inputs.size() != num_inputs) {
@@ -205,6 +222,72 @@ void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream
   if (peak_mb > 0.0)
     out << "peak resident memory: " << std::setprecision(1) << peak_mb << " MB (this process)\n";
   printImplementations(blocks, out);
+}
+
+namespace {
+
+// A tensor's values as bytes: what a run wrote, for comparing runs bit for bit.
+std::vector<unsigned char> snapshot(Tensor& tensor) {
+  if (tensor.isInteger()) {
+    const std::vector<std::int64_t>& ints = tensor.ints();
+    const auto* p = reinterpret_cast<const unsigned char*>(ints.data());
+    return {p, p + ints.size() * sizeof(std::int64_t)};
+  }
+  std::vector<float> values(tensor.elements());
+  tensor.copyToHost(values.data(), values.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(values.data());
+  return {p, p + values.size() * sizeof(float)};
+}
+
+}  // namespace
+
+void runConcurrentSessions(const SessionOptions& options, const Arena* plan,
+                           const std::vector<Tensor*>& inputs,
+                           const std::vector<Tensor*>& outputs,
+                           const std::function<void()>& forward, std::ostream& out) {
+  const int n = options.sessions;
+  if (n < 2) return;
+  std::vector<std::vector<unsigned char>> serial;
+  for (Tensor* tensor : outputs) serial.push_back(snapshot(*tensor));
+  std::vector<std::unique_ptr<RunContext>> contexts;
+  for (int i = 0; i < n; ++i) contexts.push_back(std::make_unique<RunContext>(plan));
+  std::vector<std::exception_ptr> failed(static_cast<std::size_t>(n));
+  std::vector<std::thread> threads;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      const std::size_t k = static_cast<std::size_t>(i);
+      try {
+        contexts[k]->run([&] {
+          loadInputs(options, inputs);
+          for (int r = 0; r < options.repeat; ++r) forward();
+          for (std::size_t j = 0; j < outputs.size(); ++j) {
+            if (snapshot(*outputs[j]) != serial[j]) {
+              throw Error("concurrent session " + std::to_string(i) + ": output " +
+                          outputs[j]->name() + " differs from the serial run's");
+            }
+          }
+        });
+      } catch (...) {
+        failed[k] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+  const int runs = n * options.repeat;
+  out << "concurrent sessions: " << n << " over one set of compiled blocks (weights held once, "
+      << "an arena of " << std::fixed << std::setprecision(1)
+      << (plan != nullptr ? static_cast<double>(plan->bytes()) / 1e6 : 0.0)
+      << " MB each), " << runs << " runs in " << std::setprecision(2) << wall_ms << " ms ("
+      << std::setprecision(1) << runs * 1000.0 / wall_ms
+      << " runs/s); outputs bit-identical to the serial run\n";
+  const double peak_mb = peakResidentMb();
+  if (peak_mb > 0.0)
+    out << "peak resident memory: " << std::setprecision(1) << peak_mb << " MB (this process)\n";
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "detail.h"
+#include "paleozoic/run_context.h"
 
 namespace pz {
 namespace detail {
@@ -63,7 +64,7 @@ Tensor::Tensor(std::string name, Shape shape, ElementType type)
 }
 
 Tensor::~Tensor() {
-  if (ownsDeviceData()) cnrtFree(data_);
+  if (ownsDeviceData()) cnrtFree(own_.data);
   detail::destroyTensorDesc(&desc_);
 }
 
@@ -80,10 +81,10 @@ void Tensor::setDataType(cnmlDataType_t dtype) {
   const cnmlDataType_t before = dtype_;
   PZ_CHECK(name_, cnmlSetTensorDataType(desc_, dtype));
   dtype_ = dtype;
-  if (data_ != nullptr && bytes() > capacity_) {  // an arena slot too small for the new type
+  if (own_.data != nullptr && bytes() > own_.capacity) {  // an arena slot too small for it
     dtype_ = before;
     cnmlSetTensorDataType(desc_, before);
-    throw Error("tensor " + name_ + ": its arena slot of " + std::to_string(capacity_) +
+    throw Error("tensor " + name_ + ": its arena slot of " + std::to_string(own_.capacity) +
                 " bytes cannot hold it as another dtype; re-run paleozoic compile");
   }
 }
@@ -94,12 +95,21 @@ void* Tensor::deviceData() {
                 " values, which stay on the host: only host layers read it (convert it with a "
                 "host cast first)");
   }
-  if (data_ == nullptr) PZ_CHECK(name_, cnrtMalloc(&data_, bytes()));
-  return data_;
+  Buffers& b = buffers();
+  if (b.data == nullptr) PZ_CHECK(name_, cnrtMalloc(&b.data, bytes()));
+  return b.data;
 }
 
+Tensor::Buffers& Tensor::buffers() {
+  RunContext* context = RunContext::current();
+  return context != nullptr ? context->buffersOf(*this) : own_;
+}
+
+const Tensor::Buffers& Tensor::buffers() const { return const_cast<Tensor*>(this)->buffers(); }
+
 void Tensor::useDeviceBuffer(void* data, std::size_t capacity) {
-  if (data_ != nullptr) {
+  Buffers& b = buffers();
+  if (b.data != nullptr) {
     throw Error("tensor " + name_ + " already has a device buffer; place it in the arena "
                 "before anything runs");
   }
@@ -107,11 +117,12 @@ void Tensor::useDeviceBuffer(void* data, std::size_t capacity) {
     throw Error("tensor " + name_ + " needs " + std::to_string(bytes()) + " bytes, its arena "
                 "slot has " + std::to_string(capacity) + "; re-run paleozoic compile");
   }
-  data_ = data;
-  capacity_ = capacity;
+  b.data = data;
+  b.capacity = capacity;
 }
 
-Arena::Arena(std::size_t bytes, const std::vector<Place>& places) : bytes_(bytes) {
+Arena::Arena(std::size_t bytes, const std::vector<Place>& places)
+    : bytes_(bytes), places_(places) {
   for (const Place& p : places) {
     if (p.offset > bytes_ || p.bytes > bytes_ - p.offset) {
       throw Error("memory plan: tensor " + p.tensor->name() + " at offset " +
@@ -173,19 +184,21 @@ void Tensor::copyToHost(float* dst, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) dst[i] = static_cast<float>(values[i]);
     return;
   }
-  if (data_ == nullptr) {
+  const void* data = buffers().data;
+  if (data == nullptr) {
     throw Error("tensor " + name_ +
                 " has no device data: it was never written, or it is internal to a fused "
                 "block; mark it as a graph output (markGraphOutput) before compiling to read it");
   }
   if (dtype_ == CNML_DATA_FLOAT16) {
     std::vector<std::uint16_t> half(count);
-    PZ_CHECK(name_, cnrtMemcpy(half.data(), data_, bytes(), CNRT_MEM_TRANS_DIR_DEV2HOST));
+    PZ_CHECK(name_, cnrtMemcpy(half.data(), const_cast<void*>(data), bytes(),
+                               CNRT_MEM_TRANS_DIR_DEV2HOST));
     PZ_CHECK(name_, cnrtCastDataType(half.data(), CNRT_FLOAT16, dst, CNRT_FLOAT32,
                                      static_cast<int>(count), nullptr));
     return;
   }
-  PZ_CHECK(name_, cnrtMemcpy(dst, data_, bytes(), CNRT_MEM_TRANS_DIR_DEV2HOST));
+  PZ_CHECK(name_, cnrtMemcpy(dst, const_cast<void*>(data), bytes(), CNRT_MEM_TRANS_DIR_DEV2HOST));
 }
 
 void Tensor::setInts(const std::int64_t* src, std::size_t count) {
@@ -208,21 +221,23 @@ void Tensor::setInts(const std::int64_t* src, std::size_t count) {
                   std::to_string(i) + " does not fit " + elementTypeName(type_));
     }
   }
-  ints_.assign(src, src + count);
-  ints_set_ = true;
+  Buffers& b = buffers();
+  b.ints.assign(src, src + count);
+  b.ints_set = true;
   if (type_ == ElementType::kInt32) {  // the SDK's ops read int32 indices on the device
-    std::vector<std::int32_t> narrow(ints_.begin(), ints_.end());
+    std::vector<std::int32_t> narrow(b.ints.begin(), b.ints.end());
     PZ_CHECK(name_, cnrtMemcpy(deviceData(), narrow.data(), bytes(), CNRT_MEM_TRANS_DIR_HOST2DEV));
   }
 }
 
 const std::vector<std::int64_t>& Tensor::ints() const {
   if (!isInteger()) throw Error("tensor " + name_ + " holds float32 values, not integers");
-  if (!ints_set_) {
+  const Buffers& b = buffers();
+  if (!b.ints_set) {
     throw Error("tensor " + name_ + " (" + elementTypeName(type_) +
                 ") was never written: set the input or run the layer producing it first");
   }
-  return ints_;
+  return b.ints;
 }
 
 ConstTensor::ConstTensor(const std::string& layer, cnmlTensorType_t type, Shape shape)

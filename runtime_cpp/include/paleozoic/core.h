@@ -96,9 +96,13 @@ class Device {
 enum class ElementType { kFloat, kInt64, kInt32, kUint8 };
 const char* elementTypeName(ElementType type);  // "float32", "int64", "int32", "uint8"
 
+class RunContext;
+
 // An activation tensor: SDK descriptor plus a device buffer: a view into the session's
 // Arena (its memory plan), or, for a tensor the plan does not place, one allocated on first
-// use. Tensors inside a fused block never get a buffer.
+// use. Tensors inside a fused block never get a buffer. What a run writes (the buffer, an
+// integer tensor's values) is the tensor's own, or, on a thread inside RunContext::run, that
+// context's: several runs of one session go on at once, each with its own memory.
 class Tensor {
  public:
   Tensor(std::string name, Shape shape, ElementType type = ElementType::kFloat);
@@ -115,11 +119,11 @@ class Tensor {
   cnmlDataType_t dataType() const { return dtype_; }
   void setDataType(cnmlDataType_t dtype);
   void* deviceData();  // allocates on first call
-  bool hasDeviceData() const { return data_ != nullptr; }
+  bool hasDeviceData() const { return buffers().data != nullptr; }
   // Makes `data` (`capacity` bytes, owned by the caller: an Arena) the tensor's device
   // buffer; pz::Error when the tensor already has one or needs more than `capacity`.
   void useDeviceBuffer(void* data, std::size_t capacity);
-  bool ownsDeviceData() const { return data_ != nullptr && capacity_ == 0; }
+  bool ownsDeviceData() const { return own_.data != nullptr && own_.capacity == 0; }
 
   // Host data is float32; an fp16 tensor is converted on the host (cnrtCastDataType), as
   // CNML users do before cnrtMemcpy. count must equal elements().
@@ -132,7 +136,7 @@ class Tensor {
   // element type (pz::Error naming the tensor, the index and the value otherwise).
   void setInts(const std::int64_t* src, std::size_t count);
   const std::vector<std::int64_t>& ints() const;
-  bool intsWritten() const { return ints_set_; }
+  bool intsWritten() const { return buffers().ints_set; }
 
   // Consumers are counted at layer construction so fusion blocks can tell their outputs.
   void addConsumer() { ++consumers_; }
@@ -141,18 +145,27 @@ class Tensor {
   void markGraphOutput() { graph_output_ = true; }
   bool isGraphOutput() const { return graph_output_; }
 
+  // What one run writes into the tensor.
+  struct Buffers {
+    void* data = nullptr;
+    std::size_t capacity = 0;  // of a buffer the tensor does not own; 0: its own (or none)
+    std::vector<std::int64_t> ints;  // an integer tensor's values (written by setInts)
+    bool ints_set = false;
+  };
+
  private:
+  // The running thread's RunContext's buffers for this tensor, or the tensor's own.
+  Buffers& buffers();
+  const Buffers& buffers() const;
+
   std::string name_;
   Shape shape_;
   cnmlTensor_t desc_ = nullptr;
   cnmlDataType_t dtype_ = CNML_DATA_FLOAT32;
-  void* data_ = nullptr;
-  std::size_t capacity_ = 0;  // of a buffer the tensor does not own; 0: its own (or none)
+  Buffers own_;
   int consumers_ = 0;
   bool graph_output_ = false;
   ElementType type_ = ElementType::kFloat;
-  std::vector<std::int64_t> ints_;  // an integer tensor's values (written by setInts)
-  bool ints_set_ = false;
 };
 
 // A weight as a layer's configLayer takes it: the data, and where WeightFile::get handed it
@@ -230,10 +243,12 @@ class Arena {
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
   std::size_t bytes() const { return bytes_; }
+  const std::vector<Place>& places() const { return places_; }
 
  private:
   void* base_ = nullptr;
   std::size_t bytes_;
+  std::vector<Place> places_;
 };
 
 // One weight a layer declares: its role ("weight", "bias", "mean", ...), shape and whether

@@ -91,8 +91,10 @@ class Block {
   void compile();
   // After compile: frees the host copies of weights the SDK holds (Layer::releaseHostWeights).
   void releaseHostWeights();
-  void run(cnrtQueue_t queue);  // synchronises the queue and records device time
-  float lastDeviceMicros() const { return last_us_; }
+  // Synchronises the queue and records device time; inside RunContext::run, on the
+  // context's queue (not `queue`) and into the context.
+  void run(cnrtQueue_t queue);
+  float lastDeviceMicros() const;  // of the last run (in the calling thread's context)
   // The layers as compiled and run, casts included.
   const std::vector<Layer*>& sequence() const { return sequence_; }
 

@@ -21,9 +21,11 @@ struct SessionOptions {
   std::string output_dir = ".";      // outputs are written as <output_dir>/<name>.bin
   int repeat = 1;                    // runs of the whole session (the median is reported)
   std::string profile;               // device profile for the mock SDK's timing model ("" = built in)
+  int sessions = 1;                  // -s: runs of the session at once (runConcurrentSessions)
 };
 
 // Usage: session [-w WEIGHTS] [-i INPUT.bin]... [-o OUTPUT_DIR] [-r REPEAT] [-p PROFILE]
+//                [-s SESSIONS]
 // Without -i the inputs are zero-filled. -p loads a device profile into the mock SDK's
 // device model (applyDeviceProfile) before anything is compiled; the real SDK ignores it.
 // Throws pz::Error on a bad command line or profile.
@@ -59,6 +61,17 @@ double peakResidentMb();
 // Per-block device time (simulated on the mock SDK, wall clock on oneDNN) and the total, one
 // line per block, the process's peak resident memory, then printImplementations.
 void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream& out);
+
+// -s N (N > 1), after the serial run: N runs of the session at once, one thread each, each
+// in a RunContext of its own over the blocks compiled once (the weights held once, an arena
+// each laid out as `plan`, null for a session without one). Each runs `forward`
+// options.repeat times on the inputs loadInputs reads, and its outputs must equal the
+// serial run's bit for bit (read from `outputs` now): pz::Error naming the session and the
+// tensor otherwise. Prints the wall time, the throughput and the peak resident memory.
+void runConcurrentSessions(const SessionOptions& options, const Arena* plan,
+                           const std::vector<Tensor*>& inputs,
+                           const std::vector<Tensor*>& outputs,
+                           const std::function<void()>& forward, std::ostream& out);
 
 // (layer, what computes it) for every SDK op of a compiled block, in running order
 // (cnmlMockOpImplementation; "host" for a host layer).

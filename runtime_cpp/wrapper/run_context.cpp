@@ -1,0 +1,70 @@
+// RunContext: a session's memory, queue and timings for one of several concurrent runs.
+#include "paleozoic/run_context.h"
+
+#include "detail.h"
+
+namespace pz {
+namespace {
+
+thread_local RunContext* bound = nullptr;
+
+}  // namespace
+
+RunContext::RunContext(const Arena* plan) {
+  try {
+    PZ_CHECK("run context", cnrtCreateQueue(&queue_));
+    PZ_CHECK("run context", cnrtCreateNotifier(&start_));
+    PZ_CHECK("run context", cnrtCreateNotifier(&end_));
+    if (plan != nullptr && plan->bytes() > 0) {
+      arena_bytes_ = plan->bytes();
+      PZ_CHECK("run context arena", cnrtMalloc(&arena_, arena_bytes_));
+      for (const Arena::Place& p : plan->places()) {
+        // Integer tensors the host keeps (int64, uint8) have no device buffer to place.
+        if (p.tensor->elementType() == ElementType::kInt64 ||
+            p.tensor->elementType() == ElementType::kUint8) {
+          continue;
+        }
+        Tensor::Buffers& b = buffers_[p.tensor];
+        b.data = static_cast<char*>(arena_) + p.offset;
+        b.capacity = p.bytes;
+      }
+    }
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+RunContext::~RunContext() { release(); }
+
+void RunContext::release() noexcept {
+  for (auto& [tensor, b] : buffers_) {
+    if (b.data != nullptr && b.capacity == 0) cnrtFree(b.data);  // allocated on first use
+  }
+  buffers_.clear();
+  if (arena_ != nullptr) cnrtFree(arena_);
+  arena_ = nullptr;
+  if (start_ != nullptr) cnrtDestroyNotifier(&start_);
+  if (end_ != nullptr) cnrtDestroyNotifier(&end_);
+  if (queue_ != nullptr) cnrtDestroyQueue(queue_);
+  queue_ = nullptr;
+}
+
+void RunContext::run(const std::function<void()>& f) {
+  if (bound != nullptr) {
+    throw Error("RunContext::run: this thread is already running a context; run one at a "
+                "time per thread");
+  }
+  bound = this;
+  try {
+    f();
+  } catch (...) {
+    bound = nullptr;
+    throw;
+  }
+  bound = nullptr;
+}
+
+RunContext* RunContext::current() { return bound; }
+
+}  // namespace pz
