@@ -221,8 +221,11 @@ class RunResult:
     report: str
 
 
-def run_session(out: str | Path, feeds: list[np.ndarray], repeat: int = 1) -> RunResult:
-    """Runs the built session on `feeds` (in input order); returns outputs and its report."""
+def run_session(out: str | Path, feeds: list[np.ndarray], repeat: int = 1,
+                sessions: int = 1) -> RunResult:
+    """Runs the built session on `feeds` (in input order); returns outputs and its report.
+    sessions > 1 also runs that many sessions at once over its compiled blocks (`-s`), each
+    checked against the serial run bit for bit by the session itself."""
     out = Path(out).resolve()
     exe = out / "build" / "session"
     if not exe.is_file():
@@ -230,7 +233,7 @@ def run_session(out: str | Path, feeds: list[np.ndarray], repeat: int = 1) -> Ru
     with tempfile.TemporaryDirectory(prefix="pz-run-") as tmp:
         tmpdir = Path(tmp)
         command = [str(exe), "-w", str(out / "weights.bin"), "-o", str(tmpdir), "-r",
-                   str(repeat)]
+                   str(repeat), *(["-s", str(sessions)] if sessions > 1 else [])]
         manifest = json.loads((out / "session.json").read_text())
         for i, value in enumerate(feeds):
             path = tmpdir / f"input{i}.bin"

@@ -5,7 +5,8 @@
 # builds them against that prefix (Paleozoic::runtime carries -fsanitize in its INTERFACE),
 # runs them on seeded inputs and compares with onnxruntime (`paleozoic verify`). A hand-
 # edited session (MP 33) must fail with the SDK's status and without a sanitizer report
-# (the exception path leaks nothing). Any ASan/UBSan/LSan report fails the run.
+# (the exception path leaks nothing). Any ASan/UBSan/LSan report fails the run. Then a
+# ThreadSanitizer build runs several ResNet-50 sessions at once in one process (-s N).
 #
 # Usage: scripts/sanitize.sh [WORK_DIR]     (needs the package installed: pip install .)
 # With VALGRIND=1 it also builds the runtime without sanitizers (valgrind cannot run AVX-512
@@ -158,6 +159,53 @@ import load_zoo_model; onnx.save(load_zoo_model(sys.argv[1]), sys.argv[2])" \
 else
   echo "sanitize: oneDNN is not installed; its SDK is not checked"
 fi
+
+# Several sessions at once (pz::RunContext, the session's -s N) under ThreadSanitizer:
+# ResNet-50 per-layer and fuse-all, two and four sessions over one compiled model, each
+# checking its outputs against the serial run bit for bit, on the mock SDK and, when it is
+# installed, the oneDNN one. libgomp is not instrumented, so TSan cannot see its fork and
+# join: the kernels' OpenMP regions run on one thread here (OMP_THREAD_LIMIT=1), and the
+# threads under test are the sessions'.
+tsan_check() {  # log file: fail on any ThreadSanitizer report
+  if grep -E "WARNING: ThreadSanitizer|ThreadSanitizer: reported" "$1"; then
+    echo "sanitize: ThreadSanitizer report in $1" >&2
+    exit 1
+  fi
+}
+[ -f "$work/resnet50.onnx" ] || python -c "import onnx, sys; from paleozoic.testing.zoo \
+import load_zoo_model; onnx.save(load_zoo_model('resnet50'), sys.argv[1])" "$work/resnet50.onnx"
+python -c "import numpy as np, sys; np.random.default_rng(0).standard_normal((1, 3, 224, 224))\
+.astype(np.float32).tofile(sys.argv[1])" "$work/resnet50-input.bin"
+configure_runtime "$work/runtime-tsan" "$work/prefix-tsan" -DPALEOZOIC_TSAN=ON
+tsan_sdks="mock"
+if [ -n "$(find "$pyprefix" -iname "dnnl*config.cmake" -print -quit 2>/dev/null)" ]; then
+  configure_runtime "$work/runtime-tsan-onednn" "$work/prefix-tsan-onednn" \
+      -DPALEOZOIC_TSAN=ON -DPALEOZOIC_ONEDNN=ON -DCMAKE_PREFIX_PATH="$pyprefix"
+  tsan_sdks="mock onednn"
+fi
+for sdk in $tsan_sdks; do
+  for plan in per-layer fuse-all; do
+    out="$work/resnet50-tsan-$sdk-$plan"
+    rm -rf "$out"
+    paleozoic compile "$work/resnet50.onnx" -o "$out" --plan "$plan"
+    if [ "$sdk" = "mock" ]; then
+      build_against "$out" "$work/prefix-tsan"
+    else
+      build_against "$out" "$work/prefix-tsan-onednn;$pyprefix" -DPALEOZOIC_SDK=onednn
+    fi
+    for n in 2 4; do
+      if ! (cd "$out" && OMP_THREAD_LIMIT=1 TSAN_OPTIONS="halt_on_error=1" ./build/session \
+          -w weights.bin -i "$work/resnet50-input.bin" -o "$out" -s "$n") > "$out/run-$n.log" 2>&1
+      then
+        tail -60 "$out/run-$n.log"
+        echo "sanitize: $sdk $plan session with -s $n failed" >&2
+        exit 1
+      fi
+      tsan_check "$out/run-$n.log"
+      grep "concurrent sessions: $n .*bit-identical to the serial run" "$out/run-$n.log"
+    done
+  done
+done
 
 if [ "${VALGRIND:-0}" = "1" ]; then
   configure_runtime "$work/runtime-plain" "$work/prefix-plain"

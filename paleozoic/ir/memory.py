@@ -2,8 +2,9 @@
 
 Steps are what the session runs one after another: a fused block is one step (the SDK owns
 its interior tensors, which take no arena space), any other block one step per layer. A
-tensor takes a slot from the step that writes it (graph inputs: before the first) to the
-last step that reads it (graph outputs: to the end). Slots are placed greedily, largest
+tensor takes a slot from the step that writes it to the last step that reads it (graph
+outputs: to the end). Graph inputs hold theirs for the whole run: they are loaded once and
+read again by every run that follows (`-r`, a server re-running the session). Slots are placed greedily, largest
 first, each at the lowest offset where it overlaps no slot alive at the same time (TFLite's
 "greedy by size" and onnxruntime's planner do the same); the lower bound is the largest
 total of the slots alive at one step, which no placement can beat. Sizes are float32's
@@ -96,7 +97,7 @@ def lifetimes(model: Model) -> tuple[dict[str, tuple[int, int]], int]:
     live: dict[str, tuple[int, int]] = {}
     for info in queue.inputs:
         if info.dtype in _DEVICE_BYTES:
-            live[info.name] = (-1, max(reads.get(info.name, -1), 0))
+            live[info.name] = (-1, max(steps - 1, 0))
     for layer in queue.layers:
         name = layer.output
         if queue.tensors[name].dtype not in _DEVICE_BYTES:

@@ -1,7 +1,7 @@
 """The memory plan (paleozoic.ir.memory): slots alive at the same step never overlap, each
 holds its tensor, the arena stays within 10% of the lower bound on the zoo models under
 per-layer and fuse-all, a fused block's interior takes no slot, graph outputs live to the
-end; the emitted session places its tensors in one arena and gives the same outputs, bit for
+end and graph inputs through the whole run; the emitted session places its tensors in one arena and gives the same outputs, bit for
 bit, as the same session with the arena edited out (every tensor its own buffer)."""
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ def test_slots_never_overlap_while_alive_and_the_arena_is_near_the_bound(name, p
     assert memory.lower_bound_bytes <= memory.arena_bytes <= 1.1 * memory.lower_bound_bytes
     for name_out in queue.outputs:
         assert memory.slot(name_out).last == memory.steps - 1
+    for info in queue.inputs:  # loaded once, read by every run (-r): never written over
+        assert (memory.slot(info.name).first, memory.slot(info.name).last) == \
+            (-1, memory.steps - 1)
 
 
 def test_a_fused_blocks_interior_takes_no_slot() -> None:
@@ -69,10 +72,15 @@ def test_the_session_runs_in_its_arena_bit_for_bit(tmp_path) -> None:
     assert f"const pz::Arena arena{{{memory.arena_bytes}, {{" in source
     build_session(out)
     planned = run_session(out, feeds).outputs
+    # Runs after the first read the same inputs: nothing wrote over their slots.
+    for a, b in zip(planned, run_session(out, feeds, repeat=3).outputs):
+        np.testing.assert_array_equal(a, b)
     # The same session with the arena edited out: every tensor allocates its own buffer.
     start = source.index("  // ---- Memory:")
     end = source.index("  }};\n", start) + len("  }};\n")
-    (out / "session.cpp").write_text(source[:start] + source[end:])
+    edited = source[:start] + source[end:]
+    assert edited.count("&arena") == 1  # -s N's contexts repeat its layout: none now
+    (out / "session.cpp").write_text(edited.replace("&arena", "nullptr"))
     build_session(out)
     own = run_session(out, feeds).outputs
     for a, b in zip(planned, own):
