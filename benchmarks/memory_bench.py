@@ -3,16 +3,22 @@ SDK, the session is compiled, built and run as a separate process (with --own-bu
 second time with the arena edited out: each tensor its own buffer, as before the memory
 plan). onnxruntime's peak is measured the same way (a child process: its peak resident set
 less the interpreter's and onnxruntime's own after import). The goal column is the issue's
-bound, weights + arena + 64 MB. Not a test: figures depend on the machine.
+bound, weights + arena + 64 MB. With --sessions 2,4 each session also runs that many
+sessions at once in its process (-s N: one compiled model, an arena each, five runs each),
+and the report gives what each added session costs, (peak with N - peak alone) / N, beside
+its arena, and the runs per second of the N sessions beside the serial run's. Not a test:
+figures depend on the machine.
 
     python benchmarks/memory_bench.py [resnet50 vgg19 ... | model.onnx ...] \
-        [--plan per-layer,fuse-all] [--sdk mock,onednn] [--own-buffers] [--json out.json]
+        [--plan per-layer,fuse-all] [--sdk mock,onednn] [--own-buffers] [--sessions 2,4] \
+        [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -45,14 +51,28 @@ session.run(None, feeds)
 """
 
 
-def child_peak_mb(command: list[str], cwd: Path | None = None) -> float:
+def child_run(command: list[str], cwd: Path | None = None) -> tuple[float, str]:
     """The command's peak resident set in MB, as GNU time reports it (a process forked from
-    this large one would count this one's pages: time forks it from its own small image)."""
+    this large one would count this one's pages: time forks it from its own small image),
+    and its output."""
     out = subprocess.run(["/usr/bin/time", "-f", "peak_kb=%M", *command], cwd=cwd,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed: {out.stderr[-400:]}")
-    return int(out.stderr.rsplit("peak_kb=", 1)[1].split()[0]) / 1024.0
+    return int(out.stderr.rsplit("peak_kb=", 1)[1].split()[0]) / 1024.0, out.stdout
+
+
+def child_peak_mb(command: list[str], cwd: Path | None = None) -> float:
+    return child_run(command, cwd)[0]
+
+
+def runs_per_second(report: str) -> tuple[float, float]:
+    """(serial, concurrent) runs per second from a session's report with -s N: the median
+    serial run's wall time, and the concurrent sessions' runs over their wall time."""
+    serial = re.search(r"wall time: ([0-9.]+) ms", report)
+    together = re.search(r"\(([0-9.]+) runs/s\)", report)
+    return (1000.0 / float(serial.group(1)) if serial else float("nan"),
+            float(together.group(1)) if together else float("nan"))
 
 
 def ort_peak_mb(model: Path) -> float:
@@ -80,7 +100,8 @@ def model_options(path: Path) -> dict:
 
 
 def measure(name: str, path: Path, plans: list[str], sdks: list[str], work: Path,
-            with_own_buffers: bool = False, plan_only: bool = False) -> list[dict]:
+            with_own_buffers: bool = False, plan_only: bool = False,
+            sessions: list[int] | None = None) -> list[dict]:
     model = onnx.load(str(path))
     options = model_options(path)
     queue = load_queue(model, options["input_shapes"], None, options["input_values"],
@@ -105,7 +126,12 @@ def measure(name: str, path: Path, plans: list[str], sdks: list[str], work: Path
             out = compile_model(model, work / f"{name}-{plan}-{sdk}", plan=plan, force=True,
                                 **options)
             build_session(out, sdk=sdk)
-            planned = child_peak_mb([str(out / "build" / "session"), "-w", "weights.bin"], out)
+            run = [str(out / "build" / "session"), "-w", "weights.bin"]
+            planned = child_peak_mb(run, out)
+            # -s N runs N sessions after the first: N more arenas than alone. Each runs
+            # `repeat` times so that the throughput is not the first run's alone.
+            together = {n: child_run([*run, "-r", "5", "-s", str(n)], out)
+                        for n in sessions or []}
             own = float("nan")
             if with_own_buffers:
                 without_arena(out)
@@ -117,13 +143,21 @@ def measure(name: str, path: Path, plans: list[str], sdks: list[str], work: Path
                          "arena_mb": memory.arena_bytes / 1e6,
                          "lower_bound_mb": memory.lower_bound_bytes / 1e6,
                          "all_tensors_mb": every / 1e6, "peak_own_buffers_mb": own,
-                         "peak_arena_mb": planned, "onnxruntime_peak_mb": ort})
+                         "peak_arena_mb": planned, "onnxruntime_peak_mb": ort,
+                         "peak_with_sessions_mb": {n: t[0] for n, t in together.items()},
+                         "runs_per_s_with_sessions": {n: runs_per_second(t[1])
+                                                      for n, t in together.items()}})
             r = rows[-1]
             budget = r["weights_mb"] + r["arena_mb"] + 64.0
             r["goal_mb"] = budget
             print(f"{name:<14} {plan:<10} {sdk:<7} {r['weights_mb']:9.1f} {r['arena_mb']:8.2f} "
                   f"{r['lower_bound_mb']:8.2f} {r['all_tensors_mb']:9.1f} {own:10.1f} "
                   f"{planned:10.1f} {budget:9.1f} {ort:9.1f} {planned / ort:6.2f}", flush=True)
+            for n, (peak, report) in together.items():
+                alone, concurrent = runs_per_second(report)
+                print(f"{'':<14} {'':<10} {'':<7} -s {n}: peak {peak:.1f} MB, each added "
+                      f"session {(peak - planned) / n:.1f} MB (arena {r['arena_mb']:.1f}); "
+                      f"{concurrent:.1f} runs/s against {alone:.1f} serial", flush=True)
     return rows
 
 
@@ -138,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--own-buffers", action="store_true",
                         help="also build each session with the arena edited out (every tensor "
                              "its own buffer, as before the memory plan) and measure it")
+    parser.add_argument("--sessions", default="",
+                        help="also run each session with -s N for these N (comma-separated): "
+                             "N sessions at once over one compiled model")
     parser.add_argument("--plan-only", action="store_true",
                         help="the memory plans alone (arena against its lower bound), no "
                              "sessions built")
@@ -161,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
                 onnx.save(load_zoo_model(entry), str(path))
             try:
                 rows += measure(Path(entry).stem, path, args.plan.split(","),
-                                args.sdk.split(","), Path(tmp), args.own_buffers, args.plan_only)
+                                args.sdk.split(","), Path(tmp), args.own_buffers, args.plan_only,
+                                [int(n) for n in args.sessions.split(",") if n])
             except (PaleozoicError, RuntimeError) as err:
                 print(f"{Path(entry).name}: failed: {str(err).splitlines()[0][:160]}",
                       flush=True)

@@ -4,11 +4,12 @@ Steps are what the session runs one after another: a fused block is one step (th
 its interior tensors, which take no arena space), any other block one step per layer. A
 tensor takes a slot from the step that writes it to the last step that reads it (graph
 outputs: to the end). Graph inputs hold theirs for the whole run: they are loaded once and
-read again by every run that follows (`-r`, a server re-running the session). Slots are placed greedily, largest
-first, each at the lowest offset where it overlaps no slot alive at the same time (TFLite's
-"greedy by size" and onnxruntime's planner do the same); the lower bound is the largest
-total of the slots alive at one step, which no placement can beat. Sizes are float32's
-(a tensor an fp16 block writes uses half its slot), each rounded up to ALIGNMENT.
+read again by every run that follows (`-r`, a server re-running the session). Slots are
+placed greedily, largest first, each at the lowest offset where it overlaps no slot alive at
+the same time (TFLite's "greedy by size" and onnxruntime's planner do the same); the lower
+bound is the largest total of the slots alive at one step, which no placement can beat.
+Sizes are float32's (a tensor an fp16 block writes uses half its slot), each rounded up to
+ALIGNMENT.
 
 Integer tensors the host layers keep on the host (int64, uint8) take no device memory.
 

@@ -1,8 +1,9 @@
 """The memory plan (paleozoic.ir.memory): slots alive at the same step never overlap, each
 holds its tensor, the arena stays within 10% of the lower bound on the zoo models under
 per-layer and fuse-all, a fused block's interior takes no slot, graph outputs live to the
-end and graph inputs through the whole run; the emitted session places its tensors in one arena and gives the same outputs, bit for
-bit, as the same session with the arena edited out (every tensor its own buffer)."""
+end and graph inputs through the whole run; the emitted session places its tensors in one
+arena and gives the same outputs, bit for bit, as the same session with the arena edited
+out (every tensor its own buffer), and again when it runs repeatedly."""
 
 from __future__ import annotations
 
