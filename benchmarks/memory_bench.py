@@ -42,12 +42,8 @@ if len(sys.argv) < 2:
 options = ort.SessionOptions()
 options.intra_op_num_threads = 2
 session = ort.InferenceSession(sys.argv[1], options, providers=["CPUExecutionProvider"])
-feeds = {}
-for i in session.get_inputs():
-    shape = [d if isinstance(d, int) else 1 for d in i.shape]
-    kind = np.float32 if "float" in i.type else np.int64
-    feeds[i.name] = np.zeros(shape, kind)
-session.run(None, feeds)
+with np.load(sys.argv[2]) as feeds:
+    session.run(None, dict(feeds))
 """
 
 
@@ -75,10 +71,34 @@ def runs_per_second(report: str) -> tuple[float, float]:
             float(together.group(1)) if together else float("nan"))
 
 
-def ort_peak_mb(model: Path) -> float:
-    """onnxruntime's peak less the interpreter's with onnxruntime imported."""
+def ort_feeds(model: onnx.ModelProto, options: dict) -> dict[str, np.ndarray]:
+    """Zeros of each graph input, in the shapes and with the values the session is compiled
+    for (NAME.options: a KV cache's lengths, a sample rate); symbolic axes of 1 otherwise."""
+    init = {i.name for i in model.graph.initializer}
+    feeds = {}
+    for value in model.graph.input:
+        if value.name in init:
+            continue
+        t = value.type.tensor_type
+        shape = (options["input_shapes"] or {}).get(value.name) or [
+            d.dim_value if d.HasField("dim_value") else 1 for d in t.shape.dim]
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
+        given = (options["input_values"] or {}).get(value.name)
+        if given is None:
+            feeds[value.name] = np.zeros(shape, dtype)
+            continue
+        given = np.asarray(given, dtype)
+        feeds[value.name] = (given.reshape(shape) if given.size == int(np.prod(shape))
+                             else np.broadcast_to(given, shape).copy())
+    return feeds
+
+
+def ort_peak_mb(model: Path, feeds: dict[str, np.ndarray], work: Path) -> float:
+    """onnxruntime's peak on `feeds` less the interpreter's with onnxruntime imported."""
+    path = work / f"{model.stem}-feeds.npz"
+    np.savez(path, **feeds)
     python = [sys.executable, "-c", _ORT_PEAK]
-    return child_peak_mb([*python, str(model)]) - child_peak_mb(python)
+    return child_peak_mb([*python, str(model), str(path)]) - child_peak_mb(python)
 
 
 def without_arena(folder: Path) -> None:
@@ -106,7 +126,7 @@ def measure(name: str, path: Path, plans: list[str], sdks: list[str], work: Path
     options = model_options(path)
     queue = load_queue(model, options["input_shapes"], None, options["input_values"],
                        options["outputs"])
-    ort = float("nan") if plan_only else ort_peak_mb(path)
+    ort = float("nan") if plan_only else ort_peak_mb(path, ort_feeds(model, options), work)
     rows = []
     for plan in plans:
         memory = plan_memory(Model.build(queue, resolve_plan(queue, plan)))
