@@ -128,6 +128,16 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"needs a positive integer, got {text!r}")
+    return value
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import build_session
     from paleozoic.verify import (
@@ -147,7 +157,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
                                    for i in manifest["inputs"]})
     if not (out / "build" / "session").is_file():
         build_session(out)
-    report = verify_session(out, model, args.seed, inputs, args.distribution, args.float64)
+    report = verify_session(out, model, args.seed, inputs, args.distribution, args.float64,
+                            args.sessions)
     # Layers off the SDK library's fast kernels always show; the whole list with -v.
     if args.verbose or "slow paths" in report.kernels:
         for line in report.kernels.rstrip().splitlines():
@@ -163,6 +174,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         print(f"{terminal_text(c.name):<28} {str(list(c.shape)):<20} {c.max_abs:>12.3e} "
               f"{c.max_rel:>12.3e} "
               f"{c.cosine:>10.7f} {c.sqnr_db:>8.1f} {top1:>6}  {result}")
+    if report.concurrent:
+        print(terminal_text(report.concurrent))
     if report.float64 == "run":
         print("against the float64 truth (max error / max |truth|):")
         for c in report.checks:
@@ -591,6 +604,9 @@ def make_parser() -> argparse.ArgumentParser:
                         "model (done anyway where onnxruntime disagrees)")
     p.add_argument("--json", metavar="FILE", help="write the report as JSON")
     p.add_argument("--model", help="the ONNX model (default: the one it was compiled from)")
+    p.add_argument("--sessions", type=_positive_int, default=1, metavar="N",
+                   help="also run N sessions at once over the compiled model, each checked "
+                        "against the serial run bit for bit (the session's -s)")
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser("inspect", help="print the layer queue of a model")

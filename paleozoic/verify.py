@@ -84,6 +84,7 @@ class VerifyReport:
     inputs: str                     # where the input data came from
     float64: str = "not needed"     # or why it was not available
     kernels: str = ""               # the session report's kernels and slow paths
+    concurrent: str = ""            # with sessions > 1: the session's line on those runs
 
     @property
     def passed(self) -> bool:
@@ -91,7 +92,7 @@ class VerifyReport:
 
     def to_json(self) -> str:
         return json.dumps({"passed": self.passed, "inputs": self.inputs,
-                           "float64": self.float64,
+                           "float64": self.float64, "concurrent": self.concurrent,
                            "outputs": [asdict(c) for c in self.checks]}, indent=2)
 
 
@@ -261,10 +262,13 @@ def _judge_on_truth(checks: list[OutputCheck], outputs: list[np.ndarray],
 
 def verify_session(out: str | Path, model: onnx.ModelProto, seed: int = 0,
                    inputs: dict[str, np.ndarray] | None = None,
-                   distribution: str = "normal", float64: bool = False) -> VerifyReport:
+                   distribution: str = "normal", float64: bool = False,
+                   sessions: int = 1) -> VerifyReport:
     """Runs the built session on `inputs` (or seeded ones) and judges each output as the
     module docstring says. `float64=True` measures every output against the float64
-    truth even where onnxruntime agrees."""
+    truth even where onnxruntime agrees. `sessions` > 1 also runs that many sessions at
+    once over the compiled model (`-s`): the session fails (SessionRunError) unless each
+    one's outputs equal the serial run's bit for bit."""
     out = Path(out)
     manifest = json.loads((out / "session.json").read_text())
     wanted = [o["onnx_name"] for o in manifest["outputs"]]
@@ -288,12 +292,16 @@ def verify_session(out: str | Path, model: onnx.ModelProto, seed: int = 0,
     else:
         feeds, source = inputs, "user data"
     feeds = {**feeds, **fixed}
-    result = run_session(out, [v for n, v in feeds.items() if n not in fixed])
+    result = run_session(out, [v for n, v in feeds.items() if n not in fixed],
+                         sessions=sessions)
     optimised = reference_outputs(model, feeds)
     checks = [compare(o["onnx_name"], ours, ref)
               for o, ours, ref in zip(manifest["outputs"], result.outputs, optimised)]
     at = result.report.find("kernels (SDK ops on each):")
-    report = VerifyReport(checks, source, kernels=result.report[at:] if at >= 0 else "")
+    concurrent = [line for line in result.report.splitlines()
+                  if line.startswith("concurrent sessions:")]
+    report = VerifyReport(checks, source, kernels=result.report[at:] if at >= 0 else "",
+                          concurrent=concurrent[0] if concurrent else "")
     mix = _reduced_precision(out)
     if mix:
         _judge_against_runtime(out, manifest, model, shapes, checks, result.outputs,

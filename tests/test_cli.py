@@ -177,3 +177,21 @@ def test_the_session_report_gives_its_peak_resident_memory(
     run = run_session(out, list(random_inputs(onnx.load(str(small_cnn_path))).values()))
     peak = re.search(r"peak resident memory: ([0-9.]+) MB \(this process\)", run.report)
     assert peak and 1.0 < float(peak.group(1)) < 4096.0
+
+
+def test_verify_runs_concurrent_sessions(tmp_path: Path, small_cnn_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """verify --sessions N runs N sessions at once over the compiled model (-s N); the
+    session checks each one's outputs against the serial run's bit for bit."""
+    out = tmp_path / "session"
+    assert main(["compile", str(small_cnn_path), "-o", str(out), "--plan", "per-layer"]) == 0
+    assert main(["verify", str(out), "--sessions", "3", "--json", str(tmp_path / "v.json")]) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"concurrent sessions: 3 over one set of compiled blocks .*"
+                     r"outputs bit-identical to the serial run", text)
+    report = json.loads((tmp_path / "v.json").read_text())
+    assert report["passed"] and report["concurrent"].startswith("concurrent sessions: 3")
+    with pytest.raises(SystemExit) as refused:
+        main(["verify", str(out), "--sessions", "0"])
+    assert refused.value.code == 2
+    assert "needs a positive integer, got '0'" in capsys.readouterr().err
