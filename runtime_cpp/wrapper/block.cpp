@@ -122,10 +122,10 @@ void Block::run(cnrtQueue_t queue) {
   // that concurrent runs neither share a clock nor write the same timing.
   RunContext* context = RunContext::current();
   if (context != nullptr) queue = context->queue();
-  if (context == nullptr && start_ == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&start_));
-  if (context == nullptr && end_ == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&end_));
-  const cnrtNotifier_t start = context != nullptr ? context->start_ : start_;
-  const cnrtNotifier_t end = context != nullptr ? context->end_ : end_;
+  cnrtNotifier_t& start = context != nullptr ? context->start_ : start_;
+  cnrtNotifier_t& end = context != nullptr ? context->end_ : end_;
+  if (start == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&start));
+  if (end == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&end));
   PZ_CHECK(name_, cnrtPlaceNotifier(start, queue));
   if (fuse_) {
     fusion_->run(queue);

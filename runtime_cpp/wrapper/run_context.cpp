@@ -13,17 +13,10 @@ thread_local RunContext* bound = nullptr;
 RunContext::RunContext(const Arena* plan) {
   try {
     PZ_CHECK("run context", cnrtCreateQueue(&queue_));
-    PZ_CHECK("run context", cnrtCreateNotifier(&start_));
-    PZ_CHECK("run context", cnrtCreateNotifier(&end_));
     if (plan != nullptr && plan->bytes() > 0) {
-      arena_bytes_ = plan->bytes();
-      PZ_CHECK("run context arena", cnrtMalloc(&arena_, arena_bytes_));
+      PZ_CHECK("run context arena", cnrtMalloc(&arena_, plan->bytes()));
       for (const Arena::Place& p : plan->places()) {
-        // Integer tensors the host keeps (int64, uint8) have no device buffer to place.
-        if (p.tensor->elementType() == ElementType::kInt64 ||
-            p.tensor->elementType() == ElementType::kUint8) {
-          continue;
-        }
+        if (p.tensor->hostOnly()) continue;  // no device buffer to place
         Tensor::Buffers& b = buffers_[p.tensor];
         b.data = static_cast<char*>(arena_) + p.offset;
         b.capacity = p.bytes;
@@ -55,14 +48,11 @@ void RunContext::run(const std::function<void()>& f) {
     throw Error("RunContext::run: this thread is already running a context; run one at a "
                 "time per thread");
   }
-  bound = this;
-  try {
-    f();
-  } catch (...) {
-    bound = nullptr;
-    throw;
-  }
-  bound = nullptr;
+  struct Binding {  // unbinds however f() ends
+    explicit Binding(RunContext* context) { bound = context; }
+    ~Binding() { bound = nullptr; }
+  } binding(this);
+  f();
 }
 
 RunContext* RunContext::current() { return bound; }

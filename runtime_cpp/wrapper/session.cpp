@@ -176,10 +176,6 @@ double peakResidentMb() {
                                              : 0.0;
 }
 
-double runRepeated(std::vector<Block>& blocks, cnrtQueue_t queue, int repeat) {
-  return runRepeated([&] { runBlocks(blocks, queue); }, repeat);
-}
-
 bool conditionHolds(Tensor& condition) {
   if (condition.elements() != 1) {
     throw Error("tensor " + condition.name() + ": an If's condition has one element, not " +

@@ -90,7 +90,7 @@ void Tensor::setDataType(cnmlDataType_t dtype) {
 }
 
 void* Tensor::deviceData() {
-  if (type_ == ElementType::kInt64 || type_ == ElementType::kUint8) {
+  if (hostOnly()) {
     throw Error("tensor " + name_ + " holds " + elementTypeName(type_) +
                 " values, which stay on the host: only host layers read it (convert it with a "
                 "host cast first)");
@@ -135,11 +135,7 @@ Arena::Arena(std::size_t bytes, const std::vector<Place>& places)
   PZ_CHECK("arena", cnrtMalloc(&base_, bytes_));
   try {
     for (const Place& p : places) {
-      // Integer tensors the host keeps (int64, uint8) have no device buffer to place.
-      if (p.tensor->elementType() == ElementType::kInt64 ||
-          p.tensor->elementType() == ElementType::kUint8) {
-        continue;
-      }
+      if (p.tensor->hostOnly()) continue;  // no device buffer to place
       p.tensor->useDeviceBuffer(static_cast<char*>(base_) + p.offset, p.bytes);
     }
   } catch (...) {

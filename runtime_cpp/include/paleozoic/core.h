@@ -132,6 +132,9 @@ class Tensor {
 
   ElementType elementType() const { return type_; }
   bool isInteger() const { return type_ != ElementType::kFloat; }
+  // int64 and uint8 values stay on the host (no device buffer); int32 ones go to the device
+  // too, for the SDK ops that read indices.
+  bool hostOnly() const { return type_ == ElementType::kInt64 || type_ == ElementType::kUint8; }
   // An integer tensor's values: count must equal elements(), and each value must fit the
   // element type (pz::Error naming the tensor, the index and the value otherwise).
   void setInts(const std::int64_t* src, std::size_t count);

@@ -39,7 +39,6 @@ class RunContext {
   // context; pz::Error when the thread is already inside a context's run().
   void run(const std::function<void()>& f);
   cnrtQueue_t queue() const { return queue_; }
-  std::size_t arenaBytes() const { return arena_bytes_; }
 
   // The context bound to the calling thread, or null outside run().
   static RunContext* current();
@@ -51,10 +50,9 @@ class RunContext {
   void release() noexcept;
 
   void* arena_ = nullptr;
-  std::size_t arena_bytes_ = 0;
   std::unordered_map<const Tensor*, Tensor::Buffers> buffers_;
   cnrtQueue_t queue_ = nullptr;
-  cnrtNotifier_t start_ = nullptr, end_ = nullptr;  // around each block's forward
+  cnrtNotifier_t start_ = nullptr, end_ = nullptr;  // around each block's forward (Block::run)
   std::unordered_map<const Block*, float> block_us_;
 };
 

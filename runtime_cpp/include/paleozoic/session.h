@@ -41,13 +41,10 @@ void saveOutputs(const SessionOptions& options, const std::vector<Tensor*>& outp
 // Runs every block once, in order (each synchronises and records its device time).
 void runBlocks(std::vector<Block>& blocks, cnrtQueue_t queue);
 
-// Runs the blocks `repeat` times and returns the median wall time of one run in ms. The
-// first run also touches every buffer for the first time, so with repeat > 1 the median
-// is the steady state.
-double runRepeated(std::vector<Block>& blocks, cnrtQueue_t queue, int repeat);
-
-// The same for a forward pass of the session's own: one with a run-time If runs each
-// branch's blocks inside `if (pz::conditionHolds(...))`.
+// Runs `forward` (runBlocks over the session's blocks, or, in a session with a run-time If,
+// each branch's blocks inside `if (pz::conditionHolds(...))`) `repeat` times and returns
+// the median wall time of one run in ms. The first run also touches every buffer for the
+// first time, so with repeat > 1 the median is the steady state.
 double runRepeated(const std::function<void()>& forward, int repeat);
 
 // Whether a run-time If's condition (a one-element bool tensor: 1.0 or 0.0 on the device,
