@@ -19,7 +19,7 @@ from paleozoic.testing.bert import bert_inputs, bert_model
 from paleozoic.testing.host import integer_ops, integer_ops_inputs
 from paleozoic.testing.recurrent import recurrent_stack
 from paleozoic.testing.zoo import random_inputs
-from tests.helpers import onnxruntime_outputs, runtime_if_model, small_cnn_model
+from helpers import onnxruntime_outputs, runtime_if_model, small_cnn_model
 
 CONCURRENT = re.compile(r"concurrent sessions: (\d+) over one set of compiled blocks .*"
                         r"outputs bit-identical to the serial run")
