@@ -387,6 +387,10 @@ class RawPrinter:
                 return f"k{scope.block.const}Mp"
             return str(arg["v"])
         if kind == "bool":
+            if call["fn"] == "cnmlBindConstData_V2":
+                # free_aftercompile: the raw session binds views of its weights file, which
+                # the SDK must not free().
+                return "false"
             return "true" if arg["v"] else "false"
         if kind == "enum":
             return _sdk_name(arg["v"])

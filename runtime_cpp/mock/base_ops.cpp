@@ -101,6 +101,8 @@ cnmlStatus_t cnmlCompileBaseOp(cnmlBaseOp_t op, cnmlCoreVersion_t version, int c
     op->prepared = prepare(op->desc, threadsFor(core_limit));
     if (op->prepared->backend) op->prepared->backend->settle();  // a base op is never linked
     // The op holds its weights as compiled now (shared, packed or the backend's).
+    for (const TensorRef& t : op->desc.consts)
+      if (t) releaseGiven(*t);
     op->desc.consts = op->prepared->desc.consts;
     op->time_us = baseOpTimeUs(layerWorkOf(op->desc), core_limit, mockProfile());
     op->compiled = true;

@@ -185,6 +185,141 @@ Gate gateAt(const cnmlFusionOp& f, std::size_t j, const Slot& value) {
   return {};
 }
 
+// Links the backend steps of a fusion as they are prepared, and frees the weights each
+// step read once nothing will rebuild it. A value passed between backend steps only may stay
+// in the backend's own layout: each reader links to the producer's inner memory
+// (backendLink) when it is prepared, and once the last reader is (every op reading the value
+// has its step), the producer skips the dense copy (backendSkipDense) and a last reader
+// reading it once may overwrite it (backendWriteOver). Links and write-overs rebuild the
+// reader, the step just prepared; skipping the dense copy may rebuild the producer (an int8
+// one requantising for its readers). So a step is final, and the consts bound with
+// free_aftercompile that only final steps read are freed (releaseGiven), once its own
+// inputs are linked and every value it passes on has its last reader: a fusion of a whole
+// network never holds the callers' plain weights beside all of its compiled ones.
+class StepLinker {
+ public:
+  StepLinker(const cnmlFusionOp& f, const std::vector<std::unique_ptr<PreparedOp>>& steps,
+             const std::vector<std::vector<Slot>>& in_slots,
+             const std::vector<std::vector<Slot>>& out_slots, const std::vector<bool>& taken)
+      : f_(f), steps_(steps), in_slots_(in_slots), out_slots_(out_slots), taken_(taken),
+        values_(f.scratch_sizes.size()), op_readers_(f.scratch_sizes.size()),
+        given_of_(f.ops.size()) {
+    for (std::size_t op = 0; op < f.ops.size(); ++op) {
+      for (const Slot& s : f.in_slots[op])
+        if (s.kind == Slot::kScratch) op_readers_[s.index].push_back(op);
+      // The callers' consts, before preparing the op replaces them by copies.
+      for (const TensorRef& t : f.ops[op].consts)
+        if (t && t->given) {
+          given_of_[op].push_back(t);
+          ++readers_left_[t];
+        }
+    }
+  }
+
+  // After the step at the back of `steps` (ops `members`, the first `used` of them) is
+  // prepared.
+  void stepPrepared(const std::vector<std::size_t>& members, std::size_t used) {
+    const std::size_t m = steps_.size() - 1;
+    step_ops_.emplace_back(members.begin(), members.begin() + static_cast<std::ptrdiff_t>(used));
+    open_values_.push_back(0);
+    linkInputs(m);
+    for (std::size_t o = 0; o < out_slots_[m].size(); ++o) {
+      const Slot& slot = out_slots_[m][o];
+      if (slot.kind != Slot::kScratch || !steps_[m]->backend) continue;
+      values_[slot.index] = {m, static_cast<int>(o), true, true};
+      ++open_values_[m];
+      if (readersTaken(slot.index)) close(slot.index, 0, 0);  // nothing reads it
+    }
+    finish(m);
+  }
+
+ private:
+  struct Value {
+    std::size_t producer = 0;
+    int output = 0;
+    bool tracked = false;     // a backend step's scratch output
+    bool all_linked = true;   // every reader so far linked to it
+  };
+
+  // The step's inputs from earlier backend steps, in the producers' order (steps, then
+  // outputs), as they were linked when the whole fusion was linked at once.
+  void linkInputs(std::size_t m) {
+    std::vector<std::pair<int, int>> reads;  // (scratch value, input)
+    for (std::size_t i = 0; i < in_slots_[m].size(); ++i) {
+      const Slot& in = in_slots_[m][i];
+      if (in.kind == Slot::kScratch && values_[in.index].tracked)
+        reads.emplace_back(in.index, static_cast<int>(i));
+    }
+    std::stable_sort(reads.begin(), reads.end(), [&](const auto& a, const auto& b) {
+      const Value& x = values_[a.first];
+      const Value& y = values_[b.first];
+      return std::make_pair(x.producer, x.output) < std::make_pair(y.producer, y.output);
+    });
+    for (std::size_t r = 0; r < reads.size();) {
+      const int value = reads[r].first;
+      Value& v = values_[value];
+      int count = 0, input = -1;
+      for (; r < reads.size() && reads[r].first == value; ++r, ++count) {
+        input = reads[r].second;
+        v.all_linked = steps_[m]->backend &&
+                       backendLink(*steps_[v.producer]->backend, v.output, *steps_[m]->backend,
+                                   input) &&
+                       v.all_linked;
+      }
+      if (readersTaken(value)) close(value, count, input);
+    }
+  }
+
+  bool readersTaken(int value) const {
+    for (std::size_t op : op_readers_[value])
+      if (!taken_[op]) return false;
+    return true;
+  }
+
+  // The value's last reader is prepared (the step just prepared, reading it `count` times,
+  // the last at `input`).
+  void close(int value, int count, int input) {
+    Value& v = values_[value];
+    BackendOp& producer = *steps_[v.producer]->backend;
+    if (v.all_linked) {
+      backendSkipDense(producer, v.output);
+      // Steps run in order: the last one to read the value may overwrite it.
+      if (count == 1)
+        backendWriteOver(producer, v.output, *steps_.back()->backend, input);
+    }
+    v.tracked = false;
+    --open_values_[v.producer];
+    finish(v.producer);
+  }
+
+  // Frees what only rebuilding step `k` needed, once it is final.
+  void finish(std::size_t k) {
+    if (open_values_[k] != 0 || k >= step_ops_.size() || done_.count(k)) return;
+    done_.insert(k);
+    for (std::size_t op : step_ops_[k])
+      for (const TensorRef& t : given_of_[op]) {
+        auto left = readers_left_.find(t);
+        if (left != readers_left_.end() && --left->second == 0) {
+          releaseGiven(*t);
+          readers_left_.erase(left);
+        }
+      }
+  }
+
+  const cnmlFusionOp& f_;
+  const std::vector<std::unique_ptr<PreparedOp>>& steps_;
+  const std::vector<std::vector<Slot>>& in_slots_;
+  const std::vector<std::vector<Slot>>& out_slots_;
+  const std::vector<bool>& taken_;
+  std::vector<Value> values_;                          // per scratch value
+  std::vector<std::vector<std::size_t>> op_readers_;   // per scratch value: ops reading it
+  std::vector<std::vector<std::size_t>> step_ops_;     // per step: its ops
+  std::vector<int> open_values_;                       // per step: outputs awaiting readers
+  std::vector<std::vector<TensorRef>> given_of_;       // per op: its given consts
+  std::map<TensorRef, int> readers_left_;              // per given const: ops not final
+  std::set<std::size_t> done_;
+};
+
 // Prepares the steps: runs of ops that the backend merges (each reading the previous one's
 // only output, a scratch buffer nothing else reads; or ops that gate it, x * g(x), where
 // g's first op and the Mul read it) become one step, whose inputs are the first op's and
@@ -194,6 +329,7 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
   std::vector<std::vector<Slot>> in_slots, out_slots;
   std::vector<bool> taken(f.ops.size(), false);  // ops an earlier step ran ahead of order
   std::vector<std::size_t> step_of(f.ops.size(), 0);
+  StepLinker links(f, steps, in_slots, out_slots, taken);
   for (std::size_t i = 0; i < f.ops.size(); ++i) {
     if (taken[i]) continue;
     // The weights of the ops this step may merge are read from the caller's buffers here
@@ -283,39 +419,12 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
     steps.push_back(std::move(step));
     in_slots.push_back(std::move(ins));
     out_slots.push_back(f.out_slots[members[used - 1]]);
+    links.stepPrepared(members, used);
   }
   f.step_of = std::move(step_of);
   f.prepared = std::move(steps);
   f.in_slots = std::move(in_slots);
   f.out_slots = std::move(out_slots);
-  // Values passed between backend steps only: the backend may keep its own layout.
-  for (std::size_t k = 0; k < f.prepared.size(); ++k) {
-    if (!f.prepared[k]->backend) continue;
-    for (std::size_t o = 0; o < f.out_slots[k].size(); ++o) {
-      const Slot& slot = f.out_slots[k][o];
-      if (slot.kind != Slot::kScratch) continue;
-      bool all_linked = true;
-      std::size_t last = 0, last_input = 0, last_reads = 0;
-      for (std::size_t m = k + 1; m < f.prepared.size(); ++m)
-        for (std::size_t i = 0; i < f.in_slots[m].size(); ++i) {
-          const Slot& in = f.in_slots[m][i];
-          if (in.kind != slot.kind || in.index != slot.index) continue;
-          all_linked = f.prepared[m]->backend &&
-                       backendLink(*f.prepared[k]->backend, static_cast<int>(o),
-                                   *f.prepared[m]->backend, static_cast<int>(i)) &&
-                       all_linked;
-          last_reads = m == last ? last_reads + 1 : 1;
-          last = m;
-          last_input = i;
-        }
-      if (!all_linked) continue;
-      backendSkipDense(*f.prepared[k]->backend, static_cast<int>(o));
-      // Steps run in order: the last one to read the value may overwrite it.
-      if (last_reads == 1)
-        backendWriteOver(*f.prepared[k]->backend, static_cast<int>(o), *f.prepared[last]->backend,
-                         static_cast<int>(last_input));
-    }
-  }
   for (const std::unique_ptr<PreparedOp>& step : f.prepared)
     if (step->backend) step->backend->settle();
 }

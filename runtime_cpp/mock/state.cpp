@@ -93,6 +93,7 @@ void ownBorrowedConsts(OpDesc& op) {
     owned->data.assign(t->borrowed, t->borrowed + elementCount(t->dims));
     owned->borrowed = nullptr;
     owned->source = t->borrowed;
+    owned->given.reset();  // the copy must not keep the buffer: it goes at releaseGiven
     owned->frozen = false;
     owned->owned_copy.reset();
     t->owned_copy = owned;
@@ -127,9 +128,17 @@ Precision precisionOf(const OpDesc& op) {
                                                                        : Precision::kFp32;
 }
 
+void releaseGiven(TensorImpl& t) {
+  if (!t.given) return;
+  t.given.reset();
+  t.borrowed = nullptr;
+  t.owned_copy.reset();
+  t.spent = true;
+}
+
 bool constsBound(const OpDesc& op) {
   for (const TensorRef& t : op.consts)
-    if (t && !t->bound) return false;
+    if (t && (!t->bound || t->spent)) return false;
   return true;
 }
 

@@ -60,6 +60,11 @@ struct TensorImpl {
   // The copy ownBorrowedConsts made of `borrowed`, shared by every op that reads this
   // binding (an LSTM's cells, one op per time step, read the same weights).
   std::weak_ptr<TensorImpl> owned_copy;
+  // The buffer `borrowed` points into when it was bound with free_aftercompile: the SDK
+  // owns it and frees it once the compile reading it is done with it (releaseGiven). The
+  // const is then spent: an op compiled later cannot read it (constsBound).
+  std::shared_ptr<const void> given;
+  bool spent = false;
   TensorQuant quant;
   // Shared with a compiled op (compiledCopy): the handle copies it before any change, so
   // that rebinding never changes a compiled op and the data is held once meanwhile.
@@ -229,7 +234,12 @@ OpDesc borrowingCopy(const OpDesc& op);
 // packed GEMM panels), so that it does not keep the plain copy alive too.
 void stripConstData(OpDesc& op);
 
-// True when every FILTER/CONST operand has data.
+// Frees a const's buffer bound with free_aftercompile (TensorImpl::given), once every op
+// of the compile that reads it is compiled and will not be rebuilt; nothing if it has none.
+void releaseGiven(TensorImpl& t);
+
+// True when every FILTER/CONST operand has data (bound, and not freed after an earlier
+// compile).
 bool constsBound(const OpDesc& op);
 
 int threadsFor(int core_limit);

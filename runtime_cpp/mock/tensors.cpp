@@ -1,6 +1,7 @@
 // Tensor descriptors and their quantisation. Data is dense in logical row-major order in
 // the tensor's dtype (Mock rule), so the only accepted strides are the dense ones.
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 
 #include "call_log.h"
@@ -117,8 +118,9 @@ cnmlStatus_t cnmlDestroyTensor(cnmlTensor_t* tensor) {
 cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
                                   bool free_aftercompile) {
   // FLOAT32 data is read when the ops using it compile (TensorImpl::borrowed); FLOAT16 and
-  // INT8 data is decoded here. free_aftercompile asks the SDK to free() the buffer after
-  // compile; the caller owns it in every session we emit, so the mock never frees it.
+  // INT8 data is decoded here. free_aftercompile hands the buffer (from malloc) to the SDK,
+  // which free()s it after compile: a FLOAT32 one once every op of the compile reading it is
+  // compiled (TensorImpl::given), a decoded one at once.
   if (!tensor || !cpu_tensor_ptr) return CNML_STATUS_INVALIDPARAM;
   if (tensor->impl->type != CNML_FILTER && tensor->impl->type != CNML_CONST)
     return CNML_STATUS_INVALIDPARAM;
@@ -130,6 +132,8 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
     t.q.clear();
     t.borrowed = nullptr;
     t.owned_copy.reset();
+    t.given.reset();
+    t.spent = false;
     if (t.dtype == CNML_DATA_FLOAT16) {
       t.data.resize(n);
       numerics::decodeHalf(static_cast<const std::uint16_t*>(cpu_tensor_ptr), t.data.data(), n, 1);
@@ -141,14 +145,19 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
     } else {
       std::vector<float>().swap(t.data);
       t.borrowed = static_cast<const float*>(cpu_tensor_ptr);
+      if (free_aftercompile) t.given = std::shared_ptr<const void>(cpu_tensor_ptr, std::free);
     }
     t.bound = true;
     return CNML_STATUS_SUCCESS;
   });
-  return logged(status, "cnmlBindConstData_V2", [&](Call& c) {
+  const cnmlStatus_t result = logged(status, "cnmlBindConstData_V2", [&](Call& c) {
     c.handle(tensor).hostData(cpu_tensor_ptr, n * dtypeSize(tensor->impl->dtype))
         .value(free_aftercompile);
   });
+  // Decoded data needs the buffer no more; the log above read it.
+  if (result == CNML_STATUS_SUCCESS && free_aftercompile && !tensor->impl->given)
+    std::free(cpu_tensor_ptr);
+  return result;
 }
 
 // ---- quantisation ----------------------------------------------------------------------

@@ -268,12 +268,14 @@ void Layer::buildOp() {
                 "its block pz::Precision::kFp16");
   }
   settleDataTypes();
+  // A fused layer's op compiles once, with its block: the SDK may free the weights then.
+  const bool hand_over = fused_ && !readsHostWeights();
   for (std::size_t i = 0; i < weights_.size(); ++i) {
     ConstTensor& weight = *weights_[i].tensor;
     if (precision == Precision::kInt8 && static_cast<int>(i) == int8_filter_) {
-      weight.bindAs(CNML_DATA_INT8, &quantization_->filter);
+      weight.bindAs(CNML_DATA_INT8, &quantization_->filter, hand_over);
     } else {
-      weight.bindAs(storageType(precision));
+      weight.bindAs(storageType(precision), nullptr, hand_over);
     }
   }
   try {

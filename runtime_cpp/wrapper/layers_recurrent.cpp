@@ -90,13 +90,13 @@ const ConstTensor& RecurrentLayer::constant(cnmlTensorType_t type, Shape shape,
   ConstTensor& c = *consts_.back();
   // Without values (no configLayer yet: an op for the device model) only the descriptor.
   if (!values.empty()) c.bind(values.data());
-  c.bindAs(dtype_);
+  c.bindAs(dtype_, nullptr, fused_);  // read by this layer's ops alone
   return c;
 }
 
 std::vector<float> RecurrentLayer::rows(const ConstTensor& weight, int d, int row_begin,
                                         int row_end) const {
-  const std::vector<float>& all = weight.values();
+  const MallocBuffer<float>& all = weight.values();
   if (all.empty()) return {};
   const std::size_t per_direction = all.size() / static_cast<std::size_t>(directions_);
   const std::size_t row = per_direction / static_cast<std::size_t>(weight.shape().at(1));

@@ -1,5 +1,6 @@
 // Tensor (activations with a lazily allocated device buffer) and ConstTensor (weights).
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "detail.h"
@@ -243,12 +244,23 @@ ConstTensor::ConstTensor(const std::string& layer, cnmlTensorType_t type, Shape 
 
 ConstTensor::~ConstTensor() { detail::destroyTensorDesc(&desc_); }
 
-void ConstTensor::bind(const float* data) { data_.assign(data, data + elementCount(shape_)); }
+void ConstTensor::bind(const float* data) {
+  MallocBuffer<float> values(elementCount(shape_));
+  if (!values.empty()) std::memcpy(values.data(), data, values.size() * sizeof(float));
+  data_ = std::move(values);
+}
+
+template <typename T>
+void ConstTensor::handOver(MallocBuffer<T>& buffer) {
+  buffer.release();
+  data_ = MallocBuffer<float>();
+  handed_over_ = true;
+}
 
 void ConstTensor::releaseHost() {
   if (!bound_once_) return;  // the SDK has no copy yet
-  std::vector<float>().swap(data_);
-  std::vector<unsigned char>().swap(bound_);
+  data_ = MallocBuffer<float>();
+  bound_ = MallocBuffer<unsigned char>();
   // The compiled ops hold their own copy (the mock's compiled op, or the backend's
   // reordered one): the bound tensor's goes with its descriptor.
   detail::destroyTensorDesc(&desc_);
@@ -266,13 +278,18 @@ struct HostQuant {
 
 }  // namespace
 
-void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* channels) {
+void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* channels,
+                         bool hand_over) {
+  if (handed_over_) {
+    throw Error(layer_ + ": its weights were handed to the SDK when its block compiled and "
+                "cannot be bound again; build a new session to compile it another way");
+  }
   if (bound_once_ || dtype_ != CNML_DATA_FLOAT32) {
     // Bound before at another precision (an estimate built the op): SDK const data cannot
     // change dtype, so start from a fresh descriptor.
     detail::destroyTensorDesc(&desc_);
     desc_ = detail::createTensorDesc(type_, shape_, layer_);
-    bound_.clear();
+    bound_ = MallocBuffer<unsigned char>();
     bound_once_ = false;
     dtype_ = CNML_DATA_FLOAT32;
   }
@@ -284,11 +301,12 @@ void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* ch
   }
   if (dtype == CNML_DATA_FLOAT32) {
     // The host copy itself: no second copy of the weights (VGG's fc6 alone is 411 MB).
-    PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, data_.data(), false));
+    PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, data_.data(), hand_over));
+    if (hand_over) handOver(data_);
     bound_once_ = true;
     return;
   } else if (dtype == CNML_DATA_FLOAT16) {
-    bound_.resize(count * 2);
+    bound_ = MallocBuffer<unsigned char>(count * 2);
     PZ_CHECK(layer_, cnrtCastDataType(data_.data(), CNRT_FLOAT32, bound_.data(), CNRT_FLOAT16,
                                       static_cast<int>(count), nullptr));
   } else if (dtype == CNML_DATA_INT8) {
@@ -299,7 +317,7 @@ void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* ch
                   std::to_string(n) + ")");
     }
     const std::size_t per = count / static_cast<std::size_t>(n);
-    bound_.resize(count);
+    bound_ = MallocBuffer<unsigned char>(count);
     std::vector<int> positions;
     std::vector<float> scales;
     for (int c = 0; c < n; ++c) {
@@ -315,7 +333,8 @@ void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* ch
     PZ_CHECK(layer_, cnmlSetTensorDataType(desc_, dtype));
     PZ_CHECK(layer_, cnmlSetQuantizedPositionByChannel(desc_, positions.data(), n));
     PZ_CHECK(layer_, cnmlSetQuantizedScaleByChannel(desc_, scales.data(), n));
-    PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, bound_.data(), false));
+    PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, bound_.data(), hand_over));
+    if (hand_over) handOver(bound_);
     bound_once_ = true;
     dtype_ = dtype;
     return;
@@ -323,7 +342,8 @@ void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* ch
     throw Error(layer_ + ": weights cannot be bound as SDK dtype " + std::to_string(dtype));
   }
   PZ_CHECK(layer_, cnmlSetTensorDataType(desc_, dtype));
-  PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, bound_.data(), false));
+  PZ_CHECK(layer_, cnmlBindConstData_V2(desc_, bound_.data(), hand_over));
+  if (hand_over) handOver(bound_);
   bound_once_ = true;
   dtype_ = dtype;
 }

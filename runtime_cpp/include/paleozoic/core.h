@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -195,6 +196,37 @@ struct WeightView {
         file(std::move(path)) {}
 };
 
+// Host data in a buffer from malloc: what cnmlBindConstData_V2 takes with free_aftercompile,
+// the SDK then free()ing it (release() hands it over).
+template <typename T>
+class MallocBuffer {
+ public:
+  MallocBuffer() = default;
+  explicit MallocBuffer(std::size_t count) : size_(count) {
+    if (count == 0) return;
+    data_.reset(static_cast<T*>(std::malloc(count * sizeof(T))));
+    if (!data_) throw std::bad_alloc();
+  }
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T* begin() const { return data_.get(); }
+  const T* end() const { return data_.get() + size_; }
+  const T& operator[](std::size_t i) const { return data_.get()[i]; }
+  T* release() {
+    size_ = 0;
+    return data_.release();
+  }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;
+  std::size_t size_ = 0;
+};
+
 // A weight tensor bound as CNML_FILTER / CNML_CONST data. The float32 values are kept on
 // the host and handed to the SDK when the layer's op is built, in the dtype its precision
 // needs: the precision is a block knob, known only when the block compiles.
@@ -208,12 +240,18 @@ class ConstTensor {
   const Shape& shape() const { return shape_; }
   cnmlTensorType_t type() const { return type_; }
   void bind(const float* data);  // copies; data must hold elementCount(shape) floats
-  // The float32 values bound with bind(), empty before; a layer deriving SDK weights from
-  // the file's (a recurrent layer's per-direction filters) reads them when it builds its ops.
-  const std::vector<float>& values() const { return data_; }
+  // The float32 values bound with bind(), empty before and once handed over; a layer
+  // deriving SDK weights from the file's (a recurrent layer's per-direction filters) reads
+  // them when it builds its ops.
+  const MallocBuffer<float>& values() const { return data_; }
   // Binds the values to the SDK as FLOAT32 or FLOAT16, or as INT8 quantised per output
-  // channel (axis 0) with `channels` (one entry per channel).
-  void bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* channels = nullptr);
+  // channel (axis 0) with `channels` (one entry per channel). `hand_over`: for an op that
+  // compiles once, into a fusion, and a layer that no longer reads the values: the SDK
+  // takes the buffer (free_aftercompile) and frees it as soon as the compiled op holds its
+  // own form, so a fused block never holds its plain weights beside its compiled ones; the
+  // tensor cannot be bound again.
+  void bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* channels = nullptr,
+              bool hand_over = false);
   // After the ops using it are compiled: frees values(), the converted copy and the SDK's
   // bound copy (the descriptor), since compiled ops hold their own.
   void releaseHost();
@@ -223,10 +261,14 @@ class ConstTensor {
   cnmlTensorType_t type_;
   Shape shape_;
   cnmlTensor_t desc_ = nullptr;
-  std::vector<float> data_;
+  MallocBuffer<float> data_;
   cnmlDataType_t dtype_ = CNML_DATA_FLOAT32;
-  std::vector<unsigned char> bound_;  // fp16/int8 data the SDK was given, kept with the layer
+  MallocBuffer<unsigned char> bound_;  // fp16/int8 data the SDK was given, kept with the layer
   bool bound_once_ = false;
+  bool handed_over_ = false;
+  // After the SDK took `buffer` (free_aftercompile, it frees it): the values go too.
+  template <typename T>
+  void handOver(MallocBuffer<T>& buffer);
 };
 
 // The session's activation memory: one device buffer (cnrtMalloc) holding every tensor the
@@ -319,6 +361,10 @@ class Layer {
   void markFused(const std::string& block);
   // A host layer (layers_host.h) computes on the CPU; it cannot join a fusion op.
   virtual bool onHost() const { return false; }
+  // A layer that derives its SDK weights from its own on the host while it builds its ops
+  // (a recurrent layer's per-direction filters) keeps them until its block is compiled;
+  // others hand theirs to the SDK when fused (ConstTensor::bindAs).
+  virtual bool readsHostWeights() const { return false; }
 
   // The precision the layer computes in; set before its op is built (Block::compile does).
   // A layer without an SDK int8 mode runs kInt8 as kFp16 (effectivePrecision).

@@ -26,6 +26,7 @@ namespace pz {
 class RecurrentLayer : public Layer {
  public:
   int hiddenSize() const { return hidden_; }
+  bool readsHostWeights() const override { return true; }  // W, R, B per direction
 
  protected:
   RecurrentLayer(std::string name, std::vector<Tensor*> inputs, int gates, int hidden_size,
