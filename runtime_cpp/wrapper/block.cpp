@@ -77,8 +77,9 @@ void Block::compile() {
     throw Error("block " + name_ + ": compile called twice; it is already compiled");
   }
   // Every output's dtype first, so that a layer reading one produced earlier in the block
-  // sees what it will be.
+  // sees what it will be; weights read at compile are read now.
   for (Layer* layer : layers_) {
+    layer->loadWeights();
     layer->setPrecision(precisionOf(*layer));
     // A host layer's output keeps its own type (float32, or an integer type).
     if (!layer->onHost()) layer->output().setDataType(storageType(layer->effectivePrecision()));

@@ -120,7 +120,7 @@ void Layer::bindWeights(const std::vector<WeightView>& weights) {
   for (std::size_t i = 0; i < weights_.size(); ++i) {
     const WeightSpec& spec = weights_[i].spec;
     const WeightView view = i < weights.size() ? weights[i] : WeightView{};
-    if (view.data == nullptr) {
+    if (view.data == nullptr && !view.read) {
       if (!spec.optional) {
         throw Error(name_ + ": configLayer needs the " + spec.role + " data (got null)");
       }
@@ -129,9 +129,16 @@ void Layer::bindWeights(const std::vector<WeightView>& weights) {
       continue;
     }
     checkExtent(name_, spec, view);
-    weights_[i].tensor->bind(view.data);
+    if (view.read)
+      weights_[i].tensor->bindLater(view.read);
+    else
+      weights_[i].tensor->bind(view.data);
   }
   configured_ = true;
+}
+
+void Layer::loadWeights() {
+  for (Weight& w : weights_) w.tensor->load();
 }
 
 void Layer::releaseHostWeights() {

@@ -248,6 +248,20 @@ void ConstTensor::bind(const float* data) {
   MallocBuffer<float> values(elementCount(shape_));
   if (!values.empty()) std::memcpy(values.data(), data, values.size() * sizeof(float));
   data_ = std::move(values);
+  pending_ = nullptr;
+}
+
+void ConstTensor::bindLater(std::function<void(float*)> read) {
+  data_ = MallocBuffer<float>();
+  pending_ = std::move(read);
+}
+
+void ConstTensor::load() {
+  if (!pending_) return;
+  MallocBuffer<float> values(elementCount(shape_));
+  pending_(values.data());
+  data_ = std::move(values);
+  pending_ = nullptr;
 }
 
 template <typename T>
@@ -260,6 +274,7 @@ void ConstTensor::handOver(MallocBuffer<T>& buffer) {
 void ConstTensor::releaseHost() {
   if (!bound_once_) return;  // the SDK has no copy yet
   data_ = MallocBuffer<float>();
+  pending_ = nullptr;
   bound_ = MallocBuffer<unsigned char>();
   // The compiled ops hold their own copy (the mock's compiled op, or the backend's
   // reordered one): the bound tensor's goes with its descriptor.
@@ -284,6 +299,7 @@ void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* ch
     throw Error(layer_ + ": its weights were handed to the SDK when its block compiled and "
                 "cannot be bound again; build a new session to compile it another way");
   }
+  load();
   if (bound_once_ || dtype_ != CNML_DATA_FLOAT32) {
     // Bound before at another precision (an estimate built the op): SDK const data cannot
     // change dtype, so start from a fresh descriptor.

@@ -109,6 +109,28 @@ bool readAt(std::ifstream& in, std::uint64_t offset, void* into, std::uint64_t b
   return static_cast<std::uint64_t>(in.gcount()) == bytes;
 }
 
+void checkCrc(const std::string& path, const std::string& name, const float* data,
+              std::uint64_t nbytes, std::uint32_t crc) {
+  const std::uint32_t actual = crc32(reinterpret_cast<const unsigned char*>(data), nbytes);
+  if (actual != crc) {
+    throw Error("weights file '" + path + "': checksum mismatch in tensor '" + name +
+                "': expected " + crcHex(crc) + " (stored), computed " + crcHex(actual) +
+                " -- the file is corrupt; re-run paleozoic compile");
+  }
+}
+
+// `nbytes` bytes of tensor `name` at `offset` of the file into `into`, checked.
+void readTensor(const std::string& path, const std::string& name, std::uint64_t offset,
+                std::uint64_t nbytes, std::uint32_t crc, float* into) {
+  std::ifstream in = openFile(path);
+  if (!readAt(in, offset, into, nbytes)) {
+    throw Error("weights file '" + path + "': tensor '" + name +
+                "' could not be read (the file changed since it was opened?) -- re-run "
+                "paleozoic compile");
+  }
+  checkCrc(path, name, into, nbytes, crc);
+}
+
 // Bytes in the fixed part of the header, up to and including data_offset.
 constexpr std::size_t kFixedHeader = sizeof(kMagic) + 4 + 4 + kModelIdBytes + 8;
 
@@ -217,7 +239,7 @@ WeightFile::WeightFile(const std::string& path, const std::string& model_id_hex,
                   " bytes -- re-run paleozoic compile");
     }
   }
-  if (residency_ == Residency::kOnDemand) return;
+  if (residency_ != Residency::kWholeFile) return;
   data_.resize(static_cast<std::size_t>(data_bytes / sizeof(float)));
   if (!data_.empty() && !readAt(in, data_offset, data_.data(), data_.size() * sizeof(float))) {
     throw Error(where + " could not be read to its end -- re-run paleozoic compile");
@@ -232,24 +254,14 @@ std::shared_ptr<const std::vector<float>> WeightFile::load(const std::string& na
                                                            const Entry& e,
                                                            const float** data) const {
   std::shared_ptr<std::vector<float>> owned;
-  if (residency_ == Residency::kWholeFile) {
-    *data = data_.data() + e.offset / sizeof(float);
-  } else {
+  if (residency_ != Residency::kWholeFile) {
     owned = std::make_shared<std::vector<float>>(e.nbytes / sizeof(float));
-    std::ifstream in = openFile(path_);
-    if (!readAt(in, data_offset_ + e.offset, owned->data(), e.nbytes)) {
-      throw Error("weights file '" + path_ + "': tensor '" + name +
-                  "' could not be read (the file changed since it was opened?) -- re-run "
-                  "paleozoic compile");
-    }
+    readTensor(path_, name, data_offset_ + e.offset, e.nbytes, e.crc, owned->data());
     *data = owned->data();
+    return owned;
   }
-  const std::uint32_t actual = crc32(reinterpret_cast<const unsigned char*>(*data), e.nbytes);
-  if (actual != e.crc) {
-    throw Error("weights file '" + path_ + "': checksum mismatch in tensor '" + name +
-                "': expected " + crcHex(e.crc) + " (stored), computed " + crcHex(actual) +
-                " -- the file is corrupt; re-run paleozoic compile");
-  }
+  *data = data_.data() + e.offset / sizeof(float);
+  checkCrc(path_, name, *data, e.nbytes, e.crc);
   return owned;
 }
 
@@ -269,6 +281,14 @@ WeightView WeightFile::get(const std::string& name, const Shape& shape) const {
       throw Error("weights file '" + path_ + "': tensor '" + name + "' has shape " +
                   shapeToString(entry.shape) + ", expected " + shapeToString(shape) +
                   " -- the file does not match this session; re-run paleozoic compile");
+    }
+    if (residency_ == Residency::kAtCompile) {
+      WeightView view{nullptr, entry.shape, name, path_};
+      view.read = [path = path_, name, offset = data_offset_ + entry.offset,
+                   nbytes = entry.nbytes, crc = entry.crc](float* into) {
+        readTensor(path, name, offset, nbytes, crc, into);
+      };
+      return view;
     }
     const float* data = nullptr;
     std::shared_ptr<const std::vector<float>> storage = load(name, entry, &data);

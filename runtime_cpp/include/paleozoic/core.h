@@ -185,6 +185,9 @@ struct WeightView {
   std::string file;  // the weights file, for errors
   // The buffer `data` points into when the view owns it (WeightFile::Residency::kOnDemand).
   std::shared_ptr<const std::vector<float>> storage;
+  // Without data: reads the values into a buffer of elementCount(shape) floats, checked,
+  // when the layer's block compiles (WeightFile::Residency::kAtCompile).
+  std::function<void(float*)> read;
 
   WeightView() = default;
   WeightView(const float* host_data) : data(host_data) {}  // NOLINT: implicit by design
@@ -240,9 +243,14 @@ class ConstTensor {
   const Shape& shape() const { return shape_; }
   cnmlTensorType_t type() const { return type_; }
   void bind(const float* data);  // copies; data must hold elementCount(shape) floats
-  // The float32 values bound with bind(), empty before and once handed over; a layer
-  // deriving SDK weights from the file's (a recurrent layer's per-direction filters) reads
-  // them when it builds its ops.
+  // Binds values read by `read` (WeightView::read) when first needed: load(), at the latest
+  // when the op is built, so that a session holds a block's plain weights only while the
+  // block compiles.
+  void bindLater(std::function<void(float*)> read);
+  void load();
+  // The float32 values bound with bind() (or loaded), empty before and once handed over; a
+  // layer deriving SDK weights from the file's (a recurrent layer's per-direction filters)
+  // reads them when it builds its ops, a host layer when it runs.
   const MallocBuffer<float>& values() const { return data_; }
   // Binds the values to the SDK as FLOAT32 or FLOAT16, or as INT8 quantised per output
   // channel (axis 0) with `channels` (one entry per channel). `hand_over`: for an op that
@@ -262,6 +270,7 @@ class ConstTensor {
   Shape shape_;
   cnmlTensor_t desc_ = nullptr;
   MallocBuffer<float> data_;
+  std::function<void(float*)> pending_;  // bindLater's, until load()
   cnmlDataType_t dtype_ = CNML_DATA_FLOAT32;
   MallocBuffer<unsigned char> bound_;  // fp16/int8 data the SDK was given, kept with the layer
   bool bound_once_ = false;
@@ -395,6 +404,9 @@ class Layer {
   // cnmlBindConstData); a host layer keeps its constants, which it reads at run time.
   // After it the layer cannot be compiled again at another precision.
   void releaseHostWeights();
+  // Reads the weights configured with views that read at compile (ConstTensor::bindLater);
+  // Block::compile calls it before building the layer's ops.
+  void loadWeights();
 
  protected:
   // A layer whose output holds integers (a host layer's).

@@ -26,11 +26,14 @@ class WeightFile {
   // close() (get()'s pointers stay valid that long). kOnDemand: each tensor read and checked
   // when get() asks for it, into a buffer the returned view owns, so that a session whose
   // layers copy their weights holds each tensor once, not the file beside its copies.
-  enum class Residency { kWholeFile, kOnDemand };
+  // kAtCompile: each tensor read and checked when the block of the layer holding it compiles
+  // (get()'s view reads it then, from the file by its path, close() or not), so that a
+  // session holds a block's plain weights only while it compiles.
+  enum class Residency { kWholeFile, kOnDemand, kAtCompile };
 
   // Throws pz::Error naming the file when it is missing, truncated, of another version or
-  // model (model_id_hex differs), or fails a checksum (kOnDemand: a tensor's checksum is
-  // checked when it is read).
+  // model (model_id_hex differs), or fails a checksum (kOnDemand, kAtCompile: a tensor's
+  // checksum is checked when it is read).
   WeightFile(const std::string& path, const std::string& model_id_hex,
              Residency residency = Residency::kWholeFile);
   WeightFile(const WeightFile&) = delete;
