@@ -84,16 +84,16 @@ TensorRef metadataOf(const TensorImpl& t) {
 
 void ownBorrowedConsts(OpDesc& op) {
   for (TensorRef& t : op.consts) {
-    if (!t || !t->borrowed) continue;
+    if (!t) continue;
     if (TensorRef shared = t->owned_copy.lock()) {
       t = std::move(shared);
       continue;
     }
+    if (!t->borrowed) continue;
     auto owned = std::make_shared<TensorImpl>(*t);
     owned->data.assign(t->borrowed, t->borrowed + elementCount(t->dims));
     owned->borrowed = nullptr;
     owned->source = t->borrowed;
-    owned->given.reset();  // the copy must not keep the buffer: it goes at releaseGiven
     owned->frozen = false;
     owned->owned_copy.reset();
     t->owned_copy = owned;
@@ -128,10 +128,21 @@ Precision precisionOf(const OpDesc& op) {
                                                                        : Precision::kFp32;
 }
 
+TensorRef givenCopy(const TensorImpl& t, const float* data) {
+  auto copy = std::make_shared<TensorImpl>(t);
+  copy->data.assign(data, data + elementCount(t.dims));
+  copy->bound = true;
+  copy->borrowed = nullptr;
+  copy->source = copy->data.data();  // what a rebuild during the compile reads
+  copy->frozen = false;
+  copy->owned_copy.reset();
+  copy->given.reset();
+  return copy;
+}
+
 void releaseGiven(TensorImpl& t) {
   if (!t.given) return;
   t.given.reset();
-  t.borrowed = nullptr;
   t.owned_copy.reset();
   t.spent = true;
 }

@@ -60,10 +60,11 @@ struct TensorImpl {
   // The copy ownBorrowedConsts made of `borrowed`, shared by every op that reads this
   // binding (an LSTM's cells, one op per time step, read the same weights).
   std::weak_ptr<TensorImpl> owned_copy;
-  // The buffer `borrowed` points into when it was bound with free_aftercompile: the SDK
-  // owns it and frees it once the compile reading it is done with it (releaseGiven). The
-  // const is then spent: an op compiled later cannot read it (constsBound).
-  std::shared_ptr<const void> given;
+  // FLOAT32 data bound with free_aftercompile: copied at bind into a const of the SDK's own
+  // (the caller's buffer is freed there), which ops read as they read `owned_copy`; held
+  // until the compile reading it is done with it (releaseGiven). The const is then spent:
+  // an op compiled later cannot read it (constsBound).
+  std::shared_ptr<TensorImpl> given;
   bool spent = false;
   TensorQuant quant;
   // Shared with a compiled op (compiledCopy): the handle copies it before any change, so
@@ -234,8 +235,11 @@ OpDesc borrowingCopy(const OpDesc& op);
 // packed GEMM panels), so that it does not keep the plain copy alive too.
 void stripConstData(OpDesc& op);
 
-// Frees a const's buffer bound with free_aftercompile (TensorImpl::given), once every op
-// of the compile that reads it is compiled and will not be rebuilt; nothing if it has none.
+// The SDK's own copy of `t`'s FLOAT32 `data`, bound with free_aftercompile (TensorImpl::given).
+TensorRef givenCopy(const TensorImpl& t, const float* data);
+
+// Drops a const's data bound with free_aftercompile (TensorImpl::given), once every op of
+// the compile that reads it is compiled and will not be rebuilt; nothing if it has none.
 void releaseGiven(TensorImpl& t);
 
 // True when every FILTER/CONST operand has data (bound, and not freed after an earlier

@@ -119,8 +119,8 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
                                   bool free_aftercompile) {
   // FLOAT32 data is read when the ops using it compile (TensorImpl::borrowed); FLOAT16 and
   // INT8 data is decoded here. free_aftercompile hands the buffer (from malloc) to the SDK,
-  // which free()s it after compile: a FLOAT32 one once every op of the compile reading it is
-  // compiled (TensorImpl::given), a decoded one at once.
+  // which copies it (FLOAT32: TensorImpl::given, dropped after compile) or decodes it and
+  // frees it here: a compile then holds one plain copy of an op's weights, not two.
   if (!tensor || !cpu_tensor_ptr) return CNML_STATUS_INVALIDPARAM;
   if (tensor->impl->type != CNML_FILTER && tensor->impl->type != CNML_CONST)
     return CNML_STATUS_INVALIDPARAM;
@@ -144,8 +144,12 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
       for (std::size_t i = 0; i < n; ++i) t.data[i] = static_cast<float>(q[i]);
     } else {
       std::vector<float>().swap(t.data);
-      t.borrowed = static_cast<const float*>(cpu_tensor_ptr);
-      if (free_aftercompile) t.given = std::shared_ptr<const void>(cpu_tensor_ptr, std::free);
+      if (free_aftercompile) {
+        t.given = givenCopy(t, static_cast<const float*>(cpu_tensor_ptr));
+        t.owned_copy = t.given;
+      } else {
+        t.borrowed = static_cast<const float*>(cpu_tensor_ptr);
+      }
     }
     t.bound = true;
     return CNML_STATUS_SUCCESS;
@@ -154,9 +158,8 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
     c.handle(tensor).hostData(cpu_tensor_ptr, n * dtypeSize(tensor->impl->dtype))
         .value(free_aftercompile);
   });
-  // Decoded data needs the buffer no more; the log above read it.
-  if (result == CNML_STATUS_SUCCESS && free_aftercompile && !tensor->impl->given)
-    std::free(cpu_tensor_ptr);
+  // Copied or decoded, the buffer is needed no more; the log above read it.
+  if (result == CNML_STATUS_SUCCESS && free_aftercompile) std::free(cpu_tensor_ptr);
   return result;
 }
 

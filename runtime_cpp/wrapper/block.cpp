@@ -77,9 +77,10 @@ void Block::compile() {
     throw Error("block " + name_ + ": compile called twice; it is already compiled");
   }
   // Every output's dtype first, so that a layer reading one produced earlier in the block
-  // sees what it will be; weights read at compile are read now.
+  // sees what it will be. Weights read at compile are read as each op is built (one
+  // layer's at a time beside what the SDK holds), a host layer's now: it reads them as it runs.
   for (Layer* layer : layers_) {
-    layer->loadWeights();
+    if (layer->onHost()) layer->loadWeights();
     layer->setPrecision(precisionOf(*layer));
     // A host layer's output keeps its own type (float32, or an integer type).
     if (!layer->onHost()) layer->output().setDataType(storageType(layer->effectivePrecision()));

@@ -275,8 +275,9 @@ void Layer::buildOp() {
                 "its block pz::Precision::kFp16");
   }
   settleDataTypes();
-  // A fused layer's op compiles once, with its block: the SDK may free the weights then.
-  const bool hand_over = fused_ && !readsHostWeights();
+  // Built to compile (fused into its block, or alone): the op compiles once, and the SDK
+  // may free the weights then. A host layer reads its own at run time.
+  const bool hand_over = (fused_ || compiling_) && !onHost() && !readsHostWeights();
   for (std::size_t i = 0; i < weights_.size(); ++i) {
     ConstTensor& weight = *weights_[i].tensor;
     if (precision == Precision::kInt8 && static_cast<int>(i) == int8_filter_) {
@@ -307,6 +308,7 @@ void Layer::compileOp(int mp) {
   }
   if (compiled_) throw Error(name_ + ": compileOp called twice; the layer is already compiled");
   checkConfigured("compileOp");
+  compiling_ = true;
   for (cnmlBaseOp_t each : ops()) {
     checkCompile(cnmlCompileBaseOp(each, CNML_MLU100, mp), name_, "cnmlCompileBaseOp", mp);
   }

@@ -465,6 +465,7 @@ class Layer {
   std::vector<OwnedOp> owned_ops_;  // a several-op layer's ops (addOp); empty for one-op layers
   std::vector<Weight> weights_;
   bool configured_ = false;
+  bool compiling_ = false;  // in compileOp
   std::function<void()> create_;
   Precision precision_ = Precision::kFp32;
   int int8_filter_ = -1;  // index in weights_ of the filter of a layer with an int8 mode
