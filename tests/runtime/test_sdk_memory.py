@@ -1,6 +1,7 @@
 """The mock SDK's memory rules: a fusion's intermediates share one scratch arena by
-lifetime, FLOAT32 consts are read when their op compiles (CNML binds them by pointer), and
-device memory ends at the device profile's dram_bytes."""
+lifetime, FLOAT32 consts are read when their op compiles (CNML binds them by pointer), a
+const handed over with free_aftercompile is freed by the compile that reads it, and device
+memory ends at the device profile's dram_bytes."""
 
 from __future__ import annotations
 
@@ -82,6 +83,55 @@ def test_float32_consts_are_read_when_the_op_compiles(rng):
     m.check("cnmlComputeScaleOpForward_V4", op2, tin2, bin_.ptr, tout2, bout.ptr, m.queue(),
             None)
     np.testing.assert_array_equal(bout.read(x.shape, F32), x * alpha[None, :, None, None])
+
+
+_libc = C.CDLL(None)
+_libc.malloc.restype = C.c_void_p
+_libc.malloc.argtypes = [C.c_size_t]
+
+
+def _handed_over(array: np.ndarray) -> m.P:
+    """A FLOAT32 CONST bound with free_aftercompile: the SDK takes the malloc'd buffer and
+    frees it (the wrapper does this for every layer it compiles)."""
+    array = np.ascontiguousarray(array, F32)
+    t = m.tensor(array.shape, m.FLOAT32, m.CONST)
+    buffer = _libc.malloc(array.nbytes)
+    C.memmove(buffer, array.ctypes.data, array.nbytes)
+    m.check("cnmlBindConstData_V2", t, C.c_void_p(buffer), True)
+    return t
+
+
+def test_consts_handed_over_serve_every_op_of_their_compile_then_are_spent(rng):
+    x = rng.standard_normal((1, 3, 4, 4)).astype(F32)
+    alpha = np.array([1.5, -2.0, 3.0], F32)
+    beta = np.array([0.25, 0.0, -1.0], F32)
+    a, b = _handed_over(alpha), _handed_over(beta)
+    tin, mid, tout = (m.tensor(x.shape, m.FLOAT32) for _ in range(3))
+    # Two ops of one fusion read the same consts: freed only once both are compiled.
+    first = m.create("cnmlCreateScaleOp", tin, mid, a, b)
+    second = m.create("cnmlCreateScaleOp", mid, tout, a, b)
+    (y,) = m.run_fused([first, second], [(tin, x)], [(tout, x.shape, F32)])
+    scale, shift = alpha[None, :, None, None], beta[None, :, None, None]
+    np.testing.assert_allclose(y, (x * scale + shift) * scale + shift, rtol=1e-6)
+    # After that compile the SDK has freed them: an op compiled later cannot read them.
+    late = m.create("cnmlCreateScaleOp", m.tensor(x.shape, m.FLOAT32),
+                    m.tensor(x.shape, m.FLOAT32), a, b)
+    assert m.call("cnmlCompileBaseOp", late, m.MLU100, 1) == m.INVALIDARG
+
+
+def test_a_base_op_compile_spends_what_was_handed_over(rng):
+    x = rng.standard_normal((1, 3, 4, 4)).astype(F32)
+    alpha = np.array([2.0, 3.0, 4.0], F32)
+    a, b = _handed_over(alpha), _handed_over(np.zeros(3, F32))
+    tin, tout = m.tensor(x.shape, m.FLOAT32), m.tensor(x.shape, m.FLOAT32)
+    op = m.create("cnmlCreateScaleOp", tin, tout, a, b)
+    m.check("cnmlCompileBaseOp", op, m.MLU100, 1)
+    bin_, bout = m.Buffer.of(x), m.Buffer(x.nbytes)
+    m.check("cnmlComputeScaleOpForward_V4", op, tin, bin_.ptr, tout, bout.ptr, m.queue(), None)
+    np.testing.assert_array_equal(bout.read(x.shape, F32), x * alpha[None, :, None, None])
+    again = m.create("cnmlCreateScaleOp", m.tensor(x.shape, m.FLOAT32),
+                     m.tensor(x.shape, m.FLOAT32), a, b)
+    assert m.call("cnmlCompileBaseOp", again, m.MLU100, 1) == m.INVALIDARG
 
 
 def test_cnrt_malloc_fails_past_the_profiles_device_memory(tmp_path: Path):
