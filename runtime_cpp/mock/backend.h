@@ -26,6 +26,25 @@ class BackendOp {
   // Called once nothing will link to or rebuild the op any more (the fusion made its links;
   // a base op at once): it may drop what only a rebuild needed, such as the plain weights.
   virtual void settle() {}
+
+  // A buffer of the backend's that values passed between a fusion's steps live in (a
+  // link's, which a write-over may fill with the next value): an identity every op sharing
+  // it reports alike, and its bytes.
+  struct Held {
+    const void* id;
+    std::size_t bytes;
+  };
+  // settle() inside a fusion, leaving the buffers it shares with other steps without
+  // memory: the fusion places them by lifetime beside its scratch values and gives each its
+  // place (placeHeld), so that it holds the values alive at once, not all of them.
+  virtual std::vector<Held> settleInFusion() {
+    settle();
+    return {};
+  }
+  virtual void placeHeld(const void* id, void* at) {
+    (void)id;
+    (void)at;
+  }
 };
 
 // `chain`: ops where each one after the first reads the single output of the one before

@@ -45,6 +45,9 @@ struct cnmlFusionOp {
   // Scratch values: sizes in floats (enough for any dtype), then each one's offset in the
   // arena once the steps are known.
   std::vector<std::size_t> scratch_sizes, scratch_offsets;
+  // Per step: the backend's buffers it shares with other steps (BackendOp::Held), placed
+  // in the arena beside the scratch values.
+  std::vector<std::vector<BackendOp::Held>> held;
   AlignedBuffer arena;
   double time_us = 0.0;
   // Per step: 1 when it runs beside the next one (two independent recurrent ops, the two
@@ -425,8 +428,9 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
   f.prepared = std::move(steps);
   f.in_slots = std::move(in_slots);
   f.out_slots = std::move(out_slots);
-  for (const std::unique_ptr<PreparedOp>& step : f.prepared)
-    if (step->backend) step->backend->settle();
+  f.held.assign(f.prepared.size(), {});
+  for (std::size_t k = 0; k < f.prepared.size(); ++k)
+    if (f.prepared[k]->backend) f.held[k] = f.prepared[k]->backend->settleInFusion();
 }
 
 // Also fills what computes each op (cnmlMockOpImplementation).
@@ -460,54 +464,72 @@ void pairRecurrentSteps(cnmlFusionOp& f, int threads) {
   }
 }
 
-// Places the scratch values the steps pass in one arena: a value lives from the step that
-// writes it to the last step that reads it (two steps run side by side count as one), and
-// values alive at the same time never share bytes; largest first, each at the lowest offset
-// that fits (greedy by size, as the session's own plan). Values a merged step computes and
-// reads itself take no bytes.
+// Places the scratch values the steps pass in one arena, with the backend's buffers that
+// steps share (BackendOp::Held): a value lives from the step that writes it to the last step
+// that reads it, a held buffer from the first step using it to the last (two steps run side
+// by side count as one), and what is alive at the same time never shares bytes; largest
+// first, each at the lowest offset that fits (greedy by size, as the session's own plan).
+// Values a merged step computes and reads itself take no bytes.
 void placeScratch(cnmlFusionOp& f) {
   const std::size_t n = f.scratch_sizes.size();
   constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-  std::vector<std::size_t> first(n, kNone), last(n, 0);
+  // Scratch values, then held buffers: sizes in floats, each on whole 64-byte lines
+  // (kernels load them so).
+  std::vector<std::size_t> size(n), first(n, kNone), last(n, 0);
+  for (std::size_t i = 0; i < n; ++i) size[i] = lineFloats(f.scratch_sizes[i]);
+  std::map<const void*, std::size_t> held_index;
+  std::vector<std::pair<const void*, std::vector<std::size_t>>> held;  // id, steps using it
+  auto lives = [&](std::size_t i, std::size_t time) {
+    first[i] = std::min(first[i], time);
+    last[i] = std::max(last[i], time);
+  };
   std::size_t time = 0;
   for (std::size_t k = 0; k < f.prepared.size(); ++k) {
     for (const Slot& s : f.in_slots[k])
       if (s.kind == Slot::kScratch) last[s.index] = std::max(last[s.index], time);
     for (const Slot& s : f.out_slots[k])
-      if (s.kind == Slot::kScratch) {
-        first[s.index] = std::min(first[s.index], time);
-        last[s.index] = std::max(last[s.index], time);
+      if (s.kind == Slot::kScratch) lives(s.index, time);
+    for (const BackendOp::Held& h : f.held[k]) {
+      auto [it, added] = held_index.emplace(h.id, size.size());
+      if (added) {
+        size.push_back(0);
+        first.push_back(kNone);
+        last.push_back(0);
+        held.emplace_back(h.id, std::vector<std::size_t>{});
       }
+      size[it->second] = std::max(size[it->second], lineFloats((h.bytes + 3) / 4));
+      lives(it->second, time);
+      held[it->second - n].second.push_back(k);
+    }
     if (!f.beside_next[k]) ++time;
   }
   std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t i = 0; i < size.size(); ++i)
     if (first[i] != kNone) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return f.scratch_sizes[a] > f.scratch_sizes[b];
-  });
-  // Sizes and offsets in floats, each value on whole 64-byte lines (kernels load them so).
-  f.scratch_offsets.assign(n, 0);
-  std::vector<std::size_t> placed;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return size[a] > size[b]; });
+  std::vector<std::size_t> offsets(size.size(), 0), placed;
   std::size_t end = 0;
   for (std::size_t i : order) {
-    const std::size_t size = lineFloats(f.scratch_sizes[i]);
     std::vector<std::pair<std::size_t, std::size_t>> busy;
     for (std::size_t j : placed)
       if (first[j] <= last[i] && first[i] <= last[j])
-        busy.emplace_back(f.scratch_offsets[j],
-                          f.scratch_offsets[j] + lineFloats(f.scratch_sizes[j]));
+        busy.emplace_back(offsets[j], offsets[j] + size[j]);
     std::sort(busy.begin(), busy.end());
     std::size_t offset = 0;
     for (const auto& [start, stop] : busy) {
-      if (start >= offset + size) break;
+      if (start >= offset + size[i]) break;
       offset = std::max(offset, stop);
     }
-    f.scratch_offsets[i] = offset;
-    end = std::max(end, offset + size);
+    offsets[i] = offset;
+    end = std::max(end, offset + size[i]);
     placed.push_back(i);
   }
+  f.scratch_offsets.assign(offsets.begin(), offsets.begin() + static_cast<std::ptrdiff_t>(n));
   f.arena.resize(end);
+  for (std::size_t h = 0; h < held.size(); ++h)
+    for (std::size_t k : held[h].second)
+      f.prepared[k]->backend->placeHeld(held[h].first, f.arena.data() + offsets[n + h]);
 }
 
 }  // namespace

@@ -235,8 +235,9 @@ OpDesc borrowingCopy(const OpDesc& op);
 // packed GEMM panels), so that it does not keep the plain copy alive too.
 void stripConstData(OpDesc& op);
 
-// The SDK's own copy of `t`'s FLOAT32 `data`, bound with free_aftercompile (TensorImpl::given).
-TensorRef givenCopy(const TensorImpl& t, const float* data);
+// The SDK's own copy of `t`'s FLOAT32 `data`, bound with free_aftercompile
+// (TensorImpl::given); `data` is the caller's buffer, which is then only fit to be freed.
+TensorRef givenCopy(const TensorImpl& t, float* data);
 
 // Drops a const's data bound with free_aftercompile (TensorImpl::given), once every op of
 // the compile that reads it is compiled and will not be rebuilt; nothing if it has none.

@@ -144,22 +144,28 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
       for (std::size_t i = 0; i < n; ++i) t.data[i] = static_cast<float>(q[i]);
     } else {
       std::vector<float>().swap(t.data);
-      if (free_aftercompile) {
-        t.given = givenCopy(t, static_cast<const float*>(cpu_tensor_ptr));
-        t.owned_copy = t.given;
-      } else {
-        t.borrowed = static_cast<const float*>(cpu_tensor_ptr);
-      }
+      t.borrowed = static_cast<const float*>(cpu_tensor_ptr);
     }
     t.bound = true;
     return CNML_STATUS_SUCCESS;
   });
-  const cnmlStatus_t result = logged(status, "cnmlBindConstData_V2", [&](Call& c) {
+  cnmlStatus_t result = logged(status, "cnmlBindConstData_V2", [&](Call& c) {
     c.handle(tensor).hostData(cpu_tensor_ptr, n * dtypeSize(tensor->impl->dtype))
         .value(free_aftercompile);
   });
-  // Copied or decoded, the buffer is needed no more; the log above read it.
-  if (result == CNML_STATUS_SUCCESS && free_aftercompile) std::free(cpu_tensor_ptr);
+  if (result != CNML_STATUS_SUCCESS || !free_aftercompile) return result;
+  // The log has read the buffer: the SDK takes FLOAT32 data into a const of its own (decoded
+  // data needs it no more) and frees it.
+  if (t.dtype == CNML_DATA_FLOAT32) {
+    result = guarded(CNML_STATUS_BADALLOC, [&] {
+      t.given = givenCopy(t, static_cast<float*>(cpu_tensor_ptr));
+      t.owned_copy = t.given;
+      return CNML_STATUS_SUCCESS;
+    });
+    t.borrowed = nullptr;
+    t.bound = result == CNML_STATUS_SUCCESS;
+  }
+  std::free(cpu_tensor_ptr);
   return result;
 }
 

@@ -103,7 +103,19 @@ class DnnlOp : public BackendOp {
   // in the running thread's workspace for one no other op shares (it holds a value only
   // while this op runs, so a session holds the largest op's, not every op's), its own for
   // one a link or a write-over shares.
-  void settle() override {
+  void settle() override { settleLeaving(false); }
+
+  // The same, leaving the buffers a link or a write-over shares to the fusion.
+  std::vector<Held> settleInFusion() override { return settleLeaving(true); }
+
+  void placeHeld(const void* id, void* at) override {
+    for (std::vector<Port>* ports : {&ins_, &outs_})
+      for (Port& p : *ports)
+        if (p.inner && p.inner.get() == id) p.inner.set_data_handle(at);
+  }
+
+  std::vector<Held> settleLeaving(bool shared) {
+    std::vector<Held> held;
     rebuild_ = nullptr;
     transient_.clear();
     transient_floats_ = 0;
@@ -112,7 +124,10 @@ class DnnlOp : public BackendOp {
       for (std::size_t i = 0; i < ports.size(); ++i) {
         Port& p = ports[i];
         if (!p.reordered || p.kept || p.linked || p.arg == kNoArg) {
-          ownBuffer(p.inner);
+          if (shared && (p.kept || p.linked) && p.inner && !p.inner.get_data_handle())
+            held.push_back({p.inner.get(), p.inner.get_desc().get_size()});
+          else
+            ownBuffer(p.inner);
           continue;
         }
         const std::size_t floats = lineFloats((p.inner.get_desc().get_size() + 3) / 4);
@@ -120,6 +135,7 @@ class DnnlOp : public BackendOp {
         transient_floats_ += floats;
       }
     }
+    return held;
   }
 
   // Gives `m` (a port's inner memory, built without one) a buffer of this op's, unless it
@@ -193,6 +209,7 @@ class DnnlOp : public BackendOp {
   std::vector<Transient> transient_;
   std::size_t transient_floats_ = 0;
   std::vector<AlignedBuffer> owned_;  // the shared ports' buffers (ownBuffer)
+  std::vector<TensorRef> in_place_;  // consts read in the SDK's own copy (addConstInPlace)
   // The same chain built another way (backendLink, backendWriteOver), and how it was.
   std::function<std::unique_ptr<DnnlOp>(const Build&)> rebuild_;
   Build built_;
@@ -233,6 +250,13 @@ class DnnlOp : public BackendOp {
                         dnnl::reorder(), false});
   }
   void addOutput(int arg, const memory::desc& md) { addPort(false, arg, md, md); }
+
+  // A const the primitive reads in its plain layout where the SDK holds it: the op keeps
+  // that copy alive instead of making one of its own.
+  void addConstInPlace(int arg, const memory::desc& md, const TensorRef& t) {
+    args_[arg] = memory(md, cpuEngine(), const_cast<float*>(t->data.data()));
+    in_place_.push_back(t);
+  }
 
   // A const in the primitive's layout: reordered once, here, straight from `data` (a copy
   // of its own only when no reorder is needed), so that a large filter is never held twice
@@ -679,6 +703,8 @@ std::unique_ptr<DnnlOp> makeConv(const OpDesc& d, const std::vector<const OpDesc
   return op;
 }
 
+constexpr memory::dim kInPlaceFilterBytes = memory::dim{128} << 20;
+
 std::unique_ptr<DnnlOp> makeMlp(const OpDesc& d, const std::vector<const OpDesc*>& chain,
                                 int threads) {
   const memory::dim n = d.inputs[0].dims[0];
@@ -691,15 +717,23 @@ std::unique_ptr<DnnlOp> makeMlp(const OpDesc& d, const std::vector<const OpDesc*
   const memory::desc src({n, k}, DT::f32, Tag::ab), dst({n, co}, DT::f32, Tag::ab);
   const memory::desc user_w({co, k}, DT::f32, Tag::oi), bias_md({co}, DT::f32, Tag::a);
   const bool bias = folded || (d.consts.size() > 1 && d.consts[1]);
+  // A filter this large is read in place, in its plain layout: a reordered copy would hold
+  // it twice while the op builds (VGG's fc6: 411 MB), and at batch 1 a product this large
+  // is bound by memory bandwidth in either layout (oneDNN's gemm and brgemm kernels run it
+  // at the same speed).
+  const bool in_place = !folded && n == 1 && co * k * 4 >= kInPlaceFilterBytes;
   const dnnl::inner_product_forward::primitive_desc pd(
       cpuEngine(), dnnl::prop_kind::forward_inference, src,
-      memory::desc({co, k}, DT::f32, Tag::any), bias ? bias_md : memory::desc(), dst,
-      attrOf(post));
+      in_place ? user_w : memory::desc({co, k}, DT::f32, Tag::any),
+      bias ? bias_md : memory::desc(), dst, attrOf(post));
   auto op = std::make_unique<DnnlOp>(threads);
   op->prim_ = dnnl::inner_product_forward(pd);
   op->addInput(DNNL_ARG_SRC, src);
-  op->addConst(DNNL_ARG_WEIGHTS, user_w, folded ? fold.weights : d.consts[0]->data,
-               pd.weights_desc());
+  if (in_place)
+    op->addConstInPlace(DNNL_ARG_WEIGHTS, user_w, d.consts[0]);
+  else
+    op->addConst(DNNL_ARG_WEIGHTS, user_w, folded ? fold.weights : d.consts[0]->data,
+                 pd.weights_desc());
   if (bias) op->addConst(DNNL_ARG_BIAS, bias_md, folded ? fold.bias : d.consts[1]->data, bias_md);
   bindPostOps(*op, post);
   op->addOutput(DNNL_ARG_DST, dst);
