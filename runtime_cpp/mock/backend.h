@@ -26,6 +26,10 @@ class BackendOp {
   // Called once nothing will link to or rebuild the op any more (the fusion made its links;
   // a base op at once): it may drop what only a rebuild needed, such as the plain weights.
   virtual void settle() {}
+  // Whether the fusion may still rebuild the op after its own links are made, as the
+  // producer of a value whose last reader is linked (backendSkipDense): then it keeps the
+  // weights a rebuild reads until then.
+  virtual bool rebuiltAsProducer() const { return false; }
 
   // A buffer of the backend's that values passed between a fusion's steps live in (a
   // link's, which a write-over may fill with the next value): an identity every op sharing

@@ -195,10 +195,11 @@ Gate gateAt(const cnmlFusionOp& f, std::size_t j, const Slot& value) {
 // has its step), the producer skips the dense copy (backendSkipDense) and a last reader
 // reading it once may overwrite it (backendWriteOver). Links and write-overs rebuild the
 // reader, the step just prepared; skipping the dense copy may rebuild the producer (an int8
-// one requantising for its readers). So a step is final, and the consts bound with
-// free_aftercompile that only final steps read are freed (releaseGiven), once its own
-// inputs are linked and every value it passes on has its last reader: a fusion of a whole
-// network never holds the callers' plain weights beside all of its compiled ones.
+// one requantising for its readers: BackendOp::rebuiltAsProducer). So a step is final, and
+// the consts bound with free_aftercompile that only final steps read are freed
+// (releaseGiven), once its own inputs are linked and, if it may be rebuilt as a producer,
+// every value it passes on has its last reader: a fusion of a whole network never holds
+// the callers' plain weights beside all of its compiled ones.
 class StepLinker {
  public:
   StepLinker(const cnmlFusionOp& f, const std::vector<std::unique_ptr<PreparedOp>>& steps,
@@ -230,7 +231,7 @@ class StepLinker {
       const Slot& slot = out_slots_[m][o];
       if (slot.kind != Slot::kScratch || !steps_[m]->backend) continue;
       values_[slot.index] = {m, static_cast<int>(o), true, true};
-      ++open_values_[m];
+      if (steps_[m]->backend->rebuiltAsProducer()) ++open_values_[m];
       if (readersTaken(slot.index)) close(slot.index, 0, 0);  // nothing reads it
     }
     finish(m);
@@ -291,8 +292,10 @@ class StepLinker {
         backendWriteOver(producer, v.output, *steps_.back()->backend, input);
     }
     v.tracked = false;
-    --open_values_[v.producer];
-    finish(v.producer);
+    if (producer.rebuiltAsProducer()) {
+      --open_values_[v.producer];
+      finish(v.producer);
+    }
   }
 
   // Frees what only rebuilding step `k` needed, once it is final.

@@ -447,6 +447,7 @@ class ConvertingOp : public BackendOp {
     return (int8_ ? "int8 " : "fp16 ") + primitiveName(prim_);
   }
   void settle() override { rebuild_ = nullptr; }  // its copies of the chain's weights
+  bool rebuiltAsProducer() const override { return int8_; }  // requantize()
 
   void run(const void* const* inputs, void* const* outputs) override {
     ThreadScope scope(threads_);

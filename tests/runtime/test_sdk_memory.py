@@ -6,12 +6,15 @@ memory ends at the device profile's dram_bytes."""
 from __future__ import annotations
 
 import ctypes as C
+import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import mock_sdk as m
 from paleozoic import _runtime
+from paleozoic.sdk import runtime_module, sdk_available
 
 F32 = np.float32
 SHAPE = (1, 16, 32, 32)
@@ -132,6 +135,53 @@ def test_a_base_op_compile_spends_what_was_handed_over(rng):
     again = m.create("cnmlCreateScaleOp", m.tensor(x.shape, m.FLOAT32),
                      m.tensor(x.shape, m.FLOAT32), a, b)
     assert m.call("cnmlCompileBaseOp", again, m.MLU100, 1) == m.INVALIDARG
+
+
+def _onednn_driver():
+    """mock_sdk's ctypes driver over the oneDNN SDK's shared object."""
+    spec = importlib.util.spec_from_file_location("onednn_sdk_memory", m.__file__)
+    module = importlib.util.module_from_spec(spec)
+    module.SDK_LIBRARY = runtime_module("onednn").__file__
+    spec.loader.exec_module(module)
+    return module
+
+
+def _residual_convs(sdk, n: int, x: np.ndarray, rng) -> tuple[np.ndarray, int]:
+    """n 3x3 convolutions one after another, the first one's value added to the last's:
+    (the output, the fusion's scratch bytes)."""
+    c = x.shape[1]
+    values = [sdk.tensor(x.shape, sdk.FLOAT32) for _ in range(n + 2)]
+    ops = []
+    for i in range(n):
+        w = (rng.standard_normal((c, c, 3, 3)) / np.sqrt(9 * c)).astype(F32)
+        ops.append(sdk.create("cnmlCreateConvOp", sdk.conv_param(pads=(1, 1, 1, 1)),
+                              values[i], values[i + 1], sdk.const(w, sdk.FLOAT32, sdk.FILTER),
+                              sdk.const(np.zeros(c, F32), sdk.FLOAT32)))
+    ops.append(sdk.create("cnmlCreateAddOp", values[1], values[n], values[n + 1]))
+    scratch: list[int] = []
+    (y,) = sdk.run_fused(ops, [(values[0], x)], [(values[n + 1], x.shape, F32)],
+                         scratch=scratch)
+    return y, scratch[0]
+
+
+@pytest.mark.skipif(not sdk_available("onednn"), reason="the oneDNN SDK is not built")
+def test_onednn_links_live_in_the_fusion_arena_by_lifetime():
+    # Convolutions pass their values in oneDNN's blocked layout (links): those buffers are
+    # planned with the fusion's scratch values, so a longer chain needs no more bytes, and
+    # the first value, read again at the end, is never overwritten meanwhile.
+    onednn = _onednn_driver()
+    x = np.random.default_rng(1).standard_normal((1, 16, 24, 24)).astype(F32)
+    results = {}
+    for n in (4, 8):
+        y, scratch = _residual_convs(onednn, n, x, np.random.default_rng(n))
+        expect, _ = _residual_convs(m, n, x, np.random.default_rng(n))
+        np.testing.assert_allclose(y, expect, rtol=1e-4, atol=1e-4 * np.abs(expect).max())
+        results[n] = scratch
+    value = x.nbytes
+    assert results[4] == results[8], results
+    # Dense values alive at once, and the blocked ones beside them (before, the blocked
+    # buffers were outside the arena, one per link).
+    assert results[8] > 3 * value, results
 
 
 def test_cnrt_malloc_fails_past_the_profiles_device_memory(tmp_path: Path):
