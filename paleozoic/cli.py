@@ -1,4 +1,4 @@
-"""The `paleozoic` command line: compile, build, verify, inspect, space, tune, calibrate,
+"""The `paleozoic` command line: compile, build, verify, inspect, prune, space, tune, calibrate,
 debug, prefix."""
 
 from __future__ import annotations
@@ -200,12 +200,25 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def _cmd_inspect(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from paleozoic.frontend.prune import sparsity_of
     from paleozoic.ir import Model
     from paleozoic.ir.memory import plan_memory
     from paleozoic.ops import KINDS
     from paleozoic.pipeline import load_queue, resolve_plan
 
     queue = load_queue(args.model, **_shapes(args))
+
+    def zeros(layer) -> str:
+        # How sparse a pruned model's filters are (`paleozoic prune`, or torch.ao.pruning,
+        # whose exports are dense tensors with zeros): all zeros, then zero output-channel
+        # pairs, what the SDK's sparse mode skips.
+        if "weight" not in layer.weights:
+            return ""
+        sparsity = sparsity_of(queue.weights[layer.weights["weight"]], 0)
+        if layer.kind not in ("Conv", "FullyConnected") or layer.op.attrs.get("groups", 1) != 1:
+            return f"{sparsity.zeros:.0%}"
+        return f"{sparsity.zeros:.0%} ({sparsity.pairs:.0%})"
+
     rows = []
     total_macs = total_params = 0
     for layer in queue.layers:
@@ -218,8 +231,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         total_params += params
         out_bytes = int(np.prod(out)) * np.dtype(queue.tensors[layer.output].dtype).itemsize
         rows.append((layer.name, layer.kind, " ".join(str(list(s)) for s in ins),
-                     str(list(out)), f"{out_bytes:,}", f"{macs:,}", f"{params:,}"))
-    headers = ("layer", "kind", "inputs", "output", "output bytes", "MACs", "params")
+                     str(list(out)), f"{out_bytes:,}", f"{macs:,}", f"{params:,}",
+                     zeros(layer)))
+    headers = ("layer", "kind", "inputs", "output", "output bytes", "MACs", "params",
+               "zeros (pairs)")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
     for row in rows:
@@ -229,6 +244,42 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         memory = plan_memory(Model.build(queue, resolve_plan(queue, plan)))
         print(f"memory under {plan}: weights {_mb(memory.weights_bytes)}, arena "
               f"{_mb(memory.arena_bytes)} (lower bound {_mb(memory.lower_bound_bytes)})")
+    return 0
+
+
+def _cmd_prune(args: argparse.Namespace) -> int:
+    import os
+    import tempfile
+
+    import onnx
+
+    from paleozoic.errors import OutputExistsError
+    from paleozoic.frontend.loader import load_onnx
+    from paleozoic.frontend.prune import parse_sparsity, prune
+
+    out = Path(args.output)
+    if out.exists() and not args.force:
+        raise OutputExistsError(f"{out}: exists; choose another file or pass --force to "
+                                f"replace it")
+    default, per_layer = parse_sparsity(args.sparsity)
+    loaded = load_onnx(args.model)
+    model, report = prune(loaded, default, per_layer, args.pattern)
+    # Written beside the target and renamed: an interrupted write leaves no half a model.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    os.close(fd)
+    try:
+        onnx.save_model(model, tmp)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    print(f"{'layer':<40} {'op':<7} {'asked':>6} {'zeros before':>13} {'zeros after':>12} "
+          f"{'zero pairs':>11}")
+    for row in report:
+        print(f"{row.target.node:<40} {row.target.op_type:<7} {row.sparsity:>6.2f} "
+              f"{row.before.zeros:>12.1%} {row.after.zeros:>12.1%} {row.after.pairs:>11.1%}")
+    print(f"{len(report)} layer(s) pruned ({args.pattern}); wrote {out}")
     return 0
 
 
@@ -613,6 +664,20 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="the .onnx file")
     _add_shape_options(p)
     p.set_defaults(func=_cmd_inspect)
+
+    p = sub.add_parser("prune", help="zero the smallest weights of convolutions and fully "
+                       "connected layers, for the SDK's sparse mode; write a new .onnx")
+    p.add_argument("model", help="the .onnx file")
+    p.add_argument("--sparsity", required=True, metavar="S|LAYER=S,...",
+                   help="fraction of weights (pairs) to zero: one value for every layer, "
+                        "LAYER=S for one node (by ONNX node name), or both, comma separated")
+    p.add_argument("--pattern", choices=["pairs", "unstructured"], default="pairs",
+                   help="pairs: output channels 2i and 2i+1 zeroed together at each input "
+                        "channel and kernel position, as Cambricon's tools prune for the "
+                        "MLU100's sparse mode (default); unstructured: single weights")
+    p.add_argument("-o", "--output", required=True, help="the pruned .onnx to write")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.set_defaults(func=_cmd_prune)
 
     p = sub.add_parser("space", help="size of the plan search space (paper Eq. 3) for a model")
     p.add_argument("model", help="the .onnx file")

@@ -205,7 +205,7 @@ class StepLinker {
   StepLinker(const cnmlFusionOp& f, const std::vector<std::unique_ptr<PreparedOp>>& steps,
              const std::vector<std::vector<Slot>>& in_slots,
              const std::vector<std::vector<Slot>>& out_slots, const std::vector<bool>& taken)
-      : f_(f), steps_(steps), in_slots_(in_slots), out_slots_(out_slots), taken_(taken),
+      : steps_(steps), in_slots_(in_slots), out_slots_(out_slots), taken_(taken),
         values_(f.scratch_sizes.size()), op_readers_(f.scratch_sizes.size()),
         given_of_(f.ops.size()) {
     for (std::size_t op = 0; op < f.ops.size(); ++op) {
@@ -300,7 +300,7 @@ class StepLinker {
 
   // Frees what only rebuilding step `k` needed, once it is final.
   void finish(std::size_t k) {
-    if (open_values_[k] != 0 || k >= step_ops_.size() || done_.count(k)) return;
+    if (open_values_[k] != 0 || done_.count(k)) return;
     done_.insert(k);
     for (std::size_t op : step_ops_[k])
       for (const TensorRef& t : given_of_[op]) {
@@ -312,7 +312,6 @@ class StepLinker {
       }
   }
 
-  const cnmlFusionOp& f_;
   const std::vector<std::unique_ptr<PreparedOp>>& steps_;
   const std::vector<std::vector<Slot>>& in_slots_;
   const std::vector<std::vector<Slot>>& out_slots_;

@@ -703,7 +703,7 @@ std::unique_ptr<DnnlOp> makeConv(const OpDesc& d, const std::vector<const OpDesc
   return op;
 }
 
-constexpr memory::dim kInPlaceFilterBytes = memory::dim{128} << 20;
+constexpr memory::dim kInPlaceFilterBytes = memory::dim{64} << 20;
 
 std::unique_ptr<DnnlOp> makeMlp(const OpDesc& d, const std::vector<const OpDesc*>& chain,
                                 int threads) {
@@ -719,8 +719,8 @@ std::unique_ptr<DnnlOp> makeMlp(const OpDesc& d, const std::vector<const OpDesc*
   const bool bias = folded || (d.consts.size() > 1 && d.consts[1]);
   // A filter this large is read in place, in its plain layout: a reordered copy would hold
   // it twice while the op builds (VGG's fc6: 411 MB), and at batch 1 a product this large
-  // is bound by memory bandwidth in either layout (oneDNN's gemm and brgemm kernels run it
-  // at the same speed).
+  // is bound by memory bandwidth in either layout (oneDNN's gemm against its brgemm on 2
+  // cores: VGG's and AlexNet's fc6 10-15% faster plain, their 64-MB fc7 about 10% slower).
   const bool in_place = !folded && n == 1 && co * k * 4 >= kInPlaceFilterBytes;
   const dnnl::inner_product_forward::primitive_desc pd(
       cpuEngine(), dnnl::prop_kind::forward_inference, src,

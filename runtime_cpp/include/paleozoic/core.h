@@ -253,11 +253,11 @@ class ConstTensor {
   // reads them when it builds its ops, a host layer when it runs.
   const MallocBuffer<float>& values() const { return data_; }
   // Binds the values to the SDK as FLOAT32 or FLOAT16, or as INT8 quantised per output
-  // channel (axis 0) with `channels` (one entry per channel). `hand_over`: for an op that
-  // compiles once, into a fusion, and a layer that no longer reads the values: the SDK
-  // takes the buffer (free_aftercompile) and frees it as soon as the compiled op holds its
-  // own form, so a fused block never holds its plain weights beside its compiled ones; the
-  // tensor cannot be bound again.
+  // channel (axis 0) with `channels` (one entry per channel). `hand_over`: for an op built
+  // to compile, once (fused into its block, or alone), of a layer that no longer reads the
+  // values: the SDK takes the buffer (free_aftercompile) and frees it as soon as the
+  // compiled op holds its own form, so a block never holds its plain weights beside its
+  // compiled ones; the tensor cannot be bound again.
   void bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* channels = nullptr,
               bool hand_over = false);
   // After the ops using it are compiled: frees values(), the converted copy and the SDK's
@@ -372,7 +372,7 @@ class Layer {
   virtual bool onHost() const { return false; }
   // A layer that derives its SDK weights from its own on the host while it builds its ops
   // (a recurrent layer's per-direction filters) keeps them until its block is compiled;
-  // others hand theirs to the SDK when fused (ConstTensor::bindAs).
+  // others hand theirs to the SDK as their op is built to compile (ConstTensor::bindAs).
   virtual bool readsHostWeights() const { return false; }
 
   // The precision the layer computes in; set before its op is built (Block::compile does).
@@ -404,8 +404,9 @@ class Layer {
   // cnmlBindConstData); a host layer keeps its constants, which it reads at run time.
   // After it the layer cannot be compiled again at another precision.
   void releaseHostWeights();
-  // Reads the weights configured with views that read at compile (ConstTensor::bindLater);
-  // Block::compile calls it before building the layer's ops.
+  // Reads the weights configured with views that read at compile (ConstTensor::bindLater).
+  // Building an op reads its layer's (ConstTensor::bindAs); Block::compile calls it for a
+  // host layer, which reads them as it runs.
   void loadWeights();
 
  protected:
