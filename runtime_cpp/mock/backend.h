@@ -30,6 +30,9 @@ class BackendOp {
   // producer of a value whose last reader is linked (backendSkipDense): then it keeps the
   // weights a rebuild reads until then.
   virtual bool rebuiltAsProducer() const { return false; }
+  // Called once the fusion will not rebuild the op any more (before settle()): it drops what
+  // only a rebuild needed, such as its records of the chain's weights.
+  virtual void dropRebuild() {}
 
   // A buffer of the backend's that values passed between a fusion's steps live in (a
   // link's, which a write-over may fill with the next value): an identity every op sharing

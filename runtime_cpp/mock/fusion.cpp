@@ -302,6 +302,7 @@ class StepLinker {
   void finish(std::size_t k) {
     if (open_values_[k] != 0 || done_.count(k)) return;
     done_.insert(k);
+    if (steps_[k]->backend) steps_[k]->backend->dropRebuild();
     for (std::size_t op : step_ops_[k])
       for (const TensorRef& t : given_of_[op]) {
         auto left = readers_left_.find(t);

@@ -168,6 +168,21 @@ TensorRef givenCopy(const TensorImpl& t, float* data) {
   return copy;
 }
 
+TensorRef givenDecoded(TensorImpl& t) {
+  std::vector<float> data = std::move(t.data);
+  std::vector<std::int8_t> q = std::move(t.q);
+  t.data.clear();
+  t.q.clear();
+  auto copy = std::make_shared<TensorImpl>(t);
+  copy->data = std::move(data);
+  copy->q = std::move(q);
+  copy->bound = true;
+  copy->frozen = false;
+  copy->owned_copy.reset();
+  copy->given.reset();
+  return copy;
+}
+
 void releaseGiven(TensorImpl& t) {
   if (!t.given) return;
   t.given.reset();

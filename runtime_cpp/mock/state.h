@@ -60,8 +60,9 @@ struct TensorImpl {
   // The copy ownBorrowedConsts made of `borrowed`, shared by every op that reads this
   // binding (an LSTM's cells, one op per time step, read the same weights).
   std::weak_ptr<TensorImpl> owned_copy;
-  // FLOAT32 data bound with free_aftercompile: copied at bind into a const of the SDK's own
-  // (the caller's buffer is freed there), which ops read as they read `owned_copy`; held
+  // Data bound with free_aftercompile: FLOAT32 copied, FLOAT16 and INT8 decoded at bind
+  // into a const of the SDK's own (the caller's buffer is freed there), which ops read as
+  // they read `owned_copy`; held
   // until the compile reading it is done with it (releaseGiven). The const is then spent:
   // an op compiled later cannot read it (constsBound).
   std::shared_ptr<TensorImpl> given;
@@ -234,6 +235,10 @@ OpDesc borrowingCopy(const OpDesc& op);
 // for a compiled op that holds its weights in another form (a backend's reordered copy,
 // packed GEMM panels), so that it does not keep the plain copy alive too.
 void stripConstData(OpDesc& op);
+
+// `t`'s decoded FLOAT16 or INT8 data (`data`, `q`) moved into a const of its own, for a
+// binding with free_aftercompile (TensorImpl::given), so that it goes with the compile.
+TensorRef givenDecoded(TensorImpl& t);
 
 // The SDK's own copy of `t`'s FLOAT32 `data`, bound with free_aftercompile
 // (TensorImpl::given); `data` is the caller's buffer, which is then only fit to be freed.

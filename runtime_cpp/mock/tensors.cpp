@@ -155,16 +155,15 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
   });
   if (result != CNML_STATUS_SUCCESS || !free_aftercompile) return result;
   // The log has read the buffer: the SDK takes FLOAT32 data into a const of its own (decoded
-  // data needs it no more) and frees it.
-  if (t.dtype == CNML_DATA_FLOAT32) {
-    result = guarded(CNML_STATUS_BADALLOC, [&] {
-      t.given = givenCopy(t, static_cast<float*>(cpu_tensor_ptr));
-      t.owned_copy = t.given;
-      return CNML_STATUS_SUCCESS;
-    });
-    t.borrowed = nullptr;
-    t.bound = result == CNML_STATUS_SUCCESS;
-  }
+  // data is in one already), frees the buffer, and drops that const with the compile.
+  result = guarded(CNML_STATUS_BADALLOC, [&] {
+    t.given = t.dtype == CNML_DATA_FLOAT32 ? givenCopy(t, static_cast<float*>(cpu_tensor_ptr))
+                                           : givenDecoded(t);
+    t.owned_copy = t.given;
+    return CNML_STATUS_SUCCESS;
+  });
+  t.borrowed = nullptr;
+  t.bound = result == CNML_STATUS_SUCCESS;
   std::free(cpu_tensor_ptr);
   return result;
 }

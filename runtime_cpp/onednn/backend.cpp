@@ -104,6 +104,7 @@ class DnnlOp : public BackendOp {
   // while this op runs, so a session holds the largest op's, not every op's), its own for
   // one a link or a write-over shares.
   void settle() override { settleLeaving(false); }
+  void dropRebuild() override { rebuild_ = nullptr; }
 
   // The same, leaving the buffers a link or a write-over shares to the fusion.
   std::vector<Held> settleInFusion() override { return settleLeaving(true); }

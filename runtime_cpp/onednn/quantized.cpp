@@ -307,6 +307,7 @@ class HalfOp : public BackendOp {
 
   std::string describe() const override { return "fp16 via " + inner_->describe(); }
   void settle() override { inner_->settle(); }
+  void dropRebuild() override { inner_->dropRebuild(); }
 
   void run(const void* const* inputs, void* const* outputs) override {
     std::vector<const void*> in(in32_.size());
@@ -448,6 +449,7 @@ class ConvertingOp : public BackendOp {
   }
   void settle() override { rebuild_ = nullptr; }  // its copies of the chain's weights
   bool rebuiltAsProducer() const override { return int8_; }  // requantize()
+  void dropRebuild() override { rebuild_ = nullptr; }
 
   void run(const void* const* inputs, void* const* outputs) override {
     ThreadScope scope(threads_);
