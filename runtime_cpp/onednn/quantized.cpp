@@ -306,8 +306,15 @@ class HalfOp : public BackendOp {
   }
 
   std::string describe() const override { return "fp16 via " + inner_->describe(); }
-  void settle() override { inner_->settle(); }
-  void dropRebuild() override { inner_->dropRebuild(); }
+  // The chain's records (its consts in fp32) only serve a rebuild that reads channels-last.
+  void settle() override {
+    chain_.reset();
+    inner_->settle();
+  }
+  void dropRebuild() override {
+    chain_.reset();
+    inner_->dropRebuild();
+  }
 
   void run(const void* const* inputs, void* const* outputs) override {
     std::vector<const void*> in(in32_.size());
