@@ -214,8 +214,9 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         # pairs, what the SDK's sparse mode skips.
         if "weight" not in layer.weights:
             return ""
-        sparsity = sparsity_of(queue.weights[layer.weights["weight"]], 0)
-        if layer.kind not in ("Conv", "FullyConnected") or layer.op.attrs.get("groups", 1) != 1:
+        kind = KINDS[layer.kind]
+        sparsity = sparsity_of(queue.weights[layer.weights["weight"]], kind.weight_channel_axis)
+        if not kind.sparse_mode or layer.op.attrs.get("groups", 1) != 1:
             return f"{sparsity.zeros:.0%}"
         return f"{sparsity.zeros:.0%} ({sparsity.pairs:.0%})"
 

@@ -56,7 +56,7 @@ def conv_macs(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 CONV = LayerKind(
     name="Conv", cpp_class="pz::ConvLayer", template="conv", binding="conv",
     shape=conv_shape, macs=conv_macs, weight_roles=("weight",), optional_roles=("bias",),
-    attrs=ConvAttrs, int8_mode=True,
+    attrs=ConvAttrs, int8_mode=True, sparse_mode=True,
 )
 
 

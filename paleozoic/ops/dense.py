@@ -78,7 +78,7 @@ def softmax_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 FULLY_CONNECTED = LayerKind(
     name="FullyConnected", cpp_class="pz::FullyConnectedLayer", template="fully_connected",
     binding="fully_connected", shape=fc_shape, macs=fc_macs, weight_roles=("weight",),
-    optional_roles=("bias",), attrs=FullyConnectedAttrs, int8_mode=True)
+    optional_roles=("bias",), attrs=FullyConnectedAttrs, int8_mode=True, sparse_mode=True)
 # Two activations, numpy-broadcast batch dims (ONNX MatMul). No int8 mode: in an int8
 # block it computes in fp16 (both operands are activations, without a calibrated filter).
 BATCH_DOT = LayerKind(name="BatchDot", cpp_class="pz::BatchDotLayer", template="batch_dot",

@@ -57,6 +57,9 @@ class LayerKind:
     # The SDK op has an int8 compute mode (int8 input and filter, int32 accumulation); in an
     # int8 block the other kinds compute in fp16.
     int8_mode: bool = False
+    # The SDK has a sparse mode for the op (cnmlSparseMode_t: convolution and MLP), which
+    # skips pairs of zero output-channel weights along weight_channel_axis (one group only).
+    sparse_mode: bool = False
     # The kind's attributes as a dataclass: names, types and defaults, written once.
     attrs: type = NoAttrs
     # Computed on the host CPU inside the session (paleozoic.ops.host), never in an F-Block
