@@ -70,9 +70,10 @@ bool backendCanAppend(const std::vector<const OpDesc*>& chain, const OpDesc& nex
 // the backend may hand the value over in its own layout (oneDNN's blocked layouts) instead
 // of the dense buffer the fusion passes both; true when it does. When every reader of a
 // value nothing outside the fusion sees was linked, backendSkipDense(producer, output)
-// lets the producer leave the dense buffer unwritten.
+// lets the producer leave the dense buffer unwritten; true when it does, and no step touches
+// that buffer any more (the fusion then gives the value no bytes of its arena).
 bool backendLink(BackendOp& producer, int output, BackendOp& consumer, int input);
-void backendSkipDense(BackendOp& producer, int output);
+bool backendSkipDense(BackendOp& producer, int output);
 
 // After backendSkipDense: `consumer`, the value's last reader, reads it once, through a
 // link. The backend may have it write its output over the value's buffer (a residual add

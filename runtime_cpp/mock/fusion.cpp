@@ -45,6 +45,9 @@ struct cnmlFusionOp {
   // Scratch values: sizes in floats (enough for any dtype), then each one's offset in the
   // arena once the steps are known.
   std::vector<std::size_t> scratch_sizes, scratch_offsets;
+  // Per scratch value: 1 when it passes between backend steps in the producer's own memory
+  // only (backendSkipDense): its dense buffer takes no bytes, and the steps get null for it.
+  std::vector<char> scratch_unused;
   // Per step: the backend's buffers it shares with other steps (BackendOp::Held), placed
   // in the arena beside the scratch values.
   std::vector<std::vector<BackendOp::Held>> held;
@@ -207,7 +210,7 @@ class StepLinker {
              const std::vector<std::vector<Slot>>& out_slots, const std::vector<bool>& taken)
       : steps_(steps), in_slots_(in_slots), out_slots_(out_slots), taken_(taken),
         values_(f.scratch_sizes.size()), op_readers_(f.scratch_sizes.size()),
-        given_of_(f.ops.size()) {
+        dense_unused_(f.scratch_sizes.size(), 0), given_of_(f.ops.size()) {
     for (std::size_t op = 0; op < f.ops.size(); ++op) {
       for (const Slot& s : f.in_slots[op])
         if (s.kind == Slot::kScratch) op_readers_[s.index].push_back(op);
@@ -222,6 +225,9 @@ class StepLinker {
 
   // After the step at the back of `steps` (ops `members`, the first `used` of them) is
   // prepared.
+  // Per scratch value: 1 when no step touches its dense buffer (backendSkipDense).
+  const std::vector<char>& denseUnused() const { return dense_unused_; }
+
   void stepPrepared(const std::vector<std::size_t>& members, std::size_t used) {
     const std::size_t m = steps_.size() - 1;
     step_ops_.emplace_back(members.begin(), members.begin() + static_cast<std::ptrdiff_t>(used));
@@ -286,7 +292,7 @@ class StepLinker {
     Value& v = values_[value];
     BackendOp& producer = *steps_[v.producer]->backend;
     if (v.all_linked) {
-      backendSkipDense(producer, v.output);
+      dense_unused_[value] = backendSkipDense(producer, v.output);
       // Steps run in order: the last one to read the value may overwrite it.
       if (count == 1)
         backendWriteOver(producer, v.output, *steps_.back()->backend, input);
@@ -319,6 +325,7 @@ class StepLinker {
   const std::vector<bool>& taken_;
   std::vector<Value> values_;                          // per scratch value
   std::vector<std::vector<std::size_t>> op_readers_;   // per scratch value: ops reading it
+  std::vector<char> dense_unused_;                     // per scratch value
   std::vector<std::vector<std::size_t>> step_ops_;     // per step: its ops
   std::vector<int> open_values_;                       // per step: outputs awaiting readers
   std::vector<std::vector<TensorRef>> given_of_;       // per op: its given consts
@@ -427,6 +434,7 @@ void prepareSteps(cnmlFusionOp& f, int threads) {
     out_slots.push_back(f.out_slots[members[used - 1]]);
     links.stepPrepared(members, used);
   }
+  f.scratch_unused = links.denseUnused();
   f.step_of = std::move(step_of);
   f.prepared = std::move(steps);
   f.in_slots = std::move(in_slots);
@@ -472,7 +480,8 @@ void pairRecurrentSteps(cnmlFusionOp& f, int threads) {
 // that reads it, a held buffer from the first step using it to the last (two steps run side
 // by side count as one), and what is alive at the same time never shares bytes; largest
 // first, each at the lowest offset that fits (greedy by size, as the session's own plan).
-// Values a merged step computes and reads itself take no bytes.
+// Values a merged step computes and reads itself take no bytes, nor those the steps pass in
+// the backend's buffers only.
 void placeScratch(cnmlFusionOp& f) {
   const std::size_t n = f.scratch_sizes.size();
   constexpr std::size_t kNone = static_cast<std::size_t>(-1);
@@ -506,6 +515,8 @@ void placeScratch(cnmlFusionOp& f) {
     }
     if (!f.beside_next[k]) ++time;
   }
+  for (std::size_t i = 0; i < n; ++i)
+    if (f.scratch_unused[i]) first[i] = kNone;
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < size.size(); ++i)
     if (first[i] != kNone) order.push_back(i);
@@ -647,6 +658,7 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
         case Slot::kOutput: return outputs[slot.index];
         case Slot::kScratch: break;
       }
+      if (f.scratch_unused[slot.index]) return nullptr;
       return f.arena.data() + f.scratch_offsets[slot.index];
     };
     std::vector<const void*> in;

@@ -1652,11 +1652,13 @@ bool backendWriteOver(BackendOp& producer, int output, BackendOp& consumer, int 
   return adopt(*to, std::move(re), b, input);
 }
 
-void backendSkipDense(BackendOp& producer, int output) {
-  if (auto* from = dynamic_cast<DnnlOp*>(&producer))
-    from->outs_[output].reordered = false;
-  else
-    onednn::skipReducedDense(producer, output);
+bool backendSkipDense(BackendOp& producer, int output) {
+  auto* from = dynamic_cast<DnnlOp*>(&producer);
+  if (!from) return onednn::skipReducedDense(producer, output);
+  // Linked, so reordered: its readers read the inner memory, and the dense user buffer is
+  // neither written nor read.
+  from->outs_[output].reordered = false;
+  return true;
 }
 
 bool backendComputesRecurrent(const OpDesc& op) {

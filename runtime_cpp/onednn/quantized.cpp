@@ -854,12 +854,17 @@ bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input
   return true;
 }
 
-void skipReducedDense(BackendOp& producer, int output) {
-  if (auto* half = dynamic_cast<HalfOp*>(&producer); half && output == 0) half->skipDense();
+bool skipReducedDense(BackendOp& producer, int output) {
+  if (output != 0) return false;
+  if (auto* half = dynamic_cast<HalfOp*>(&producer)) {
+    half->skipDense();
+    return true;
+  }
   auto* from = dynamic_cast<ConvertingOp*>(&producer);
-  if (!from || output != 0) return;
+  if (!from) return false;
   from->skip_dense_ = true;
   from->requantize();
+  return true;
 }
 
 namespace {

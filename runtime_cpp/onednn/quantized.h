@@ -56,7 +56,7 @@ std::unique_ptr<BackendOp> makeReducedOp(const std::vector<const OpDesc*>& chain
 // head's fp32 result read by the next such head (or its post-op operand) in place of the
 // binary16 buffer between them, with the same numbers.
 bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input);
-void skipReducedDense(BackendOp& producer, int output);
+bool skipReducedDense(BackendOp& producer, int output);
 
 }  // namespace onednn
 }  // namespace pz_mock

@@ -11,7 +11,7 @@ bool backendCanAppend(const std::vector<const OpDesc*>&, const OpDesc&) { return
 
 bool backendLink(BackendOp&, int, BackendOp&, int) { return false; }
 
-void backendSkipDense(BackendOp&, int) {}
+bool backendSkipDense(BackendOp&, int) { return false; }
 
 bool backendWriteOver(BackendOp&, int, BackendOp&, int) { return false; }
 
