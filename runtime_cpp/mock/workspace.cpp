@@ -4,8 +4,9 @@
 
 namespace pz_mock {
 
-float* threadWorkspace(std::size_t floats) {
-  thread_local AlignedBuffer buffer;
+float* threadWorkspace(std::size_t floats, int level) {
+  thread_local AlignedBuffer buffers[2];
+  AlignedBuffer& buffer = buffers[level];
   if (buffer.size() < floats) buffer.resize(floats);
   return buffer.data();
 }

@@ -28,8 +28,10 @@ class Scratch {
 inline std::size_t lineFloats(std::size_t floats) { return (floats + 15) / 16 * 16; }
 
 // The calling thread's workspace, grown to at least `floats` (contents not kept): valid
-// until the next call on this thread. Null when floats is 0 and nothing was needed yet.
-float* threadWorkspace(std::size_t floats);
+// until the next call on this thread at the same level. Null when floats is 0 and nothing
+// was needed yet. Level 1 holds an op's buffers around another op it runs meanwhile, which
+// takes level 0 (oneDNN's fp16 path: decoded operands around its fp32 primitive).
+float* threadWorkspace(std::size_t floats, int level = 0);
 
 }  // namespace pz_mock
 

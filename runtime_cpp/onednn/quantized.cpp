@@ -36,8 +36,10 @@
 #include <unordered_map>
 #include <utility>
 
+#include "aligned_buffer.h"
 #include "common.h"
 #include "numerics.h"
+#include "workspace.h"
 
 namespace pz_mock {
 namespace onednn {
@@ -296,13 +298,19 @@ std::vector<const OpDesc*> pointers(const std::vector<OpDesc>& ops) {
 
 // ---- fp16: the fp32 path between binary16 conversions -----------------------------------
 
+// Its decoded inputs, and its fp32 result unless a link reads that, are staged in the
+// thread's workspace at each run (level 1: inner_ takes level 0 for its own buffers), so that
+// a session holds the largest op's instead of every op's.
 class HalfOp : public BackendOp {
  public:
   HalfOp(std::unique_ptr<BackendOp> inner, const std::vector<std::size_t>& in_sizes,
          std::size_t out_size, int threads)
-      : inner_(std::move(inner)), out32_(out_size), threads_(threads) {
-    for (std::size_t n : in_sizes) in32_.emplace_back(n);
-    from_.assign(in32_.size(), nullptr);
+      : inner_(std::move(inner)),
+        in_sizes_(in_sizes),
+        out_size_(out_size),
+        out_own_(out_size),
+        threads_(threads) {
+    from_.assign(in_sizes_.size(), nullptr);
   }
 
   std::string describe() const override { return "fp16 via " + inner_->describe(); }
@@ -310,6 +318,7 @@ class HalfOp : public BackendOp {
   void settle() override {
     chain_.reset();
     inner_->settle();
+    if (!result_read_) out_own_ = AlignedBuffer();
   }
   void dropRebuild() override {
     chain_.reset();
@@ -317,20 +326,25 @@ class HalfOp : public BackendOp {
   }
 
   void run(const void* const* inputs, void* const* outputs) override {
-    std::vector<const void*> in(in32_.size());
-    for (std::size_t i = 0; i < in32_.size(); ++i) {
+    std::size_t floats = out_own_.empty() ? lineFloats(out_size_) : 0;
+    for (std::size_t i = 0; i < in_sizes_.size(); ++i)
+      if (!from_[i]) floats += lineFloats(in_sizes_[i]);
+    float* at = threadWorkspace(floats, 1);
+    std::vector<const void*> in(in_sizes_.size());
+    for (std::size_t i = 0; i < in_sizes_.size(); ++i) {
       if (from_[i]) {
         in[i] = from_[i];
         continue;
       }
-      decode(static_cast<const std::uint16_t*>(inputs[i]), in32_[i].data(), in32_[i].size(),
-             threads_);
-      in[i] = in32_[i].data();
+      decode(static_cast<const std::uint16_t*>(inputs[i]), at, in_sizes_[i], threads_);
+      in[i] = at;
+      at += lineFloats(in_sizes_[i]);
     }
-    void* out = out32_.data();
+    float* out32 = out_own_.empty() ? at : out_own_.data();
+    void* out = out32;
     inner_->run(in.data(), &out);
     if (!skip_dense_)
-      encode(out32_.data(), static_cast<std::uint16_t*>(outputs[0]), out32_.size(), threads_);
+      encode(out32, static_cast<std::uint16_t*>(outputs[0]), out_size_, threads_);
   }
 
   // The fp32 result before its rounding to binary16 (linkReduced): dense, or channels
@@ -340,15 +354,15 @@ class HalfOp : public BackendOp {
       const memory inner = fp32_.inner_output(*inner_, 0, false);
       if (inner) return inner;
     }
-    const memory::desc md({static_cast<memory::dim>(out32_.size())}, DT::f32, Tag::a);
-    return memory(md, cpuEngine(), out32_.data());
+    const memory::desc md({static_cast<memory::dim>(out_size_)}, DT::f32, Tag::a);
+    return memory(md, cpuEngine(), out_own_.data());
   }
 
   // A one-input layout-agnostic chain (pooling, element-wise, ...) whose producer hands
   // over channels last: rebuilt over channels last, it reads that value in place (no
   // transposing encode and decode around it). False, unchanged, otherwise.
   bool readChannelsLast(const memory& value) {
-    if (cl_ || in32_.size() != 1 || !chain_) return false;
+    if (cl_ || in_sizes_.size() != 1 || !chain_) return false;
     ThreadScope scope(threads_);
     std::unique_ptr<BackendOp> re;
     try {
@@ -369,13 +383,16 @@ class HalfOp : public BackendOp {
   }
 
   std::unique_ptr<BackendOp> inner_;
-  std::vector<std::vector<float>> in32_;
-  std::vector<float> out32_;
+  std::vector<std::size_t> in_sizes_;
+  std::size_t out_size_;
+  AlignedBuffer out_own_;  // the fp32 result while a link may read it (result())
   int threads_;
   // Inputs read from a linked producer's dense fp32 result (null: the caller's binary16),
-  // and whether the binary16 output is skipped (backendSkipDense).
+  // whether the binary16 output is skipped (backendSkipDense), and whether a link reads the
+  // fp32 result.
   std::vector<const float*> from_;
   bool skip_dense_ = false;
+  bool result_read_ = false;
   // The chain (FLOAT32 copies) and the fp32 path, to rebuild it over channels last.
   std::shared_ptr<const std::vector<OpDesc>> chain_;
   FloatPath fp32_;
@@ -414,13 +431,18 @@ struct Staged {
   // `inner` is a linked producer's result as this argument takes it (its fp32 value, or
   // the int8 codes a requantising producer writes): nothing to convert.
   bool shared = false;
+  // Its buffers come from the thread's workspace at each run (place()): no other op reads
+  // them.
+  bool transient = false;
   int arg = DNNL_ARG_SRC;
+  // A null `handle`: transient.
   void bind(const memory::desc& user_md, void* handle, const memory::desc& prim_md,
             bool input) {
+    transient = handle == nullptr;
     user = memory(user_md, cpuEngine(), handle);
     inner = user;
     if (user_md == prim_md) return;
-    inner = memory(prim_md, cpuEngine());
+    inner = transient ? memory(prim_md, cpuEngine(), nullptr) : memory(prim_md, cpuEngine());
     const memory::dims d = user_md.get_dims();
     if (d.size() == 4 && prim_md == memory::desc(d, prim_md.get_data_type(), Tag::acdb)) {
       route = kChannelsLast;
@@ -434,6 +456,36 @@ struct Staged {
   T* innerData() const {
     return static_cast<T*>(inner.get_data_handle());
   }
+
+  // Makes its own buffers transient (the op's result, once no link reads it).
+  void release() {
+    transient = true;
+    const bool same = inner.get() == user.get();
+    user = memory(user.get_desc(), cpuEngine(), nullptr);
+    inner = same ? user : memory(inner.get_desc(), cpuEngine(), nullptr);
+  }
+  // What place() takes: the dense buffer unless the route converts straight into the
+  // primitive's channels-last layout, and the primitive's when it is another.
+  std::size_t transientFloats() const {
+    if (!transient || shared) return 0;
+    std::size_t n = 0;
+    if (route != kChannelsLast) n += lineFloats(floatsOf(user));
+    if (route != kDirect) n += lineFloats(floatsOf(inner));
+    return n;
+  }
+  float* place(float* at) {
+    if (!transient || shared) return at;
+    if (route != kChannelsLast) {
+      user.set_data_handle(at);  // and inner, the same memory, on the direct route
+      at += lineFloats(floatsOf(user));
+    }
+    if (route != kDirect) {
+      inner.set_data_handle(at);
+      at += lineFloats(floatsOf(inner));
+    }
+    return at;
+  }
+  static std::size_t floatsOf(const memory& m) { return (m.get_desc().get_size() + 3) / 4; }
 };
 
 // How an int8 conv is built for its links: writing the int8 codes of readers that quantise
@@ -454,24 +506,33 @@ class ConvertingOp : public BackendOp {
   std::string describe() const override {
     return (int8_ ? "int8 " : "fp16 ") + primitiveName(prim_);
   }
-  void settle() override { rebuild_ = nullptr; }  // its copies of the chain's weights
+  // Drops its copies of the chain's weights, and stages the result in the thread's workspace
+  // unless a link reads it.
+  void settle() override {
+    rebuild_ = nullptr;
+    if (readers_.empty() && !operand_reader_ && !dst_.transient) {
+      dst_.release();
+      args_[DNNL_ARG_DST] = dst_.inner;
+      dst_own_ = AlignedBuffer();
+    }
+  }
   bool rebuiltAsProducer() const override { return int8_; }  // requantize()
   void dropRebuild() override { rebuild_ = nullptr; }
 
   void run(const void* const* inputs, void* const* outputs) override {
     ThreadScope scope(threads_);
+    placeStaging();
     const auto* x = static_cast<const std::uint16_t*>(inputs[0]);
     if (int8_ && src_.from)
       convertDense(static_cast<const float*>(src_.from.get_data_handle()),
                    src_.innerData<std::int8_t>(), src_.inner.get_desc().get_size(), threads_,
                    QuantizeFloatRow{{step_inverse_}});
     else if (int8_)
-      stage(src_, x, reinterpret_cast<std::int8_t*>(src_buf_.data()), QuantizeRow{step_inverse_});
+      stage<std::int8_t>(src_, x, QuantizeRow{step_inverse_});
     else
-      stage(src_, x, reinterpret_cast<float*>(src_buf_.data()), DecodeRow());
+      stage<float>(src_, x, DecodeRow());
     for (std::size_t i = 0; i < extra_.size(); ++i)
-      stage(extra_[i], static_cast<const std::uint16_t*>(inputs[i + 1]), extra32_[i].data(),
-            DecodeRow());
+      stage<float>(extra_[i], static_cast<const std::uint16_t*>(inputs[i + 1]), DecodeRow());
     prim_.execute(stream_, args_);
     if (skip_dense_) {
       stream_.wait();
@@ -483,7 +544,17 @@ class ConvertingOp : public BackendOp {
     if (dst_.route == Staged::kChannelsLast)
       fromChannelsLast(dst_.innerData<float>(), y, dst_.planes, threads_);
     else
-      encode(dst32_.data(), y, dst32_.size(), threads_);
+      encode(static_cast<const float*>(dst_.user.get_data_handle()), y, dst_floats_, threads_);
+  }
+
+  // The staging buffers no link reads, one after another in the thread's workspace.
+  void placeStaging() {
+    std::size_t floats = src_.transientFloats() + dst_.transientFloats();
+    for (const Staged& s : extra_) floats += s.transientFloats();
+    if (floats == 0) return;
+    float* at = src_.place(threadWorkspace(floats));
+    for (Staged& s : extra_) at = s.place(at);
+    dst_.place(at);
   }
 
   int threads_;
@@ -492,9 +563,8 @@ class ConvertingOp : public BackendOp {
   dnnl::primitive prim_;
   std::unordered_map<int, memory> args_;
   double step_inverse_ = 1.0;
-  std::vector<float> src_buf_;  // the dense converted input (s8 codes or f32)
-  std::vector<float> dst32_;
-  std::vector<std::vector<float>> extra32_;  // the chain's other inputs, decoded
+  AlignedBuffer dst_own_;  // the dense fp32 result while a link may read it
+  std::size_t dst_floats_ = 0;
   Staged src_, dst_;
   std::vector<Staged> extra_;
   // Every reader of the result was linked and nothing outside the fusion reads it
@@ -570,8 +640,9 @@ class ConvertingOp : public BackendOp {
 
   // Converts the binary16 input `in` into the argument's memory (unless it is shared).
   template <typename Out, typename Row>
-  void stage(Staged& s, const std::uint16_t* in, Out* dense_buf, Row row) {
+  void stage(Staged& s, const std::uint16_t* in, Row row) {
     if (s.shared) return;
+    Out* dense_buf = static_cast<Out*>(s.user.get_data_handle());
     if (s.route == Staged::kChannelsLast) {
       toChannelsLast(in, s.innerData<Out>(), s.planes, threads_, row);
       return;
@@ -594,8 +665,7 @@ class ConvertingOp : public BackendOp {
   void bind(const OpDesc& d, const PD& pd, const memory::desc& src_user,
             const memory::desc& dst_user, const memory::desc& weights_user,
             const ChainPostOps& post) {
-    src_buf_.resize((src_user.get_size() + sizeof(float) - 1) / sizeof(float));
-    src_.bind(src_user, src_buf_.data(), pd.src_desc(), true);
+    src_.bind(src_user, nullptr, pd.src_desc(), true);
     args_[DNNL_ARG_SRC] = src_.inner;
     const int channels = d.consts[0]->dims[0];
     const memory::desc vec({channels}, DT::f32, Tag::a);
@@ -622,14 +692,14 @@ class ConvertingOp : public BackendOp {
         setConst(arg, o.md, o.data->data(), o.md);
         continue;
       }
-      extra32_.emplace_back(o.user.get_size() / sizeof(float));
       extra_.emplace_back();
-      extra_.back().bind(o.user, extra32_.back().data(), o.md, true);
+      extra_.back().bind(o.user, nullptr, o.md, true);
       extra_.back().arg = arg;
       args_[arg] = extra_.back().inner;
     }
-    dst32_.resize((dst_user.get_size() + sizeof(float) - 1) / sizeof(float));
-    dst_.bind(dst_user, dst32_.data(), pd.dst_desc(), false);
+    dst_floats_ = (dst_user.get_size() + sizeof(float) - 1) / sizeof(float);
+    dst_own_ = AlignedBuffer(dst_floats_);
+    dst_.bind(dst_user, dst_own_.data(), pd.dst_desc(), false);
     args_[DNNL_ARG_DST] = dst_.inner;
   }
 };
@@ -824,12 +894,15 @@ bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input
   const memory result = conv ? conv->dst_.inner : half->result();
   if (auto* to = dynamic_cast<HalfOp*>(&consumer)) {
     const std::size_t i = static_cast<std::size_t>(input);
-    if (i >= to->in32_.size() || to->from_[i]) return false;
-    if (sameBytes(result.get_desc(), plainF32(to->in32_[i].size())))
+    if (i >= to->in_sizes_.size() || to->from_[i]) return false;
+    if (sameBytes(result.get_desc(), plainF32(to->in_sizes_[i])))
       to->from_[i] = static_cast<const float*>(result.get_data_handle());
     else if (!to->readChannelsLast(result))
       return false;
-    if (conv) conv->operand_reader_ = true;  // it reads the fp32 result
+    if (conv)
+      conv->operand_reader_ = true;  // it reads the fp32 result
+    else
+      half->result_read_ = true;
     return true;
   }
   auto* to = dynamic_cast<ConvertingOp*>(&consumer);
@@ -843,7 +916,10 @@ bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input
     s.from = result;  // quantised in one flat pass at each run
   else
     to->share(s, result);
-  if (!conv) return true;
+  if (!conv) {
+    half->result_read_ = true;
+    return true;
+  }
   ConvertingOp* from = conv;
   if (input != 0) {
     from->operand_reader_ = true;
