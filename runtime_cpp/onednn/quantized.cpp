@@ -311,6 +311,7 @@ class HalfOp : public BackendOp {
         out_own_(out_size),
         threads_(threads) {
     from_.assign(in_sizes_.size(), nullptr);
+    from_id_.assign(in_sizes_.size(), nullptr);
   }
 
   std::string describe() const override { return "fp16 via " + inner_->describe(); }
@@ -319,6 +320,21 @@ class HalfOp : public BackendOp {
     chain_.reset();
     inner_->settle();
     if (!result_read_) out_own_ = AlignedBuffer();
+  }
+  // In a fusion, the values it reads from a converting producer (from_, or its inner op's
+  // link) are placed in the fusion's arena with that producer's result.
+  std::vector<Held> settleInFusion() override {
+    chain_.reset();
+    std::vector<Held> held = inner_->settleInFusion();
+    if (!result_read_) out_own_ = AlignedBuffer();
+    for (std::size_t i = 0; i < from_id_.size(); ++i)
+      if (from_id_[i]) held.push_back({from_id_[i], in_sizes_[i] * sizeof(float)});
+    return held;
+  }
+  void placeHeld(const void* id, void* at) override {
+    inner_->placeHeld(id, at);
+    for (std::size_t i = 0; i < from_id_.size(); ++i)
+      if (from_id_[i] == id) from_[i] = static_cast<const float*>(at);
   }
   void dropRebuild() override {
     chain_.reset();
@@ -391,6 +407,7 @@ class HalfOp : public BackendOp {
   // whether the binary16 output is skipped (backendSkipDense), and whether a link reads the
   // fp32 result.
   std::vector<const float*> from_;
+  std::vector<const void*> from_id_;  // per input: a converting producer's result (Held id)
   bool skip_dense_ = false;
   bool result_read_ = false;
   // The chain (FLOAT32 copies) and the fp32 path, to rebuild it over channels last.
@@ -431,6 +448,9 @@ struct Staged {
   // `inner` is a linked producer's result as this argument takes it (its fp32 value, or
   // the int8 codes a requantising producer writes): nothing to convert.
   bool shared = false;
+  // What `from` or `inner` share: a converting producer's result, whose memory's identity
+  // names it in a fusion's arena (BackendOp::Held). Null otherwise.
+  const void* producer = nullptr;
   // Its buffers come from the thread's workspace at each run (place()): no other op reads
   // them.
   bool transient = false;
@@ -510,11 +530,29 @@ class ConvertingOp : public BackendOp {
   // unless a link reads it.
   void settle() override {
     rebuild_ = nullptr;
-    if (readers_.empty() && !operand_reader_ && !dst_.transient) {
-      dst_.release();
-      args_[DNNL_ARG_DST] = dst_.inner;
+    if (readers_.empty() && !operand_reader_) stageResult();
+  }
+  // In a fusion, a result that links read lives in the fusion's arena (from this step to
+  // its last reader), as do the values it reads from converting producers.
+  std::vector<Held> settleInFusion() override {
+    rebuild_ = nullptr;
+    std::vector<Held> held;
+    if (readers_.empty() && !operand_reader_) {
+      stageResult();
+    } else {
+      held.push_back({dst_.inner.get(), dst_.inner.get_desc().get_size()});
+      dst_.inner.set_data_handle(nullptr);  // frees what oneDNN allocated for it
       dst_own_ = AlignedBuffer();
     }
+    for (const Staged* s : staged())
+      if (s->producer)
+        held.push_back({s->producer, (s->from ? s->from : s->inner).get_desc().get_size()});
+    return held;
+  }
+  void placeHeld(const void* id, void* at) override {
+    if (dst_.inner.get() == id) dst_.inner.set_data_handle(at);
+    for (Staged* s : staged())
+      if (s->shared && s->producer == id) s->inner.set_data_handle(at);
   }
   bool rebuiltAsProducer() const override { return int8_; }  // requantize()
   void dropRebuild() override { rebuild_ = nullptr; }
@@ -545,6 +583,18 @@ class ConvertingOp : public BackendOp {
       fromChannelsLast(dst_.innerData<float>(), y, dst_.planes, threads_);
     else
       encode(static_cast<const float*>(dst_.user.get_data_handle()), y, dst_floats_, threads_);
+  }
+
+  void stageResult() {
+    if (dst_.transient) return;
+    dst_.release();
+    args_[DNNL_ARG_DST] = dst_.inner;
+    dst_own_ = AlignedBuffer();
+  }
+  std::vector<Staged*> staged() {
+    std::vector<Staged*> all{&src_};
+    for (Staged& s : extra_) all.push_back(&s);
+    return all;
   }
 
   // The staging buffers no link reads, one after another in the thread's workspace.
@@ -603,7 +653,7 @@ class ConvertingOp : public BackendOp {
     Variant v = variant_;
     v.requant = k;
     if (!become(v)) return;
-    for (ConvertingOp* r : readers_) r->share(r->src_, dst_.inner);
+    for (ConvertingOp* r : readers_) r->share(r->src_, dst_.inner, dst_.inner.get());
     if (nonneg_)
       for (ConvertingOp* r : readers_) r->unsignedSource();
   }
@@ -619,10 +669,11 @@ class ConvertingOp : public BackendOp {
 
   // Keeps the links `old` (this op built another way) had.
   void adoptLinks(const ConvertingOp& old) {
-    if (old.src_.shared) share(src_, old.src_.inner);
+    if (old.src_.shared) share(src_, old.src_.inner, old.src_.producer);
     src_.from = old.src_.from;
+    if (!old.src_.shared) src_.producer = old.src_.producer;
     for (std::size_t i = 0; i < extra_.size() && i < old.extra_.size(); ++i)
-      if (old.extra_[i].shared) share(extra_[i], old.extra_[i].inner);
+      if (old.extra_[i].shared) share(extra_[i], old.extra_[i].inner, old.extra_[i].producer);
     readers_ = old.readers_;
     operand_reader_ = old.operand_reader_;
     rebuild_ = old.rebuild_;
@@ -631,10 +682,12 @@ class ConvertingOp : public BackendOp {
 
   // The argument reads `value`'s bytes (a linked producer's), seen with its own desc (s8
   // or u8 codes; fp32).
-  void share(Staged& s, const memory& value) {
+  // `producer`: the value's Held id when a converting producer's result.
+  void share(Staged& s, const memory& value, const void* producer) {
     s.inner = memory(s.inner.get_desc(), cpuEngine(), value.get_data_handle());
     s.from = memory();
     s.shared = true;
+    s.producer = producer;
     args_[s.arg] = s.inner;
   }
 
@@ -895,9 +948,10 @@ bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input
   if (auto* to = dynamic_cast<HalfOp*>(&consumer)) {
     const std::size_t i = static_cast<std::size_t>(input);
     if (i >= to->in_sizes_.size() || to->from_[i]) return false;
-    if (sameBytes(result.get_desc(), plainF32(to->in_sizes_[i])))
+    if (sameBytes(result.get_desc(), plainF32(to->in_sizes_[i]))) {
       to->from_[i] = static_cast<const float*>(result.get_data_handle());
-    else if (!to->readChannelsLast(result))
+      to->from_id_[i] = conv ? result.get() : nullptr;
+    } else if (!to->readChannelsLast(result))
       return false;
     if (conv)
       conv->operand_reader_ = true;  // it reads the fp32 result
@@ -912,10 +966,12 @@ bool linkReduced(BackendOp& producer, int output, BackendOp& consumer, int input
   const memory::desc want = s.inner.get_desc();
   if (!sameBytes(result.get_desc(), memory::desc(want.get_dims(), DT::f32, want.get_strides())))
     return false;
-  if (input == 0 && to->int8_)
+  if (input == 0 && to->int8_) {
     s.from = result;  // quantised in one flat pass at each run
-  else
-    to->share(s, result);
+    s.producer = conv ? result.get() : nullptr;
+  } else {
+    to->share(s, result, conv ? result.get() : nullptr);
+  }
   if (!conv) {
     half->result_read_ = true;
     return true;
