@@ -142,7 +142,8 @@ void executeFloat(PreparedOp& op, const float* const* in, float* const* out) {
 
 // The op's scratch parts, one after another in this thread's workspace.
 void placeScratch(PreparedOp& op) {
-  std::size_t total = lineFloats(op.scratch.size());
+  std::size_t total = lineFloats(op.scratch.size()) + lineFloats(op.qinput.size()) +
+                      lineFloats(op.qscratch.size());
   for (const Scratch& s : op.in32) total += lineFloats(s.size());
   for (const Scratch& s : op.out32) total += lineFloats(s.size());
   float* at = threadWorkspace(total);
@@ -153,6 +154,8 @@ void placeScratch(PreparedOp& op) {
   place(op.scratch);
   for (Scratch& s : op.in32) place(s);
   for (Scratch& s : op.out32) place(s);
+  place(op.qinput);
+  place(op.qscratch);
 }
 
 }  // namespace

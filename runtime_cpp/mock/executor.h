@@ -34,9 +34,11 @@ struct PreparedOp {
   Precision precision = Precision::kFp32;
   std::vector<Scratch> in32, out32;
   // int8 conv / mlp (kernels_int8.cpp): per output channel rescale f_c (and `bias`), the
-  // quantised input, the filter's q values (conv: packed panels), per-thread im2col blocks.
+  // filter's q values (conv: packed panels), and in the thread's workspace the quantised
+  // input and per-thread im2col blocks (int16 values: qinput16(), qscratch16()).
   std::vector<float> rescale;
-  std::vector<std::int16_t> qinput, qweights, qscratch;
+  std::vector<std::int16_t> qweights;
+  Scratch qinput, qscratch;
   int block_panels = 1;
   // Set when the linked backend computes this op (backend.h); the fields above are then
   // unused.

@@ -61,11 +61,14 @@ inline float rescale(std::int32_t acc, float f, float bias) {
   return scaled + bias;
 }
 
+// Floats of workspace that hold `n` int16 values.
+std::size_t int16Floats(std::size_t n) { return (n * sizeof(std::int16_t) + 3) / 4; }
+std::int16_t* int16s(const Scratch& s) { return reinterpret_cast<std::int16_t*>(s.data()); }
+
 // Quantises the decoded input into op.qinput (int16 q values).
 void quantizeInput(PreparedOp& op, const float* in, std::size_t n) {
-  op.qinput.resize(n);
   const double k = numerics::stepInverse(op.desc.in_position, op.desc.in_scale);
-  std::int16_t* q = op.qinput.data();
+  std::int16_t* q = int16s(op.qinput);
   const long long count = static_cast<long long>(n);
 #pragma omp parallel for schedule(static) num_threads(op.threads) if (count > 65536)
   for (long long i = 0; i < count; ++i) q[i] = numerics::quantize(in[i], k);
@@ -148,7 +151,7 @@ void microKernel(int K, const std::int16_t* __restrict a, const std::int16_t* __
 void depthwiseInt8(PreparedOp& op, const ConvShape& s, float* out) {
   const ConvParams& p = op.desc.conv;
   const std::int8_t* filter = op.desc.consts[0]->q.data();
-  const std::int16_t* in = op.qinput.data();
+  const std::int16_t* in = int16s(op.qinput);
   const int planes = s.n * s.co;
 #pragma omp parallel num_threads(op.threads)
   {
@@ -184,6 +187,7 @@ void depthwiseInt8(PreparedOp& op, const ConvShape& s, float* out) {
 void prepareConvInt8(PreparedOp& op) {
   const ConvShape s = convShapeOf(op.desc);
   prepareRescale(op, s.co);
+  op.qinput.resize(int16Floats(op.desc.inputs[0].elements()));
   op.depthwise = s.group == s.ci && s.group == s.co && s.group > 1;
   if (op.depthwise) return;
   // Filter q values packed per group as panels of kMRi rows: [K][kMRi] int16, rows past
@@ -203,7 +207,11 @@ void prepareConvInt8(PreparedOp& op) {
   // Column block: whole panels, as many as fit the budget (at least one).
   const std::size_t panel_bytes = sizeof(std::int16_t) * static_cast<std::size_t>(s.k) * kNRi;
   op.block_panels = static_cast<int>(std::max<std::size_t>(1, kBlockBytes / panel_bytes));
-  op.qscratch.resize(static_cast<std::size_t>(op.threads) * op.block_panels * s.k * kNRi);
+  op.qscratch.resize(
+      int16Floats(static_cast<std::size_t>(op.threads) * op.block_panels * s.k * kNRi));
+  // The packed panels, rescale factors and bias are all the kernel reads: the filter's
+  // values and q codes go (an int8 session holds its weights once, as int16 panels).
+  stripConstData(op.desc);
 }
 
 void convForwardInt8(PreparedOp& op, const float* in, float* out) {
@@ -222,12 +230,12 @@ void convForwardInt8(PreparedOp& op, const float* in, float* out) {
   const int tasks = s.n * s.group * blocks;
 #pragma omp parallel num_threads(op.threads)
   {
-    std::int16_t* b = op.qscratch.data() + slab * omp_get_thread_num();
+    std::int16_t* b = int16s(op.qscratch) + slab * omp_get_thread_num();
 #pragma omp for schedule(dynamic, 1)
     for (int t = 0; t < tasks; ++t) {
       const int blk = t % blocks, g = (t / blocks) % s.group, n = t / blocks / s.group;
       const std::int16_t* src =
-          op.qinput.data() + (static_cast<std::size_t>(n) * s.ci + g * s.cig) * s.h * s.w;
+          int16s(op.qinput) + (static_cast<std::size_t>(n) * s.ci + g * s.cig) * s.h * s.w;
       float* dst = out + (static_cast<std::size_t>(n) * s.co + g * s.cog) * cols;
       const int n0 = blk * op.block_panels * kNRi;
       const int nb = std::min(cols - n0, op.block_panels * kNRi);
@@ -253,6 +261,8 @@ void prepareMlpInt8(PreparedOp& op) {
   prepareRescale(op, co);
   const std::vector<std::int8_t>& q = d.consts[0]->q;
   op.qweights.assign(q.begin(), q.end());
+  op.qinput.resize(int16Floats(d.inputs[0].elements()));
+  stripConstData(op.desc);  // as prepareConvInt8
 }
 
 void mlpForwardInt8(PreparedOp& op, const float* in, float* out) {
@@ -261,7 +271,7 @@ void mlpForwardInt8(PreparedOp& op, const float* in, float* out) {
   const int k = static_cast<int>(d.inputs[0].elements() / n);
   const int co = d.consts[0]->dims[0];
   quantizeInput(op, in, d.inputs[0].elements());
-  const std::int16_t* x = op.qinput.data();
+  const std::int16_t* x = int16s(op.qinput);
   const std::int16_t* w = op.qweights.data();
 #pragma omp parallel for schedule(static) num_threads(op.threads)
   for (int o = 0; o < co; ++o) {
