@@ -6,12 +6,16 @@ less the interpreter's and onnxruntime's own after import). The goal column is t
 bound, weights + arena + 64 MB. With --sessions 2,4 each session also runs that many
 sessions at once in its process (-s N: one compiled model, an arena each, five runs each),
 and the report gives what each added session costs, (peak with N - peak alone) / N, beside
-its arena, and the runs per second of the N sessions beside the serial run's. Not a test:
-figures depend on the machine.
+its arena, and the runs per second of the N sessions beside the serial run's. With
+--precision fp16,int8 every block also computes in that precision (int8 calibrated by
+`paleozoic calibrate` on seeded standard-normal inputs, as int8_bench.py does); the "dev w"
+column is then what the device holds, the weights at 2 or 1 bytes, while the goal keeps the
+file's fp32 weights, which a CPU SDK computes from. Not a test: figures depend on the
+machine.
 
     python benchmarks/memory_bench.py [resnet50 vgg19 ... | model.onnx ...] \
-        [--plan per-layer,fuse-all] [--sdk mock,onednn] [--own-buffers] [--sessions 2,4] \
-        [--json out.json]
+        [--plan per-layer,fuse-all] [--sdk mock,onednn] [--precision fp32,fp16,int8] \
+        [--own-buffers] [--sessions 2,4] [--json out.json]
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ def child_run(command: list[str], cwd: Path | None = None) -> tuple[float, str]:
     this large one would count this one's pages: time forks it from its own small image),
     and its output."""
     out = subprocess.run(["/usr/bin/time", "-f", "peak_kb=%M", *command], cwd=cwd,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed: {out.stderr[-400:]}")
     return int(out.stderr.rsplit("peak_kb=", 1)[1].split()[0]) / 1024.0, out.stdout
@@ -121,9 +125,15 @@ def model_options(path: Path) -> dict:
 
 def measure(name: str, path: Path, plans: list[str], sdks: list[str], work: Path,
             with_own_buffers: bool = False, plan_only: bool = False,
-            sessions: list[int] | None = None) -> list[dict]:
+            sessions: list[int] | None = None,
+            precisions: tuple[str, ...] = ("fp32",)) -> list[dict]:
     model = onnx.load(str(path))
     options = model_options(path)
+    calibration = None
+    if "int8" in precisions and not plan_only:
+        from int8_bench import calibration_file
+
+        calibration = calibration_file(path, options["input_shapes"], work / f"{name}-calib", 4)
     queue = load_queue(model, options["input_shapes"], None, options["input_values"],
                        options["outputs"])
     ort = float("nan") if plan_only else ort_peak_mb(path, ort_feeds(model, options), work)
@@ -142,9 +152,13 @@ def measure(name: str, path: Path, plans: list[str], sdks: list[str], work: Path
                   f"{memory.arena_bytes / 1e6:9.2f} {memory.lower_bound_bytes / 1e6:9.2f} "
                   f"{ratio:7.3f} {every / 1e6:9.1f}", flush=True)
             continue
-        for sdk in sdks:
+        for sdk, precision in [(s, p) for p in precisions for s in sdks]:
             out = compile_model(model, work / f"{name}-{plan}-{sdk}", plan=plan, force=True,
+                                precision=None if precision == "fp32" else precision,
+                                calibration=calibration if precision == "int8" else None,
                                 **options)
+            device_weights = json.loads((out / "session.json").read_text())["memory"][
+                "device_weights_bytes"] / 1e6
             build_session(out, sdk=sdk)
             run = [str(out / "build" / "session"), "-w", "weights.bin"]
             planned = child_peak_mb(run, out)
@@ -158,8 +172,9 @@ def measure(name: str, path: Path, plans: list[str], sdks: list[str], work: Path
                 build_session(out, sdk=sdk)
                 own = child_peak_mb([str(out / "build" / "session"), "-w", "weights.bin"], out)
             shutil.rmtree(out, ignore_errors=True)
-            rows.append({"model": name, "plan": plan, "sdk": sdk,
+            rows.append({"model": name, "plan": plan, "sdk": sdk, "precision": precision,
                          "weights_mb": memory.weights_bytes / 1e6,
+                         "device_weights_mb": device_weights,
                          "arena_mb": memory.arena_bytes / 1e6,
                          "lower_bound_mb": memory.lower_bound_bytes / 1e6,
                          "all_tensors_mb": every / 1e6, "peak_own_buffers_mb": own,
@@ -170,9 +185,10 @@ def measure(name: str, path: Path, plans: list[str], sdks: list[str], work: Path
             r = rows[-1]
             budget = r["weights_mb"] + r["arena_mb"] + 64.0
             r["goal_mb"] = budget
-            print(f"{name:<14} {plan:<10} {sdk:<7} {r['weights_mb']:9.1f} {r['arena_mb']:8.2f} "
-                  f"{r['lower_bound_mb']:8.2f} {r['all_tensors_mb']:9.1f} {own:10.1f} "
-                  f"{planned:10.1f} {budget:9.1f} {ort:9.1f} {planned / ort:6.2f}", flush=True)
+            print(f"{name:<14} {plan:<10} {sdk:<7} {precision:<5} {r['weights_mb']:9.1f} "
+                  f"{device_weights:7.1f} {r['arena_mb']:8.2f} {r['lower_bound_mb']:8.2f} "
+                  f"{r['all_tensors_mb']:9.1f} {own:10.1f} {planned:10.1f} {budget:9.1f} "
+                  f"{ort:9.1f} {planned / ort:6.2f}", flush=True)
             for n, (peak, report) in together.items():
                 alone, concurrent = runs_per_second(report)
                 print(f"{'':<14} {'':<10} {'':<7} -s {n}: peak {peak:.1f} MB, each added "
@@ -188,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
                              f"of them (with their NAME.options)")
     parser.add_argument("--plan", default="per-layer,fuse-all")
     parser.add_argument("--sdk", default="mock,onednn")
+    parser.add_argument("--precision", default="fp32",
+                        help="comma-separated: fp32 (the plans' own), fp16, int8")
     parser.add_argument("--json")
     parser.add_argument("--own-buffers", action="store_true",
                         help="also build each session with the arena edited out (every tensor "
@@ -203,9 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'model':<26} {'plan':<10} {'weights':>9} {'arena':>9} {'bound':>9} "
               f"{'a/bound':>7} {'tensors':>9}  (MB)")
     else:
-        print(f"{'model':<14} {'plan':<10} {'sdk':<7} {'weights':>9} {'arena':>8} {'bound':>8} "
-              f"{'tensors':>9} {'peak own':>10} {'peak':>10} {'goal':>9} {'ort peak':>9} "
-              f"{'/ort':>6}  (MB; goal = weights + arena + 64)")
+        print(f"{'model':<14} {'plan':<10} {'sdk':<7} {'prec':<5} {'weights':>9} {'dev w':>7} "
+              f"{'arena':>8} {'bound':>8} {'tensors':>9} {'peak own':>10} {'peak':>10} "
+              f"{'goal':>9} {'ort peak':>9} {'/ort':>6}  (MB; goal = weights + arena + 64)")
     rows = []
     with tempfile.TemporaryDirectory(prefix="pz-memory-") as tmp:
         entries = [str(p) for entry in args.models
@@ -219,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 rows += measure(Path(entry).stem, path, args.plan.split(","),
                                 args.sdk.split(","), Path(tmp), args.own_buffers, args.plan_only,
-                                [int(n) for n in args.sessions.split(",") if n])
+                                [int(n) for n in args.sessions.split(",") if n],
+                                tuple(args.precision.split(",")))
             except (PaleozoicError, RuntimeError) as err:
                 print(f"{Path(entry).name}: failed: {str(err).splitlines()[0][:160]}",
                       flush=True)
