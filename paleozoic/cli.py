@@ -24,6 +24,8 @@ from paleozoic.errors import (
 from paleozoic.sdk import SDKS
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from paleozoic.ir import LayerQueue
     from paleozoic.optimize import CostOracle
 
@@ -200,7 +202,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def _cmd_inspect(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from paleozoic.frontend.prune import sparsity_of
+    from paleozoic.ops.sparsity import sparsity_of
     from paleozoic.ir import Model
     from paleozoic.ir.memory import plan_memory
     from paleozoic.ops import KINDS
@@ -216,7 +218,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             return ""
         kind = KINDS[layer.kind]
         sparsity = sparsity_of(queue.weights[layer.weights["weight"]], kind.weight_channel_axis)
-        if not kind.sparse_mode or layer.op.attrs.get("groups", 1) != 1:
+        if kind.sparse_refused(layer.op.attrs):
             return f"{sparsity.zeros:.0%}"
         return f"{sparsity.zeros:.0%} ({sparsity.pairs:.0%})"
 
@@ -323,7 +325,21 @@ def _precisions_arg(text: str) -> tuple[object, ...]:
     return canonical_precisions(names)
 
 
-def _make_oracle(args: argparse.Namespace, queue: LayerQueue) -> CostOracle:
+def _knobs_arg(text: str) -> frozenset[str]:
+    names = {name.strip() for name in text.split(",") if name.strip()}
+    unknown = sorted(names - set(KNOBS))
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a comma-separated list of {', '.join(KNOBS)}")
+    return frozenset(names)
+
+
+# Table 4's knobs past cuts, MP and precision that `tune --knobs` searches.
+KNOBS = ("sparsity",)
+
+
+def _make_oracle(args: argparse.Namespace, queue: LayerQueue,
+                 sparse: Collection[str] = ()) -> CostOracle:
     from paleozoic.errors import OptimizerError
 
     if args.sdk != "mock" and args.cost != "measured":
@@ -336,16 +352,16 @@ def _make_oracle(args: argparse.Namespace, queue: LayerQueue) -> CostOracle:
         from paleozoic.optimize.measured import MeasuredOracle
 
         if args.sdk == "mock":
-            return MeasuredOracle(queue)
+            return MeasuredOracle(queue, sparse=sparse)
         # Wall-clock timings: medians of 5, and a table of every block up to 8 layers plus
         # the built-in plans' blocks (paleozoic.optimize.measured).
-        return MeasuredOracle(queue, repeats=5, sdk=args.sdk, max_block=8)
+        return MeasuredOracle(queue, repeats=5, sdk=args.sdk, max_block=8, sparse=sparse)
     try:
         from paleozoic.optimize.device_cost import DeviceModelOracle
     except ImportError as err:
         raise OptimizerError(f"the device model is not available ({err}); use --cost "
                              f"measured") from err
-    return DeviceModelOracle(queue, profile=args.profile)
+    return DeviceModelOracle(queue, profile=args.profile, sparse=sparse)
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
@@ -365,7 +381,15 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     optimizer = load_optimizer(args.optimizer, seed=args.seed, budget_s=args.budget,
                                **_parse_options(args.option))
     queue = load_queue(args.model, **_shapes(args))
-    cost = _make_oracle(args, queue)
+    sparse: list[str] = []
+    if "sparsity" in args.knobs:
+        from paleozoic.optimize.sparse import paying_sparse, sparse_candidates
+
+        # Per layer on the device model, where its zero pairs pay for the index.
+        sparse = paying_sparse(queue, args.profile, precisions=args.precisions)
+        print(f"sparse mode: {len(sparse)} of {len(sparse_candidates(queue))} layer(s) with "
+              f"zero weight pairs, where the device model says it pays")
+    cost = _make_oracle(args, queue, sparse)
     steps = 1000
     with tqdm(total=steps, desc=optimizer.name, unit="step", leave=False,
               bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} "
@@ -379,6 +403,10 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 
         space = SearchSpace.from_queue(queue, report=report, precisions=args.precisions)
         plan = run_optimizer(optimizer, queue, cost, space)
+    if sparse:
+        from paleozoic.optimize.sparse import with_sparse
+
+        plan = with_sparse(plan, sparse)
     if args.cost == "measured" and args.sdk != "mock":
         # Wall-clock block costs misprice whole plans a little: the searched plan is kept
         # only if it leads the built-in ones as whole forwards (MeasuredOracle.confirm).
@@ -707,6 +735,10 @@ def make_parser() -> argparse.ArgumentParser:
                    "fp32). The cost oracle must price them")
     p.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option of the optimizer, e.g. -O iterations=20000 (repeatable)")
+    p.add_argument("--knobs", type=_knobs_arg, default=frozenset(), metavar="LIST",
+                   help="Table 4 knobs to search besides cuts, MP and precision: sparsity "
+                        "(the SDK's sparse mode for layers with zero weight pairs, e.g. from "
+                        "`paleozoic prune`, where the device model says it pays)")
     p.add_argument("--accuracy-budget", type=_accuracy_budget_arg, metavar="METRIC=VALUE",
                    help="accuracy-aware tuning: the fastest plan (cuts, MP, precision) whose "
                         "outputs keep sqnr=DB, cosine=X or top1=X against fp32; needs "

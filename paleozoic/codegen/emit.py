@@ -25,6 +25,7 @@ from paleozoic.ir.plan import Precision
 PRECISION_CPP = {Precision.FP32: "pz::Precision::kFp32", Precision.FP16: "pz::Precision::kFp16",
                  Precision.INT8: "pz::Precision::kInt8"}
 from paleozoic.ops import KINDS
+from paleozoic.ops.sparsity import sparsity_of
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +60,8 @@ class LayerView:
     macros: Any
     quantized: bool = False  # int8 parameters in weights.bin (setQuantization)
     input_shapes: list[tuple[int, ...]] = field(default_factory=list)
+    # In the SDK's sparse mode: the fraction of its filter's pairs that are zero; else None.
+    zero_pairs: float | None = None
 
     @property
     def name(self) -> str:
@@ -162,6 +165,7 @@ def session_views(model: Model, env: Any, block_prefix: str = "",
                                  tensor.dtype))
     macros: dict[str, Any] = {}
     views: list[LayerView] = []
+    sparse = model.sparse_layers
     for layer in queue.layers:
         ident = unique_ident(layer.name)
         idents[layer.name] = ident
@@ -174,7 +178,10 @@ def session_views(model: Model, env: Any, block_prefix: str = "",
             weight_shapes={key: tuple(queue.weights[key].shape)
                            for key in layer.weights.values()},
             macros=macros[kind.template], quantized=layer.name in model.quantization,
-            input_shapes=[queue.shape(name) for name in layer.inputs]))
+            input_shapes=[queue.shape(name) for name in layer.inputs],
+            zero_pairs=(sparsity_of(queue.weights[layer.weights["weight"]],
+                                    kind.weight_channel_axis).pairs
+                        if layer.name in sparse else None)))
         expr[layer.output] = f"{ident}.output()"
     outputs = [TensorView(t.name, expr[t.name], t.shape, expr[t.name], f"&{expr[t.name]}",
                           t.dtype)

@@ -191,7 +191,8 @@ def _build_and_run(rt: Any, log: Any, model: Model,
             f"(per direction, the two biases summed), which weights.bin does not hold; emit "
             f"the wrapper form (the default)")
     session = rt.Session()
-    layers = build_runtime_graph(queue, _ScopedSession(session, log), bind_weights=True)
+    layers = build_runtime_graph(queue, _ScopedSession(session, log), bind_weights=True,
+                                 sparse=model.sparse_layers)
     # The wrapper creates a layer's SDK op when its block compiles; the raw form declares
     # each op with its layer, so build them here, in the layer's scope.
     for layer, built in zip(queue.layers, layers):

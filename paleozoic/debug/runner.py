@@ -30,7 +30,8 @@ def _build_blocks(queue: LayerQueue, plan: Plan, session: Any,
     from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
 
     recorder = InputRecorder(session)
-    built = build_runtime_graph(queue, recorder, bind_weights=True)
+    built = build_runtime_graph(queue, recorder, bind_weights=True,
+                                sparse={n for b in plan.blocks for n in b.sparse})
     by_name = {layer.name: b for layer, b in zip(queue.layers, built)}
     for name, q in (quantization or {}).items():
         if name in by_name:

@@ -19,6 +19,7 @@ from onnx import numpy_helper
 
 from paleozoic.errors import PaleozoicError
 from paleozoic.frontend.loader import LoadedModel
+from paleozoic.ops.sparsity import Sparsity, pair_magnitudes, sparsity_of
 
 logger = logging.getLogger(__name__)
 
@@ -68,15 +69,6 @@ def targets(model: onnx.ModelProto) -> list[Target]:
     return found
 
 
-def _pairs(weight: np.ndarray, axis: int) -> np.ndarray:
-    """|w| of each pair of output channels (the larger of the two), [channels / 2, rest];
-    an odd last channel is a pair with itself."""
-    w = np.abs(np.moveaxis(weight, axis, 0).reshape(weight.shape[axis], -1))
-    if w.shape[0] % 2:
-        w = np.concatenate([w, np.zeros_like(w[:1])])
-    return w.reshape(w.shape[0] // 2, 2, -1).max(axis=1)
-
-
 def _smallest(magnitude: np.ndarray, sparsity: float) -> np.ndarray:
     """A mask of the round(sparsity x size) smallest entries (ties by position)."""
     count = int(math.floor(sparsity * magnitude.size + 0.5))
@@ -89,7 +81,7 @@ def _smallest(magnitude: np.ndarray, sparsity: float) -> np.ndarray:
 def prune_pairs(weight: np.ndarray, sparsity: float, axis: int) -> np.ndarray:
     """A copy of `weight` with the `sparsity` fraction of its output-channel pairs of
     smallest magnitude zeroed, both weights of each."""
-    zero = _smallest(_pairs(weight, axis), sparsity)
+    zero = _smallest(pair_magnitudes(weight, axis), sparsity)
     channels = weight.shape[axis]
     zero = np.repeat(zero, 2, axis=0)[:channels]
     moved = np.moveaxis(weight, axis, 0)
@@ -101,20 +93,6 @@ def prune_unstructured(weight: np.ndarray, sparsity: float) -> np.ndarray:
     """A copy of `weight` with the `sparsity` fraction of its weights of smallest
     magnitude zeroed."""
     return np.where(_smallest(np.abs(weight), sparsity), 0, weight).astype(weight.dtype)
-
-
-@dataclass(frozen=True)
-class Sparsity:
-    zeros: float  # fraction of weights that are zero
-    pairs: float  # fraction of output-channel pairs both zero (what the sparse mode skips)
-
-
-def sparsity_of(weight: np.ndarray, axis: int) -> Sparsity:
-    w = np.asarray(weight)
-    if w.size == 0:
-        return Sparsity(0.0, 0.0)
-    pair_zero = _pairs(w, axis) == 0
-    return Sparsity(float(np.mean(w == 0)), float(np.mean(pair_zero)))
 
 
 def parse_sparsity(text: str) -> tuple[float | None, dict[str, float]]:

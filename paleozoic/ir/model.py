@@ -24,6 +24,7 @@ class FBlock:
     fuse: bool
     precision: Precision = Precision.FP32
     layer_precision: dict[str, Precision] = field(default_factory=dict)
+    sparse: list[str] = field(default_factory=list)  # layers in the SDK's sparse mode
 
     def precision_of(self, layer: str) -> Precision:
         return self.layer_precision.get(layer, self.precision)
@@ -42,13 +43,19 @@ class Model:
     # when the session was compiled with a calibration file.
     quantization: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def sparse_layers(self) -> set[str]:
+        """The layers in the SDK's sparse mode, over all blocks."""
+        return {name for block in self.blocks for name in block.sparse}
+
     @classmethod
     def build(cls, queue: LayerQueue, plan: Plan,
               quantization: dict[str, Any] | None = None) -> Model:
         plan.validate(queue)
         by_name = {layer.name: layer for layer in queue.layers}
         blocks = [FBlock(planned.name, [by_name[name] for name in planned.layers], planned.mp,
-                         planned.fuse, planned.precision, dict(planned.layer_precision))
+                         planned.fuse, planned.precision, dict(planned.layer_precision),
+                         list(planned.sparse))
                   for planned in plan.blocks]
         return cls(
             ir_version=queue.ir_version,

@@ -52,6 +52,9 @@ class PlannedBlock:
     precision: Precision = Precision.FP32
     # Layers computed in another precision than their block's (layer name -> precision).
     layer_precision: dict[str, Precision] = field(default_factory=dict)
+    # Layers in the SDK's sparse mode (cnmlSparseMode_t), which skips their filters' zero
+    # pairs: convolutions without groups and fully connected layers.
+    sparse: list[str] = field(default_factory=list)
 
     def precision_of(self, layer: str) -> Precision:
         return self.layer_precision.get(layer, self.precision)
@@ -94,12 +97,17 @@ class Plan:
                 if not isinstance(overrides, dict):
                     raise PlanError(f"{where}: layer_precision must map layer names to "
                                     f"precisions")
+                sparse = raw.get("sparse", [])
+                if not isinstance(sparse, list) or not all(isinstance(x, str) for x in sparse):
+                    raise PlanError(f"{where}: sparse must be a list of the block's layer "
+                                    f"names")
                 blocks.append(PlannedBlock(
                     name=str(raw["name"]), layers=[str(x) for x in raw["layers"]],
                     mp=raw["mp"], fuse=raw.get("fuse", True),
                     precision=Precision.parse(raw.get("precision", "fp32"), where),
                     layer_precision={str(k): Precision.parse(v, f"{where}, layer {k!r}")
-                                     for k, v in overrides.items()}))
+                                     for k, v in overrides.items()},
+                    sparse=list(sparse)))
             except KeyError as missing:
                 raise PlanError(f"{where}: missing field {missing}") from None
             if not isinstance(blocks[-1].mp, int) or isinstance(blocks[-1].mp, bool):
@@ -156,6 +164,16 @@ class Plan:
                 if name not in block.layers:
                     raise PlanError(f"{where}: layer_precision names {name!r}, which is not "
                                     f"a layer of this block")
+            for name in block.sparse:
+                if name not in block.layers:
+                    raise PlanError(f"{where}: sparse names {name!r}, which is not a layer of "
+                                    f"this block")
+                if block.sparse.count(name) > 1:
+                    raise PlanError(f"{where}: sparse names {name!r} twice")
+                refusal = _sparse_refusal(by_name[name]) if name in by_name else None
+                if refusal:
+                    raise PlanError(f"{where}: layer {name!r} cannot be sparse: {refusal}; "
+                                    f"remove it from the block's sparse list")
             for name in block.layers:
                 if name not in position:
                     raise PlanError(f"{where}: layer {name!r} is not in the model "
@@ -192,10 +210,18 @@ def _branch_text(branch: tuple[tuple[str, bool], ...]) -> str:
     return " > ".join(f"{name} {'then' if taken else 'else'}" for name, taken in branch)
 
 
+def _sparse_refusal(layer: Any) -> str | None:
+    from paleozoic.ops import KINDS
+
+    return KINDS[layer.kind].sparse_refused(layer.op.attrs)
+
+
 def _block_dict(block: PlannedBlock) -> dict[str, Any]:
     out: dict[str, Any] = {"name": block.name, "mp": block.mp, "fuse": block.fuse,
                            "precision": block.precision.value}
     if block.layer_precision:
         out["layer_precision"] = {k: v.value for k, v in block.layer_precision.items()}
+    if block.sparse:
+        out["sparse"] = list(block.sparse)
     out["layers"] = list(block.layers)
     return out

@@ -53,10 +53,23 @@ def conv_macs(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 
 
 
+def conv_sparse_refusal(attrs: Attrs) -> str | None:
+    """CNML's sparse mode is on cnmlCreateConvOpParam (MLU100), whose pads are per-axis
+    totals split evenly, and no group convolution has one."""
+    if attrs["groups"] != 1:
+        return "it has groups (CNML has no sparse group convolution)"
+    top, bottom, left, right = attrs["pads"]
+    if top != bottom or left != right:
+        return (f"cnmlCreateConvOpParam, which takes the sparse mode, splits each axis' pad "
+                f"evenly, and its pads are {top},{bottom},{left},{right} (top, bottom, left, "
+                f"right)")
+    return None
+
+
 CONV = LayerKind(
     name="Conv", cpp_class="pz::ConvLayer", template="conv", binding="conv",
     shape=conv_shape, macs=conv_macs, weight_roles=("weight",), optional_roles=("bias",),
-    attrs=ConvAttrs, int8_mode=True, sparse_mode=True,
+    attrs=ConvAttrs, int8_mode=True, sparse_mode=True, sparse_refusal=conv_sparse_refusal,
 )
 
 

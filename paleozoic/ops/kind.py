@@ -60,6 +60,9 @@ class LayerKind:
     # The SDK has a sparse mode for the op (cnmlSparseMode_t: convolution and MLP), which
     # skips pairs of zero output-channel weights along weight_channel_axis (one group only).
     sparse_mode: bool = False
+    # Why a layer of these (complete) attributes cannot use the sparse mode after all; None
+    # when it can. The wrapper's layer refuses the same ones (Layer::setSparse).
+    sparse_refusal: Callable[[Attrs], str | None] | None = None
     # The kind's attributes as a dataclass: names, types and defaults, written once.
     attrs: type = NoAttrs
     # Computed on the host CPU inside the session (paleozoic.ops.host), never in an F-Block
@@ -77,6 +80,14 @@ class LayerKind:
         if self.output_dtype is None:
             return "float32"
         return self.output_dtype(self.complete_attrs(attrs), inputs)
+
+    def sparse_refused(self, attrs: Attrs) -> str | None:
+        """Why a layer of this kind with `attrs` has no sparse mode; None when it has one."""
+        if not self.sparse_mode:
+            return "it has no sparse mode (convolutions and fully connected layers do)"
+        if self.sparse_refusal is None:
+            return None
+        return self.sparse_refusal(self.complete_attrs(attrs))
 
     def complete_attrs(self, attrs: Attrs) -> Attrs:
         """`attrs` with every default filled in (after the given ones, whose order is

@@ -8,7 +8,7 @@ block and plan costs from the model, with a cached cost table for dynamic progra
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 
@@ -37,11 +37,14 @@ class InputRecorder:
         return getattr(self._session, attr)
 
 
-def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool) -> list[Any]:
+def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool,
+                        sparse: Collection[str] = ()) -> list[Any]:
     """Adds the queue's inputs and layers to `session` (a paleozoic._runtime.Session), in
     queue order, marks the graph outputs, and returns the runtime layers (one per queue
     layer). With bind_weights, each layer with weights is configured from queue.weights
-    (needed to compile and run; the device model only needs shapes)."""
+    (needed to compile and run; the device model only needs shapes). The layers named in
+    `sparse` are put in the SDK's sparse mode, their weights bound in any case: the device
+    model prices the zero pairs it finds in them."""
     tensors: dict[str, Any] = {}
     for info in queue.inputs:
         tensors[info.name] = session.input(info.name, list(info.shape), info.dtype)
@@ -60,7 +63,9 @@ def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool) -> 
                              f"{queue.shape(layer.output)}")
         tensors[layer.output] = built.output
         roles = kind.declared_roles(layer.op.attrs)
-        if bind_weights and roles:
+        if layer.name in sparse:
+            built.set_sparse(True)
+        if (bind_weights or layer.name in sparse) and roles:
             values = [queue.weights[layer.weights[role]] if role in layer.weights else None
                       for role in roles]
             built.config(*values)
@@ -75,7 +80,8 @@ class DeviceModelOracle:
 
     block_cost(start, stop, mp): queue.layers[start:stop] as one block on mp cores, fused
     when it holds more than one layer. cost_table(mps): [n, n+1, len(mps)] array of every
-    block's cost (inf where stop <= start), computed once per MP list and cached.
+    block's cost (inf where stop <= start), computed once per MP list and cached. The layers
+    named in `sparse` are priced in the SDK's sparse mode (their zero weight pairs skipped).
     """
 
     name = "model"
@@ -85,15 +91,18 @@ class DeviceModelOracle:
     # precision boundaries are in an emitted session's device time, not in these costs.
     precisions: tuple[Precision, ...] = (Precision.FP32, Precision.FP16, Precision.INT8)
 
-    def __init__(self, queue: LayerQueue, profile: str | None = None) -> None:
+    def __init__(self, queue: LayerQueue, profile: str | None = None,
+                 sparse: Collection[str] = ()) -> None:
         from paleozoic import _runtime as rt
 
         self.queue = queue
         self.profile = profile
+        self.sparse = frozenset(sparse)
         self._rt = rt
         self._apply_profile()
         self._session = rt.Session()
-        self._layers = build_runtime_graph(queue, self._session, bind_weights=False)
+        self._layers = build_runtime_graph(queue, self._session, bind_weights=False,
+                                           sparse=self.sparse)
         self._index = {layer.name: i for i, layer in enumerate(queue.layers)}
         self._reads = read_counts(queue.layers)
         self._tables: dict[tuple[tuple[int, ...], Precision], np.ndarray] = {}

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 
 import numpy as np
 
@@ -51,7 +51,7 @@ class MeasuredOracle:
     name = "measured"
 
     def __init__(self, queue: LayerQueue, repeats: int = 3, sdk: str = "mock",
-                 max_block: int | None = None) -> None:
+                 max_block: int | None = None, sparse: Collection[str] = ()) -> None:
         from paleozoic.sdk import check_sdk
 
         if repeats < 1:
@@ -61,6 +61,7 @@ class MeasuredOracle:
         self.queue = queue
         self.repeats = repeats
         self.max_block = max_block
+        self.sparse = frozenset(sparse)  # layers built in the SDK's sparse mode
         self.sdk = check_sdk(sdk)
         self.cache: dict[Span, float] = {}
         self.observers: list[Observer] = []   # called with (start, stop, mp, micros)
@@ -201,7 +202,8 @@ class MeasuredOracle:
 
         session = runtime_module(self.sdk).Session()
         recorder = InputRecorder(session)
-        layers = build_runtime_graph(self.queue, recorder, bind_weights=True)
+        layers = build_runtime_graph(self.queue, recorder, bind_weights=True,
+                                     sparse=self.sparse)
         rng = np.random.default_rng(0)
         for tensor, info in zip(recorder.inputs, self.queue.inputs):
             session.set_input(tensor, rng.standard_normal(info.shape).astype(np.float32))

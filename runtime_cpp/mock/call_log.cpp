@@ -191,6 +191,11 @@ Call& Call::value(cnmlLrnType_t v) {
   return raw(enumArg(names, std::size(names), static_cast<int>(v)));
 }
 
+Call& Call::value(cnmlSparseMode_t v) {
+  static const EnumName names[] = {{0, "CNML_NoSparse"}, {1, "CNML_Sparse"}};
+  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+}
+
 Call& Call::value(cnmlInterpCoordinateMode_t v) {
   static const EnumName names[] = {
       {0, "CNML_INTERP_ASYMMETRIC"}, {1, "CNML_INTERP_ALIGN_CORNERS"},

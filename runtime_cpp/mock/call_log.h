@@ -72,6 +72,7 @@ class Call {
   Call& value(cnmlInterpCoordinateMode_t v);
   Call& value(cnmlNearestNeighborRoundMode_t v);
   Call& value(cnmlCastType_t v);
+  Call& value(cnmlSparseMode_t v);
   Call& value(cnrtDataType_t v);
   Call& null();
   Call& queue();

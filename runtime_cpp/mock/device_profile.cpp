@@ -30,6 +30,8 @@ const Field kFields[] = {
     {"onchip_bytes_per_core", -1.0, &DeviceProfile::onchip_bytes_per_core},
     {"halo_exchange_ratio", -1.0, &DeviceProfile::halo_exchange_ratio},
     {"host_link_gbps", 0.0, &DeviceProfile::host_link_gbps},
+    {"sparse_skip_efficiency", -1.0, &DeviceProfile::sparse_skip_efficiency},
+    {"sparse_index_bits", -1.0, &DeviceProfile::sparse_index_bits},
 };
 
 std::string trim(const std::string& s) {

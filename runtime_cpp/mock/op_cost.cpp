@@ -24,6 +24,20 @@ struct Pricing {
   }
 };
 
+// A sparse op (CNML_Sparse) skips its filter's zero pairs: their multiply-adds, at the
+// profile's sparse_skip_efficiency, and their bytes, while the filter carries an index of
+// sparse_index_bits per pair. Without zero pairs the index only costs.
+void priceSparse(LayerWork& w, const OpDesc& op, const Pricing& pr) {
+  const TensorImpl& filter = *op.consts[0];
+  const DeviceProfile& profile = currentProfile();
+  const double zero = std::max(0.0, filter.zero_pairs);
+  const double elements = static_cast<double>(elementCount(filter.dims));
+  const double pairs = filter.dims.empty() ? 0.0 : elements / filter.dims[0] * (filter.dims[0] / 2);
+  w.flops *= 1.0 - profile.sparse_skip_efficiency * zero * (2.0 * pairs / elements);
+  w.weight_bytes -= 2.0 * pairs * zero * pr.constant(filter, 0);
+  w.weight_bytes += pairs * profile.sparse_index_bits / 8.0;
+}
+
 bool hasInt8Mode(OpKind kind) {
   return kind == OpKind::kConv || kind == OpKind::kConvGroup || kind == OpKind::kMlp;
 }
@@ -298,6 +312,7 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       rowLocal(w, out);
       break;
   }
+  if (op.sparse) priceSparse(w, op, pr);
   return w;
 }
 

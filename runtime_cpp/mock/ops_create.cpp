@@ -72,6 +72,7 @@ cnmlStatus_t createConv(cnmlBaseOp_t* op, cnmlConvOpParam_t param, cnmlTensor_t 
   const Dims &in = dimsOf(input), &out = dimsOf(output), &f = dimsOf(filter);
   if (in.size() != 4 || out.size() != 4 || f.size() != 4 || group < 1) return kBad;
   const ConvParams& p = param->p;
+  if (p.sparse && kind != OpKind::kConv) return CNML_STATUS_INVALIDARG;  // MLU100: no sparse group conv
   const int ci = in[1], co = out[1];
   if (ci % group || co % group || f[0] != co || f[1] != ci / group) return kBad;
   if (bias && elementCount(dimsOf(bias)) != static_cast<std::size_t>(co)) return kBad;
@@ -85,6 +86,7 @@ cnmlStatus_t createConv(cnmlBaseOp_t* op, cnmlConvOpParam_t param, cnmlTensor_t 
   d.consts = {filter->impl, bias ? bias->impl : nullptr};
   d.conv = p;
   d.group = group;
+  d.sparse = p.sparse;
   return finish(op, std::move(d));
 }
 
@@ -483,8 +485,9 @@ cnmlStatus_t cnmlCreatePreluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_
 }
 
 cnmlStatus_t cnmlCreateMlpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
-                             cnmlTensor_t filter, cnmlTensor_t bias) {
+                             cnmlTensor_t filter, cnmlTensor_t bias, cnmlSparseMode_t sparse) {
   if (!op || !isActivation(input) || !isActivation(output) || !isWeight(filter)) return kBad;
+  if (sparse != CNML_NoSparse && sparse != CNML_Sparse) return kBad;
   if (bias && !isWeight(bias)) return kBad;
   const Dims &in = dimsOf(input), &out = dimsOf(output), &f = dimsOf(filter);
   const std::size_t k = elementCount(in) / in[0];
@@ -500,8 +503,9 @@ cnmlStatus_t cnmlCreateMlpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t 
   d.inputs = {operand(input)};
   d.outputs = {operand(output)};
   d.consts = {filter->impl, bias ? bias->impl : nullptr};
+  d.sparse = sparse == CNML_Sparse;
   return logged(finish(op, std::move(d)), "cnmlCreateMlpOp", [&](Call& c) {
-    c.created(op).handle(input).handle(output).handle(filter).handle(bias);
+    c.created(op).handle(input).handle(output).handle(filter).handle(bias).value(sparse);
   });
 }
 

@@ -67,6 +67,26 @@ cnmlStatus_t cnmlCreateConvOpParam_V2(cnmlConvOpParam_t* param, int stride_heigh
         .value(pad_width_right);
   });
 }
+cnmlStatus_t cnmlCreateConvOpParam(cnmlConvOpParam_t* param, int stride_height, int stride_width,
+                                   int dilation_height, int dilation_width, int pad_height,
+                                   int pad_width, cnmlSparseMode_t sparse) {
+  if (!param) return CNML_STATUS_INVALIDPARAM;
+  if (stride_height < 1 || stride_width < 1 || dilation_height < 1 || dilation_width < 1 ||
+      pad_height < 0 || pad_width < 0 || pad_height % 2 || pad_width % 2 ||
+      (sparse != CNML_NoSparse && sparse != CNML_Sparse))
+    return CNML_STATUS_INVALIDPARAM;
+  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
+    *param = new cnmlConvOpParam{ConvParams{stride_height, stride_width, dilation_height,
+                                            dilation_width, pad_height / 2, pad_height / 2,
+                                            pad_width / 2, pad_width / 2,
+                                            sparse == CNML_Sparse}};
+    return CNML_STATUS_SUCCESS;
+  });
+  return logged(status, "cnmlCreateConvOpParam", [&](Call& c) {
+    c.created(param).value(stride_height).value(stride_width).value(dilation_height)
+        .value(dilation_width).value(pad_height).value(pad_width).value(sparse);
+  });
+}
 cnmlStatus_t cnmlDestroyConvOpParam(cnmlConvOpParam_t* param) {
   const Doomed gone = doomed(param);
   return logged(destroy(param), "cnmlDestroyConvOpParam", [&](Call& c) { c.destroyed(gone); });

@@ -80,6 +80,7 @@ TensorRef metadataOf(const TensorImpl& t) {
   meta->dtype = t.dtype;
   meta->bound = true;
   meta->quant = t.quant;
+  meta->zero_pairs = t.zero_pairs;
   return meta;
 }
 

@@ -68,6 +68,9 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> given;
   bool spent = false;
   TensorQuant quant;
+  // A FILTER's fraction of zero pairs (output channels 2i and 2i+1, both zero at one
+  // position), counted when its data is bound; what a sparse op skips. -1: not bound.
+  double zero_pairs = -1.0;
   // Shared with a compiled op (compiledCopy): the handle copies it before any change, so
   // that rebinding never changes a compiled op and the data is held once meanwhile.
   bool frozen = false;
@@ -140,6 +143,7 @@ enum class ReduceFn { kSum, kMean, kMax, kMin, kProd };
 
 struct ConvParams {
   int sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pb = 0, pl = 0, pr = 0;
+  bool sparse = false;  // cnmlCreateConvOpParam's CNML_Sparse
 };
 struct PoolParams {
   int kh = 1, kw = 1, sh = 1, sw = 1, pt = 0, pb = 0, pl = 0, pr = 0, dh = 1, dw = 1;
@@ -211,6 +215,9 @@ struct OpDesc {
   bool int8 = false;
   int in_position = 0;
   float in_scale = 1.0f;
+  // Conv / Mlp created with CNML_Sparse: the device skips the filter's zero pairs (its time,
+  // op_cost.h); the numbers are the dense op's.
+  bool sparse = false;
 };
 
 // fp32, fp16 (FLOAT16 activations) or int8 (int8 compute set) for Conv/ConvGroup/Mlp.

@@ -28,6 +28,26 @@ TensorImpl& writable(cnmlTensor_t tensor) {
 
 }  // namespace
 
+namespace {
+
+// The fraction of a filter's output-channel pairs (2i, 2i+1 along axis 0) that are zero at
+// the same position; 0 for a filter of fewer than two output channels.
+template <typename T>
+double zeroPairs(const Dims& dims, const T* w) {
+  if (dims.size() < 2 || dims[0] < 2) return 0.0;
+  const std::size_t per = elementCount(dims) / static_cast<std::size_t>(dims[0]);
+  const std::size_t pairs = static_cast<std::size_t>(dims[0] / 2);
+  std::size_t zero = 0;
+  for (std::size_t i = 0; i < pairs; ++i) {
+    const T* a = w + 2 * i * per;
+    const T* b = a + per;
+    for (std::size_t j = 0; j < per; ++j) zero += a[j] == T(0) && b[j] == T(0);
+  }
+  return static_cast<double>(zero) / static_cast<double>(pairs * per);
+}
+
+}  // namespace
+
 extern "C" {
 
 cnmlStatus_t cnmlInit(int) { return CNML_STATUS_SUCCESS; }
@@ -146,6 +166,9 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
       std::vector<float>().swap(t.data);
       t.borrowed = static_cast<const float*>(cpu_tensor_ptr);
     }
+    if (t.type == CNML_FILTER)
+      t.zero_pairs = t.dtype == CNML_DATA_FLOAT32 ? zeroPairs(t.dims, t.borrowed)
+                                                  : zeroPairs(t.dims, t.data.data());
     t.bound = true;
     return CNML_STATUS_SUCCESS;
   });

@@ -68,3 +68,12 @@ halo_exchange_ratio = 4
 # usual sustained figure of DMA transfers of a few MB. ASSUMPTION: the MLU-100 is a PCIe 3.0
 # x16 card [W]; its measured copy rate is not published. Prices host layers' transfers.
 host_link_gbps = 12
+
+# Sparse mode (MLU100's CNML_Sparse on a convolution or fully connected op): the op skips
+# the multiply-adds of its filter's zero pairs (output channels 2i and 2i+1, both zero at one
+# position, as Cambricon Caffe prunes) at sparse_skip_efficiency, and does not read their
+# bytes, while the filter carries an index of sparse_index_bits per pair. ASSUMPTION: how
+# the chip skips is not documented; a bitmap (1 bit per pair) is the smallest index, and
+# the efficiency is fitted to the one published MLU100 sweep (README "Sparse mode").
+sparse_skip_efficiency = 0.8
+sparse_index_bits = 1

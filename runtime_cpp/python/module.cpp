@@ -552,6 +552,12 @@ void bindHandles(py::module_& m) {
           "Creates the layer's SDK op now, at its precision (blocks do it when they compile).")
       .def_property_readonly("has_int8_mode",
                              [](const LayerRef& l) { return l.layer->hasInt8Mode(); })
+      .def_property_readonly("sparse", [](const LayerRef& l) { return l.layer->sparse(); })
+      .def(
+          "set_sparse", [](LayerRef& l, bool sparse) { l.layer->setSparse(sparse); },
+          py::arg("sparse"),
+          "The SDK's sparse mode (Layer::setSparse), before the op is built: the device model "
+          "then prices the zero pairs of the weights bound with config().")
       .def(
           "set_quantization",
           [](LayerRef& l, std::pair<int, float> input,

@@ -210,6 +210,14 @@ void Layer::allowInt8(const ConstTensor& filter) {
   if (int8_filter_ < 0) throw Error(name_ + ": allowInt8 needs a weight declared by the layer");
 }
 
+void Layer::setSparse(bool sparse) {
+  if (sparse == sparse_) return;
+  if (sparse && !sparse_refusal_.empty()) throw Error(name_ + ": no sparse mode: " + sparse_refusal_);
+  if (compiled_ || fused_) throw Error(name_ + ": its sparse mode cannot change after it was compiled or fused");
+  destroyOps();  // an estimate built the op; rebuild it in the new mode
+  sparse_ = sparse;
+}
+
 void Layer::setPrecision(Precision precision) {
   if (precision == precision_) return;
   if (compiled_ || fused_) {

@@ -117,6 +117,16 @@ ConvLayer::ConvLayer(std::string name, Tensor& input, const Conv& params)
                                     params.pads_.bottom, params.pads_.left, params.pads_.right));
   allowInt8(weight);
   const int groups = params.groups_;
+  const Pads& pads = params.pads_;
+  if (groups > 1)
+    allowSparse("it has groups (CNML has no sparse group convolution)");
+  else if (pads.top != pads.bottom || pads.left != pads.right)
+    allowSparse("cnmlCreateConvOpParam, which takes the sparse mode, splits each axis' pad "
+                "evenly, and its pads are " + std::to_string(pads.top) + "," +
+                std::to_string(pads.bottom) + "," + std::to_string(pads.left) + "," +
+                std::to_string(pads.right) + " (top, bottom, left, right)");
+  else
+    allowSparse();
   if (groups > 1) {
     defineOp([this, &weight, &bias, groups] {
       PZ_CHECK(name_, cnmlCreateConvGroupOp(&op_, param_, in(0), output_.desc(), weight.desc(),
@@ -124,8 +134,17 @@ ConvLayer::ConvLayer(std::string name, Tensor& input, const Conv& params)
     });
     PZ_FORWARD(cnmlComputeConvGroupOpForward_V4);
   } else {
-    defineOp([this, &weight, &bias] {
-      PZ_CHECK(name_, cnmlCreateConvOp(&op_, param_, in(0), output_.desc(), weight.desc(),
+    defineOp([this, &weight, &bias, params] {
+      // The sparse mode comes with the MLU100 param, whose pads are per-axis totals.
+      SdkHandle<cnmlConvOpParam_t, cnmlDestroyConvOpParam> sparse_param;
+      if (sparse())
+        PZ_CHECK(name_, cnmlCreateConvOpParam(
+                            sparse_param.out(), params.stride_.h, params.stride_.w,
+                            params.dilation_.h, params.dilation_.w,
+                            params.pads_.top + params.pads_.bottom,
+                            params.pads_.left + params.pads_.right, CNML_Sparse));
+      const cnmlConvOpParam_t param = sparse() ? sparse_param : param_;
+      PZ_CHECK(name_, cnmlCreateConvOp(&op_, param, in(0), output_.desc(), weight.desc(),
                                        bias.desc()));
     });
     PZ_FORWARD(cnmlComputeConvOpForward_V4);

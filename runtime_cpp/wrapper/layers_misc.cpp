@@ -90,8 +90,10 @@ FullyConnectedLayer::FullyConnectedLayer(std::string name, Tensor& input, int ou
   const ConstTensor& bias =
       declareWeight("bias", CNML_CONST, Shape{out_features}, /*optional=*/true);
   allowInt8(weight);
+  allowSparse();
   defineOp([this, &weight, &bias] {
-    PZ_CHECK(name_, cnmlCreateMlpOp(&op_, in(0), output_.desc(), weight.desc(), bias.desc()));
+    PZ_CHECK(name_, cnmlCreateMlpOp(&op_, in(0), output_.desc(), weight.desc(), bias.desc(),
+                                    sparse() ? CNML_Sparse : CNML_NoSparse));
   });
   PZ_FORWARD(cnmlComputeMlpOpForward_V4);
 }

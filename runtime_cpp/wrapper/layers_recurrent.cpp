@@ -161,7 +161,7 @@ Tensor& RecurrentLayer::mlp(Tensor& in, const ConstTensor& filter, const ConstTe
   Tensor& out = temp(Shape{in.shape()[0], filter.shape()[0]}, what);
   cnmlBaseOp_t op = nullptr;
   PZ_CHECK(name_, cnmlCreateMlpOp(&op, in.desc(), out.desc(), filter.desc(),
-                                  bias == nullptr ? nullptr : bias->desc()));
+                                  bias == nullptr ? nullptr : bias->desc(), CNML_NoSparse));
   addOp(op, unaryRunner(cnmlComputeMlpOpForward_V4, op, &in, &out));
   return out;
 }

@@ -102,3 +102,38 @@ def test_bad_precision_is_refused_by_block_and_layer():
     data["blocks"][0]["layer_precision"] = {"a": "bf16"}
     with pytest.raises(PlanError, match=r"layer 'a': precision 'bf16'"):
         Plan.from_dict(data)
+
+
+def test_sparse_layers_round_trip_and_are_written_only_when_set(queue) -> None:
+    plan = fuse_all(queue)
+    assert '"sparse"' not in plan.to_json()  # plans without the knob are unchanged
+    convs = [layer.name for layer in queue.layers if layer.kind == "Conv"]
+    plan.blocks[0].sparse = convs
+    again = Plan.from_json(plan.to_json())
+    assert again.blocks[0].sparse == convs and again == plan
+    again.validate(queue)
+
+
+@pytest.mark.parametrize("pick, message", [
+    (lambda q: ["ghost"], "sparse names 'ghost', which is not a layer of this block"),
+    (lambda q: [q.layers[-1].name], "no sparse mode"),  # the Softmax
+    (lambda q: [next(l.name for l in q.layers if l.kind == "Conv")] * 2, "twice"),
+])
+def test_sparse_validation_names_the_layer(queue, pick, message) -> None:
+    plan = fuse_all(queue)
+    plan.blocks[0].sparse = pick(queue)
+    with pytest.raises(PlanError, match=message):
+        plan.validate(queue)
+    with pytest.raises(PlanError, match="must be a list"):
+        Plan.from_json(plan.to_json().replace('"sparse": [', '"sparse": "x", "_": ['))
+
+
+def test_sparse_is_refused_for_group_and_uneven_pads() -> None:
+    from paleozoic.ops import KINDS
+
+    conv = KINDS["Conv"]
+    base = {"out_channels": 8, "kernel": [3, 3], "stride": [1, 1], "dilation": [1, 1]}
+    assert conv.sparse_refused({**base, "pads": [1, 1, 1, 1], "groups": 1}) is None
+    assert "groups" in conv.sparse_refused({**base, "pads": [1, 1, 1, 1], "groups": 2})
+    assert "0,1,0,1" in conv.sparse_refused({**base, "pads": [0, 1, 0, 1], "groups": 1})
+    assert KINDS["FullyConnected"].sparse_refused({"out_features": 4}) is None

@@ -24,6 +24,7 @@ SUCCESS, INVALIDARG, INVALIDPARAM, UNSUPPORT = 0, 2, 8, 12
 CNRT_ERR_INVALID, CNRT_ERR_UNSUPPORTED, CNRT_ERR_INVALID_POINTER = 632007, 632020, 632021
 CNRT_ERR_NOMEM = 632008
 MLU100 = 3
+NO_SPARSE, SPARSE = 0, 1  # cnmlSparseMode_t
 
 NP_OF = {FLOAT32: np.float32, FLOAT16: np.float16, INT8: np.int8}
 
@@ -107,8 +108,15 @@ def create(fn: str, *args: Any) -> P:
     return op
 
 
-def conv_param(stride=(1, 1), dilation=(1, 1), pads=(0, 0, 0, 0)) -> P:
+def conv_param(stride=(1, 1), dilation=(1, 1), pads=(0, 0, 0, 0), sparse: bool = False) -> P:
+    """cnmlCreateConvOpParam_V2; with `sparse`, the MLU100 cnmlCreateConvOpParam (per-axis
+    pad totals, split evenly)."""
     p = P()
+    if sparse:
+        top, bottom, left, right = pads
+        check("cnmlCreateConvOpParam", C.byref(p), stride[0], stride[1], dilation[0],
+              dilation[1], top + bottom, left + right, SPARSE)
+        return p
     check("cnmlCreateConvOpParam_V2", C.byref(p), stride[0], stride[1], dilation[0],
           dilation[1], *pads)
     return p

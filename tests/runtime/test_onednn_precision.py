@@ -170,7 +170,7 @@ def test_int8_mlp_long_reduction_is_the_mocks(sdk, kernels, batch: int) -> None:
         tf, tb = m.const(wq, m.INT8, m.FILTER), m.const(bias, m.FLOAT16)
         m.check("cnmlSetQuantizedPositionByChannel", tf, m.ints(pw), co)
         m.check("cnmlSetQuantizedScaleByChannel", tf, m.floats(sw), co)
-        op = m.create("cnmlCreateMlpOp", tin, tout, tf, tb)
+        op = m.create("cnmlCreateMlpOp", tin, tout, tf, tb, m.NO_SPARSE)
         m.check("cnmlSetOperationComputingDataType", op, tin, m.INT8, m.quant_param(px, sx))
         return m.run_fused([op], [(tin, x)], [(tout, (batch, co), F16)])[0]
 

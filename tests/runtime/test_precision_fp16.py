@@ -102,7 +102,7 @@ def case_conv(rng, dt, group=1, stride=(1, 1), dil=(1, 1), pads=(1, 1,1, 1)):
 def case_mlp(rng, dt):
     x, w, b = _data(rng, 3, 40), _data(rng, 7, 40, scale=0.2), _data(rng, 7)
     tin, tout = m.tensor(x.shape, dt), m.tensor([3, 7], dt)
-    op = m.create("cnmlCreateMlpOp", tin, tout, _const(w, dt, m.FILTER), _const(b, dt))
+    op = m.create("cnmlCreateMlpOp", tin, tout, _const(w, dt, m.FILTER), _const(b, dt), m.NO_SPARSE)
     return [op], [(tin, x)], [(tout, (3, 7))]
 
 

@@ -136,7 +136,7 @@ def test_int8_mlp_bit_exact_long_reduction(batch):
     tin, tout = m.tensor(x.shape, m.FLOAT16), m.tensor([batch, co], m.FLOAT16)
     tf, tb = m.const(wq, m.INT8, m.FILTER), m.const(bias, m.FLOAT16)
     set_filter_quant(tf, co, pw, sw, True)
-    op = m.create("cnmlCreateMlpOp", tin, tout, tf, tb)
+    op = m.create("cnmlCreateMlpOp", tin, tout, tf, tb, m.NO_SPARSE)
     m.check("cnmlSetOperationComputingDataType", op, tin, m.INT8, m.quant_param(px, sx))
     (y,) = m.run_fused([op], [(tin, x)], [(tout, (batch, co), F16)])
     acc = quantize(x, px, sx) @ wq.astype(np.int64).T

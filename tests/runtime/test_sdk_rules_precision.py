@@ -156,7 +156,7 @@ def test_int8_reduction_that_could_overflow_is_unsupported():
     tf = m.const(np.ones((1, k)), m.INT8, m.FILTER)
     m.check("cnmlSetQuantizedPosition", tf, 0)
     m.check("cnmlSetQuantizedScale", tf, m.f32(1))
-    op = m.create("cnmlCreateMlpOp", tin, tout, tf, None)
+    op = m.create("cnmlCreateMlpOp", tin, tout, tf, None, m.NO_SPARSE)
     m.check("cnmlSetOperationComputingDataType", op, tin, m.INT8, m.quant_param(0, 1.0))
     assert status("cnmlCompileBaseOp", op, m.MLU100, 1) == UNSUPPORT
 

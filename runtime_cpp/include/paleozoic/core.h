@@ -385,6 +385,12 @@ class Layer {
   void setQuantization(LayerQuantization quantization);
   // Reads `tensor` instead of input `index` (a cast of it); before the op is built.
   void redirectInput(std::size_t index, Tensor& tensor);
+  // The SDK's sparse mode (MLU100's CNML_Sparse: the device skips pairs of zero filter
+  // weights, output channels 2i and 2i+1 at one position) for a layer that has it (a
+  // convolution without groups whose pads are even per axis, a fully connected layer); set
+  // before the op is built. Throws pz::Error naming the layer for another, or once built.
+  void setSparse(bool sparse);
+  bool sparse() const { return sparse_; }
 
   // Binds the layer's weights in the order weightSpecs() gives; an absent optional one
   // (nullptr, or left out at the end) is bound as zeros. Throws pz::Error naming the layer and the
@@ -438,6 +444,9 @@ class Layer {
   void addOp(cnmlBaseOp_t op, OpRunner run);
   // In the constructor of a layer with an SDK int8 mode: the weight that is its filter.
   void allowInt8(const ConstTensor& filter);
+  // In the constructor of a layer with an SDK sparse mode; `refusal` says why this one
+  // cannot use it after all (empty: it can).
+  void allowSparse(std::string refusal = "") { sparse_refusal_ = std::move(refusal); }
   // The descriptor of input `index` as the op must read it.
   cnmlTensor_t in(std::size_t index) const { return inputs_.at(index)->desc(); }
   // Sets the output's dtype for the precision and checks the inputs'; a Cast overrides it.
@@ -470,6 +479,8 @@ class Layer {
   std::function<void()> create_;
   Precision precision_ = Precision::kFp32;
   int int8_filter_ = -1;  // index in weights_ of the filter of a layer with an int8 mode
+  bool sparse_ = false;
+  std::string sparse_refusal_ = "it has no sparse mode (convolutions and fully connected layers do)";
   std::unique_ptr<LayerQuantization> quantization_;
   UnaryForward unary_ = nullptr;
   BinaryForward binary_ = nullptr;

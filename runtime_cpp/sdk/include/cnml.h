@@ -170,6 +170,14 @@ typedef enum {
   CNML_CAST_FLOAT16_TO_INT16 = 8
 } cnmlCastType_t;
 
+// MLU100 (CNML 6 and before; gone in CNML 7): whether a convolution or fully connected op
+// may skip its zero weights, in pairs: output channels 2i and 2i+1 at the same kernel
+// position, both zero (Cambricon Caffe prunes so, sparseFilter).
+typedef enum {
+  CNML_NoSparse = 0,
+  CNML_Sparse = 1
+} cnmlSparseMode_t;
+
 // ---- setup -------------------------------------------------------------------
 cnmlStatus_t cnmlInit(int flag);
 cnmlStatus_t cnmlExit(void);
@@ -227,6 +235,13 @@ cnmlStatus_t cnmlCreateConvOpParam_V2(cnmlConvOpParam_t* param, int stride_heigh
                                       int stride_width, int dilation_height, int dilation_width,
                                       int pad_height_top, int pad_height_bottom,
                                       int pad_width_left, int pad_width_right);
+// The MLU100 form: one pad per axis, the total of both sides, split evenly (an odd total ->
+// INVALIDPARAM), and the sparse mode. Mock rule: a sparse param serves cnmlCreateConvOp only
+// (a group conv has no sparse mode: INVALIDARG); the mock computes the same numbers either
+// way, and its device time skips the zero pairs of the bound filter.
+cnmlStatus_t cnmlCreateConvOpParam(cnmlConvOpParam_t* param, int stride_height, int stride_width,
+                                   int dilation_height, int dilation_width, int pad_height,
+                                   int pad_width, cnmlSparseMode_t sparse);
 cnmlStatus_t cnmlDestroyConvOpParam(cnmlConvOpParam_t* param);
 
 cnmlStatus_t cnmlCreatePoolOpParam_V3(cnmlPoolOpParam_t* param, int window_height,
@@ -404,8 +419,9 @@ cnmlStatus_t cnmlCreateCycleXorOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
 cnmlStatus_t cnmlCreatePreluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                                cnmlTensor_t prelu_param);
 // out[n, co] = sum_k in[n, k] * filter[co, k] + bias[co]; in is read flat per batch item.
+// `sparse` as cnmlCreateConvOpParam's (the MLU100 signature).
 cnmlStatus_t cnmlCreateMlpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
-                             cnmlTensor_t filter, cnmlTensor_t bias);
+                             cnmlTensor_t filter, cnmlTensor_t bias, cnmlSparseMode_t sparse);
 cnmlStatus_t cnmlCreateSoftmaxOp(cnmlBaseOp_t* op, cnmlDimension_t dim, cnmlTensor_t input,
                                  cnmlTensor_t output);
 // Softmax along `axis` (0 <= axis < rank) of a tensor of any rank (later CNML's Nd op, as
