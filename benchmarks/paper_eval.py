@@ -60,7 +60,13 @@ KNOBS: list[tuple[str, str, str, str, tuple[str, ...], str]] = [
      ("tests/runtime/test_block_precision.py::test_int8_conv_follows_cambricons_arithmetic",
       "tests/e2e/test_precision_sessions.py::test_hand_edited_precision_rebuilds_and_runs"),
      "fp32, fp16 or int8 per F-Block (per layer by override); int8 parameters in weights.bin"),
-    ("Sparsity", "no", "yes", "no", (), "no sparse ops in the SDK subset the mock implements"),
+    ("Sparsity", "no", "yes", "yes",
+     ("tests/runtime/test_sdk_rules_sparse.py::test_sparse_ops_compute_the_dense_numbers",
+      "tests/optimize/test_sparse.py::"
+      "test_tune_with_the_knob_writes_sparse_layers_and_the_session_runs_them"),
+     "per layer (conv without groups, fully connected): plan field \"sparse\", "
+     "layer.setSparse(true), cnmlCreateConvOpParam / cnmlCreateMlpOp with CNML_Sparse; "
+     "`tune --knobs sparsity` turns it on where the device model says it pays"),
     ("Model parallelism (MP 1..32)", "no", "yes", "yes",
      ("tests/runtime/test_fusion.py::test_fused_equals_unfused",
       "tests/codegen/test_raw.py::test_raw_matches_wrapper_bit_for_bit"),

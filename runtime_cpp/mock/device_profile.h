@@ -27,7 +27,7 @@ struct DeviceProfile {
   double onchip_bytes_per_core = 524288.0;  // ASSUMPTION: no public NRAM/SRAM figure
   double halo_exchange_ratio = 4.0;      // ASSUMPTION: fusion exchanges when halo > ratio * tile
   double host_link_gbps = 12.0;          // PCIe 3.0 x16 card: 15.75 GB/s raw, ~12 sustained
-  double sparse_skip_efficiency = 0.8;   // ASSUMPTION: fraction of zero pairs' MACs skipped
+  double sparse_skip_efficiency = 0.93;  // fitted (sparse_fit.py): fraction of zero pairs' MACs skipped
   double sparse_index_bits = 1.0;        // ASSUMPTION: index bits per filter pair (a bitmap)
 
   // Sustained fp32 FLOP/s of one core.
