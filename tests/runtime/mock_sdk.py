@@ -9,6 +9,8 @@ Every call returns its status; `check` raises on a non-zero one.
 from __future__ import annotations
 
 import ctypes as C
+import functools
+import importlib.util
 from typing import Any, Sequence
 
 import numpy as np
@@ -242,3 +244,15 @@ def cnrt_param(position: int, scale: float) -> P:
     q = P()
     check("cnrtCreateQuantizedParam", C.byref(q), position, f32(scale), 0)
     return q
+
+
+@functools.lru_cache(maxsize=None)
+def onednn_driver() -> Any:
+    """This driver over the oneDNN SDK's shared object instead (one copy per process)."""
+    from paleozoic.sdk import runtime_module
+
+    spec = importlib.util.spec_from_file_location("onednn_sdk", __file__)
+    module = importlib.util.module_from_spec(spec)
+    module.SDK_LIBRARY = runtime_module("onednn").__file__
+    spec.loader.exec_module(module)
+    return module

@@ -9,7 +9,6 @@ without the `onednn` extra."""
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import os
 import subprocess
 import sys
@@ -42,12 +41,7 @@ VNNI = any(flag in _CPUINFO for flag in ("avx512_vnni", "avx_vnni", "amx_int8"))
 @pytest.fixture(scope="module")
 def sdk():
     """mock_sdk's ctypes driver over each SDK's shared object: {"mock": m, "onednn": m}."""
-    onednn = runtime_module("onednn")
-    spec = importlib.util.spec_from_file_location("onednn_sdk", mock_sdk.__file__)
-    module = importlib.util.module_from_spec(spec)
-    module.SDK_LIBRARY = onednn.__file__
-    spec.loader.exec_module(module)
-    return {"mock": mock_sdk, "onednn": module}
+    return {"mock": mock_sdk, "onednn": mock_sdk.onednn_driver()}
 
 
 @pytest.fixture

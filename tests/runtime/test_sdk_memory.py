@@ -6,7 +6,6 @@ memory ends at the device profile's dram_bytes."""
 from __future__ import annotations
 
 import ctypes as C
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 
 import mock_sdk as m
 from paleozoic import _runtime
-from paleozoic.sdk import runtime_module, sdk_available
+from paleozoic.sdk import sdk_available
 
 F32 = np.float32
 SHAPE = (1, 16, 32, 32)
@@ -137,15 +136,6 @@ def test_a_base_op_compile_spends_what_was_handed_over(rng):
     assert m.call("cnmlCompileBaseOp", again, m.MLU100, 1) == m.INVALIDARG
 
 
-def _onednn_driver():
-    """mock_sdk's ctypes driver over the oneDNN SDK's shared object."""
-    spec = importlib.util.spec_from_file_location("onednn_sdk_memory", m.__file__)
-    module = importlib.util.module_from_spec(spec)
-    module.SDK_LIBRARY = runtime_module("onednn").__file__
-    spec.loader.exec_module(module)
-    return module
-
-
 def _residual_convs(sdk, n: int, x: np.ndarray, rng) -> tuple[np.ndarray, int]:
     """n 3x3 convolutions one after another, the first one's value added to the last's:
     (the output, the fusion's scratch bytes)."""
@@ -169,7 +159,7 @@ def test_onednn_links_live_in_the_fusion_arena_by_lifetime():
     # Convolutions pass their values in oneDNN's blocked layout (links): those buffers are
     # planned with the fusion's scratch values, so a longer chain needs no more bytes, and
     # the first value, read again at the end, is never overwritten meanwhile.
-    onednn = _onednn_driver()
+    onednn = m.onednn_driver()
     x = np.random.default_rng(1).standard_normal((1, 16, 24, 24)).astype(F32)
     results = {}
     for n in (4, 8):

@@ -4,7 +4,6 @@ numbers as the dense op on both SDKs, and a device time that skips the filter's 
 from __future__ import annotations
 
 import ctypes as C
-import importlib.util
 
 import numpy as np
 import pytest
@@ -13,18 +12,9 @@ import mock_sdk as m
 from mock_sdk import INVALIDARG, INVALIDPARAM, SUCCESS
 from paleozoic import _runtime
 from paleozoic.frontend.prune import prune_pairs
-from paleozoic.sdk import runtime_module, sdk_available
+from paleozoic.sdk import sdk_available
 
 F32 = np.float32
-
-
-def _onednn_driver():
-    """mock_sdk's ctypes driver over the oneDNN SDK's shared object."""
-    spec = importlib.util.spec_from_file_location("onednn_sdk_sparse", m.__file__)
-    module = importlib.util.module_from_spec(spec)
-    module.SDK_LIBRARY = runtime_module("onednn").__file__
-    spec.loader.exec_module(module)
-    return module
 
 
 SDKS = [pytest.param("mock", id="mock"),
@@ -33,7 +23,7 @@ SDKS = [pytest.param("mock", id="mock"),
 
 
 def _driver(sdk: str):
-    return m if sdk == "mock" else _onednn_driver()
+    return m if sdk == "mock" else m.onednn_driver()
 
 
 def _conv(sdk, w: np.ndarray, x_shape, sparse: bool, pads=(1, 1, 1, 1)):
