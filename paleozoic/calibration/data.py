@@ -38,6 +38,10 @@ def load_feeds(path: Path, queue: LayerQueue) -> list[np.ndarray]:
     """One batch of inputs from `path`, in the model's input order."""
     infos = {info.name: info for info in queue.inputs}
     names = list(infos)
+    # The model file's own name of an input (which the queue may have made an identifier:
+    # "gpu_0/data_0" -> "data") keys its array too.
+    onnx_names = (dict(zip(names, queue.onnx_input_names))
+                  if len(queue.onnx_input_names) == len(names) else {})
     try:
         loaded = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as err:
@@ -50,7 +54,11 @@ def load_feeds(path: Path, queue: LayerQueue) -> list[np.ndarray]:
         arrays = {names[0]: loaded}
     else:
         arrays = {key: loaded[key] for key in loaded.files}
-        missing = [n for n in names if n not in arrays]
+        for name in names:
+            if name not in arrays and onnx_names.get(name) in arrays:
+                arrays[name] = arrays[onnx_names[name]]
+        missing = [n if onnx_names.get(n, n) == n else f"{n} (ONNX {onnx_names[n]!r})"
+                   for n in names if n not in arrays]
         if missing:
             raise CalibrationDataError(f"{path}: no array for input(s) {missing}; it holds "
                                        f"{sorted(arrays)}")

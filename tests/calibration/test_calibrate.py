@@ -131,3 +131,25 @@ def test_token_ids_calibrate_a_transformer_as_integers(tmp_path) -> None:
              **{n: v.astype(np.float32) for n, v in feeds.items()})
     with pytest.raises(CalibrationDataError, match="3.npz: input 'input_ids' is int64"):
         calibrate(queue, [tmp_path])
+
+
+def test_npz_arrays_may_use_the_model_files_own_input_names(tmp_path) -> None:
+    # The queue makes "gpu_0/data_0" an identifier ("data"); a user keys the array by the
+    # name the model file (and Netron) shows, and either works.
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Relu", ["gpu_0/data_0"], ["y"], name="relu")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("gpu_0/data_0", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    queue = load_queue(model)
+    assert queue.inputs[0].name != "gpu_0/data_0"
+    x = np.arange(4, dtype=np.float32).reshape(1, 4) - 1.5
+    for key in ("gpu_0/data_0", queue.inputs[0].name):
+        np.savez(tmp_path / "batch.npz", **{key: x})
+        record = calibrate(queue, [tmp_path / "batch.npz"])
+        assert record["activations"][queue.inputs[0].name]["absmax"] == pytest.approx(1.5)
+    np.savez(tmp_path / "batch.npz", other=x)
+    with pytest.raises(CalibrationDataError, match="ONNX 'gpu_0/data_0'"):
+        calibrate(queue, [tmp_path / "batch.npz"])
