@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "executor.h"
+#include "numerics.h"
 
 namespace pz_mock {
 
@@ -135,10 +136,12 @@ Precision precisionOf(const OpDesc& op) {
 
 namespace {
 
-// Moves `n` floats out of a buffer handed over (the caller frees it right after) into `to`
-// a part at a time, giving each copied part's pages back to the system as it goes, so that
-// a large filter is not resident twice while it moves (VGG's fc6: 411 MB).
-void drainInto(std::vector<float>& to, float* from, std::size_t n) {
+// Appends `n` values of a buffer handed over (the caller frees it right after) to `to`, as
+// floats (`append(part, count)`), 16 MB of them at a time, giving each part's pages back to
+// the system as it goes, so that a large filter is not resident twice while it moves
+// (VGG's fc6: 411 MB).
+template <typename T, typename Append>
+void drainInto(std::vector<float>& to, const T* from, std::size_t n, Append append) {
   constexpr std::size_t kPart = (std::size_t{16} << 20) / sizeof(float);
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto start = reinterpret_cast<std::uintptr_t>(from);
@@ -146,8 +149,8 @@ void drainInto(std::vector<float>& to, float* from, std::size_t n) {
   to.reserve(n);
   for (std::size_t i = 0; i < n; i += kPart) {
     const std::size_t m = std::min(kPart, n - i);
-    to.insert(to.end(), from + i, from + i + m);  // touches only the part's pages
-    const std::uintptr_t copied = (start + (i + m) * sizeof(float)) & ~(page - 1);
+    append(from + i, m);  // touches only the part's pages
+    const std::uintptr_t copied = (start + (i + m) * sizeof(T)) & ~(page - 1);
     if (copied > given_back) {
       madvise(reinterpret_cast<void*>(given_back), copied - given_back, MADV_DONTNEED);
       given_back = copied;
@@ -159,7 +162,9 @@ void drainInto(std::vector<float>& to, float* from, std::size_t n) {
 
 TensorRef givenCopy(const TensorImpl& t, float* data) {
   auto copy = std::make_shared<TensorImpl>(t);
-  drainInto(copy->data, data, elementCount(t.dims));
+  drainInto(copy->data, data, elementCount(t.dims), [&](const float* part, std::size_t m) {
+    copy->data.insert(copy->data.end(), part, part + m);
+  });
   copy->bound = true;
   copy->borrowed = nullptr;
   copy->source = copy->data.data();  // what a rebuild during the compile reads
@@ -167,6 +172,14 @@ TensorRef givenCopy(const TensorImpl& t, float* data) {
   copy->owned_copy.reset();
   copy->given.reset();
   return copy;
+}
+
+void decodeHalfDraining(std::vector<float>& to, const std::uint16_t* from, std::size_t n) {
+  drainInto(to, from, n, [&](const std::uint16_t* part, std::size_t m) {
+    const std::size_t at = to.size();
+    to.resize(at + m);
+    numerics::decodeHalf(part, to.data() + at, m, 1);
+  });
 }
 
 TensorRef givenDecoded(TensorImpl& t) {

@@ -44,8 +44,8 @@ struct TensorImpl {
   Dims dims;
   bool shape_set = false;
   cnmlDataType_t dtype = CNML_DATA_FLOAT32;
-  // Bound data decoded exactly to fp32 (FLOAT32 as given, FLOAT16 decoded, INT8 q values),
-  // which the fp32 kernels read; INT8 data also as bytes in `q`.
+  // Bound data decoded exactly to fp32 (FLOAT32 as given, FLOAT16 decoded), which the fp32
+  // kernels read; INT8 data as its codes in `q` only (what the int8 kernels read).
   std::vector<float> data;
   std::vector<std::int8_t> q;
   bool bound = false;
@@ -246,6 +246,9 @@ void stripConstData(OpDesc& op);
 // `t`'s decoded FLOAT16 or INT8 data (`data`, `q`) moved into a const of its own, for a
 // binding with free_aftercompile (TensorImpl::given), so that it goes with the compile.
 TensorRef givenDecoded(TensorImpl& t);
+// Decodes `n` binary16 values of a buffer handed over (free_aftercompile) into `to`, giving
+// the buffer's pages back as it goes (the caller frees it right after).
+void decodeHalfDraining(std::vector<float>& to, const std::uint16_t* from, std::size_t n);
 
 // The SDK's own copy of `t`'s FLOAT32 `data`, bound with free_aftercompile
 // (TensorImpl::given); `data` is the caller's buffer, which is then only fit to be freed.

@@ -155,20 +155,27 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
     t.given.reset();
     t.spent = false;
     if (t.dtype == CNML_DATA_FLOAT16) {
-      t.data.resize(n);
-      numerics::decodeHalf(static_cast<const std::uint16_t*>(cpu_tensor_ptr), t.data.data(), n, 1);
+      std::vector<float>().swap(t.data);  // handed over: decoded below, after the log reads it
+      if (!free_aftercompile) {
+        t.data.resize(n);
+        numerics::decodeHalf(static_cast<const std::uint16_t*>(cpu_tensor_ptr), t.data.data(), n,
+                             1);
+      }
     } else if (t.dtype == CNML_DATA_INT8) {
+      // The codes alone: the int8 kernels (both SDKs) read them, nothing reads them as floats.
       const auto* q = static_cast<const std::int8_t*>(cpu_tensor_ptr);
-      t.data.resize(n);
+      std::vector<float>().swap(t.data);
       t.q.assign(q, q + n);
-      for (std::size_t i = 0; i < n; ++i) t.data[i] = static_cast<float>(q[i]);
     } else {
       std::vector<float>().swap(t.data);
       t.borrowed = static_cast<const float*>(cpu_tensor_ptr);
     }
-    if (t.type == CNML_FILTER)
-      t.zero_pairs = t.dtype == CNML_DATA_FLOAT32 ? zeroPairs(t.dims, t.borrowed)
-                                                  : zeroPairs(t.dims, t.data.data());
+    if (t.type == CNML_FILTER && t.dtype == CNML_DATA_FLOAT32)
+      t.zero_pairs = zeroPairs(t.dims, t.borrowed);
+    else if (t.type == CNML_FILTER && t.dtype == CNML_DATA_INT8)
+      t.zero_pairs = zeroPairs(t.dims, t.q.data());
+    else if (t.type == CNML_FILTER && !free_aftercompile)
+      t.zero_pairs = zeroPairs(t.dims, t.data.data());
     t.bound = true;
     return CNML_STATUS_SUCCESS;
   });
@@ -177,9 +184,14 @@ cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
         .value(free_aftercompile);
   });
   if (result != CNML_STATUS_SUCCESS || !free_aftercompile) return result;
-  // The log has read the buffer: the SDK takes FLOAT32 data into a const of its own (decoded
-  // data is in one already), frees the buffer, and drops that const with the compile.
+  // The log has read the buffer: the SDK takes FLOAT32 data into a const of its own, decodes
+  // FLOAT16 into one (INT8 is in one already), frees the buffer, and drops that const with
+  // the compile.
   result = guarded(CNML_STATUS_BADALLOC, [&] {
+    if (t.dtype == CNML_DATA_FLOAT16) {
+      decodeHalfDraining(t.data, static_cast<const std::uint16_t*>(cpu_tensor_ptr), n);
+      if (t.type == CNML_FILTER) t.zero_pairs = zeroPairs(t.dims, t.data.data());
+    }
     t.given = t.dtype == CNML_DATA_FLOAT32 ? givenCopy(t, static_cast<float*>(cpu_tensor_ptr))
                                            : givenDecoded(t);
     t.owned_copy = t.given;

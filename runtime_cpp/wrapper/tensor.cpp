@@ -325,6 +325,7 @@ void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* ch
     bound_ = MallocBuffer<unsigned char>(count * 2);
     PZ_CHECK(layer_, cnrtCastDataType(data_.data(), CNRT_FLOAT32, bound_.data(), CNRT_FLOAT16,
                                       static_cast<int>(count), nullptr));
+    if (hand_over) data_ = MallocBuffer<float>();  // not beside the SDK's decoded copy
   } else if (dtype == CNML_DATA_INT8) {
     // Quantised on the host one output channel at a time, as Cambricon's tools do.
     const int n = shape_.at(0);
@@ -346,6 +347,7 @@ void ConstTensor::bindAs(cnmlDataType_t dtype, const std::vector<QuantParam>* ch
       positions.push_back(q.position);
       scales.push_back(q.scale);
     }
+    if (hand_over) data_ = MallocBuffer<float>();  // not beside the SDK's decoded copy
     PZ_CHECK(layer_, cnmlSetTensorDataType(desc_, dtype));
     PZ_CHECK(layer_, cnmlSetQuantizedPositionByChannel(desc_, positions.data(), n));
     PZ_CHECK(layer_, cnmlSetQuantizedScaleByChannel(desc_, scales.data(), n));

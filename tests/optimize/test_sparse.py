@@ -18,7 +18,9 @@ from paleozoic.ir import Plan
 from paleozoic.optimize import fuse_all
 from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.optimize.sparse import paying_sparse, sparse_candidates, with_sparse
-from paleozoic.pipeline import build_session, compile_model, load_queue, run_session
+from paleozoic.pipeline import (build_session, compile_model, load_queue, resolve_plan,
+                                run_session)
+from paleozoic.sdk import sdk_available
 from paleozoic.testing.zoo import random_inputs
 
 pytest.importorskip("paleozoic.optimize.device_cost")
@@ -109,3 +111,21 @@ def test_the_raw_form_creates_the_ops_sparse(pruned: Path, tmp_path: Path) -> No
 def test_knobs_refuses_an_unknown_one(pruned: Path, tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         main(["tune", str(pruned), "--knobs", "sparsity,warp", "-o", str(tmp_path / "p.json")])
+
+
+@pytest.mark.skipif(not sdk_available("onednn"), reason="the oneDNN SDK is not built")
+def test_sparse_plans_run_on_onednn(pruned: Path, tmp_path: Path) -> None:
+    # Fused and alone, the classifier runs the SDK's pair kernel (a fusion leaves its
+    # post-ops apart), with onnxruntime's numbers.
+    queue = load_queue(pruned)
+    sparse = paying_sparse(queue)
+    model = onnx.load(str(pruned))
+    feeds = random_inputs(model, 1)
+    ref = onnxruntime_outputs(model, feeds)[0]
+    for plan in ("fuse-all", "per-layer"):
+        chosen = with_sparse(resolve_plan(queue, plan), sparse)
+        out = compile_model(model, tmp_path / plan, plan=chosen)
+        build_session(out, sdk="onednn")
+        result = run_session(out, list(feeds.values()))
+        np.testing.assert_allclose(result.outputs[0], ref.reshape(result.outputs[0].shape),
+                                   rtol=1e-4, atol=1e-6)

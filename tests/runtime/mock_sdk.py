@@ -216,6 +216,13 @@ def run_base(op: P, forward: str, inp: tuple[P, np.ndarray], out: tuple[P, Seque
     return bout.read(shape, dt), us.value
 
 
+def implementation(op: P) -> str:
+    """What computes a compiled op (cnmlMockOpImplementation)."""
+    fn = lib.cnmlMockOpImplementation
+    fn.restype = C.c_char_p
+    return fn(op).decode()
+
+
 def estimate_base(op: P, precision: int, mp: int) -> float:
     us = C.c_float()
     check("cnmlMockEstimateBaseOpUs_V2", op, precision, mp, C.byref(us))
