@@ -19,7 +19,7 @@
 #include "backend.h"
 #include "common.h"
 #include "quantized.h"
-#include "sparse_mlp.h"
+#include "sparse.h"
 #include "swish.h"
 #include "workspace.h"
 
@@ -1509,9 +1509,7 @@ std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain
     if (onMockOnly(*d) || precisionOf(*d) != Precision::kFp32 || !f32(d->inputs) ||
         !f32(d->outputs))
       return nullptr;
-  if (chain.size() == 1)
-    if (std::unique_ptr<BackendOp> sparse = onednn::makeSparseMlp(*chain.front(), threads))
-      return sparse;
+  if (std::unique_ptr<BackendOp> sparse = onednn::makeSparseOp(chain, threads)) return sparse;
   ThreadScope scope(threads);
   std::unique_ptr<DnnlOp> op;
   try {
@@ -1584,7 +1582,7 @@ bool adopt(DnnlOp& op, std::unique_ptr<DnnlOp> re, const Build& b, int skip = -1
 }  // namespace
 
 bool backendCanAppend(const std::vector<const OpDesc*>& chain, const OpDesc& next) {
-  if (onednn::sparseMlpTakes(*chain.front())) return false;  // its post-ops run apart
+  if (onednn::sparseTakes(*chain.front())) return onednn::sparseTakesNext(chain, next);
   if (movesData(chain.front()->kind)) {  // one reorder, while the views compose
     if (!movesData(next.kind)) return false;
     std::vector<const OpDesc*> longer = chain;
