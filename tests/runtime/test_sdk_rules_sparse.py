@@ -143,21 +143,34 @@ def test_onednn_sparse_1x1_convolution_runs_the_sdk_kernel(tail):
     # pair kernel, as accurate as the dense convolution against float64.
     sdk = m.onednn_driver()
     rng = np.random.default_rng(5)
-    w = prune_pairs(rng.standard_normal((33, 24, 1, 1)).astype(F32), 0.8, 0)  # odd: a lone row
-    x = (rng.standard_normal((2, 24, 9, 7)) * 10).astype(F32)
+    w = prune_pairs(rng.standard_normal((33, 24, 1, 1)).astype(F32), 0.9, 0)  # odd: a lone row
+    x = (rng.standard_normal((2, 24, 12, 12)) * 10).astype(F32)  # a plane of 128+ values
     bias = rng.standard_normal(33).astype(F32)
     exact = np.einsum("nchw,oc->nohw", x.astype(np.float64), w[:, :, 0, 0].astype(np.float64))
     exact += bias[None, :, None, None]
     if tail:
         exact = np.clip(exact, 0, 6 if tail == "relu6" else np.inf)
     for sparse in (False, True):
-        tin, mid, tout = sdk.tensor(x.shape), sdk.tensor([2, 33, 9, 7]), sdk.tensor([2, 33, 9, 7])
+        tin, mid, tout = sdk.tensor(x.shape), sdk.tensor([2, 33, 12, 12]), sdk.tensor([2, 33, 12, 12])
         ops = [sdk.create("cnmlCreateConvOp", sdk.conv_param(sparse=sparse), tin, mid,
                           sdk.const(w, sdk.FLOAT32, sdk.FILTER), sdk.const(bias, sdk.FLOAT32))]
         if tail:
             fn = 2 if tail == "relu" else 5  # CNML_ACTIVE_RELU, CNML_ACTIVE_RELU6
             ops.append(sdk.create("cnmlCreateActiveOp", fn, mid, tout))
-        (y,) = sdk.run_fused(ops, [(tin, x)], [(tout if tail else mid, (2, 33, 9, 7), F32)])
+        (y,) = sdk.run_fused(ops, [(tin, x)], [(tout if tail else mid, (2, 33, 12, 12), F32)])
         np.testing.assert_allclose(y, exact, rtol=1e-5, atol=1e-5 * np.abs(exact).max())
         kernel = sdk.implementation(ops[0])
         assert ("sparse 1x1 convolution" in kernel) == sparse, kernel
+
+
+@pytest.mark.skipif(not sdk_available("onednn"), reason="the oneDNN SDK is not built")
+def test_onednn_sparse_1x1_convolution_on_a_small_plane_stays_dense():
+    # 7x7 planes at 80% zero pairs measured slower on the pair kernel: oneDNN's runs them.
+    sdk = m.onednn_driver()
+    w = prune_pairs(np.random.default_rng(6).standard_normal((16, 8, 1, 1)).astype(F32), 0.8, 0)
+    tin, tout = sdk.tensor([1, 8, 7, 7]), sdk.tensor([1, 16, 7, 7])
+    op = sdk.create("cnmlCreateConvOp", sdk.conv_param(sparse=True), tin, tout,
+                    sdk.const(w, sdk.FLOAT32, sdk.FILTER), None)
+    x = np.random.default_rng(7).standard_normal((1, 8, 7, 7)).astype(F32)
+    sdk.run_base(op, "cnmlComputeConvOpForward_V4", (tin, x), (tout, (1, 16, 7, 7), F32))
+    assert "sparse" not in sdk.implementation(op)
