@@ -573,6 +573,7 @@ cnmlStatus_t cnmlFuseOp(cnmlBaseOp_t op, cnmlFusionOp_t fusion_op) {
     op->fused_implementations = fusion_op->implementations;
     op->fused_index = fusion_op->ops.size();
     fusion_op->ops.push_back(compiledCopy(op->desc));
+    fusion_op->ops.back().fused = true;
     stripConstData(op->desc);  // the fusion op holds the weights now
     op->fused = true;
     return CNML_STATUS_SUCCESS;

@@ -218,6 +218,9 @@ struct OpDesc {
   // Conv / Mlp created with CNML_Sparse: the device skips the filter's zero pairs (its time,
   // op_cost.h); the numbers are the dense op's.
   bool sparse = false;
+  // One of a fusion op's ops (cnmlFuseOp): a backend may pass values between them in its own
+  // layouts.
+  bool fused = false;
 };
 
 // fp32, fp16 (FLOAT16 activations) or int8 (int8 compute set) for Conv/ConvGroup/Mlp.

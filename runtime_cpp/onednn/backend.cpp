@@ -1582,7 +1582,7 @@ bool adopt(DnnlOp& op, std::unique_ptr<DnnlOp> re, const Build& b, int skip = -1
 }  // namespace
 
 bool backendCanAppend(const std::vector<const OpDesc*>& chain, const OpDesc& next) {
-  if (onednn::sparseTakes(*chain.front())) return onednn::sparseTakesNext(chain, next);
+  if (onednn::sparseTakes(*chain.front())) return false;  // its post-ops run apart
   if (movesData(chain.front()->kind)) {  // one reorder, while the views compose
     if (!movesData(next.kind)) return false;
     std::vector<const OpDesc*> longer = chain;

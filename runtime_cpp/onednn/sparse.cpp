@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -186,15 +185,14 @@ class SparseMlpOp : public BackendOp {
 };
 
 
-// A 1x1 convolution (stride 1, no pads, one group) in sparse mode, with an optional ReLU or
-// ReLU6 after it: out[2i], out[2i+1] (planes of H x W) accumulate w * x[c] over the pair's
-// kept input channels c, a tile of the plane at a time, so a kept weight costs two
-// multiply-adds per output element and a zero pair none.
+// A 1x1 convolution (stride 1, no pads, one group) in sparse mode: out[2i], out[2i+1]
+// (planes of H x W) accumulate w * x[c] over the pair's kept input channels c, a tile of the
+// plane at a time, so a kept weight costs two multiply-adds per output element and a zero
+// pair none.
 class SparseConv1x1Op : public BackendOp {
  public:
-  SparseConv1x1Op(const OpDesc& conv, cnmlActiveFunction_t tail, int threads)
+  SparseConv1x1Op(const OpDesc& conv, int threads)
       : pairs_(*conv.consts[0], conv.consts.size() > 1 ? conv.consts[1].get() : nullptr),
-        tail_(tail),
         threads_(threads) {
     const Dims& in = conv.inputs[0].dims;
     batch_ = in[0];
@@ -233,25 +231,15 @@ class SparseConv1x1Op : public BackendOp {
         }
       }
       float* out0 = y + (static_cast<std::size_t>(n) * co + 2 * i) * plane_ + lo;
-      store(a, out0, len);
-      if (2 * i + 1 < co) store(b, out0 + plane_, len);
+      std::copy(a, a + len, out0);
+      if (2 * i + 1 < co) std::copy(b, b + len, out0 + plane_);
     }
   }
 
  private:
   static constexpr std::size_t kTile = 256;  // floats of a plane per task (two 1 KB rows)
 
-  void store(const float* v, float* out, std::size_t len) const {
-    const float hi = tail_ == CNML_ACTIVE_RELU6 ? 6.0f : std::numeric_limits<float>::infinity();
-    if (tail_ == CNML_ACTIVE_NONE) {
-      std::copy(v, v + len, out);
-      return;
-    }
-    for (std::size_t e = 0; e < len; ++e) out[e] = std::min(std::max(v[e], 0.0f), hi);
-  }
-
   PairRows pairs_;
-  cnmlActiveFunction_t tail_;
   int threads_;
   int batch_ = 1, ci_ = 0;
   std::size_t plane_ = 0;
@@ -278,7 +266,10 @@ bool mlpTakes(const OpDesc& d) {
 }
 
 bool conv1x1Takes(const OpDesc& d) {
-  if (!sparseHead(d, OpKind::kConv) || d.group != 1) return false;
+  // In a fusion oneDNN's convolutions pass values in blocked layouts, which a dense kernel
+  // between them would turn back and forth: a fused MobileNetV2 at 80% zero pairs ran 0.87x
+  // with it, per layer 1.11x (benchmarks/results/sparse.md).
+  if (!sparseHead(d, OpKind::kConv) || d.group != 1 || d.fused) return false;
   const Dims& f = d.consts[0]->dims;
   const ConvParams& c = d.conv;
   if (f.size() != 4 || f[2] != 1 || f[3] != 1 || c.sh != 1 || c.sw != 1 || c.pt || c.pb ||
@@ -290,26 +281,16 @@ bool conv1x1Takes(const OpDesc& d) {
          (plane >= kLargePlane ? kConvKeptLargePlane : kConvKeptSmallPlane);
 }
 
-bool reluTail(const OpDesc& d) {
-  return d.kind == OpKind::kActive &&
-         (d.active == CNML_ACTIVE_RELU || d.active == CNML_ACTIVE_RELU6);
-}
-
 }  // namespace
 
 bool sparseTakes(const OpDesc& head) { return mlpTakes(head) || conv1x1Takes(head); }
 
-bool sparseTakesNext(const std::vector<const OpDesc*>& chain, const OpDesc& next) {
-  return chain.size() == 1 && conv1x1Takes(*chain.front()) && reluTail(next);
-}
-
 std::unique_ptr<BackendOp> makeSparseOp(const std::vector<const OpDesc*>& chain, int threads) {
+  if (chain.size() != 1) return nullptr;
   const OpDesc& head = *chain.front();
-  if (chain.size() == 1 && mlpTakes(head)) return std::make_unique<SparseMlpOp>(head, threads);
-  if (!conv1x1Takes(head) || chain.size() > 2 || (chain.size() == 2 && !reluTail(*chain[1])))
-    return nullptr;
-  return std::make_unique<SparseConv1x1Op>(
-      head, chain.size() == 2 ? chain[1]->active : CNML_ACTIVE_NONE, threads);
+  if (mlpTakes(head)) return std::make_unique<SparseMlpOp>(head, threads);
+  if (conv1x1Takes(head)) return std::make_unique<SparseConv1x1Op>(head, threads);
+  return nullptr;
 }
 
 }  // namespace onednn

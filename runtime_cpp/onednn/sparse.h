@@ -5,9 +5,9 @@
 // - A fully connected layer reads 12 bytes per kept column of a pair instead of 8 per
 //   column, gathering the input at those columns: it pays at small batches where most pairs
 //   are zero.
-// - A 1x1 convolution (stride 1, no pads, one group; a ReLU or ReLU6 after it may join)
-//   accumulates each kept channel's input plane into both rows' output planes: two
-//   multiply-adds per kept weight and output element, none for a zero pair.
+// - A 1x1 convolution (stride 1, no pads, one group) compiled alone accumulates each kept
+//   channel's input plane into both rows' output planes: two multiply-adds per kept weight
+//   and output element, none for a zero pair.
 // Where a kernel was measured slower than oneDNN's dense one (sparse.cpp), the layer runs
 // that instead.
 #ifndef PZ_ONEDNN_SPARSE_H_
@@ -21,11 +21,9 @@
 namespace pz_mock {
 namespace onednn {
 
-// Whether a chain headed by `head` (an fp32 sparse Mlp or Conv with its filter bound) runs
-// on a sparse kernel, and so takes no post-ops but a 1x1 convolution's ReLU/ReLU6.
+// Whether `head` (an fp32 sparse Mlp or Conv with its filter bound) runs on a sparse kernel,
+// alone: a fusion leaves its post-ops apart.
 bool sparseTakes(const OpDesc& head);
-// Whether `next` may join such a chain.
-bool sparseTakesNext(const std::vector<const OpDesc*>& chain, const OpDesc& next);
 // The op for `chain` (null when no sparse kernel takes it); `threads` split the work.
 std::unique_ptr<BackendOp> makeSparseOp(const std::vector<const OpDesc*>& chain, int threads);
 
