@@ -92,8 +92,6 @@ def test_tune_with_the_knob_writes_sparse_layers_and_the_session_runs_them(
     ref = onnxruntime_outputs(model, feeds)[0]
     np.testing.assert_allclose(outputs["sparse"][0], ref.reshape(outputs["sparse"][0].shape),
                                rtol=1e-4, atol=1e-6)
-    lines = [line for line in source.splitlines() if "setSparse" in line]
-    assert not lines  # the dense session's source, last compiled
     sparse_source = (tmp_path / "sparse" / "session.cpp").read_text()
     assert sparse_source.count(".setSparse(true);  // the SDK skips its filter's zero "
                                "pairs: ") == 2
