@@ -17,6 +17,8 @@ def test_space(small_cnn_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert main(["space", str(small_cnn_path)]) == 0
     out = capsys.readouterr().out
     assert "n = 10" in out and "Space(10)" in out and "fusible" in out
+    # small_cnn's two convolutions (no groups, even pads) and its classifier have a sparse mode.
+    assert "with the sparse mode (tune --knobs sparsity): 3 layer(s) have one, x 2^3" in out
 
 
 @pytest.mark.parametrize("optimizer, cost", [
