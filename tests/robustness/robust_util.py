@@ -19,7 +19,8 @@ def run_queue(queue: LayerQueue, plan: Plan, feeds: list[np.ndarray],
 
     session = runtime_module(sdk).Session()
     recorder = InputRecorder(session)
-    layers = build_runtime_graph(queue, recorder, bind_weights=True)
+    layers = build_runtime_graph(queue, recorder, bind_weights=True,
+                                 sparse={name for block in plan.blocks for name in block.sparse})
     inputs = recorder.inputs
     by_name = {layer.name: built for layer, built in zip(queue.layers, layers)}
     for tensor, value in zip(inputs, feeds):

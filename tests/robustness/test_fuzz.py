@@ -17,21 +17,29 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fuzz_graphs import (
-    INPUT_SCALES, check_outputs, cnn_models, compare, graph_inputs, plans, reference_model,
+    INPUT_SCALES,
+    check_outputs,
+    cnn_models,
+    compare,
+    graph_inputs,
+    plans,
+    reference_model,
     seeded_feeds,
 )
 from hostile import cmake_skeleton, hostile_texts, make_hostile, skeleton
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from robust_util import ort_outputs
+
+from paleozoic.frontend.prune import prune_pairs, targets
+from paleozoic.ops import KINDS
 from paleozoic.optimize import fusible_kinds
 from paleozoic.optimize.base import spans_to_plan
 from paleozoic.optimize.space import SearchSpace
+from paleozoic.optimize.sparse import with_sparse
 from paleozoic.pipeline import build_session, compile_model, load_queue, run_session
 from paleozoic.sdk import sdk_available
-from robust_util import ort_outputs
-
 
 # Longer graphs for long runs (scripts/fuzz_long.py --max-steps); the CI profile keeps 7.
 MAX_STEPS = int(os.environ.get("PZ_FUZZ_MAX_STEPS", "7"))
@@ -59,6 +67,44 @@ def test_random_cnn_on_onednn_matches_onnxruntime(model, data):
     plan.validate(queue, fusible_kinds())
     compare(model, queue, plan, scale=data.draw(st.sampled_from(INPUT_SCALES), label="scale"),
             sdk="onednn")
+
+
+def _pruned(model, fraction: float = 0.9):
+    """`model` with its convolutions' and fully connected layers' weights pruned in pairs."""
+    from onnx import numpy_helper
+
+    axis = {t.initializer: t.axis for t in targets(model)}
+    out = type(model)()
+    out.CopyFrom(model)
+    for init in out.graph.initializer:
+        if init.name in axis:
+            array = prune_pairs(numpy_helper.to_array(init), fraction, axis[init.name])
+            init.CopyFrom(numpy_helper.from_array(array, init.name))
+    return out
+
+
+SPARSE_SDKS = [pytest.param("mock", id="mock"),
+               pytest.param("onednn", id="onednn", marks=pytest.mark.skipif(
+                   not sdk_available("onednn"), reason="the oneDNN SDK is not built"))]
+
+
+@pytest.mark.parametrize("sdk", SPARSE_SDKS)
+@settings(max_examples=15)
+@given(model=cnn_models(max_steps=MAX_STEPS), data=st.data())
+def test_random_pruned_cnn_in_sparse_mode_matches_onnxruntime(sdk, model, data):
+    """Random graphs with their convolutions and Gemm pruned to 90% zero pairs (so the oneDNN
+    SDK's sparse kernels take them where they apply), under random plans with a random set of
+    the layers that have a sparse mode in it: onnxruntime's numbers on the pruned model."""
+    model = _pruned(model)
+    queue = load_queue(model)
+    eligible = sorted(layer.name for layer in queue.layers
+                      if KINDS[layer.kind].sparse_refused(layer.op.attrs) is None)
+    chosen = data.draw(st.sets(st.sampled_from(eligible)) if eligible else st.just(set()),
+                       label="sparse layers")
+    plan = with_sparse(data.draw(plans(queue), label="plan"), chosen)
+    plan.validate(queue, fusible_kinds())
+    compare(model, queue, plan, scale=data.draw(st.sampled_from(INPUT_SCALES), label="scale"),
+            sdk=sdk)
 
 
 @pytest.mark.skipif(EMITTED_EXAMPLES < 1, reason="set PZ_FUZZ_EMITTED (fuzz_long.py --emitted)")
