@@ -202,7 +202,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def _cmd_inspect(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from paleozoic.ops.sparsity import sparsity_of
+    from paleozoic.ops.sparsity import sparse_refusal, sparsity_of
     from paleozoic.ir import Model
     from paleozoic.ir.memory import plan_memory
     from paleozoic.ops import KINDS
@@ -218,7 +218,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             return ""
         kind = KINDS[layer.kind]
         sparsity = sparsity_of(queue.weights[layer.weights["weight"]], kind.weight_channel_axis)
-        if kind.sparse_refused(layer.op.attrs):
+        if sparse_refusal(layer):
             return f"{sparsity.zeros:.0%}"
         return f"{sparsity.zeros:.0%} ({sparsity.pairs:.0%})"
 
@@ -386,9 +386,11 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         from paleozoic.optimize.sparse import paying_sparse, sparse_candidates
 
         # Per layer on the device model, where its zero pairs pay for the index.
-        sparse = paying_sparse(queue, args.profile, precisions=args.precisions)
-        print(f"sparse mode: {len(sparse)} of {len(sparse_candidates(queue))} layer(s) with "
-              f"zero weight pairs, where the device model says it pays")
+        candidates = sparse_candidates(queue)
+        sparse = paying_sparse(queue, args.profile, precisions=args.precisions,
+                               candidates=candidates)
+        print(f"sparse mode: {len(sparse)} of {len(candidates)} layer(s) with zero weight "
+              f"pairs, where the device model says it pays")
     cost = _make_oracle(args, queue, sparse)
     steps = 1000
     with tqdm(total=steps, desc=optimizer.name, unit="step", leave=False,

@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any
 
 from paleozoic.ir.layer import LayerQueue
+from paleozoic.ops.sparsity import sparse_refusal
 
 PLAN_FORMAT = "paleozoic-plan"
 PLAN_VERSION = 1
@@ -170,7 +171,7 @@ class Plan:
                                     f"this block")
                 if block.sparse.count(name) > 1:
                     raise PlanError(f"{where}: sparse names {name!r} twice")
-                refusal = _sparse_refusal(by_name[name]) if name in by_name else None
+                refusal = sparse_refusal(by_name[name]) if name in by_name else None
                 if refusal:
                     raise PlanError(f"{where}: layer {name!r} cannot be sparse: {refusal}; "
                                     f"remove it from the block's sparse list")
@@ -208,12 +209,6 @@ def _branch_text(branch: tuple[tuple[str, bool], ...]) -> str:
     if not branch:
         return "outside any If"
     return " > ".join(f"{name} {'then' if taken else 'else'}" for name, taken in branch)
-
-
-def _sparse_refusal(layer: Any) -> str | None:
-    from paleozoic.ops import KINDS
-
-    return KINDS[layer.kind].sparse_refused(layer.op.attrs)
 
 
 def _block_dict(block: PlannedBlock) -> dict[str, Any]:

@@ -4,8 +4,17 @@ both zero at one position (Cambricon Caffe's pruning rule; cnmlSparseMode_t)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+
+def sparse_refusal(layer: Any) -> str | None:
+    """Why a queue layer cannot be put in the sparse mode (its kind has none, or its
+    attributes rule it out); None when it can."""
+    from paleozoic.ops import KINDS
+
+    return KINDS[layer.kind].sparse_refused(layer.op.attrs)
 
 
 def pair_magnitudes(weight: np.ndarray, axis: int) -> np.ndarray:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from paleozoic.ir import LayerQueue, Plan
-from paleozoic.ops import KINDS
+from paleozoic.ops.sparsity import sparse_refusal
 from paleozoic.optimize.oracle import CostOracle, block_costs, plan_cost
 from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.optimize.space import SearchSpace, eq3_space
@@ -45,8 +45,7 @@ def space_lines(queue: LayerQueue, space: SearchSpace) -> list[str]:
                  f"{sci(actual)}")
     lines.append("  (counts the single-block plan too, which Eq. 3's sum starts after; "
                  f"difference {actual - eq3})")
-    sparse = [layer for layer in queue.layers
-              if KINDS[layer.kind].sparse_refused(layer.op.attrs) is None]
+    sparse = [layer for layer in queue.layers if sparse_refusal(layer) is None]
     if sparse:  # each such layer's sparse mode on or off, whatever the blocks
         lines.append(f"with the sparse mode (tune --knobs sparsity): {len(sparse)} layer(s) "
                      f"have one, x 2^{len(sparse)} = {sci(actual * 2 ** len(sparse))}")

@@ -15,7 +15,7 @@ from typing import Collection, Sequence
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.ir.plan import MP_MAX, MP_MIN, Precision
 from paleozoic.ops import KINDS
-from paleozoic.ops.sparsity import sparsity_of
+from paleozoic.ops.sparsity import sparse_refusal, sparsity_of
 
 logger = logging.getLogger(__name__)
 
@@ -24,10 +24,10 @@ def sparse_candidates(queue: LayerQueue) -> dict[str, float]:
     """The layers that have a sparse mode and zero pairs to skip: name -> their fraction."""
     found = {}
     for layer in queue.layers:
-        kind = KINDS[layer.kind]
-        if kind.sparse_refused(layer.op.attrs) or "weight" not in layer.weights:
+        if sparse_refusal(layer) or "weight" not in layer.weights:
             continue
-        pairs = sparsity_of(queue.weights[layer.weights["weight"]], kind.weight_channel_axis).pairs
+        pairs = sparsity_of(queue.weights[layer.weights["weight"]],
+                            KINDS[layer.kind].weight_channel_axis).pairs
         if pairs > 0:
             found[layer.name] = pairs
     return found
@@ -35,12 +35,14 @@ def sparse_candidates(queue: LayerQueue) -> dict[str, float]:
 
 def paying_sparse(queue: LayerQueue, profile: str | None = None,
                   mps: Sequence[int] = (MP_MIN, MP_MAX),
-                  precisions: Sequence[Precision] = (Precision.FP32,)) -> list[str]:
-    """The candidates the device model prices faster sparse than dense, alone at every MP of
-    `mps` and precision of `precisions`, in queue order."""
+                  precisions: Sequence[Precision] = (Precision.FP32,),
+                  candidates: dict[str, float] | None = None) -> list[str]:
+    """The candidates (default: sparse_candidates) the device model prices faster sparse than
+    dense, alone at every MP of `mps` and precision of `precisions`, in queue order."""
     from paleozoic.optimize.device_cost import DeviceModelOracle
 
-    candidates = sparse_candidates(queue)
+    if candidates is None:
+        candidates = sparse_candidates(queue)
     if not candidates:
         return []
     dense = DeviceModelOracle(queue, profile)
