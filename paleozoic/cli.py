@@ -85,7 +85,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     out = compile_model(args.model, args.output, plan=args.plan, force=args.force,
                         emit=args.emit, precision=args.precision,
                         calibration=args.calibration, profile=args.profile,
-                        **_shapes(args))
+                        data_parallelism=args.data_parallelism, **_shapes(args))
     print(f"wrote {out}/ (session.cpp, weights.bin, CMakeLists.txt, plan.json, session.json)")
     memory = json.loads((Path(out) / "session.json").read_text()).get("memory")
     if memory:
@@ -335,11 +335,11 @@ def _knobs_arg(text: str) -> frozenset[str]:
 
 
 # Table 4's knobs past cuts, MP and precision that `tune --knobs` searches.
-KNOBS = ("sparsity",)
+KNOBS = ("sparsity", "dp")
 
 
 def _make_oracle(args: argparse.Namespace, queue: LayerQueue,
-                 sparse: Collection[str] = ()) -> CostOracle:
+                 sparse: Collection[str] = (), data_parallelism: int = 1) -> CostOracle:
     from paleozoic.errors import OptimizerError
 
     if args.sdk != "mock" and args.cost != "measured":
@@ -352,16 +352,18 @@ def _make_oracle(args: argparse.Namespace, queue: LayerQueue,
         from paleozoic.optimize.measured import MeasuredOracle
 
         if args.sdk == "mock":
-            return MeasuredOracle(queue, sparse=sparse)
+            return MeasuredOracle(queue, sparse=sparse, data_parallelism=data_parallelism)
         # Wall-clock timings: medians of 5, and a table of every block up to 8 layers plus
         # the built-in plans' blocks (paleozoic.optimize.measured).
-        return MeasuredOracle(queue, repeats=5, sdk=args.sdk, max_block=8, sparse=sparse)
+        return MeasuredOracle(queue, repeats=5, sdk=args.sdk, max_block=8, sparse=sparse,
+                              data_parallelism=data_parallelism)
     try:
         from paleozoic.optimize.device_cost import DeviceModelOracle
     except ImportError as err:
         raise OptimizerError(f"the device model is not available ({err}); use --cost "
                              f"measured") from err
-    return DeviceModelOracle(queue, profile=args.profile, sparse=sparse)
+    return DeviceModelOracle(queue, profile=args.profile, sparse=sparse,
+                             data_parallelism=data_parallelism)
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
@@ -391,6 +393,11 @@ def _cmd_tune(args: argparse.Namespace) -> int:
                                candidates=candidates)
         print(f"sparse mode: {len(sparse)} of {len(candidates)} layer(s) with zero weight "
               f"pairs, where the device model says it pays")
+    if "dp" in args.knobs and args.cost == "measured" and args.sdk != "mock":
+        raise PaleozoicError(f"--knobs dp: data parallelism splits a batch among MLU cores; "
+                             f"on --sdk {args.sdk} the CPU runs the batch as one whatever it "
+                             f"is, so there is nothing to measure (use the device model or "
+                             f"--sdk mock)")
     cost = _make_oracle(args, queue, sparse)
     steps = 1000
     with tqdm(total=steps, desc=optimizer.name, unit="step", leave=False,
@@ -404,7 +411,14 @@ def _cmd_tune(args: argparse.Namespace) -> int:
                 bar.update(done - bar.n)
 
         space = SearchSpace.from_queue(queue, report=report, precisions=args.precisions)
-        plan = run_optimizer(optimizer, queue, cost, space)
+        if "dp" in args.knobs:
+            from paleozoic.optimize.data_parallel import search_data_parallelism
+
+            plan = search_data_parallelism(
+                optimizer, queue, lambda dp: _make_oracle(args, queue, sparse, dp), space)
+            cost = _make_oracle(args, queue, sparse, plan.data_parallelism)
+        else:
+            plan = run_optimizer(optimizer, queue, cost, space)
     if sparse:
         from paleozoic.optimize.sparse import with_sparse
 
@@ -424,6 +438,14 @@ def _cmd_tune(args: argparse.Namespace) -> int:
              f"so {plan.strategy} is written"))
     out.write_text(plan.to_json())
     print("\n".join(plan_table(plan, queue, cost)))
+    if "dp" in args.knobs:
+        from paleozoic.ir.plan import batch_of
+
+        frames = batch_of(queue)
+        print("data parallelism: " + ", ".join(
+            f"{dp} {frames * 1e6 / us:,.0f} frames/s"
+            for dp, us in plan.notes["data_parallelism_us"].items()) +
+            f"; the plan takes {plan.data_parallelism}")
     print(f"wrote {out} (re-emit with `paleozoic compile {args.model} --plan {out} -o DIR`)")
     return 0
 
@@ -648,6 +670,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--calibration", metavar="CALIB.json",
                    help="a file made by `paleozoic calibrate` for this model: its int8 "
                         "parameters go into weights.bin, so any block may be int8")
+    p.add_argument("--data-parallelism", type=int, default=None, metavar="N",
+                   help="every forward runs the batch as N groups of frames at once, each on "
+                        "its block's MP cores (MLU100 data parallelism); blocks' MPs are "
+                        "lowered to 32 / N where above it, and N must divide the batch "
+                        "(default: the plan's own, 1 for the built-in plans)")
     p.add_argument("--profile", metavar="FILE",
                    help="device profile whose memory (dram_bytes) the session's weights and "
                         "arena must fit (default: the bundled MLU-100's, 8 GB)")
@@ -740,7 +767,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--knobs", type=_knobs_arg, default=frozenset(), metavar="LIST",
                    help="Table 4 knobs to search besides cuts, MP and precision: sparsity "
                         "(the SDK's sparse mode for layers with zero weight pairs, e.g. from "
-                        "`paleozoic prune`, where the device model says it pays)")
+                        "`paleozoic prune`, where the device model says it pays), dp (data "
+                        "parallelism: the batch split into groups of frames on disjoint "
+                        "cores, dp x MP <= 32; the search runs once per dp the batch allows)")
     p.add_argument("--accuracy-budget", type=_accuracy_budget_arg, metavar="METRIC=VALUE",
                    help="accuracy-aware tuning: the fastest plan (cuts, MP, precision) whose "
                         "outputs keep sqnr=DB, cosine=X or top1=X against fp32; needs "

@@ -25,7 +25,7 @@ from paleozoic.errors import (
 )
 from paleozoic.frontend import import_onnx
 from paleozoic.ir import LayerQueue, Model, Plan, PlanError
-from paleozoic.ir.plan import Precision
+from paleozoic.ir.plan import Precision, with_data_parallelism
 from paleozoic.ops import KINDS
 from paleozoic.optimize import BUILTIN_PLANS, fusible_kinds
 from paleozoic.passes import run_passes
@@ -100,7 +100,8 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
                   calibration: str | Path | None = None,
                   input_values: Mapping[str, np.ndarray] | None = None,
                   outputs: Sequence[str] | None = None,
-                  profile: str | Path | None = None) -> Path:
+                  profile: str | Path | None = None,
+                  data_parallelism: int | None = None) -> Path:
     """Emits the session into `out`: over the runtime wrapper (emit="wrapper") or as
     direct CNML/CNRT calls (emit="raw", same SDK calls and outputs, for comparison).
     Refuses a plan whose weights and arena do not fit the memory of the device `profile`
@@ -114,6 +115,8 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
     chosen = resolve_plan(queue, plan)
     if precision is not None:
         chosen = with_precision(chosen, Precision(precision))
+    if data_parallelism is not None:
+        chosen = with_data_parallelism(chosen, data_parallelism)
     quantization = quantization_for(queue, chosen, calibration)
     ir_model = Model.build(queue, chosen, quantization)
     check_device_memory(ir_model, profile)

@@ -52,10 +52,11 @@ class PlanRunner:
         output_of = {layer.name: layer.output for layer in queue.layers}
         for block in plan.blocks:
             fuse = block.fuse and not keep & {output_of[name] for name in block.layers}
-            self.session.compile_block(
+            compiled = self.session.compile_block(
                 block.name, fuse, block.mp, [self.layers[n] for n in block.layers],
                 precision=block.precision.value,
                 layer_precision={k: v.value for k, v in block.layer_precision.items()})
+            compiled.data_parallelism = plan.data_parallelism
 
     def run(self, feeds: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
         """The graph outputs for one batch, by tensor name."""

@@ -206,6 +206,7 @@ def _build_and_run(rt: Any, log: Any, model: Model,
         log.set_scope(f"block:{block.name}")
         blocks.append(session.compile_block(block.name, block.fuse, block.mp,
                                             [by_name[layer.name] for layer in block.layers]))
+        blocks[-1].data_parallelism = model.data_parallelism
         compiled[block.name] = json.loads(log.take())
     ran: dict[str, list[Record]] = {}
     for block, built in zip(model.blocks, blocks):
@@ -230,6 +231,7 @@ class RawPrinter:
         self.binds: dict[int, str] = {}          # id(host arg) -> C++ expression
         self.arrays: dict[tuple[str, tuple[int, ...]], str] = {}
         self.zero_floats = 0
+        self.invoke_name = "invoke"  # raw_context reserves a unique name
         self._digests: dict[str, str] = {}
         # Host memory written by cnrtCastDataType (converted weights): digest -> variable,
         # and id(hostout arg) -> (variable, bytes) for its declaration.
@@ -408,6 +410,11 @@ class RawPrinter:
             return "nullptr"
         if kind == "queue":
             return "queue"
+        if kind == "invoke":
+            if arg["dp"] != self.model.data_parallelism:
+                raise ValueError(f"{call['fn']}: a forward at data parallelism {arg['dp']} in a "
+                                 f"session at {self.model.data_parallelism}")
+            return f"&{self.invoke_name}"
         if kind in ("new", "ref"):
             return f"&{self.name(arg['id'], call)}"
         if kind == "handle":
@@ -499,6 +506,11 @@ def raw_context(model: Model, unique_ident: Callable[[str], str],
                   + [r for b in model.blocks for r in recording.run[b.name]]
                   + recording.cleanup)
     printer = RawPrinter(model, unique_ident, scopes, rt.data_digest)
+    # The forwards' cnrtInvokeFuncParam_t and the int it points at (data parallelism > 1).
+    frames_name = ""
+    if model.data_parallelism > 1:
+        printer.invoke_name = unique_ident("invoke")
+        frames_name = unique_ident("data_parallelism")
     printer.analyse(everything)
 
     io_lines: list[str] = []
@@ -549,7 +561,8 @@ def raw_context(model: Model, unique_ident: Callable[[str], str],
                              f"block reads or writes; the raw session has no buffer for it")
     return dict(raw_inputs=inputs, raw_outputs=outputs, raw_io=io_lines, raw_layers=layers,
                 raw_blocks=blocks, raw_buffers=buffers, raw_run_arrays=run_arrays,
-                raw_cleanup=cleanup, zero_bias=printer.zero_floats)
+                raw_cleanup=cleanup, zero_bias=printer.zero_floats,
+                raw_invoke=printer.invoke_name, raw_frames=frames_name)
 
 
 def raw_title(title: str) -> str:

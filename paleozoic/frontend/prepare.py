@@ -135,6 +135,7 @@ def fix_input_shapes(proto: onnx.ModelProto, source: str,
     if batch is not None and batch < 1:
         raise UnsupportedModelError(f"{source}: --batch must be at least 1, got {batch}")
     result: dict[str, tuple[int, ...]] = {}
+    batched = False  # --batch given a symbolic first axis
     for value in inputs:
         dims = value.type.tensor_type.shape.dim
         declared = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
@@ -152,6 +153,7 @@ def fix_input_shapes(proto: onnx.ModelProto, source: str,
             static = list(declared)
             if batch is not None and static and not isinstance(static[0], int):
                 static[0] = batch
+                batched = True
             symbolic = [d for d in static if not isinstance(d, int)]
             if symbolic:
                 example = "x".join(str(d) if isinstance(d, int) else "N" for d in static)
@@ -164,6 +166,15 @@ def fix_input_shapes(proto: onnx.ModelProto, source: str,
             dim.Clear()
             dim.dim_value = int(size)
         result[value.name] = tuple(int(d) for d in static)
+    fixed = [(name, shape) for name, shape in result.items()
+             if name not in shapes and shape and shape[0] != batch]
+    if batch is not None and not batched and fixed:
+        # Silently running another batch than the one asked for would be a wrong answer.
+        name, shape = fixed[0]
+        raise UnsupportedModelError(
+            f"{source}: --batch {batch}: input {name!r} has a fixed first axis of {shape[0]} "
+            f"(shape {list(shape)}), not a symbolic batch; re-export the model with a dynamic "
+            f"batch axis (torch.onnx.export(..., dynamic_axes={{{name!r}: {{0: 'N'}}}}))")
     return result
 
 

@@ -44,6 +44,11 @@ class Model:
     quantization: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def data_parallelism(self) -> int:
+        """Groups of frames each forward runs at once (Plan.data_parallelism)."""
+        return self.plan.data_parallelism
+
+    @property
     def sparse_layers(self) -> set[str]:
         """The layers in the SDK's sparse mode, over all blocks."""
         return {name for block in self.blocks for name in block.sparse}

@@ -6,6 +6,7 @@ scripts can edit them, and the framework validates them against the queue.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -67,17 +68,24 @@ class Plan:
     strategy: str = "custom"
     model: str = ""
     notes: dict[str, Any] = field(default_factory=dict)
+    # Groups of frames every forward runs at once (MLU100 data parallelism, the forwards'
+    # cnrtInvokeFuncParam_t), each group on its block's MP cores: dp x MP <= 32 per block and
+    # dp divides the batch. 1: the whole batch on each block's cores.
+    data_parallelism: int = 1
 
     # ---- serialisation -----------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "format": PLAN_FORMAT,
             "version": PLAN_VERSION,
             "model": self.model,
             "strategy": self.strategy,
             "notes": self.notes,
-            "blocks": [_block_dict(b) for b in self.blocks],
         }
+        if self.data_parallelism != 1:
+            out["data_parallelism"] = self.data_parallelism
+        out["blocks"] = [_block_dict(b) for b in self.blocks]
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
@@ -115,8 +123,13 @@ class Plan:
                 raise PlanError(f"{where}: mp must be an integer in {MP_MIN}..{MP_MAX}")
             if not isinstance(blocks[-1].fuse, bool):
                 raise PlanError(f"{where}: fuse must be true or false")
+        dp = data.get("data_parallelism", 1)
+        if not isinstance(dp, int) or isinstance(dp, bool):
+            raise PlanError(f"{source}: data_parallelism must be an integer in "
+                            f"{MP_MIN}..{MP_MAX}")
         return cls(blocks=blocks, strategy=str(data.get("strategy", "custom")),
-                   model=str(data.get("model", "")), notes=dict(data.get("notes", {})))
+                   model=str(data.get("model", "")), notes=dict(data.get("notes", {})),
+                   data_parallelism=dp)
 
     @classmethod
     def from_json(cls, text: str, source: str = "plan") -> Plan:
@@ -147,6 +160,7 @@ class Plan:
         expected = 0
         if not self.blocks:
             raise PlanError("plan has no blocks; every layer must belong to one block")
+        _check_data_parallelism(self.data_parallelism, queue)
         for block in self.blocks:
             where = f"block {block.name!r}"
             if block.name in names:
@@ -159,6 +173,12 @@ class Plan:
                                 f"'block3'); rename the block")
             if not MP_MIN <= block.mp <= MP_MAX:
                 raise PlanError(f"{where}: mp {block.mp} is outside {MP_MIN}..{MP_MAX}")
+            if block.mp * self.data_parallelism > MP_MAX:
+                raise PlanError(f"{where}: mp {block.mp} x data_parallelism "
+                                f"{self.data_parallelism} needs {block.mp * self.data_parallelism}"
+                                f" cores, the device has {MP_MAX}; lower the block's mp to at "
+                                f"most {MP_MAX // self.data_parallelism} or the plan's "
+                                f"data_parallelism")
             if not block.layers:
                 raise PlanError(f"{where}: has no layers")
             for name in block.layer_precision:
@@ -203,6 +223,64 @@ class Plan:
         if expected != len(order):
             raise PlanError(f"plan covers {expected} of {len(order)} layers; missing from "
                             f"{order[expected]!r} on")
+
+
+def with_data_parallelism(plan: Plan, data_parallelism: int) -> Plan:
+    """The plan at `data_parallelism`, each block's MP lowered to what fits beside it
+    (data parallelism x MP <= 32)."""
+    cap = max(1, MP_MAX // max(1, data_parallelism))
+    blocks = [dataclasses.replace(block, mp=min(block.mp, cap)) for block in plan.blocks]
+    return dataclasses.replace(plan, blocks=blocks, data_parallelism=data_parallelism)
+
+
+def batch_of(queue: LayerQueue) -> int:
+    """The frames one forward runs: the leading axis of the first input (1 without one)."""
+    shape = queue.inputs[0].shape if queue.inputs else ()
+    return int(shape[0]) if shape else 1
+
+
+def data_parallelism_choices(queue: LayerQueue) -> list[int]:
+    """The data parallelisms a plan for `queue` may take: those up to the device's cores
+    whose groups of frames every layer's inputs split into (data_parallelism_refusal)."""
+    return [dp for dp in range(1, MP_MAX + 1) if data_parallelism_refusal(dp, queue) is None]
+
+
+def _check_data_parallelism(dp: int, queue: LayerQueue) -> None:
+    if not MP_MIN <= dp <= MP_MAX:
+        raise PlanError(f"data_parallelism {dp} is outside {MP_MIN}..{MP_MAX}")
+    refusal = data_parallelism_refusal(dp, queue)
+    if refusal:
+        raise PlanError(refusal)
+
+
+def data_parallelism_refusal(dp: int, queue: LayerQueue) -> str | None:
+    """Why the SDK would refuse data parallelism dp on this queue's forwards (None: it
+    would not): each op's first input must split into dp groups of frames along its leading
+    axis, and its other inputs too unless broadcast over it (leading axis 1)."""
+    if dp == 1:
+        return None
+    from paleozoic.ops import KINDS
+    from paleozoic.ops.recurrent import FAMILY as RECURRENT_KINDS
+
+    batch = batch_of(queue)
+    if batch % dp:
+        name = queue.inputs[0].name if queue.inputs else "?"
+        return (f"data_parallelism {dp} does not divide the batch {batch} (input {name!r}); "
+                f"each group of frames takes batch / data_parallelism frames: use a divisor "
+                f"of the batch, or compile with another --batch")
+    for layer in queue.layers:
+        if KINDS[layer.kind] in RECURRENT_KINDS:
+            return (f"layer {layer.name!r} ({layer.kind}) runs its steps as ops over slices "
+                    f"of the sequence, which data parallelism would split along time, not "
+                    f"frames; use data_parallelism 1 for this model")
+        for index, name in enumerate(layer.inputs):
+            info = queue.tensors.get(name)
+            lead = int(info.shape[0]) if info is not None and info.shape else 1
+            if lead % dp and (index == 0 or lead != 1):
+                return (f"layer {layer.name!r} reads {name!r} with leading axis {lead}, which "
+                        f"data_parallelism {dp} does not divide (the SDK splits every op's "
+                        f"inputs into groups of frames along it); use data_parallelism 1")
+    return None
 
 
 def _branch_text(branch: tuple[tuple[str, bool], ...]) -> str:

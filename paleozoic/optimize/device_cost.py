@@ -14,7 +14,7 @@ import numpy as np
 
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.ir.boundary import block_boundary, read_counts
-from paleozoic.ir.plan import Precision
+from paleozoic.ir.plan import MP_MAX, Precision
 from paleozoic.ops import KINDS
 
 __all__ = ["DeviceModelOracle", "InputRecorder", "build_runtime_graph"]
@@ -82,6 +82,9 @@ class DeviceModelOracle:
     when it holds more than one layer. cost_table(mps): [n, n+1, len(mps)] array of every
     block's cost (inf where stop <= start), computed once per MP list and cached. The layers
     named in `sparse` are priced in the SDK's sparse mode (their zero weight pairs skipped).
+    Blocks are priced at `data_parallelism` (groups of frames each forward runs at once, on
+    mp cores each: an MP above 32 / data_parallelism costs inf); plan_cost prices a plan at
+    the plan's own.
     """
 
     name = "model"
@@ -92,12 +95,13 @@ class DeviceModelOracle:
     precisions: tuple[Precision, ...] = (Precision.FP32, Precision.FP16, Precision.INT8)
 
     def __init__(self, queue: LayerQueue, profile: str | None = None,
-                 sparse: Collection[str] = ()) -> None:
+                 sparse: Collection[str] = (), data_parallelism: int = 1) -> None:
         from paleozoic import _runtime as rt
 
         self.queue = queue
         self.profile = profile
         self.sparse = frozenset(sparse)
+        self.data_parallelism = data_parallelism
         self._rt = rt
         self._apply_profile()
         self._session = rt.Session()
@@ -124,23 +128,31 @@ class DeviceModelOracle:
 
     def block_cost(self, start: int, stop: int, mp: int,
                    precision: Precision = Precision.FP32) -> float:
+        return self._block_cost(start, stop, mp, precision, self.data_parallelism)
+
+    def _block_cost(self, start: int, stop: int, mp: int, precision: Precision,
+                    dp: int) -> float:
         if not 0 <= start < stop <= len(self._layers):
             raise ValueError(f"block [{start}, {stop}) is outside the queue's "
                              f"{len(self._layers)} layers")
+        if mp * dp > MP_MAX:
+            return float("inf")
         self._apply_profile()
         layers = self._layers[start:stop]
         each = [Precision(precision).value] * len(layers)
         if stop - start == 1:
-            return float(self._session.estimate_block(layers, mp, fuse=False, precisions=each))
+            return float(self._session.estimate_block(layers, mp, fuse=False, precisions=each,
+                                                      data_parallelism=dp))
         return float(self._session.estimate_block(layers, mp, fuse=True,
                                                   outputs=self._outputs(start, stop),
-                                                  precisions=each))
+                                                  precisions=each, data_parallelism=dp))
 
     def explain_block(self, start: int, stop: int, mp: int) -> dict[str, float]:
         """Where a fused block's time goes (launch/barriers, compute, halo, DRAM, spill)."""
         self._apply_profile()
         return dict(self._session.explain_block(self._layers[start:stop], mp,
-                                                outputs=self._outputs(start, stop)))
+                                                outputs=self._outputs(start, stop),
+                                                data_parallelism=self.data_parallelism))
 
     def cost_table(self, mps: Sequence[int],
                    precisions: Sequence[Precision] | None = None) -> np.ndarray:
@@ -152,8 +164,16 @@ class DeviceModelOracle:
         key = (tuple(int(m) for m in mps), precision)
         if key not in self._tables:
             self._apply_profile()
-            table = self._session.cost_table(self._layers, list(key[0]),
-                                             precisions=[precision.value] * len(self._layers))
+            dp = self.data_parallelism
+            fits = [m for m in key[0] if m * dp <= MP_MAX]
+            table = np.full((len(self._layers), len(self._layers) + 1, len(key[0])), np.inf)
+            if fits:
+                part = self._session.cost_table(self._layers, fits,
+                                                precisions=[precision.value] * len(self._layers),
+                                                data_parallelism=dp)
+                for k, mp in enumerate(key[0]):
+                    if mp in fits:
+                        table[:, :, k] = part[:, :, fits.index(mp)]
             table.setflags(write=False)
             self._tables[key] = table
         return self._tables[key]
@@ -172,9 +192,10 @@ class DeviceModelOracle:
             if idx != list(range(start, stop)):
                 raise ValueError(f"block {block.name!r}: layers are not a contiguous run of "
                                  f"the queue")
+            dp = plan.data_parallelism
             if block.fuse or stop - start == 1:
-                total += self.block_cost(start, stop, block.mp, block.precision)
+                total += self._block_cost(start, stop, block.mp, block.precision, dp)
             else:
-                total += sum(self.block_cost(i, i + 1, block.mp, block.precision_of(name))
+                total += sum(self._block_cost(i, i + 1, block.mp, block.precision_of(name), dp)
                              for i, name in zip(range(start, stop), block.layers))
         return total

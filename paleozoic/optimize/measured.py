@@ -51,7 +51,8 @@ class MeasuredOracle:
     name = "measured"
 
     def __init__(self, queue: LayerQueue, repeats: int = 3, sdk: str = "mock",
-                 max_block: int | None = None, sparse: Collection[str] = ()) -> None:
+                 max_block: int | None = None, sparse: Collection[str] = (),
+                 data_parallelism: int = 1) -> None:
         from paleozoic.sdk import check_sdk
 
         if repeats < 1:
@@ -62,6 +63,9 @@ class MeasuredOracle:
         self.repeats = repeats
         self.max_block = max_block
         self.sparse = frozenset(sparse)  # layers built in the SDK's sparse mode
+        # Groups of frames the measured forwards run at once (on a CPU SDK the batch runs
+        # as one whatever it is; on the mock it changes the simulated time).
+        self.data_parallelism = data_parallelism
         self.sdk = check_sdk(sdk)
         self.cache: dict[Span, float] = {}
         self.observers: list[Observer] = []   # called with (start, stop, mp, micros)
@@ -209,7 +213,8 @@ class MeasuredOracle:
             session.set_input(tensor, rng.standard_normal(info.shape).astype(np.float32))
         for t, (start, stop, mp) in enumerate(spans):
             fuse = fused[t] if fused is not None else stop - start > 1
-            session.compile_block(f"block{t}", fuse, mp, layers[start:stop])
+            block = session.compile_block(f"block{t}", fuse, mp, layers[start:stop])
+            block.data_parallelism = self.data_parallelism
         return session
 
     def _measure(self, spans: list[Span], timed: set[int]) -> None:

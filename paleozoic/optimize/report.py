@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from paleozoic.ir import LayerQueue, Plan
+from paleozoic.ir.plan import with_data_parallelism
 from paleozoic.ops.sparsity import sparse_refusal
 from paleozoic.optimize.oracle import CostOracle, block_costs, plan_cost
 from paleozoic.optimize.plans import fuse_all, per_layer
@@ -78,8 +79,12 @@ def plan_table(plan: Plan, queue: LayerQueue, cost: CostOracle) -> list[str]:
     lines = _table(headers, rows, {2, 3, len(headers) - 1})
     total = sum(costs)
     lines.append("")
-    baselines = (("per-layer (MP 1)", per_layer(queue)),
-                 (f"fuse-all (MP {fuse_all(queue).blocks[0].mp})", fuse_all(queue)))
+    # The built-in plans at this plan's data parallelism (fuse-all's MP lowered to fit).
+    dp = plan.data_parallelism
+    baselines = [with_data_parallelism(p, dp) for p in (per_layer(queue), fuse_all(queue))]
+    suffix = f", dp {dp}" if dp > 1 else ""
+    baselines = [(f"per-layer (MP 1{suffix})", baselines[0]),
+                 (f"fuse-all (MP {baselines[1].blocks[0].mp}{suffix})", baselines[1])]
     this = plan.strategy + " (this plan)"
     width = max(20, len(this))
     for label, baseline in baselines:

@@ -18,7 +18,7 @@ namespace {
 cnmlStatus_t run(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds,
                  const cnmlTensor_t* in_tensors, void* const* inputs, int input_num,
                  const cnmlTensor_t* out_tensors, void* const* outputs, int output_num,
-                 cnrtQueue_t queue) {
+                 cnrtQueue_t queue, void* extra) {
   if (!op) return CNML_STATUS_INVALIDPARAM;
   bool kind_ok = false;
   for (OpKind k : kinds) kind_ok = kind_ok || op->desc.kind == k;
@@ -29,6 +29,9 @@ cnmlStatus_t run(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds,
   if (s != CNML_STATUS_SUCCESS) return s;
   s = checkOperands(op->desc.outputs, out_tensors, outputs, output_num);
   if (s != CNML_STATUS_SUCCESS) return s;
+  int dp = 1;
+  s = checkInvokeParam(extra, static_cast<int>(op->time_us.size()), op->desc.inputs, &dp);
+  if (s != CNML_STATUS_SUCCESS) return s;
   return guarded(CNML_STATUS_BADALLOC, [&] {
     // A recording that skips compute only needs the calls, not the arithmetic.
     const std::lock_guard<std::mutex> turn(op->running);
@@ -36,44 +39,45 @@ cnmlStatus_t run(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds,
     if (!call_log::skipsCompute()) execute(*op->prepared, inputs, outputs);
     const std::chrono::duration<double, std::micro> wall =
         std::chrono::steady_clock::now() - start;
-    advanceQueue(queue, backendTimesWallClock() ? wall.count() : op->time_us);
+    advanceQueue(queue, backendTimesWallClock() ? wall.count() : op->time_us[dp - 1]);
     return CNML_STATUS_SUCCESS;
   });
 }
 
 // Single input, single output forwards.
 cnmlStatus_t run1(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds, cnmlTensor_t in_t,
-                  void* in, cnmlTensor_t out_t, void* out, cnrtQueue_t queue) {
-  return run(op, kinds, &in_t, &in, 1, &out_t, &out, 1, queue);
+                  void* in, cnmlTensor_t out_t, void* out, cnrtQueue_t queue, void* extra) {
+  return run(op, kinds, &in_t, &in, 1, &out_t, &out, 1, queue, extra);
 }
 
 // Two inputs, one output.
 cnmlStatus_t run2(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds, cnmlTensor_t in1_t,
                   void* in1, cnmlTensor_t in2_t, void* in2, cnmlTensor_t out_t, void* out,
-                  cnrtQueue_t queue) {
+                  cnrtQueue_t queue, void* extra) {
   cnmlTensor_t in_t[2] = {in1_t, in2_t};
   void* in[2] = {in1, in2};
-  return run(op, kinds, in_t, in, 2, &out_t, &out, 1, queue);
+  return run(op, kinds, in_t, in, 2, &out_t, &out, 1, queue, extra);
 }
 
 // The Sub/Mult/RealDiv/Broadcast* forwards share one op kind; each runs only ops made by
 // its own creator, as a forward of another kind is refused.
 cnmlStatus_t runBinary(cnmlBaseOp_t op, BinaryOp which, bool broadcast, cnmlTensor_t in1_t,
                        void* in1, cnmlTensor_t in2_t, void* in2, cnmlTensor_t out_t, void* out,
-                       cnrtQueue_t queue) {
+                       cnrtQueue_t queue, void* extra) {
   if (op && op->desc.kind == OpKind::kBinary &&
       (op->desc.binary != which || op->desc.broadcast != broadcast))
     return CNML_STATUS_INVALIDPARAM;
-  return run2(op, {OpKind::kBinary}, in1_t, in1, in2_t, in2, out_t, out, queue);
+  return run2(op, {OpKind::kBinary}, in1_t, in1, in2_t, in2, out_t, out, queue, extra);
 }
 
 // The Sqrt/Rsqrt/Power/Erf/Gelu forwards share one op kind; each runs only its own ops.
 cnmlStatus_t runUnary(cnmlBaseOp_t op, std::initializer_list<UnaryFn> fns, cnmlTensor_t in_t,
-                      void* in, cnmlTensor_t out_t, void* out, cnrtQueue_t queue) {
+                      void* in, cnmlTensor_t out_t, void* out, cnrtQueue_t queue,
+                      void* extra) {
   if (op && op->desc.kind == OpKind::kUnary &&
       std::find(fns.begin(), fns.end(), op->desc.unary) == fns.end())
     return CNML_STATUS_INVALIDPARAM;
-  return run1(op, {OpKind::kUnary}, in_t, in, out_t, out, queue);
+  return run1(op, {OpKind::kUnary}, in_t, in, out_t, out, queue, extra);
 }
 
 // Logs a one-input forward the same way for every op that has one.
@@ -81,7 +85,7 @@ cnmlStatus_t logged1(cnmlStatus_t status, const char* name, cnmlBaseOp_t op, cnm
                      void* in, cnmlTensor_t out_t, void* out, void* extra) {
   return logged(status, name, [&](Call& c) {
     c.handle(op).handle(in_t).buffer(in, in_t).handle(out_t).buffer(out, out_t).queue()
-        .opaque(extra);
+        .invoke(extra);
   });
 }
 
@@ -104,7 +108,7 @@ cnmlStatus_t cnmlCompileBaseOp(cnmlBaseOp_t op, cnmlCoreVersion_t version, int c
     for (const TensorRef& t : op->desc.consts)
       if (t) releaseGiven(*t);
     op->desc.consts = op->prepared->desc.consts;
-    op->time_us = baseOpTimeUs(layerWorkOf(op->desc), core_limit, mockProfile());
+    op->time_us = baseOpTimesUs(op->desc, core_limit);
     op->compiled = true;
     return CNML_STATUS_SUCCESS;
   });
@@ -127,10 +131,10 @@ cnmlStatus_t cnmlComputeConvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_ten
                                          void* input, cnmlTensor_t output_tensor, void* output,
                                          cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = run1(op, {OpKind::kConv, OpKind::kConvGroup}, input_tensor, input,
-                                   output_tensor, output, queue);
+                                   output_tensor, output, queue, extra);
   return logged(status, "cnmlComputeConvOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
@@ -138,10 +142,10 @@ cnmlStatus_t cnmlComputeConvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t inpu
                                               void* input, cnmlTensor_t output_tensor,
                                               void* output, cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = run1(op, {OpKind::kConv, OpKind::kConvGroup}, input_tensor, input,
-                                   output_tensor, output, queue);
+                                   output_tensor, output, queue, extra);
   return logged(status, "cnmlComputeConvGroupOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
@@ -149,10 +153,10 @@ cnmlStatus_t cnmlComputeDeconvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_t
                                            void* input, cnmlTensor_t output_tensor,
                                            void* output, cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = run1(op, {OpKind::kDeconv, OpKind::kDeconvGroup}, input_tensor, input,
-                                   output_tensor, output, queue);
+                                   output_tensor, output, queue, extra);
   return logged(status, "cnmlComputeDeconvOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
@@ -160,10 +164,10 @@ cnmlStatus_t cnmlComputeDeconvGroupOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t in
                                                 void* input, cnmlTensor_t output_tensor,
                                                 void* output, cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = run1(op, {OpKind::kDeconv, OpKind::kDeconvGroup}, input_tensor, input,
-                                   output_tensor, output, queue);
+                                   output_tensor, output, queue, extra);
   return logged(status, "cnmlComputeDeconvGroupOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
@@ -171,7 +175,7 @@ cnmlStatus_t cnmlComputeNearestNeighborOpForward_V4(cnmlBaseOp_t op, cnmlTensor_
                                                     void* input, cnmlTensor_t output_tensor,
                                                     void* output, cnrtQueue_t queue, void* extra) {
   return logged(
-      run1(op, {OpKind::kNearestNeighbor}, input_tensor, input, output_tensor, output, queue),
+      run1(op, {OpKind::kNearestNeighbor}, input_tensor, input, output_tensor, output, queue, extra),
       "cnmlComputeNearestNeighborOpForward_V4", [&](Call& c) {
         c.handle(op)
             .handle(input_tensor)
@@ -179,57 +183,57 @@ cnmlStatus_t cnmlComputeNearestNeighborOpForward_V4(cnmlBaseOp_t op, cnmlTensor_
             .handle(output_tensor)
             .buffer(output, output_tensor)
             .queue()
-            .opaque(extra);
+            .invoke(extra);
       });
 }
 
 cnmlStatus_t cnmlComputeInterpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                            void* input, cnmlTensor_t output_tensor,
                                            void* output, cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kInterp}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kInterp}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputeInterpOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputePoolOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                          void* input, cnmlTensor_t output_tensor, void* output,
                                          cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kPool}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kPool}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputePoolOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputeActiveOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                            void* input, cnmlTensor_t output_tensor,
                                            void* output, cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kActive}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kActive}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputeActiveOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputeBatchNormOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                               void* input, cnmlTensor_t output_tensor,
                                               void* output, cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kBatchNorm}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kBatchNorm}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputeBatchNormOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputeScaleOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                           void* input, cnmlTensor_t output_tensor, void* output,
                                           cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kScale}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kScale}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputeScaleOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
@@ -238,11 +242,11 @@ cnmlStatus_t cnmlComputeAddOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tens
                                         void* input_2, cnmlTensor_t output_tensor, void* output,
                                         cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = run2(op, {OpKind::kAdd}, input_tensor_1, input_1, input_tensor_2,
-                                   input_2, output_tensor, output, queue);
+                                   input_2, output_tensor, output, queue, extra);
   return logged(status, "cnmlComputeAddOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
-        .opaque(extra);
+        .invoke(extra);
   });
 }
 
@@ -252,11 +256,11 @@ cnmlStatus_t cnmlComputeSubOpForward_V4(cnmlBaseOp_t op,
                                         cnmlTensor_t output_tensor, void* output,
                                         cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = runBinary(op, BinaryOp::kSub, false, input_tensor_1, input_1,
-                                        input_tensor_2, input_2, output_tensor, output, queue);
+                                        input_tensor_2, input_2, output_tensor, output, queue, extra);
   return logged(status, "cnmlComputeSubOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
-        .opaque(extra);
+        .invoke(extra);
   });
 }
 
@@ -266,11 +270,11 @@ cnmlStatus_t cnmlComputeMultOpForward_V4(cnmlBaseOp_t op,
                                          cnmlTensor_t output_tensor, void* output,
                                          cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = runBinary(op, BinaryOp::kMult, false, input_tensor_1, input_1,
-                                        input_tensor_2, input_2, output_tensor, output, queue);
+                                        input_tensor_2, input_2, output_tensor, output, queue, extra);
   return logged(status, "cnmlComputeMultOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
-        .opaque(extra);
+        .invoke(extra);
   });
 }
 
@@ -280,11 +284,11 @@ cnmlStatus_t cnmlComputeRealDivOpForward_V4(cnmlBaseOp_t op,
                                             cnmlTensor_t output_tensor, void* output,
                                             cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = runBinary(op, BinaryOp::kRealDiv, false, input_tensor_1, input_1,
-                                        input_tensor_2, input_2, output_tensor, output, queue);
+                                        input_tensor_2, input_2, output_tensor, output, queue, extra);
   return logged(status, "cnmlComputeRealDivOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
-        .opaque(extra);
+        .invoke(extra);
   });
 }
 
@@ -294,11 +298,11 @@ cnmlStatus_t cnmlComputeBroadcastAddOpForward_V4(cnmlBaseOp_t op,
                                                  cnmlTensor_t output_tensor, void* output,
                                                  cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = runBinary(op, BinaryOp::kAdd, true, input_tensor_1, input_1,
-                                        input_tensor_2, input_2, output_tensor, output, queue);
+                                        input_tensor_2, input_2, output_tensor, output, queue, extra);
   return logged(status, "cnmlComputeBroadcastAddOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
-        .opaque(extra);
+        .invoke(extra);
   });
 }
 
@@ -308,11 +312,11 @@ cnmlStatus_t cnmlComputeBroadcastSubOpForward_V4(cnmlBaseOp_t op,
                                                  cnmlTensor_t output_tensor, void* output,
                                                  cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = runBinary(op, BinaryOp::kSub, true, input_tensor_1, input_1,
-                                        input_tensor_2, input_2, output_tensor, output, queue);
+                                        input_tensor_2, input_2, output_tensor, output, queue, extra);
   return logged(status, "cnmlComputeBroadcastSubOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
-        .opaque(extra);
+        .invoke(extra);
   });
 }
 
@@ -322,31 +326,31 @@ cnmlStatus_t cnmlComputeBroadcastMultOpForward_V4(cnmlBaseOp_t op,
                                                   cnmlTensor_t output_tensor, void* output,
                                                   cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = runBinary(op, BinaryOp::kMult, true, input_tensor_1, input_1,
-                                        input_tensor_2, input_2, output_tensor, output, queue);
+                                        input_tensor_2, input_2, output_tensor, output, queue, extra);
   return logged(status, "cnmlComputeBroadcastMultOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
-        .opaque(extra);
+        .invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputeMlpOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
                                         cnmlTensor_t output_tensor, void* output,
                                         cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kMlp}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kMlp}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputeMlpOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputeSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                             void* input, cnmlTensor_t output_tensor,
                                             void* output, cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kSoftmax}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kSoftmax}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputeSoftmaxOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
@@ -355,18 +359,18 @@ cnmlStatus_t cnmlComputeBatchDotOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input
                                              void* input_2, cnmlTensor_t output_tensor,
                                              void* output, cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = run2(op, {OpKind::kBatchDot}, input_tensor_1, input_1,
-                                   input_tensor_2, input_2, output_tensor, output, queue);
+                                   input_tensor_2, input_2, output_tensor, output, queue, extra);
   return logged(status, "cnmlComputeBatchDotOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1).handle(input_tensor_2)
         .buffer(input_2, input_tensor_2).handle(output_tensor).buffer(output, output_tensor).queue()
-        .opaque(extra);
+        .invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputeNdSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                           void* input, cnmlTensor_t output_tensor, void* output,
                                           cnrtQueue_t queue, void* extra) {
-  return logged1(run1(op, {OpKind::kSoftmax}, input_tensor, input, output_tensor, output, queue),
+  return logged1(run1(op, {OpKind::kSoftmax}, input_tensor, input, output_tensor, output, queue, extra),
                  "cnmlComputeNdSoftmaxOpForward_V4", op, input_tensor, input, output_tensor,
                  output, extra);
 }
@@ -375,7 +379,7 @@ cnmlStatus_t cnmlComputeNdLayerNormOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t in
                                             void* input, cnmlTensor_t output_tensor, void* output,
                                             cnrtQueue_t queue, void* extra) {
   return logged1(
-      run1(op, {OpKind::kLayerNorm}, input_tensor, input, output_tensor, output, queue),
+      run1(op, {OpKind::kLayerNorm}, input_tensor, input, output_tensor, output, queue, extra),
                  "cnmlComputeNdLayerNormOpForward_V4", op, input_tensor, input, output_tensor,
                  output, extra);
 }
@@ -387,7 +391,7 @@ cnmlStatus_t cnmlComputeNdLayerNormOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t in
                                                  void* output, cnrtQueue_t queue,             \
                                                  void* extra) {                               \
     return logged1(runUnary(op, {__VA_ARGS__}, input_tensor, input, output_tensor, output,    \
-                            queue),                                                           \
+                            queue, extra),                                                           \
                    "cnmlCompute" #sdk_op "OpForward_V4", op, input_tensor, input,             \
                    output_tensor, output, extra);                                             \
   }
@@ -412,7 +416,7 @@ cnmlStatus_t cnmlComputeNdLogSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t i
                                                  void* input, cnmlTensor_t output_tensor,
                                                  void* output, cnrtQueue_t queue, void* extra) {
   return logged1(
-      run1(op, {OpKind::kLogSoftmax}, input_tensor, input, output_tensor, output, queue),
+      run1(op, {OpKind::kLogSoftmax}, input_tensor, input, output_tensor, output, queue, extra),
       "cnmlComputeNdLogSoftmaxOpForward_V4", op, input_tensor, input, output_tensor, output,
       extra);
 }
@@ -426,7 +430,7 @@ cnmlStatus_t cnmlComputeNdLogSoftmaxOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t i
     const cnmlStatus_t status =                                                               \
         op && op->desc.kind == OpKind::kReduce && op->desc.reduce != fn                       \
             ? CNML_STATUS_INVALIDPARAM                                                        \
-            : run1(op, {OpKind::kReduce}, input_tensor, input, output_tensor, output, queue); \
+            : run1(op, {OpKind::kReduce}, input_tensor, input, output_tensor, output, queue, extra); \
     return logged1(status, "cnmlCompute" #sdk_op "OpForward_V4", op, input_tensor, input,     \
                    output_tensor, output, extra);                                             \
   }
@@ -447,11 +451,11 @@ PZ_REDUCE_FORWARD(NdReduceProd, ReduceFn::kProd)
       cnrtQueue_t queue, void* extra) {                                                      \
     const cnmlStatus_t status = runBinary(op, which, broadcast, input_tensor_1,              \
                                           input_1, input_tensor_2, input_2, output_tensor,   \
-                                          output, queue);                                    \
+                                          output, queue, extra);                                    \
     return logged(status, "cnmlCompute" #sdk_op "OpForward_V4", [&](Call& c) {               \
       c.handle(op).handle(input_tensor_1).buffer(input_1, input_tensor_1)                    \
           .handle(input_tensor_2).buffer(input_2, input_tensor_2).handle(output_tensor)      \
-          .buffer(output, output_tensor).queue().opaque(extra);                              \
+          .buffer(output, output_tensor).queue().invoke(extra);                              \
     });                                                                                      \
   }
 
@@ -483,13 +487,13 @@ cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_t
                                            cnmlTensor_t output_tensors[], void* outputs[],
                                            int output_num, cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = run(op, {OpKind::kConcat}, input_tensors, inputs, input_num,
-                                  output_tensors, outputs, output_num, queue);
+                                  output_tensors, outputs, output_num, queue, extra);
   return logged(status, "cnmlComputeConcatOpForward_V4", [&](Call& c) {
     c.handle(op).tensors("inputs", input_tensors, input_num)
         .buffers("in_data", inputs, input_tensors, input_num).value(input_num)
         .tensors("outputs", output_tensors, output_num)
         .buffers("out_data", outputs, output_tensors, output_num).value(output_num).queue()
-        .opaque(extra);
+        .invoke(extra);
   });
 }
 
@@ -498,71 +502,71 @@ cnmlStatus_t cnmlComputeRnnOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tens
                                         cnmlTensor_t output_tensor, void* output,
                                         cnrtQueue_t queue, void* extra) {
   const cnmlStatus_t status = run(op, {OpKind::kRnn}, input_tensors, inputs, input_num,
-                                  &output_tensor, &output, 1, queue);
+                                  &output_tensor, &output, 1, queue, extra);
   return logged(status, "cnmlComputeRnnOpForward_V4", [&](Call& c) {
     c.handle(op).tensors("inputs", input_tensors, input_num)
         .buffers("in_data", inputs, input_tensors, input_num).value(input_num)
-        .handle(output_tensor).buffer(output, output_tensor).queue().opaque(extra);
+        .handle(output_tensor).buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputeLrnOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor, void* input,
                                         cnmlTensor_t output_tensor, void* output,
                                         cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kLrn}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kLrn}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputeLrnOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputeReshapeOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                             void* input, cnmlTensor_t output_tensor,
                                             void* output, cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kReshape}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kReshape}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputeReshapeOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputeTransposeProOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                                  void* input, cnmlTensor_t output_tensor,
                                                  void* output, cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kTranspose}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kTranspose}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputeTransposeProOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputePreluOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                           void* input, cnmlTensor_t output_tensor, void* output,
                                           cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kPrelu}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kPrelu}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputePreluOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputeNdStridedSliceOpForward_V2(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                                    void* input, cnmlTensor_t output_tensor,
                                                    void* output, cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kSlice}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kSlice}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputeNdStridedSliceOpForward_V2", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
 cnmlStatus_t cnmlComputeCastOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                          void* input, cnmlTensor_t output_tensor, void* output,
                                          cnrtQueue_t queue, void* extra) {
-  return logged(run1(op, {OpKind::kCast}, input_tensor, input, output_tensor, output, queue),
+  return logged(run1(op, {OpKind::kCast}, input_tensor, input, output_tensor, output, queue, extra),
                 "cnmlComputeCastOpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).buffer(input, input_tensor).handle(output_tensor)
-        .buffer(output, output_tensor).queue().opaque(extra);
+        .buffer(output, output_tensor).queue().invoke(extra);
   });
 }
 
@@ -573,7 +577,7 @@ cnmlStatus_t cnmlMockComputeHostTransferOpForward(cnmlBaseOp_t op, cnrtQueue_t q
   } else if (op->fused || !op->compiled) {
     status = CNML_STATUS_INVALIDARG;
   } else {
-    advanceQueue(queue, op->time_us);
+    advanceQueue(queue, op->time_us[0]);
   }
   return logged(status, "cnmlMockComputeHostTransferOpForward",
                 [&](Call& c) { c.handle(op).queue(); });
@@ -588,12 +592,12 @@ cnmlStatus_t cnmlComputeGatherV2OpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input
       input_tensor->impl->id != op->desc.consts[0]->id) {
     status = CNML_STATUS_INVALIDPARAM;  // another table than the op was built with
   } else {
-    status = run1(op, {OpKind::kGatherV2}, index_tensor, index, output_tensor, output, queue);
+    status = run1(op, {OpKind::kGatherV2}, index_tensor, index, output_tensor, output, queue, extra);
   }
   return logged(status, "cnmlComputeGatherV2OpForward_V4", [&](Call& c) {
     c.handle(op).handle(input_tensor).opaque(input).handle(index_tensor)
         .buffer(index, index_tensor).handle(output_tensor).buffer(output, output_tensor).queue()
-        .opaque(extra);
+        .invoke(extra);
   });
 }
 

@@ -234,6 +234,12 @@ Call& Call::opaque(const void* p) {
   return p == nullptr ? null() : raw("{\"k\":\"handle\",\"id\":0}");
 }
 
+Call& Call::invoke(const void* extra) {
+  if (extra == nullptr) return null();
+  const auto* param = static_cast<const cnrtInvokeFuncParam_t*>(extra);
+  return raw("{\"k\":\"invoke\",\"dp\":" + std::to_string(*param->data_parallelism) + "}");
+}
+
 Call& Call::ints(const char* hint, const int* values, int count) {
   std::string list;
   for (int i = 0; i < count; ++i) list += (i ? "," : "") + std::to_string(values[i]);

@@ -76,8 +76,10 @@ class Call {
   Call& value(cnrtDataType_t v);
   Call& null();
   Call& queue();
-  // A pointer the SDK does not read here (a forward's compute_forw_param): null, or unknown.
+  // A pointer the SDK does not read here: null, or unknown.
   Call& opaque(const void* p);
+  // A forward's `extra`: null, or a cnrtInvokeFuncParam_t (its data parallelism).
+  Call& invoke(const void* extra);
   // An int array argument; the printer declares it as <owner>_<hint>.
   Call& ints(const char* hint, const int* values, int count);
   // A float array argument (printed exactly); the printer declares it as <owner>_<hint>.

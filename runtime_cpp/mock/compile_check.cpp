@@ -53,4 +53,21 @@ cnmlStatus_t checkPrecision(const OpDesc& op) {
   return CNML_STATUS_SUCCESS;
 }
 
+cnmlStatus_t checkInvokeParam(void* extra, int max_dp, const std::vector<Operand>& inputs,
+                              int* dp) {
+  *dp = 1;
+  if (!extra) return CNML_STATUS_SUCCESS;
+  const auto* param = static_cast<const cnrtInvokeFuncParam_t*>(extra);
+  if (param->end != CNRT_PARAM_END || !param->data_parallelism) return CNML_STATUS_INVALIDPARAM;
+  const int frames = *param->data_parallelism;
+  if (frames < 1 || frames > max_dp) return CNML_STATUS_INVALIDARG;
+  // The first input carries the batch; another may be broadcast over it (batch 1).
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Dims& d = inputs[i].dims;
+    if (!d.empty() && (i == 0 || d[0] != 1) && d[0] % frames != 0) return CNML_STATUS_INVALIDARG;
+  }
+  *dp = frames;
+  return CNML_STATUS_SUCCESS;
+}
+
 }  // namespace pz_mock

@@ -101,6 +101,35 @@ double parallelEfficiency(long long extent, int mp) {
   return static_cast<double>(extent) / (static_cast<double>(mp) * per_core);
 }
 
+LayerWork frameGroupWork(const LayerWork& layer, int dp) {
+  if (dp <= 1) return layer;
+  LayerWork w = layer;
+  w.flops /= dp;
+  w.input_bytes /= dp;
+  w.output_bytes /= dp;
+  if (w.frames % dp == 0) {
+    w.parallel_extent /= dp;
+    w.frames /= dp;
+  }
+  return w;
+}
+
+std::vector<GraphLayer> frameGroupGraph(const std::vector<GraphLayer>& layers, int dp) {
+  std::vector<GraphLayer> group = layers;
+  if (dp <= 1) return group;
+  for (GraphLayer& l : group) {
+    l.work = frameGroupWork(l.work, dp);
+    for (auto& in : l.inputs) in.second /= dp;
+  }
+  return group;
+}
+
+DeviceProfile frameGroupProfile(const DeviceProfile& profile, int dp) {
+  DeviceProfile group = profile;
+  if (dp > 1) group.dram_gbps /= dp;
+  return group;
+}
+
 double baseOpTimeUs(const LayerWork& layer, int mp, const DeviceProfile& profile) {
   if (layer.view) return 0.0;
   mp = clampMp(mp, profile);

@@ -57,6 +57,15 @@
 // while the block's peak live intermediate set P (each intermediate live from its producer
 // to its last consumer) fits in cap(mp); otherwise the fraction s = (P - cap) / P of every
 // intermediate is written out and read back: d_l += 2 * s * out_l.
+//
+// Data parallelism dp (CNRT's cnrtInvokeFuncParam_t::data_parallelism, chosen per forward):
+// the op runs its batch as dp groups of frames at once, each group on mp cores of its own
+// (dp * mp <= cores), compiled once. The op's time is one group's: the op on 1/dp of the
+// frames (flops, activation bytes and the frame part of the parallel extent divided by dp)
+// with its whole weights (every group reads them), on DRAM bandwidth B / dp (the groups
+// share the chip's DRAM). Each group tiles its frames on its own cores' on-chip memory, so
+// spill compares 1/dp of the intermediates with cap(mp). Launch, barriers over mp cores and
+// host copies are the same as at dp 1.
 #ifndef PZ_MOCK_DEVICE_MODEL_H_
 #define PZ_MOCK_DEVICE_MODEL_H_
 
@@ -74,6 +83,7 @@ struct LayerWork {
   double output_bytes = 0.0;    // activations written
   double weight_bytes = 0.0;    // filter, bias and other constants
   long long parallel_extent = 1;  // split across cores when not row-tiled
+  long long frames = 1;         // the factor of parallel_extent that counts batch frames
   bool row_local = false;       // output rows depend on a window of input rows (NCHW, H > 1)
   int out_height = 1;           // H of the output
   int window_h = 1;             // input rows per output row (dilated kernel height)
@@ -120,6 +130,12 @@ double baseOpTimeUs(const LayerWork& layer, int mp, const DeviceProfile& profile
 // Simulated device microseconds of layers[first, last) fused into one op on mp cores.
 double fusedBlockTimeUs(const std::vector<GraphLayer>& layers, int first, int last, int mp,
                         const DeviceProfile& profile, BlockBreakdown* breakdown = nullptr);
+
+// One group of frames of a data-parallel op (above): the work of each layer on 1/dp of the
+// frames, and the profile whose DRAM bandwidth is the group's share. dp 1: unchanged.
+LayerWork frameGroupWork(const LayerWork& layer, int dp);
+std::vector<GraphLayer> frameGroupGraph(const std::vector<GraphLayer>& layers, int dp);
+DeviceProfile frameGroupProfile(const DeviceProfile& profile, int dp);
 
 // table[(i * (n + 1) + j) * mps.size() + k] = time of layers[i, j) on mps[k] cores: fused
 // when j > i + 1, the base op time when j == i + 1, +inf when j <= i. Computed incrementally;

@@ -154,12 +154,14 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
   const Dims& out = op.outputs[0].dims;
   const double out_elems = static_cast<double>(op.outputs[0].elements());
   w.parallel_extent = planeCount(out);
+  w.frames = out.empty() ? 1 : out[0];
   switch (op.kind) {
     case OpKind::kConv:
     case OpKind::kConvGroup: {
       const Dims& f = op.consts[0]->dims;
       w.flops = 2.0 * out_elems * f[1] * f[2] * f[3];
       w.parallel_extent = out[1];
+      w.frames = 1;
       rowLocal(w, out);
       w.window_h = op.conv.dh * (f[2] - 1) + 1;
       w.stride_h = op.conv.sh;
@@ -171,6 +173,7 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       const Dims& f = op.consts[0]->dims;
       w.flops = 2.0 * static_cast<double>(op.inputs[0].elements()) * f[1] * f[2] * f[3];
       w.parallel_extent = out[1];
+      w.frames = 1;
       rowLocal(w, out);
       // Upsampling by the stride: a tile of R output rows reads about R / sh input rows plus
       // ceil(dh * (kh - 1) / sh) rows of halo.
@@ -202,6 +205,7 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       double k = static_cast<double>(op.inputs[0].elements()) / in[0];
       w.flops = 2.0 * out_elems * k;
       w.parallel_extent = out[1];
+      w.frames = 1;
       break;
     }
     case OpKind::kPool:
@@ -304,6 +308,7 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
       const double gh = static_cast<double>(op.rnn.gates) * op.rnn.hidden;
       w.flops = 2.0 * steps * batch * gh * (x[2] + op.rnn.hidden) + 10.0 * steps * batch * gh;
       w.parallel_extent = static_cast<long long>(batch * gh);
+      w.frames = static_cast<long long>(batch);
       break;
     }
     case OpKind::kCast:
@@ -360,6 +365,27 @@ double fusionOpTimeUs(const std::vector<const OpDesc*>& ops,
                       const std::vector<std::uint64_t>& outputs, int mp) {
   const std::vector<GraphLayer> graph = fusionGraphOf(ops, outputs);
   return fusedBlockTimeUs(graph, 0, static_cast<int>(graph.size()), mp, mockProfile());
+}
+
+std::vector<double> baseOpTimesUs(const OpDesc& op, int mp) {
+  const DeviceProfile& profile = mockProfile();
+  const LayerWork work = layerWorkOf(op);
+  std::vector<double> times;
+  for (int dp = 1; dp * mp <= profile.cores; ++dp)
+    times.push_back(baseOpTimeUs(frameGroupWork(work, dp), mp, frameGroupProfile(profile, dp)));
+  return times;
+}
+
+std::vector<double> fusionOpTimesUs(const std::vector<const OpDesc*>& ops,
+                                    const std::vector<std::uint64_t>& outputs, int mp) {
+  const DeviceProfile& profile = mockProfile();
+  const std::vector<GraphLayer> graph = fusionGraphOf(ops, outputs);
+  const int n = static_cast<int>(graph.size());
+  std::vector<double> times;
+  for (int dp = 1; dp * mp <= profile.cores; ++dp)
+    times.push_back(fusedBlockTimeUs(frameGroupGraph(graph, dp), 0, n, mp,
+                                     frameGroupProfile(profile, dp)));
+  return times;
 }
 
 }  // namespace pz_mock

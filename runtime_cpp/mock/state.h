@@ -313,7 +313,9 @@ struct cnmlBaseOp {
   bool compiled = false;
   bool fused = false;  // then it only runs through its fusion op
   std::unique_ptr<pz_mock::PreparedOp> prepared;
-  double time_us = 0.0;  // simulated device time of one forward
+  // Simulated device time of one forward at data parallelism dp: time_us[dp - 1], for dp up
+  // to the device's cores over core_limit (set at compile).
+  std::vector<double> time_us;
   // Fused: what computes each op of the fusion op (filled when it compiles), shared so that
   // either handle may be destroyed first, and this op's index in it.
   std::shared_ptr<std::vector<std::string>> fused_implementations;

@@ -158,24 +158,24 @@ class Session {
 
   static std::vector<double> explain(const std::vector<pz::Layer*>& layers, int mp,
                                      const std::vector<pz::Tensor*>& outputs,
-                                     const std::vector<int>& precisions) {
+                                     const std::vector<int>& precisions, int dp) {
     std::vector<cnmlBaseOp_t> ops;
     std::vector<int> op_precisions;
     flatOps(layers, precisions, &ops, &op_precisions);
     std::vector<cnmlTensor_t> outs;
     for (pz::Tensor* t : outputs) outs.push_back(t->desc());
     std::vector<double> values(9, 0.0);
-    mockCheck(cnmlMockExplainFusion_V2(ops.data(), static_cast<int>(ops.size()),
+    mockCheck(cnmlMockExplainFusion_V3(ops.data(), static_cast<int>(ops.size()),
                                        op_precisions.data(), outs.data(),
-                                       static_cast<int>(outs.size()), mp, values.data(),
+                                       static_cast<int>(outs.size()), mp, dp, values.data(),
                                        static_cast<int>(values.size())),
-              "cnmlMockExplainFusion_V2");
+              "cnmlMockExplainFusion_V3");
     return values;
   }
 
   static double estimate(const std::vector<pz::Layer*>& layers, int mp, bool fuse,
                          const std::vector<pz::Tensor*>& outputs,
-                         const std::vector<int>& precisions) {
+                         const std::vector<int>& precisions, int dp) {
     if (layers.empty()) throw pz::Error("estimate_block: no layers given");
     std::vector<cnmlBaseOp_t> ops;
     std::vector<int> op_precisions;
@@ -184,8 +184,8 @@ class Session {
       double total = 0.0;
       for (std::size_t i = 0; i < ops.size(); ++i) {
         float us = 0.0f;
-        mockCheck(cnmlMockEstimateBaseOpUs_V2(ops[i], op_precisions[i], mp, &us),
-                  "cnmlMockEstimateBaseOpUs_V2");
+        mockCheck(cnmlMockEstimateBaseOpUs_V3(ops[i], op_precisions[i], mp, dp, &us),
+                  "cnmlMockEstimateBaseOpUs_V3");
         total += us;
       }
       return total;
@@ -193,10 +193,10 @@ class Session {
     std::vector<cnmlTensor_t> outs;
     for (pz::Tensor* t : outputs) outs.push_back(t->desc());
     double total = 0.0;
-    mockCheck(cnmlMockExplainFusion_V2(ops.data(), static_cast<int>(ops.size()),
+    mockCheck(cnmlMockExplainFusion_V3(ops.data(), static_cast<int>(ops.size()),
                                        op_precisions.data(), outs.data(),
-                                       static_cast<int>(outs.size()), mp, &total, 1),
-              "cnmlMockExplainFusion_V2");
+                                       static_cast<int>(outs.size()), mp, dp, &total, 1),
+              "cnmlMockExplainFusion_V3");
     return static_cast<float>(total);  // as cnmlMockEstimateFusionUs reports it
   }
 
@@ -206,7 +206,7 @@ class Session {
   // compiles op by op (Block does not fuse one layer).
   static py::array_t<double> costTable(const std::vector<pz::Layer*>& layers,
                                        const std::vector<int>& mps,
-                                       const std::vector<int>& precisions) {
+                                       const std::vector<int>& precisions, int dp) {
     const int n = static_cast<int>(layers.size());
     if (n == 0) throw pz::Error("cost_table: no layers given");
     if (mps.empty()) throw pz::Error("cost_table: no MP choices given");
@@ -242,10 +242,10 @@ class Session {
     cnmlStatus_t status;
     {
       py::gil_scoped_release release;
-      status = cnmlMockCostTable_V2(ops.data(), m, op_last_use.data(), op_precisions.data(),
-                                    mps.data(), static_cast<int>(k), flat.data());
+      status = cnmlMockCostTable_V3(ops.data(), m, op_last_use.data(), op_precisions.data(),
+                                    mps.data(), static_cast<int>(k), dp, flat.data());
     }
-    mockCheck(status, "cnmlMockCostTable_V2");
+    mockCheck(status, "cnmlMockCostTable_V3");
     py::array_t<double> table({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n + 1),
                                static_cast<py::ssize_t>(k)});
     double* out = table.mutable_data();
@@ -587,6 +587,11 @@ void bindHandles(py::module_& m) {
                              [](const BlockRef& b) { return pz::precisionName(b.block->precision()); })
       .def_property_readonly("last_device_micros",
                              [](const BlockRef& b) { return b.block->lastDeviceMicros(); })
+      .def_property(
+          "data_parallelism", [](const BlockRef& b) { return b.block->dataParallelism(); },
+          [](BlockRef& b, int dp) { b.block->setDataParallelism(dp); },
+          "Groups of frames the block's forwards run at once, each on its MP cores "
+          "(pz::Block::setDataParallelism; dp x MP <= 32).")
       .def("compile", [](BlockRef& b) { b.block->compile(); })
       .def("run", [](BlockRef& b) { b.block->run(sessionOf(b.session).queue()); });
 }
@@ -710,27 +715,32 @@ void bindSession(py::module_& m) {
       .def(
           "estimate_block",
           [](Session&, const std::vector<LayerRef>& layers, int mp, bool fuse,
-             const std::optional<std::vector<TensorRef>>& outputs, const Precisions& precisions) {
+             const std::optional<std::vector<TensorRef>>& outputs, const Precisions& precisions,
+             int data_parallelism) {
             std::vector<pz::Layer*> ptrs = layerPtrs(layers);
             return Session::estimate(ptrs, mp, fuse, blockOutputs(ptrs, outputs),
-                                     precisionCodes(precisions, ptrs.size()));
+                                     precisionCodes(precisions, ptrs.size()), data_parallelism);
           },
           py::arg("layers"), py::arg("mp"), py::arg("fuse") = true,
           py::arg("outputs") = py::none(), py::arg("precisions") = py::none(),
+          py::arg("data_parallelism") = 1,
           "Simulated device us of `layers` as one block on mp cores (the device model; what "
           "the block reports when compiled and run). fuse=False: the sum of the layers' "
           "base-op times. outputs default to the tensors read outside the layers, graph "
           "outputs and tensors read by nobody, as a fused block derives them. precisions: "
           "one of 'fp32', 'fp16', 'int8' or None per layer, pricing the layer as if built in "
-          "that precision (None, or no list: as built).")
+          "that precision (None, or no list: as built). data_parallelism: the forwards run "
+          "the batch as that many groups of frames, each on mp cores of its own.")
       .def(
           "explain_block",
           [](Session&, const std::vector<LayerRef>& layers, int mp,
-             const std::optional<std::vector<TensorRef>>& outputs, const Precisions& precisions) {
+             const std::optional<std::vector<TensorRef>>& outputs, const Precisions& precisions,
+             int data_parallelism) {
             std::vector<pz::Layer*> ptrs = layerPtrs(layers);
             if (ptrs.empty()) throw pz::Error("explain_block: no layers given");
-            const std::vector<double> v = Session::explain(
-                ptrs, mp, blockOutputs(ptrs, outputs), precisionCodes(precisions, ptrs.size()));
+            const std::vector<double> v =
+                Session::explain(ptrs, mp, blockOutputs(ptrs, outputs),
+                                 precisionCodes(precisions, ptrs.size()), data_parallelism);
             py::dict d;
             const char* keys[] = {"total_us", "launch_sync_us", "layers_us",
                                   "compute_us", "halo_us", "dram_us",
@@ -739,7 +749,7 @@ void bindSession(py::module_& m) {
             return d;
           },
           py::arg("layers"), py::arg("mp"), py::arg("outputs") = py::none(),
-          py::arg("precisions") = py::none(),
+          py::arg("precisions") = py::none(), py::arg("data_parallelism") = 1,
           "Where the fused time of estimate_block goes: launch and barriers, per-layer "
           "max(compute, dram) sum, compute (of which recomputed halo rows), DRAM, spill.")
       .def_static(
@@ -759,16 +769,18 @@ void bindSession(py::module_& m) {
       .def(
           "cost_table",
           [](Session&, const std::vector<LayerRef>& layers, const std::vector<int>& mps,
-             const Precisions& precisions) {
+             const Precisions& precisions, int data_parallelism) {
             return Session::costTable(layerPtrs(layers), mps,
-                                      precisionCodes(precisions, layers.size()));
+                                      precisionCodes(precisions, layers.size()),
+                                      data_parallelism);
           },
           py::arg("layers"), py::arg("mps"), py::arg("precisions") = py::none(),
+          py::arg("data_parallelism") = 1,
           "float64 [n, n+1, len(mps)]: [i, j, k] = us of layers[i:j] on mps[k] cores, fused "
           "when j > i + 1, the single layer unfused when j == i + 1, inf elsewhere. Block "
           "outputs are relative to the whole list (plus graph outputs); equals "
-          "estimate_block entry by entry. precisions: as estimate_block's (one per layer; "
-          "None: as built).");
+          "estimate_block entry by entry. precisions and data_parallelism: as "
+          "estimate_block's.");
 }
 
 void bindFiles(py::module_& m) {

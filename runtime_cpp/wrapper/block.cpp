@@ -46,6 +46,7 @@ Block::Block(Block&& other) noexcept
       casts_(std::move(other.casts_)),
       sequence_(std::move(other.sequence_)),
       fusion_(std::move(other.fusion_)),
+      data_parallelism_(other.data_parallelism_),
       start_(other.start_),
       end_(other.end_),
       last_us_(other.last_us_) {
@@ -108,12 +109,24 @@ void Block::compile() {
   if (layers_.size() == 1 && layers_[0]->onHost()) fuse_ = false;
   if (!fuse_) {
     for (Layer* layer : sequence_) layer->compileOp(mp_);
-    return;
+  } else {
+    auto fusion = std::make_unique<FusionLayer>(name_);
+    for (Layer* layer : sequence_) fusion->fuseLayer(*layer);
+    fusion->compileFusionOp(mp_);
+    fusion_ = std::move(fusion);
   }
-  auto fusion = std::make_unique<FusionLayer>(name_);
-  for (Layer* layer : sequence_) fusion->fuseLayer(*layer);
-  fusion->compileFusionOp(mp_);
-  fusion_ = std::move(fusion);
+  setDataParallelism(data_parallelism_);  // the casts added above run with the block too
+}
+
+void Block::setDataParallelism(int dp) {
+  if (dp < 1 || dp * mp_ > kMaxMp) {
+    throw Error("block " + name_ + ": data parallelism " + std::to_string(dp) + " x MP " +
+                std::to_string(mp_) + " does not fit the device's " + std::to_string(kMaxMp) +
+                " cores; lower the data parallelism or the block's MP");
+  }
+  data_parallelism_ = dp;
+  for (Layer* layer : sequence_.empty() ? layers_ : sequence_) layer->setDataParallelism(dp);
+  if (fusion_) fusion_->setDataParallelism(dp);
 }
 
 void Block::run(cnrtQueue_t queue) {

@@ -85,7 +85,13 @@ void FusionLayer::run(cnrtQueue_t queue) {
   PZ_CHECK(name_, cnmlComputeFusionOpForward_V4(op_, in_descs.data(), in_data.data(),
                                                 static_cast<int>(in_descs.size()), out_descs.data(),
                                                 out_data.data(), static_cast<int>(out_descs.size()),
-                                                queue, nullptr));
+                                                queue,
+                                                data_parallelism_ > 1 ? &invoke_ : nullptr));
+}
+
+void FusionLayer::setDataParallelism(int dp) {
+  if (dp < 1) throw Error(name_ + ": data parallelism " + std::to_string(dp) + " is below 1");
+  data_parallelism_ = dp;
 }
 
 }  // namespace pz

@@ -160,18 +160,18 @@ void Layer::setForward(BinaryForward forward, const char* call) {
 
 cnmlStatus_t Layer::forward(cnrtQueue_t queue) {
   if (!owned_ops_.empty()) {
-    for (OwnedOp& owned : owned_ops_) PZ_CHECK(name_, owned.run(queue));
+    for (OwnedOp& owned : owned_ops_) PZ_CHECK(name_, owned.run(queue, invokeParam()));
     return CNML_STATUS_SUCCESS;
   }
   Tensor& a = *inputs_.at(0);
   cnmlStatus_t status;
   if (unary_ != nullptr) {
     status = unary_(op_, a.desc(), a.deviceData(), output_.desc(), output_.deviceData(), queue,
-                    nullptr);
+                    invokeParam());
   } else if (binary_ != nullptr) {
     Tensor& b = *inputs_.at(1);
     status = binary_(op_, a.desc(), a.deviceData(), b.desc(), b.deviceData(), output_.desc(),
-                     output_.deviceData(), queue, nullptr);
+                     output_.deviceData(), queue, invokeParam());
   } else {
     throw Error(name_ + ": the layer names no SDK forward (setForward in its constructor)");
   }
@@ -216,6 +216,11 @@ void Layer::setSparse(bool sparse) {
   if (compiled_ || fused_) throw Error(name_ + ": its sparse mode cannot change after it was compiled or fused");
   destroyOps();  // an estimate built the op; rebuild it in the new mode
   sparse_ = sparse;
+}
+
+void Layer::setDataParallelism(int dp) {
+  if (dp < 1) throw Error(name_ + ": data parallelism " + std::to_string(dp) + " is below 1");
+  data_parallelism_ = dp;
 }
 
 void Layer::setPrecision(Precision precision) {

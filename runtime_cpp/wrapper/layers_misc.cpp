@@ -292,7 +292,7 @@ cnmlStatus_t ConcatLayer::forward(cnrtQueue_t queue) {
   void* out_data = output_.deviceData();
   return PZ_CHECK(name_, cnmlComputeConcatOpForward_V4(op_, in.descs.data(), in.data.data(),
                                                        in.size(), &out_desc, &out_data, 1, queue,
-                                                       nullptr));
+                                                       invokeParam()));
 }
 
 // ---- ReshapeLayer ---------------------------------------------------------------------
@@ -369,7 +369,7 @@ cnmlStatus_t GatherV2Layer::forward(cnrtQueue_t queue) {
   Tensor& indices = *inputs_.at(0);
   const cnmlStatus_t status = cnmlComputeGatherV2OpForward_V4(
       op_, table_->desc(), nullptr, indices.desc(), indices.deviceData(), output_.desc(),
-      output_.deviceData(), queue, nullptr);
+      output_.deviceData(), queue, invokeParam());
   check(status, name_, "cnmlComputeGatherV2OpForward_V4",
         "every index must lie in [0, " + std::to_string(table_->shape().at(axis_)) +
             ") of the table");

@@ -119,9 +119,9 @@ Layer::OpRunner unaryRunner(
     cnmlStatus_t (*forward)(cnmlBaseOp_t, cnmlTensor_t, void*, cnmlTensor_t, void*, cnrtQueue_t,
                             void*),
     cnmlBaseOp_t op, Tensor* in, Tensor* out) {
-  return [=](cnrtQueue_t queue) {
+  return [=](cnrtQueue_t queue, void* extra) {
     return forward(op, in->desc(), in->deviceData(), out->desc(), out->deviceData(), queue,
-                   nullptr);
+                   extra);
   };
 }
 
@@ -129,9 +129,9 @@ Layer::OpRunner binaryRunner(
     cnmlStatus_t (*forward)(cnmlBaseOp_t, cnmlTensor_t, void*, cnmlTensor_t, void*,
                             cnmlTensor_t, void*, cnrtQueue_t, void*),
     cnmlBaseOp_t op, Tensor* a, Tensor* b, Tensor* out) {
-  return [=](cnrtQueue_t queue) {
+  return [=](cnrtQueue_t queue, void* extra) {
     return forward(op, a->desc(), a->deviceData(), b->desc(), b->deviceData(), out->desc(),
-                   out->deviceData(), queue, nullptr);
+                   out->deviceData(), queue, extra);
   };
 }
 
@@ -279,10 +279,10 @@ bool RecurrentLayer::buildWhole() {
     if (dir.c0) ins.push_back(dir.c0);
     Tensor* out = dir.out;
     cnmlBaseOp_t op = dir.op;
-    addOp(op, [op, ins, out](cnrtQueue_t queue) {
+    addOp(op, [op, ins, out](cnrtQueue_t queue, void* extra) {
       detail::TensorList in(ins);
       return cnmlComputeRnnOpForward_V4(op, in.descs.data(), in.data.data(), in.size(),
-                                        out->desc(), out->deviceData(), queue, nullptr);
+                                        out->desc(), out->deviceData(), queue, extra);
     });
     outs.push_back(out);
   }
@@ -333,12 +333,12 @@ void RecurrentLayer::joinInto(const std::vector<Tensor*>& pieces, Shape rows, in
   cnmlTensor_t out_desc = joined.desc();
   cnmlBaseOp_t op = nullptr;
   PZ_CHECK(name_, cnmlCreateNdConcatOp(&op, axis, descs.data(), n, &out_desc, 1));
-  addOp(op, [op, views, &joined](cnrtQueue_t queue) {
+  addOp(op, [op, views, &joined](cnrtQueue_t queue, void* extra) {
     detail::TensorList in(views);
     cnmlTensor_t o = joined.desc();
     void* o_data = joined.deviceData();
     return cnmlComputeConcatOpForward_V4(op, in.descs.data(), in.data.data(), in.size(), &o,
-                                         &o_data, 1, queue, nullptr);
+                                         &o_data, 1, queue, extra);
   });
   reshapeInto(joined, output_);
 }

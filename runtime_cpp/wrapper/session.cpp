@@ -214,6 +214,16 @@ void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream
   out << "total device time: " << std::fixed << std::setprecision(1) << total_us
       << " us (SDK notifiers: simulated on the mock, wall clock on oneDNN); wall time: " << std::setprecision(2) << wall_ms
       << " ms (median run)\n";
+  // Frames a forward runs: the batch of the first block's input, split among the groups of
+  // its data parallelism.
+  if (!blocks.empty() && !blocks.front().sequence().empty() && total_us > 0.0) {
+    const Block& first = blocks.front();
+    const std::vector<Tensor*>& in = first.sequence().front()->inputs();
+    const int frames = in.empty() || in.front()->shape().empty() ? 1 : in.front()->shape()[0];
+    out << "throughput: " << std::setprecision(1) << frames * 1e6 / total_us
+        << " frames/s of device time (batch " << frames << ", data parallelism "
+        << first.dataParallelism() << ")\n";
+  }
   const double peak_mb = peakResidentMb();
   if (peak_mb > 0.0)
     out << "peak resident memory: " << std::setprecision(1) << peak_mb << " MB (this process)\n";

@@ -293,3 +293,12 @@ def test_gather_elements_of_constants_folds() -> None:
     assert fold_constants(model, "ge") == 2
     f = next(t for t in model.graph.initializer if t.name == "f")
     np.testing.assert_array_equal(numpy_helper.to_array(f), [[2, 0, 1, 1]])  # 511 % 3 = 1
+
+
+def test_batch_on_a_fixed_batch_model_is_an_error_not_ignored() -> None:
+    model = _dynamic_model()
+    fix_input_shapes(model, "m.onnx", batch=2)  # now fixed at 2
+    fix_input_shapes(model, "m.onnx", batch=2)  # the same batch: fine
+    with pytest.raises(UnsupportedModelError, match=r"--batch 4: input 'x' has a fixed first "
+                                                    r"axis of 2.*dynamic batch axis"):
+        fix_input_shapes(model, "m.onnx", batch=4)

@@ -52,3 +52,29 @@ def test_tune_option(small_cnn_path: Path, tmp_path: Path) -> None:
                  str(tmp_path / "p.json")]) == 0
     assert main(["tune", str(small_cnn_path), "--optimizer", "dp", "-O", "bogus=1", "-o",
                  str(tmp_path / "q.json")]) == 7
+
+
+def test_tune_searches_data_parallelism(small_cnn: object, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import onnx
+
+    from ir.test_plan_data_parallel import batched
+
+    model = tmp_path / "batched.onnx"
+    onnx.save(batched(small_cnn), model)
+    plan = tmp_path / "plan.json"
+    assert main(["tune", str(model), "--batch", "32", "--knobs", "dp", "-o", str(plan)]) == 0
+    out = capsys.readouterr().out
+    data = json.loads(plan.read_text())
+    tried = data["notes"]["data_parallelism_us"]
+    assert list(tried) == ["1", "2", "4", "8", "16", "32"]  # the batch's divisors up to 32
+    dp = data.get("data_parallelism", 1)
+    assert tried[str(dp)] == min(tried.values()) == data["notes"]["cost_us"]
+    assert all(block["mp"] * dp <= 32 for block in data["blocks"])
+    assert f"the plan takes {dp}" in out and "frames/s" in out
+    # Without the knob the plan is as before: no data parallelism written.
+    assert main(["tune", str(model), "--batch", "32", "-o", str(plan), "--force"]) == 0
+    assert "data_parallelism" not in plan.read_text()
+    assert main(["compile", str(model), "--batch", "32", "--plan", str(plan),
+                 "--data-parallelism", "4", "-o", str(tmp_path / "out")]) == 0
+    assert "constexpr int kDataParallelism = 4;" in (tmp_path / "out" / "session.cpp").read_text()

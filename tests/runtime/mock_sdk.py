@@ -196,10 +196,32 @@ def run_fused(ops: Sequence[P], inputs: Sequence[tuple[P, np.ndarray]],
     return (results, us.value) if clock else results
 
 
+class InvokeParam(C.Structure):
+    """cnrtInvokeFuncParam_t: a forward's `extra` (data parallelism)."""
+
+    _fields_ = [("data_parallelism", C.POINTER(C.c_int)), ("affinity", C.POINTER(C.c_uint)),
+                ("end", C.c_void_p)]
+
+
+PARAM_END = 0xFFFFFFFF  # CNRT_PARAM_END
+
+
+def invoke_param(dp: int | None, end: int = PARAM_END) -> Any:
+    """A pointer to a cnrtInvokeFuncParam_t at data parallelism dp (None: a null
+    data_parallelism), kept alive with the pointer."""
+    frames = C.c_int(dp or 0)
+    param = InvokeParam(C.pointer(frames) if dp is not None else None, None, end)
+    pointer = C.pointer(param)
+    pointer._keep = (frames, param)  # type: ignore[attr-defined]
+    return pointer
+
+
 def run_base(op: P, forward: str, inp: tuple[P, np.ndarray], out: tuple[P, Sequence[int], Any],
-             mp: int = 2) -> tuple[np.ndarray, float]:
-    """Compiles one op alone, runs its single-input forward, returns (output, us)."""
-    check("cnmlCompileBaseOp", op, MLU100, mp)
+             mp: int = 2, extra: Any = None, compile_op: bool = True) -> tuple[np.ndarray, float]:
+    """Compiles one op alone (unless compile_op is False), runs its single-input forward
+    with `extra`, returns (output, us)."""
+    if compile_op:
+        check("cnmlCompileBaseOp", op, MLU100, mp)
     t_in, x = inp
     t_out, shape, dt = out
     bin_, bout = Buffer.of(x), Buffer(int(np.prod(shape)) * np.dtype(dt).itemsize)
@@ -207,7 +229,7 @@ def run_base(op: P, forward: str, inp: tuple[P, np.ndarray], out: tuple[P, Seque
     check("cnrtCreateNotifier", C.byref(start))
     check("cnrtCreateNotifier", C.byref(end))
     check("cnrtPlaceNotifier", start, _queue)
-    check(forward, op, t_in, bin_.ptr, t_out, bout.ptr, _queue, None)
+    check(forward, op, t_in, bin_.ptr, t_out, bout.ptr, _queue, extra)
     check("cnrtPlaceNotifier", end, _queue)
     us = C.c_float()
     check("cnrtNotifierDuration", start, end, C.byref(us))

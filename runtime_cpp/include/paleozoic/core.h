@@ -356,8 +356,9 @@ class Layer {
   // layer made with addOp (a recurrent layer's per-step ops) otherwise. Fusion fuses them
   // all, compileOp compiles each, the device model prices each.
   std::vector<cnmlBaseOp_t> ops();
-  // How one op of a several-op layer runs when the layer is compiled alone (addOp).
-  using OpRunner = std::function<cnmlStatus_t(cnrtQueue_t)>;
+  // How one op of a several-op layer runs when the layer is compiled alone (addOp): on the
+  // queue, with the forward's `extra` argument (invokeParam()).
+  using OpRunner = std::function<cnmlStatus_t(cnrtQueue_t, void*)>;
   bool compiled() const { return compiled_; }
   bool fused() const { return fused_; }
 
@@ -391,6 +392,14 @@ class Layer {
   // before the op is built. Throws pz::Error naming the layer for another, or once built.
   void setSparse(bool sparse);
   bool sparse() const { return sparse_; }
+  // Data parallelism (MLU100, cnrtInvokeFuncParam_t): the layer's forwards run the batch as
+  // `dp` groups of frames at once, each group on the layer's MP cores. The SDK checks at the
+  // forward that dp x MP fits the device (32 cores) and that dp divides the batch.
+  void setDataParallelism(int dp);
+  int dataParallelism() const { return data_parallelism_; }
+  // The `extra` argument of the layer's SDK forwards: null at data parallelism 1, else the
+  // layer's cnrtInvokeFuncParam_t. A forward written by hand passes it on.
+  void* invokeParam() { return data_parallelism_ > 1 ? &invoke_ : nullptr; }
 
   // Binds the layer's weights in the order weightSpecs() gives; an absent optional one
   // (nullptr, or left out at the end) is bound as zeros. Throws pz::Error naming the layer and the
@@ -480,6 +489,8 @@ class Layer {
   Precision precision_ = Precision::kFp32;
   int int8_filter_ = -1;  // index in weights_ of the filter of a layer with an int8 mode
   bool sparse_ = false;
+  int data_parallelism_ = 1;
+  cnrtInvokeFuncParam_t invoke_{&data_parallelism_, nullptr, CNRT_PARAM_END};
   std::string sparse_refusal_ = "it has no sparse mode (convolutions and fully connected layers do)";
   std::unique_ptr<LayerQuantization> quantization_;
   UnaryForward unary_ = nullptr;

@@ -35,6 +35,8 @@ class FusionLayer {
   void fuseLayer(Layer& layer);       // topological order
   void compileFusionOp(int mp);       // 1..32
   void run(cnrtQueue_t queue);
+  // As Layer::setDataParallelism, for the fusion op's forward.
+  void setDataParallelism(int dp);
   const std::vector<Tensor*>& fusionInputs() const { return inputs_; }
   const std::vector<Tensor*>& fusionOutputs() const { return outputs_; }
 
@@ -44,6 +46,8 @@ class FusionLayer {
   std::vector<Layer*> layers_;
   std::vector<Tensor*> inputs_, outputs_;
   bool compiled_ = false;
+  int data_parallelism_ = 1;
+  cnrtInvokeFuncParam_t invoke_{&data_parallelism_, nullptr, CNRT_PARAM_END};
 };
 
 // Converts a tensor between fp32 and fp16 storage. Block::compile inserts one where a layer
@@ -91,6 +95,11 @@ class Block {
   void compile();
   // After compile: frees the host copies of weights the SDK holds (Layer::releaseHostWeights).
   void releaseHostWeights();
+  // Data parallelism of the block's forwards (Layer::setDataParallelism): the batch runs as
+  // `dp` groups of frames at once, each on the block's MP cores; dp x MP at most 32. Before
+  // or after compile.
+  void setDataParallelism(int dp);
+  int dataParallelism() const { return data_parallelism_; }
   // Synchronises the queue and records device time; inside RunContext::run, on the
   // context's queue (not `queue`) and into the context.
   void run(cnrtQueue_t queue);
@@ -110,6 +119,7 @@ class Block {
   std::vector<std::unique_ptr<CastLayer>> casts_;
   std::vector<Layer*> sequence_;
   std::unique_ptr<FusionLayer> fusion_;
+  int data_parallelism_ = 1;
   cnrtNotifier_t start_ = nullptr, end_ = nullptr;
   float last_us_ = 0.0f;
 };

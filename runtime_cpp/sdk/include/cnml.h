@@ -559,7 +559,14 @@ cnmlStatus_t cnmlCreateCastOp(cnmlBaseOp_t* op, cnmlCastType_t cast_type, cnmlTe
 cnmlStatus_t cnmlCompileBaseOp(cnmlBaseOp_t op, cnmlCoreVersion_t version, int core_limit);
 cnmlStatus_t cnmlDestroyBaseOp(cnmlBaseOp_t* op);
 
-// ---- forward (G3 `_V4`: tensor/pointer pairs; tensors may be NULL; extra NULL) ----
+// ---- forward (G3 `_V4`: tensor/pointer pairs; tensors may be NULL) -----------------
+// extra: NULL, or a cnrtInvokeFuncParam_t* (cnrt.h) whose data_parallelism runs the batch as
+// that many groups of frames at once, each group on core_limit cores of its own (MLU100 data
+// parallelism, as Cambricon Caffe passes it to its forwards). Mock rules: end not
+// CNRT_PARAM_END or a null data_parallelism -> INVALIDPARAM; data_parallelism < 1, data
+// parallelism x core_limit above the device's cores (32), or a batch (dims[0] of the first
+// input, and of any other input that is not 1) it does not divide -> INVALIDARG. The
+// numbers are those of dp 1; the simulated time is one group's (device_model.h).
 cnmlStatus_t cnmlComputeConvOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_tensor,
                                          void* input, cnmlTensor_t output_tensor, void* output,
                                          cnrtQueue_t queue, void* extra);
