@@ -29,8 +29,8 @@ cnmlStatus_t run(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds,
   if (s != CNML_STATUS_SUCCESS) return s;
   s = checkOperands(op->desc.outputs, out_tensors, outputs, output_num);
   if (s != CNML_STATUS_SUCCESS) return s;
-  int dp = 1;
-  s = checkInvokeParam(extra, static_cast<int>(op->time_us.size()), op->desc.inputs, &dp);
+  Launch launch;
+  s = checkInvokeParam(extra, op->timing, op->desc.inputs, &launch);
   if (s != CNML_STATUS_SUCCESS) return s;
   return guarded(CNML_STATUS_BADALLOC, [&] {
     // A recording that skips compute only needs the calls, not the arithmetic.
@@ -39,7 +39,7 @@ cnmlStatus_t run(cnmlBaseOp_t op, std::initializer_list<OpKind> kinds,
     if (!call_log::skipsCompute()) execute(*op->prepared, inputs, outputs);
     const std::chrono::duration<double, std::micro> wall =
         std::chrono::steady_clock::now() - start;
-    advanceQueue(queue, backendTimesWallClock() ? wall.count() : op->time_us[dp - 1]);
+    advanceQueue(queue, backendTimesWallClock() ? wall.count() : op->timing.us(launch));
     return CNML_STATUS_SUCCESS;
   });
 }
@@ -108,7 +108,7 @@ cnmlStatus_t cnmlCompileBaseOp(cnmlBaseOp_t op, cnmlCoreVersion_t version, int c
     for (const TensorRef& t : op->desc.consts)
       if (t) releaseGiven(*t);
     op->desc.consts = op->prepared->desc.consts;
-    op->time_us = baseOpTimesUs(op->desc, core_limit);
+    op->timing = baseOpTiming(op->desc, core_limit);
     op->compiled = true;
     return CNML_STATUS_SUCCESS;
   });
@@ -577,7 +577,7 @@ cnmlStatus_t cnmlMockComputeHostTransferOpForward(cnmlBaseOp_t op, cnrtQueue_t q
   } else if (op->fused || !op->compiled) {
     status = CNML_STATUS_INVALIDARG;
   } else {
-    advanceQueue(queue, op->time_us[0]);
+    advanceQueue(queue, op->timing.us());
   }
   return logged(status, "cnmlMockComputeHostTransferOpForward",
                 [&](Call& c) { c.handle(op).queue(); });

@@ -1,6 +1,7 @@
 #include "compile_check.h"
 
 #include "device_memory.h"
+#include "op_cost.h"
 #include "numerics.h"
 
 namespace pz_mock {
@@ -53,20 +54,28 @@ cnmlStatus_t checkPrecision(const OpDesc& op) {
   return CNML_STATUS_SUCCESS;
 }
 
-cnmlStatus_t checkInvokeParam(void* extra, int max_dp, const std::vector<Operand>& inputs,
-                              int* dp) {
-  *dp = 1;
+cnmlStatus_t checkInvokeParam(void* extra, const OpTiming& timing,
+                              const std::vector<Operand>& inputs, Launch* launch) {
+  *launch = Launch();
   if (!extra) return CNML_STATUS_SUCCESS;
   const auto* param = static_cast<const cnrtInvokeFuncParam_t*>(extra);
   if (param->end != CNRT_PARAM_END || !param->data_parallelism) return CNML_STATUS_INVALIDPARAM;
   const int frames = *param->data_parallelism;
-  if (frames < 1 || frames > max_dp) return CNML_STATUS_INVALIDARG;
+  if (frames < 1 || frames > timing.maxDataParallelism()) return CNML_STATUS_INVALIDARG;
   // The first input carries the batch; another may be broadcast over it (batch 1).
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Dims& d = inputs[i].dims;
     if (!d.empty() && (i == 0 || d[0] != 1) && d[0] % frames != 0) return CNML_STATUS_INVALIDARG;
   }
-  *dp = frames;
+  launch->dp = frames;
+  if (param->affinity) {
+    const int cores = mockProfile().cores;
+    const unsigned int mask = *param->affinity;
+    const int chosen = __builtin_popcount(mask);
+    if (mask == 0 || (cores < 32 && (mask >> cores) != 0) || chosen < frames * timing.mp())
+      return CNML_STATUS_INVALIDARG;
+    launch->dram_share = static_cast<double>(chosen) / cores;
+  }
   return CNML_STATUS_SUCCESS;
 }
 

@@ -22,15 +22,14 @@ cnmlStatus_t checkOperands(const std::vector<Operand>& declared, const cnmlTenso
 // UNSUPPORT for an int8 reduction that could overflow int32.
 cnmlStatus_t checkPrecision(const OpDesc& op);
 
-// The `extra` argument of a forward: NULL (one frame group, *dp = 1) or a
+// The `extra` argument of a forward: NULL (one group of frames on the whole chip) or a
 // cnrtInvokeFuncParam_t. Its end must be CNRT_PARAM_END and data_parallelism non-null
-// (INVALIDPARAM); *data_parallelism must be in 1..max_dp (the device's cores over the op's
-// core_limit: dp * mp <= 32 on the MLU100), and must
-// divide the batch (dims[0] of the first input, and of every other input not broadcast over
-// it with batch 1) (INVALIDARG). affinity is
-// accepted and not modelled.
-cnmlStatus_t checkInvokeParam(void* extra, int max_dp, const std::vector<Operand>& inputs,
-                              int* dp);
+// (INVALIDPARAM); *data_parallelism must be in 1..the device's cores / the op's core_limit
+// (dp x mp <= 32 on the MLU100) and divide the batch (dims[0] of the first input, and of
+// every other input not broadcast over it with batch 1); a non-null affinity (a mask of
+// cores) must name only the device's cores and at least dp x mp of them (INVALIDARG).
+cnmlStatus_t checkInvokeParam(void* extra, const OpTiming& timing,
+                              const std::vector<Operand>& inputs, Launch* launch);
 
 }  // namespace pz_mock
 

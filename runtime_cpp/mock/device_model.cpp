@@ -124,9 +124,9 @@ std::vector<GraphLayer> frameGroupGraph(const std::vector<GraphLayer>& layers, i
   return group;
 }
 
-DeviceProfile frameGroupProfile(const DeviceProfile& profile, int dp) {
+DeviceProfile launchProfile(const DeviceProfile& profile, const Launch& launch) {
   DeviceProfile group = profile;
-  if (dp > 1) group.dram_gbps /= dp;
+  group.dram_gbps *= launch.dram_share / std::max(1, launch.dp);
   return group;
 }
 

@@ -66,6 +66,12 @@
 // share the chip's DRAM). Each group tiles its frames on its own cores' on-chip memory, so
 // spill compares 1/dp of the intermediates with cap(mp). Launch, barriers over mp cores and
 // host copies are the same as at dp 1.
+//
+// Affinity (cnrtInvokeFuncParam_t::affinity, a mask of the cores a forward may use): an op
+// pinned to part of the chip, while other ops run on the rest (a Stage of concurrent
+// blocks), has the DRAM bandwidth of its cores' share of the channels: B * cores in the mask
+// / all cores (the MLU100's 4 DDR channels serve 8 cores each). Compute, on-chip memory and
+// barriers are its own cores'. No mask: the whole chip's bandwidth.
 #ifndef PZ_MOCK_DEVICE_MODEL_H_
 #define PZ_MOCK_DEVICE_MODEL_H_
 
@@ -135,7 +141,16 @@ double fusedBlockTimeUs(const std::vector<GraphLayer>& layers, int first, int la
 // frames, and the profile whose DRAM bandwidth is the group's share. dp 1: unchanged.
 LayerWork frameGroupWork(const LayerWork& layer, int dp);
 std::vector<GraphLayer> frameGroupGraph(const std::vector<GraphLayer>& layers, int dp);
-DeviceProfile frameGroupProfile(const DeviceProfile& profile, int dp);
+
+// How a forward runs: groups of frames (data parallelism), and the share of the DRAM its
+// affinity's cores have (1: the whole chip's).
+struct Launch {
+  int dp = 1;
+  double dram_share = 1.0;
+};
+// The profile one group of frames of a forward sees: the DRAM bandwidth of its share, split
+// among the groups.
+DeviceProfile launchProfile(const DeviceProfile& profile, const Launch& launch);
 
 // table[(i * (n + 1) + j) * mps.size() + k] = time of layers[i, j) on mps[k] cores: fused
 // when j > i + 1, the base op time when j == i + 1, +inf when j <= i. Computed incrementally;

@@ -52,7 +52,7 @@ struct cnmlFusionOp {
   // in the arena beside the scratch values.
   std::vector<std::vector<BackendOp::Held>> held;
   AlignedBuffer arena;
-  std::vector<double> time_us;  // per data parallelism, as cnmlBaseOp's
+  OpTiming timing;  // as cnmlBaseOp's
   // Per step: 1 when it runs beside the next one (two independent recurrent ops, the two
   // directions of a layer, each on one of the fusion's threads).
   std::vector<char> beside_next;
@@ -628,7 +628,7 @@ cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t ver
     for (const OpDesc& op : f.ops) ops.push_back(&op);
     std::vector<std::uint64_t> out_ids;
     for (const Operand& o : f.outputs) out_ids.push_back(o.id);
-    f.time_us = fusionOpTimesUs(ops, out_ids, core_limit);
+    f.timing = fusionOpTiming(ops, out_ids, core_limit);
     // The prepared steps hold the weights as they compute with them (shared, packed or the
     // backend's): the fused ops' list keeps their metadata only.
     for (OpDesc& op : f.ops) stripConstData(op);
@@ -652,8 +652,8 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
   if (s != CNML_STATUS_SUCCESS) return s;
   s = checkOperands(f.outputs, output_tensors, outputs, output_num);
   if (s != CNML_STATUS_SUCCESS) return s;
-  int dp = 1;
-  s = checkInvokeParam(extra, static_cast<int>(f.time_us.size()), f.inputs, &dp);
+  Launch launch;
+  s = checkInvokeParam(extra, f.timing, f.inputs, &launch);
   if (s != CNML_STATUS_SUCCESS) return s;
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
     auto resolve = [&](const Slot& slot) -> void* {
@@ -703,7 +703,7 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
     }
     const std::chrono::duration<double, std::micro> wall =
         std::chrono::steady_clock::now() - start;
-    advanceQueue(queue, backendTimesWallClock() ? wall.count() : f.time_us[dp - 1]);
+    advanceQueue(queue, backendTimesWallClock() ? wall.count() : f.timing.us(launch));
     return CNML_STATUS_SUCCESS;
   });
   return logged(status, "cnmlComputeFusionOpForward_V4", [&](Call& c) {

@@ -26,13 +26,27 @@ std::string mpRange() {
   return "1.." + std::to_string(std::min(kMaxCoreLimit, mockProfile().cores));
 }
 
-// Data parallelism: frame groups of mp cores each, within the device's cores.
-bool validFrames(int dp, int mp) { return dp >= 1 && dp * mp <= mockProfile().cores; }
-
-std::string framesRule(int mp) {
-  return "data parallelism must be in 1.." + std::to_string(mockProfile().cores / mp) +
-         " at mp " + std::to_string(mp) + " (data parallelism x mp <= " +
-         std::to_string(mockProfile().cores) + " cores)";
+// A forward's `extra` as the estimates take it (cnrtInvokeFuncParam_t or NULL): the launch,
+// or a message saying which rule it breaks (compile_check.h states them).
+std::string launchOf(const cnrtInvokeFuncParam_t* extra, int mp, Launch* launch) {
+  *launch = Launch();
+  if (!extra) return "";
+  if (extra->end != CNRT_PARAM_END || !extra->data_parallelism)
+    return "extra: end must be CNRT_PARAM_END and data_parallelism non-null";
+  const int cores = mockProfile().cores;
+  launch->dp = *extra->data_parallelism;
+  if (launch->dp < 1 || launch->dp * mp > cores)
+    return "data parallelism must be in 1.." + std::to_string(cores / mp) + " at mp " +
+           std::to_string(mp) + " (data parallelism x mp <= " + std::to_string(cores) + ")";
+  if (extra->affinity) {
+    const unsigned int mask = *extra->affinity;
+    const int chosen = __builtin_popcount(mask);
+    if (mask == 0 || (cores < 32 && (mask >> cores) != 0) || chosen < launch->dp * mp)
+      return "affinity must name at least data parallelism x mp of the device's " +
+             std::to_string(cores) + " cores";
+    launch->dram_share = static_cast<double>(chosen) / cores;
+  }
+  return "";
 }
 
 // Runs f(), turning exceptions into a status and a message.
@@ -128,16 +142,19 @@ cnmlStatus_t cnmlMockExplainFusion(cnmlBaseOp_t ops[], int op_num, cnmlTensor_t 
 cnmlStatus_t cnmlMockExplainFusion_V2(cnmlBaseOp_t ops[], int op_num, const int precisions[],
                                       cnmlTensor_t outputs[], int output_num, int mp,
                                       double* values, int value_num) {
-  return cnmlMockExplainFusion_V3(ops, op_num, precisions, outputs, output_num, mp, 1, values,
-                                  value_num);
+  return cnmlMockExplainFusion_V3(ops, op_num, precisions, outputs, output_num, mp, nullptr,
+                                  values, value_num);
 }
 
 cnmlStatus_t cnmlMockExplainFusion_V3(cnmlBaseOp_t ops[], int op_num, const int precisions[],
                                       cnmlTensor_t outputs[], int output_num, int mp,
-                                      int data_parallelism, double* values, int value_num) {
+                                      const cnrtInvokeFuncParam_t* extra, double* values,
+                                      int value_num) {
   if (!values || value_num < 0) return fail(CNML_STATUS_INVALIDPARAM, "null result pointer");
   if (!validMp(mp)) return fail(CNML_STATUS_INVALIDPARAM, "mp must be in " + mpRange());
-  if (!validFrames(data_parallelism, mp)) return fail(CNML_STATUS_INVALIDPARAM, framesRule(mp));
+  Launch launch;
+  const std::string broken = launchOf(extra, mp, &launch);
+  if (!broken.empty()) return fail(CNML_STATUS_INVALIDPARAM, broken);
   if (output_num < 0 || (output_num > 0 && !outputs))
     return fail(CNML_STATUS_INVALIDPARAM, "bad output list");
   return wrapped([&] {
@@ -153,10 +170,10 @@ cnmlStatus_t cnmlMockExplainFusion_V3(cnmlBaseOp_t ops[], int op_num, const int 
     s = overrides(precisions, op_num, as);
     if (s != CNML_STATUS_SUCCESS) return s;
     const std::vector<GraphLayer> graph =
-        frameGroupGraph(fusionGraphOf(descs, out_ids, as), data_parallelism);
+        frameGroupGraph(fusionGraphOf(descs, out_ids, as), launch.dp);
     BlockBreakdown b;
     fusedBlockTimeUs(graph, 0, static_cast<int>(graph.size()), mp,
-                     frameGroupProfile(mockProfile(), data_parallelism), &b);
+                     launchProfile(mockProfile(), launch), &b);
     const double all[] = {b.total_us,   b.launch_sync_us, b.layers_us,
                           b.compute_us, b.halo_us,        b.dram_us,
                           b.spill_bytes, b.peak_live_bytes, static_cast<double>(b.exchanges)};
@@ -180,22 +197,22 @@ cnmlStatus_t cnmlMockEstimateBaseOpUs(cnmlBaseOp_t op, int mp, float* us) {
 }
 
 cnmlStatus_t cnmlMockEstimateBaseOpUs_V2(cnmlBaseOp_t op, int precision, int mp, float* us) {
-  return cnmlMockEstimateBaseOpUs_V3(op, precision, mp, 1, us);
+  return cnmlMockEstimateBaseOpUs_V3(op, precision, mp, nullptr, us);
 }
 
 cnmlStatus_t cnmlMockEstimateBaseOpUs_V3(cnmlBaseOp_t op, int precision, int mp,
-                                         int data_parallelism, float* us) {
+                                         const cnrtInvokeFuncParam_t* extra, float* us) {
   if (!op || !us) return fail(CNML_STATUS_INVALIDPARAM, "null op or result pointer");
   if (!validMp(mp)) return fail(CNML_STATUS_INVALIDPARAM, "mp must be in " + mpRange());
-  if (!validFrames(data_parallelism, mp)) return fail(CNML_STATUS_INVALIDPARAM, framesRule(mp));
+  Launch launch;
+  const std::string broken = launchOf(extra, mp, &launch);
+  if (!broken.empty()) return fail(CNML_STATUS_INVALIDPARAM, broken);
   std::vector<PrecisionOverride> as;
   cnmlStatus_t s = overrides(&precision, 1, as);
   if (s != CNML_STATUS_SUCCESS) return s;
   return wrapped([&] {
-    *us = static_cast<float>(baseOpTimeUs(frameGroupWork(layerWorkOf(op->desc, as[0]),
-                                                         data_parallelism),
-                                          mp, frameGroupProfile(mockProfile(),
-                                                                data_parallelism)));
+    *us = static_cast<float>(baseOpTimeUs(frameGroupWork(layerWorkOf(op->desc, as[0]), launch.dp),
+                                          mp, launchProfile(mockProfile(), launch)));
     return CNML_STATUS_SUCCESS;
   });
 }
@@ -208,20 +225,21 @@ cnmlStatus_t cnmlMockCostTable(cnmlBaseOp_t ops[], int op_num, const int last_us
 cnmlStatus_t cnmlMockCostTable_V2(cnmlBaseOp_t ops[], int op_num, const int last_use[],
                                   const int precisions[], const int mps[], int mp_num,
                                   double* table) {
-  return cnmlMockCostTable_V3(ops, op_num, last_use, precisions, mps, mp_num, 1, table);
+  return cnmlMockCostTable_V3(ops, op_num, last_use, precisions, mps, mp_num, nullptr, table);
 }
 
 cnmlStatus_t cnmlMockCostTable_V3(cnmlBaseOp_t ops[], int op_num, const int last_use[],
                                   const int precisions[], const int mps[], int mp_num,
-                                  int data_parallelism, double* table) {
+                                  const cnrtInvokeFuncParam_t* extra, double* table) {
   if (!last_use || !mps || mp_num < 1 || !table)
     return fail(CNML_STATUS_INVALIDPARAM, "null argument or empty mp list");
+  Launch launch;
   for (int k = 0; k < mp_num; ++k) {
     if (!validMp(mps[k]))
       return fail(CNML_STATUS_INVALIDPARAM,
                   "mp " + std::to_string(mps[k]) + " is outside " + mpRange());
-    if (!validFrames(data_parallelism, mps[k]))
-      return fail(CNML_STATUS_INVALIDPARAM, framesRule(mps[k]));
+    const std::string broken = launchOf(extra, mps[k], &launch);
+    if (!broken.empty()) return fail(CNML_STATUS_INVALIDPARAM, broken);
   }
   return wrapped([&] {
     std::vector<const OpDesc*> descs;
@@ -231,9 +249,9 @@ cnmlStatus_t cnmlMockCostTable_V3(cnmlBaseOp_t ops[], int op_num, const int last
     s = overrides(precisions, op_num, as);
     if (s != CNML_STATUS_SUCCESS) return s;
     std::vector<int> uses(last_use, last_use + op_num);
-    std::vector<GraphLayer> graph = frameGroupGraph(listGraphOf(descs, uses, as), data_parallelism);
+    std::vector<GraphLayer> graph = frameGroupGraph(listGraphOf(descs, uses, as), launch.dp);
     std::vector<double> t = costTable(graph, std::vector<int>(mps, mps + mp_num),
-                                      frameGroupProfile(mockProfile(), data_parallelism));
+                                      launchProfile(mockProfile(), launch));
     std::copy(t.begin(), t.end(), table);
     return CNML_STATUS_SUCCESS;
   });

@@ -367,25 +367,33 @@ double fusionOpTimeUs(const std::vector<const OpDesc*>& ops,
   return fusedBlockTimeUs(graph, 0, static_cast<int>(graph.size()), mp, mockProfile());
 }
 
-std::vector<double> baseOpTimesUs(const OpDesc& op, int mp) {
-  const DeviceProfile& profile = mockProfile();
-  const LayerWork work = layerWorkOf(op);
-  std::vector<double> times;
-  for (int dp = 1; dp * mp <= profile.cores; ++dp)
-    times.push_back(baseOpTimeUs(frameGroupWork(work, dp), mp, frameGroupProfile(profile, dp)));
-  return times;
+OpTiming::OpTiming(std::vector<GraphLayer> graph, int mp, bool fused)
+    : graph_(std::move(graph)), mp_(mp), fused_(fused) {
+  for (int dp = 1; dp * mp <= mockProfile().cores; ++dp) by_dp_.push_back(price({dp, 1.0}));
 }
 
-std::vector<double> fusionOpTimesUs(const std::vector<const OpDesc*>& ops,
-                                    const std::vector<std::uint64_t>& outputs, int mp) {
-  const DeviceProfile& profile = mockProfile();
-  const std::vector<GraphLayer> graph = fusionGraphOf(ops, outputs);
-  const int n = static_cast<int>(graph.size());
-  std::vector<double> times;
-  for (int dp = 1; dp * mp <= profile.cores; ++dp)
-    times.push_back(fusedBlockTimeUs(frameGroupGraph(graph, dp), 0, n, mp,
-                                     frameGroupProfile(profile, dp)));
-  return times;
+OpTiming baseOpTiming(const OpDesc& op, int mp) {
+  std::vector<GraphLayer> one(1);
+  one[0].work = layerWorkOf(op);
+  return OpTiming(std::move(one), mp, false);
+}
+
+OpTiming fusionOpTiming(const std::vector<const OpDesc*>& ops,
+                        const std::vector<std::uint64_t>& outputs, int mp) {
+  return OpTiming(fusionGraphOf(ops, outputs), mp, true);
+}
+
+double OpTiming::us(const Launch& launch) const {
+  const std::size_t i = static_cast<std::size_t>(launch.dp - 1);
+  if (launch.dram_share >= 1.0 && i < by_dp_.size()) return by_dp_[i];
+  return price(launch);
+}
+
+double OpTiming::price(const Launch& launch) const {
+  const DeviceProfile profile = launchProfile(mockProfile(), launch);
+  if (!fused_) return baseOpTimeUs(frameGroupWork(graph_[0].work, launch.dp), mp_, profile);
+  return fusedBlockTimeUs(frameGroupGraph(graph_, launch.dp), 0,
+                          static_cast<int>(graph_.size()), mp_, profile);
 }
 
 }  // namespace pz_mock

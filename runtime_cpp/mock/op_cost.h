@@ -37,11 +37,10 @@ std::vector<GraphLayer> listGraphOf(const std::vector<const OpDesc*>& ops,
 double fusionOpTimeUs(const std::vector<const OpDesc*>& ops,
                       const std::vector<std::uint64_t>& outputs, int mp);
 
-// The simulated times of a base op compiled for mp cores, and of a fusion op, at each data
-// parallelism dp = 1 .. cores / mp (index dp - 1; device_model.h).
-std::vector<double> baseOpTimesUs(const OpDesc& op, int mp);
-std::vector<double> fusionOpTimesUs(const std::vector<const OpDesc*>& ops,
-                                    const std::vector<std::uint64_t>& outputs, int mp);
+// A compiled op's timing (op_timing.h), from its description.
+OpTiming baseOpTiming(const OpDesc& op, int mp);
+OpTiming fusionOpTiming(const std::vector<const OpDesc*>& ops,
+                        const std::vector<std::uint64_t>& outputs, int mp);
 
 // The profile the mock's notifiers use (process-wide; cnmlMockSetDeviceProfile sets it).
 const DeviceProfile& mockProfile();

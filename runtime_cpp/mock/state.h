@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "op_timing.h"
 #include "precision.h"
 
 namespace pz_mock {
@@ -313,9 +314,8 @@ struct cnmlBaseOp {
   bool compiled = false;
   bool fused = false;  // then it only runs through its fusion op
   std::unique_ptr<pz_mock::PreparedOp> prepared;
-  // Simulated device time of one forward at data parallelism dp: time_us[dp - 1], for dp up
-  // to the device's cores over core_limit (set at compile).
-  std::vector<double> time_us;
+  // Simulated device time of a forward, per launch (set at compile; op_cost.h).
+  pz_mock::OpTiming timing;
   // Fused: what computes each op of the fusion op (filled when it compiles), shared so that
   // either handle may be destroyed first, and this op's index in it.
   std::shared_ptr<std::vector<std::string>> fused_implementations;

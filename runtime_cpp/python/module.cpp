@@ -156,9 +156,24 @@ class Session {
     if (first != nullptr) first->push_back(static_cast<int>(ops->size()));
   }
 
+  // A forward's `extra` for the estimates: dp groups of frames, on `cores` cores of the
+  // chip (an affinity mask of the lowest ones; 0: the whole chip, no mask).
+  struct Launch {
+    int dp = 1;
+    unsigned int affinity = 0;
+    cnrtInvokeFuncParam_t param{&dp, nullptr, CNRT_PARAM_END};
+    Launch(int data_parallelism, int cores)
+        : dp(data_parallelism), affinity(cores >= 32 ? ~0u : (1u << cores) - 1u) {
+      if (cores > 0) param.affinity = &affinity;
+    }
+    Launch(const Launch&) = delete;
+    Launch& operator=(const Launch&) = delete;
+  };
+
   static std::vector<double> explain(const std::vector<pz::Layer*>& layers, int mp,
                                      const std::vector<pz::Tensor*>& outputs,
-                                     const std::vector<int>& precisions, int dp) {
+                                     const std::vector<int>& precisions, int dp, int cores) {
+    const Launch launch(dp, cores);
     std::vector<cnmlBaseOp_t> ops;
     std::vector<int> op_precisions;
     flatOps(layers, precisions, &ops, &op_precisions);
@@ -167,7 +182,8 @@ class Session {
     std::vector<double> values(9, 0.0);
     mockCheck(cnmlMockExplainFusion_V3(ops.data(), static_cast<int>(ops.size()),
                                        op_precisions.data(), outs.data(),
-                                       static_cast<int>(outs.size()), mp, dp, values.data(),
+                                       static_cast<int>(outs.size()), mp, &launch.param,
+                                       values.data(),
                                        static_cast<int>(values.size())),
               "cnmlMockExplainFusion_V3");
     return values;
@@ -175,8 +191,9 @@ class Session {
 
   static double estimate(const std::vector<pz::Layer*>& layers, int mp, bool fuse,
                          const std::vector<pz::Tensor*>& outputs,
-                         const std::vector<int>& precisions, int dp) {
+                         const std::vector<int>& precisions, int dp, int cores) {
     if (layers.empty()) throw pz::Error("estimate_block: no layers given");
+    const Launch launch(dp, cores);
     std::vector<cnmlBaseOp_t> ops;
     std::vector<int> op_precisions;
     flatOps(layers, precisions, &ops, &op_precisions);
@@ -184,7 +201,7 @@ class Session {
       double total = 0.0;
       for (std::size_t i = 0; i < ops.size(); ++i) {
         float us = 0.0f;
-        mockCheck(cnmlMockEstimateBaseOpUs_V3(ops[i], op_precisions[i], mp, dp, &us),
+        mockCheck(cnmlMockEstimateBaseOpUs_V3(ops[i], op_precisions[i], mp, &launch.param, &us),
                   "cnmlMockEstimateBaseOpUs_V3");
         total += us;
       }
@@ -195,7 +212,8 @@ class Session {
     double total = 0.0;
     mockCheck(cnmlMockExplainFusion_V3(ops.data(), static_cast<int>(ops.size()),
                                        op_precisions.data(), outs.data(),
-                                       static_cast<int>(outs.size()), mp, dp, &total, 1),
+                                       static_cast<int>(outs.size()), mp, &launch.param, &total,
+                                       1),
               "cnmlMockExplainFusion_V3");
     return static_cast<float>(total);  // as cnmlMockEstimateFusionUs reports it
   }
@@ -206,7 +224,9 @@ class Session {
   // compiles op by op (Block does not fuse one layer).
   static py::array_t<double> costTable(const std::vector<pz::Layer*>& layers,
                                        const std::vector<int>& mps,
-                                       const std::vector<int>& precisions, int dp) {
+                                       const std::vector<int>& precisions, int dp,
+                                       int cores) {
+    const Launch launch(dp, cores);
     const int n = static_cast<int>(layers.size());
     if (n == 0) throw pz::Error("cost_table: no layers given");
     if (mps.empty()) throw pz::Error("cost_table: no MP choices given");
@@ -243,7 +263,8 @@ class Session {
     {
       py::gil_scoped_release release;
       status = cnmlMockCostTable_V3(ops.data(), m, op_last_use.data(), op_precisions.data(),
-                                    mps.data(), static_cast<int>(k), dp, flat.data());
+                                    mps.data(), static_cast<int>(k), &launch.param,
+                                    flat.data());
     }
     mockCheck(status, "cnmlMockCostTable_V3");
     py::array_t<double> table({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n + 1),
@@ -716,31 +737,35 @@ void bindSession(py::module_& m) {
           "estimate_block",
           [](Session&, const std::vector<LayerRef>& layers, int mp, bool fuse,
              const std::optional<std::vector<TensorRef>>& outputs, const Precisions& precisions,
-             int data_parallelism) {
+             int data_parallelism, int cores) {
             std::vector<pz::Layer*> ptrs = layerPtrs(layers);
             return Session::estimate(ptrs, mp, fuse, blockOutputs(ptrs, outputs),
-                                     precisionCodes(precisions, ptrs.size()), data_parallelism);
+                                     precisionCodes(precisions, ptrs.size()), data_parallelism,
+                                     cores);
           },
           py::arg("layers"), py::arg("mp"), py::arg("fuse") = true,
           py::arg("outputs") = py::none(), py::arg("precisions") = py::none(),
-          py::arg("data_parallelism") = 1,
+          py::arg("data_parallelism") = 1, py::arg("cores") = 0,
           "Simulated device us of `layers` as one block on mp cores (the device model; what "
           "the block reports when compiled and run). fuse=False: the sum of the layers' "
           "base-op times. outputs default to the tensors read outside the layers, graph "
           "outputs and tensors read by nobody, as a fused block derives them. precisions: "
           "one of 'fp32', 'fp16', 'int8' or None per layer, pricing the layer as if built in "
           "that precision (None, or no list: as built). data_parallelism: the forwards run "
-          "the batch as that many groups of frames, each on mp cores of its own.")
+          "the batch as that many groups of frames, each on mp cores of its own. cores: the "
+          "forwards are pinned to that many cores (an affinity mask) while other blocks run on "
+          "the rest, so they have that share of the DRAM (0: the whole chip).")
       .def(
           "explain_block",
           [](Session&, const std::vector<LayerRef>& layers, int mp,
              const std::optional<std::vector<TensorRef>>& outputs, const Precisions& precisions,
-             int data_parallelism) {
+             int data_parallelism, int cores) {
             std::vector<pz::Layer*> ptrs = layerPtrs(layers);
             if (ptrs.empty()) throw pz::Error("explain_block: no layers given");
             const std::vector<double> v =
                 Session::explain(ptrs, mp, blockOutputs(ptrs, outputs),
-                                 precisionCodes(precisions, ptrs.size()), data_parallelism);
+                                 precisionCodes(precisions, ptrs.size()), data_parallelism,
+                                 cores);
             py::dict d;
             const char* keys[] = {"total_us", "launch_sync_us", "layers_us",
                                   "compute_us", "halo_us", "dram_us",
@@ -750,6 +775,7 @@ void bindSession(py::module_& m) {
           },
           py::arg("layers"), py::arg("mp"), py::arg("outputs") = py::none(),
           py::arg("precisions") = py::none(), py::arg("data_parallelism") = 1,
+          py::arg("cores") = 0,
           "Where the fused time of estimate_block goes: launch and barriers, per-layer "
           "max(compute, dram) sum, compute (of which recomputed halo rows), DRAM, spill.")
       .def_static(
@@ -769,17 +795,17 @@ void bindSession(py::module_& m) {
       .def(
           "cost_table",
           [](Session&, const std::vector<LayerRef>& layers, const std::vector<int>& mps,
-             const Precisions& precisions, int data_parallelism) {
+             const Precisions& precisions, int data_parallelism, int cores) {
             return Session::costTable(layerPtrs(layers), mps,
                                       precisionCodes(precisions, layers.size()),
-                                      data_parallelism);
+                                      data_parallelism, cores);
           },
           py::arg("layers"), py::arg("mps"), py::arg("precisions") = py::none(),
-          py::arg("data_parallelism") = 1,
+          py::arg("data_parallelism") = 1, py::arg("cores") = 0,
           "float64 [n, n+1, len(mps)]: [i, j, k] = us of layers[i:j] on mps[k] cores, fused "
           "when j > i + 1, the single layer unfused when j == i + 1, inf elsewhere. Block "
           "outputs are relative to the whole list (plus graph outputs); equals "
-          "estimate_block entry by entry. precisions and data_parallelism: as "
+          "estimate_block entry by entry. precisions, data_parallelism and cores: as "
           "estimate_block's.");
 }
 

@@ -206,13 +206,15 @@ class InvokeParam(C.Structure):
 PARAM_END = 0xFFFFFFFF  # CNRT_PARAM_END
 
 
-def invoke_param(dp: int | None, end: int = PARAM_END) -> Any:
+def invoke_param(dp: int | None, end: int = PARAM_END, affinity: int | None = None) -> Any:
     """A pointer to a cnrtInvokeFuncParam_t at data parallelism dp (None: a null
-    data_parallelism), kept alive with the pointer."""
+    data_parallelism) and an affinity mask of cores (None: no mask), kept alive with it."""
     frames = C.c_int(dp or 0)
-    param = InvokeParam(C.pointer(frames) if dp is not None else None, None, end)
+    mask = C.c_uint(affinity or 0)
+    param = InvokeParam(C.pointer(frames) if dp is not None else None,
+                        C.pointer(mask) if affinity is not None else None, end)
     pointer = C.pointer(param)
-    pointer._keep = (frames, param)  # type: ignore[attr-defined]
+    pointer._keep = (frames, mask, param)  # type: ignore[attr-defined]
     return pointer
 
 

@@ -54,18 +54,20 @@ def test_data_parallelism_keeps_the_numbers_and_prices_one_group_of_frames():
                                          (tout, x.shape, F32), mp=2,
                                          extra=m.invoke_param(dp), compile_op=dp == 1)
         estimate = C.c_float()
-        m.check("cnmlMockEstimateBaseOpUs_V3", op, -1, 2, dp, C.byref(estimate))
+        m.check("cnmlMockEstimateBaseOpUs_V3", op, -1, 2, m.invoke_param(dp), C.byref(estimate))
         assert times[dp] == pytest.approx(estimate.value, rel=1e-6)
     np.testing.assert_array_equal(outs[1], outs[2])
     np.testing.assert_array_equal(outs[1], outs[4])
     assert len(set(times.values())) == 3  # priced per data parallelism
     est = C.c_float()
-    assert m.call("cnmlMockEstimateBaseOpUs_V3", op, -1, 16, 4, C.byref(est)) == INVALIDPARAM
+    assert m.call("cnmlMockEstimateBaseOpUs_V3", op, -1, 16, m.invoke_param(4),
+                  C.byref(est)) == INVALIDPARAM
 
 
-def _estimate(op, mp: int, dp: int) -> float:
+def _estimate(op, mp: int, dp: int, affinity: int | None = None) -> float:
     us = C.c_float()
-    m.check("cnmlMockEstimateBaseOpUs_V3", op, -1, mp, dp, C.byref(us))
+    m.check("cnmlMockEstimateBaseOpUs_V3", op, -1, mp, m.invoke_param(dp, affinity=affinity),
+            C.byref(us))
     return us.value
 
 
@@ -83,3 +85,21 @@ def test_groups_share_dram_and_each_reads_the_whole_weights():
     op, _, _ = _conv(batch=8, channels=256, size=28)
     one, eight = _estimate(op, 1, 1), _estimate(op, 1, 8)
     assert (eight - 10) == pytest.approx((one - 10) / 8, rel=0.02)
+
+
+def test_affinity_pins_a_forward_to_its_cores_and_their_share_of_the_dram():
+    x = np.ones((4, 16, 12, 12), F32)
+    op, tin, tout = _conv(batch=4)
+    m.check("cnmlCompileBaseOp", op, m.MLU100, 8)
+    assert _forward(op, tin, tout, x, m.invoke_param(1, affinity=0xFF)) == SUCCESS
+    assert _forward(op, tin, tout, x, m.invoke_param(1, affinity=0xFF00)) == SUCCESS
+    assert _forward(op, tin, tout, x, m.invoke_param(1, affinity=0x7F)) == INVALIDARG  # 7 < 8
+    assert _forward(op, tin, tout, x, m.invoke_param(2, affinity=0xFF)) == INVALIDARG  # 2 x 8
+    assert _forward(op, tin, tout, x, m.invoke_param(1, affinity=0)) == INVALIDARG
+    # A filter-bound fully connected layer on 8 of the 32 cores has a quarter of the DRAM
+    # (the channels of its cores), so it reads its filter four times slower.
+    fc = m.const(np.zeros((2048, 2048), F32), m.FLOAT32, m.FILTER)
+    mlp = m.create("cnmlCreateMlpOp", m.tensor([1, 2048]), m.tensor([1, 2048]), fc, None,
+                   m.NO_SPARSE)
+    whole, pinned = _estimate(mlp, 8, 1), _estimate(mlp, 8, 1, affinity=0xFF)
+    assert (pinned - 10.0 - 1.5) == pytest.approx(4 * (whole - 10.0 - 1.5), rel=0.02)

@@ -106,18 +106,20 @@ cnmlStatus_t cnmlMockCostTable_V2(cnmlBaseOp_t ops[], int op_num, const int last
                                   const int precisions[], const int mps[], int mp_num,
                                   double* table);
 
-/* The estimates above at data parallelism data_parallelism (the forward's
- * cnrtInvokeFuncParam_t, device_model.h: one group of frames on mp cores, the groups sharing
- * DRAM); 1 is what the _V2 versions price. dp < 1 or dp * mp above the profile's cores ->
+/* The estimates above for a forward with this `extra` (a cnrtInvokeFuncParam_t, as the
+ * forwards take it; NULL is what the _V2 versions price): its data parallelism (one group of
+ * frames on mp cores, the groups sharing DRAM) and its affinity (the DRAM share of the cores
+ * it names: device_model.h). A param the forwards would refuse for mp (cnml.h) ->
  * CNML_STATUS_INVALIDPARAM. */
 cnmlStatus_t cnmlMockExplainFusion_V3(cnmlBaseOp_t ops[], int op_num, const int precisions[],
                                       cnmlTensor_t outputs[], int output_num, int mp,
-                                      int data_parallelism, double* values, int value_num);
+                                      const cnrtInvokeFuncParam_t* extra, double* values,
+                                      int value_num);
 cnmlStatus_t cnmlMockEstimateBaseOpUs_V3(cnmlBaseOp_t op, int precision, int mp,
-                                         int data_parallelism, float* us);
+                                         const cnrtInvokeFuncParam_t* extra, float* us);
 cnmlStatus_t cnmlMockCostTable_V3(cnmlBaseOp_t ops[], int op_num, const int last_use[],
                                   const int precisions[], const int mps[], int mp_num,
-                                  int data_parallelism, double* table);
+                                  const cnrtInvokeFuncParam_t* extra, double* table);
 
 /* Call log: while recording, every successful CNML call that creates, configures, binds,
  * fuses, compiles, runs or destroys something, and cnrtMalloc / cnrtFree, is appended to a
