@@ -32,7 +32,8 @@ logger = logging.getLogger(__name__)
 # Names the session's main() uses itself; layers with these names get a trailing "_".
 _RESERVED = CPP_KEYWORDS | {
     "main", "argc", "argv", "options", "device", "weights", "blocks", "block", "start",
-    "wall", "wall_ms", "forward", "run", "error", "pz", "std", "kWeightsId",
+    "wall", "wall_ms", "forward", "run", "error", "pz", "std", "kWeightsId", "stages",
+    "kDataParallelism",
     # and the raw form's main() (emit="raw")
     "queue", "dev", "zeros", "walls", "wall_start", "end", "block_us", "total_us", "status",
     "i", "CHECK",
@@ -267,6 +268,7 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
         outputs=v.outputs, layers=v.layers, blocks=v.blocks, forward=v.forward,
         memory=v.memory, arena_lines=v.arena_lines, arena_name=v.arena_name,
         close_weights=True, data_parallelism=model.data_parallelism,
+        stages=_stage_views(model),
     )
     if emit == "raw":
         context.update(raw)
@@ -282,6 +284,18 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
         "session.json": _manifest(model),
     }
     return files, v.weights
+
+
+@dataclass
+class StageView:
+    name: str
+    pointers: str  # "&blocks[3], &blocks[4]"
+
+
+def _stage_views(model: Model) -> list[StageView]:
+    index = {block.name: i for i, block in enumerate(model.blocks)}
+    return [StageView(f"stage{number}", ", ".join(f"&blocks[{index[name]}]" for name in stage))
+            for number, stage in enumerate(model.stages)]
 
 
 def _manifest(model: Model) -> str:

@@ -183,6 +183,10 @@ def _build_and_run(rt: Any, log: Any, model: Model,
         raise ValueError(f"the raw form is written for fp32 sessions; block {mixed[0][0]!r} "
                          f"computes in {mixed[0][1].value} (emit the wrapper form, whose "
                          f"blocks insert the casts between precisions)")
+    if model.stages:
+        raise ValueError(f"the raw form runs every block on one queue; the plan's stages "
+                         f"({', '.join(model.stages[0])}, ...) run blocks at once on queues "
+                         f"and cores of their own: emit the wrapper form (the default)")
     recurrent = [layer.name for layer in queue.layers if KINDS[layer.kind] in RECURRENT_KINDS]
     if recurrent:
         raise UnsupportedModelError(

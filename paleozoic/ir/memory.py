@@ -1,7 +1,8 @@
 """The session's memory plan: when each tensor is alive, and where it sits in one arena.
 
 Steps are what the session runs one after another: a fused block is one step (the SDK owns
-its interior tensors, which take no arena space), any other block one step per layer. A
+its interior tensors, which take no arena space), any other block one step per layer, and a
+stage of blocks that run at once one step. A
 tensor takes a slot from the step that writes it to the last step that reads it (graph
 outputs: to the end). Graph inputs hold theirs for the whole run: they are loaded once and
 read again by every run that follows (`-r`, a server re-running the session). Slots are
@@ -77,8 +78,22 @@ def lifetimes(model: Model) -> tuple[dict[str, tuple[int, int]], int]:
     step_of: dict[str, int] = {}          # layer output -> the step computing it
     fused_step: dict[str, int] = {}       # layer output -> its step, inside a fused block
     steps = 0
+    # A stage's blocks run at once: everything they read or write is alive for the whole
+    # stage, one step, so none of it shares bytes with another.
+    stage_of = {name: number for number, stage in enumerate(model.stages) for name in stage}
+    stage_step: dict[int, int] = {}
     for block in model.blocks:
         fused = block.fuse and len(block.layers) > 1
+        if block.name in stage_of:
+            number = stage_of[block.name]
+            if number not in stage_step:
+                stage_step[number] = steps
+                steps += 1
+            for layer in block.layers:
+                step_of[layer.output] = stage_step[number]
+                if fused:
+                    fused_step[layer.output] = stage_step[number]
+            continue
         for layer in block.layers:
             step_of[layer.output] = steps
             if fused:

@@ -49,6 +49,11 @@ class Model:
         return self.plan.data_parallelism
 
     @property
+    def stages(self) -> list[list[str]]:
+        """Runs of blocks (by name) that run at once (Plan.stages)."""
+        return self.plan.stages
+
+    @property
     def sparse_layers(self) -> set[str]:
         """The layers in the SDK's sparse mode, over all blocks."""
         return {name for block in self.blocks for name in block.sparse}

@@ -72,6 +72,12 @@ class Plan:
     # cnrtInvokeFuncParam_t), each group on its block's MP cores: dp x MP <= 32 per block and
     # dp divides the batch. 1: the whole batch on each block's cores.
     data_parallelism: int = 1
+    # Stages (Table 4's concatenation of independent layers): runs of consecutive blocks,
+    # by name, that run at once, each on cores of its own (their MPs x data_parallelism sum
+    # to at most 32); none reads what another of its stage writes. A stage's blocks together
+    # cover a contiguous run of the queue, each taking some of its layers (one branch of an
+    # Inception module, say), in queue order.
+    stages: list[list[str]] = field(default_factory=list)
 
     # ---- serialisation -----------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -84,6 +90,8 @@ class Plan:
         }
         if self.data_parallelism != 1:
             out["data_parallelism"] = self.data_parallelism
+        if self.stages:
+            out["stages"] = [list(stage) for stage in self.stages]
         out["blocks"] = [_block_dict(b) for b in self.blocks]
         return out
 
@@ -127,9 +135,14 @@ class Plan:
         if not isinstance(dp, int) or isinstance(dp, bool):
             raise PlanError(f"{source}: data_parallelism must be an integer in "
                             f"{MP_MIN}..{MP_MAX}")
+        stages = data.get("stages", [])
+        if not isinstance(stages, list) or not all(
+                isinstance(stage, list) and all(isinstance(n, str) for n in stage)
+                for stage in stages):
+            raise PlanError(f"{source}: stages must be a list of lists of block names")
         return cls(blocks=blocks, strategy=str(data.get("strategy", "custom")),
                    model=str(data.get("model", "")), notes=dict(data.get("notes", {})),
-                   data_parallelism=dp)
+                   data_parallelism=dp, stages=[list(stage) for stage in stages])
 
     @classmethod
     def from_json(cls, text: str, source: str = "plan") -> Plan:
@@ -158,6 +171,10 @@ class Plan:
         seen: dict[str, str] = {}
         names: set[str] = set()
         expected = 0
+        self._check_stage_shape(queue)
+        by_block = {block.name: block for block in self.blocks}
+        stage_blocks = {name: [by_block[n] for n in stage if n in by_block]
+                        for stage in self.stages for name in stage}
         if not self.blocks:
             raise PlanError("plan has no blocks; every layer must belong to one block")
         _check_data_parallelism(self.data_parallelism, queue)
@@ -203,11 +220,27 @@ class Plan:
                     raise PlanError(f"{where}: layer {name!r} is already in block "
                                     f"{seen[name]!r}; each layer belongs to one block")
                 seen[name] = block.name
-                if position[name] != expected:
-                    raise PlanError(
-                        f"{where}: layer {name!r} is out of order; blocks must be "
-                        f"contiguous runs of the queue (expected {order[expected]!r})")
-                expected += 1
+            stage = stage_blocks.get(block.name)
+            if stage is None:
+                for name in block.layers:
+                    if position[name] != expected:
+                        raise PlanError(
+                            f"{where}: layer {name!r} is out of order; blocks must be "
+                            f"contiguous runs of the queue (expected {order[expected]!r})")
+                    expected += 1
+            elif block.name == stage[0].name:
+                # A stage covers a contiguous run; each of its blocks takes some of it (a
+                # branch), in queue order.
+                run = [name for b in stage for name in b.layers if name in position]
+                want = order[expected:expected + len(run)]
+                if sorted(run, key=position.__getitem__) != want:
+                    raise PlanError(f"{where}: the blocks of its stage must together cover a "
+                                    f"contiguous run of the queue from {order[expected]!r}")
+                for b in stage:
+                    at = [position[name] for name in b.layers if name in position]
+                    if at != sorted(at):
+                        raise PlanError(f"block {b.name!r}: its layers must be in queue order")
+                expected += len(run)
             branches = {by_name[name].branch for name in block.layers if name in by_name}
             if len(branches) > 1:
                 raise PlanError(f"{where}: its layers run in different branches of a "
@@ -223,6 +256,55 @@ class Plan:
         if expected != len(order):
             raise PlanError(f"plan covers {expected} of {len(order)} layers; missing from "
                             f"{order[expected]!r} on")
+        self._check_stages(queue)
+
+    def _check_stage_shape(self, queue: LayerQueue) -> None:
+        index = {block.name: i for i, block in enumerate(self.blocks)}
+        staged: dict[str, int] = {}
+        for number, stage in enumerate(self.stages):
+            where = f"stage {number} ({', '.join(stage)})"
+            if len(stage) < 2:
+                raise PlanError(f"{where}: a stage runs two or more blocks at once")
+            for name in stage:
+                if name not in index:
+                    raise PlanError(f"{where}: names block {name!r}, which is not in the plan")
+                if name in staged:
+                    raise PlanError(f"{where}: block {name!r} is already in stage "
+                                    f"{staged[name]}; a block runs in one stage")
+                staged[name] = number
+            positions = [index[name] for name in stage]
+            if positions != list(range(positions[0], positions[0] + len(stage))):
+                raise PlanError(f"{where}: its blocks must be consecutive in the plan, in plan "
+                                f"order")
+            if queue.conditions:
+                raise PlanError(f"{where}: the model has a run-time If, whose branches run "
+                                f"their blocks inside an if; stages are not supported there")
+
+    def _check_stages(self, queue: LayerQueue) -> None:
+        index = {block.name: i for i, block in enumerate(self.blocks)}
+        by_name = {layer.name: layer for layer in queue.layers}
+        for number, stage in enumerate(self.stages):
+            where = f"stage {number} ({', '.join(stage)})"
+            positions = [index[name] for name in stage]
+            cores = sum(self.blocks[i].mp for i in positions) * self.data_parallelism
+            if cores > MP_MAX:
+                raise PlanError(f"{where}: its blocks' MPs (x data_parallelism "
+                                f"{self.data_parallelism}) need {cores} cores, the device has "
+                                f"{MP_MAX}; lower their mp so that they sum to at most "
+                                f"{MP_MAX // self.data_parallelism}")
+            written: dict[str, str] = {}
+            for i in positions:
+                for name in self.blocks[i].layers:
+                    written[by_name[name].output] = self.blocks[i].name
+            for i in positions:
+                for name in self.blocks[i].layers:
+                    for tensor in by_name[name].inputs:
+                        writer = written.get(tensor)
+                        if writer is not None and writer != self.blocks[i].name:
+                            raise PlanError(
+                                f"{where}: block {self.blocks[i].name!r} reads {tensor!r}, "
+                                f"which block {writer!r} of the same stage writes; blocks of a "
+                                f"stage run at once, so they must be independent")
 
 
 def with_data_parallelism(plan: Plan, data_parallelism: int) -> Plan:

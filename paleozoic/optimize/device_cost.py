@@ -16,6 +16,7 @@ from paleozoic.ir import LayerQueue, Plan
 from paleozoic.ir.boundary import block_boundary, read_counts
 from paleozoic.ir.plan import MP_MAX, Precision
 from paleozoic.ops import KINDS
+from paleozoic.optimize.oracle import stage_total, staged_cores
 
 __all__ = ["DeviceModelOracle", "InputRecorder", "build_runtime_graph"]
 
@@ -121,31 +122,43 @@ class DeviceModelOracle:
 
     def _outputs(self, start: int, stop: int) -> list[Any]:
         """Outputs of a block relative to the whole queue (as in the cost table)."""
-        layers = self.queue.layers[start:stop]
+        return self._outputs_of(list(range(start, stop)))
+
+    def _outputs_of(self, indices: Sequence[int]) -> list[Any]:
+        layers = [self.queue.layers[i] for i in indices]
         _, names = block_boundary(layers, self._reads, set(self.queue.outputs))
-        return [self._layers[i].output for i, layer in enumerate(layers, start)
+        return [self._layers[i].output for i, layer in zip(indices, layers)
                 if layer.output in names]
 
     def block_cost(self, start: int, stop: int, mp: int,
                    precision: Precision = Precision.FP32) -> float:
-        return self._block_cost(start, stop, mp, precision, self.data_parallelism)
+        return self._block_cost(range(start, stop), mp, precision, self.data_parallelism)
 
-    def _block_cost(self, start: int, stop: int, mp: int, precision: Precision,
-                    dp: int) -> float:
-        if not 0 <= start < stop <= len(self._layers):
-            raise ValueError(f"block [{start}, {stop}) is outside the queue's "
-                             f"{len(self._layers)} layers")
+    def pinned_block_cost(self, layers: Sequence[int], mp: int,
+                          precision: Precision = Precision.FP32, cores: int = MP_MAX) -> float:
+        """queue.layers[i] for i in `layers` (in queue order; a stage's block need not be a
+        contiguous run) as one block, pinned to `cores` cores (its affinity) while blocks of
+        its stage run on the others: it has those cores' share of the DRAM bandwidth."""
+        return self._block_cost(layers, mp, precision, self.data_parallelism, cores)
+
+    def _block_cost(self, indices: Sequence[int], mp: int, precision: Precision,
+                    dp: int, cores: int = 0) -> float:
+        indices = list(indices)
+        if not indices or not all(0 <= i < len(self._layers) for i in indices):
+            raise ValueError(f"block {indices} is outside the queue's {len(self._layers)} "
+                             f"layers")
         if mp * dp > MP_MAX:
             return float("inf")
         self._apply_profile()
-        layers = self._layers[start:stop]
+        layers = [self._layers[i] for i in indices]
         each = [Precision(precision).value] * len(layers)
-        if stop - start == 1:
+        if len(indices) == 1:
             return float(self._session.estimate_block(layers, mp, fuse=False, precisions=each,
-                                                      data_parallelism=dp))
+                                                      data_parallelism=dp, cores=cores))
         return float(self._session.estimate_block(layers, mp, fuse=True,
-                                                  outputs=self._outputs(start, stop),
-                                                  precisions=each, data_parallelism=dp))
+                                                  outputs=self._outputs_of(indices),
+                                                  precisions=each, data_parallelism=dp,
+                                                  cores=cores))
 
     def explain_block(self, start: int, stop: int, mp: int) -> dict[str, float]:
         """Where a fused block's time goes (launch/barriers, compute, halo, DRAM, spill)."""
@@ -179,23 +192,26 @@ class DeviceModelOracle:
         return self._tables[key]
 
     def plan_cost(self, plan: Plan) -> float:
-        """Sum of the plan's block costs (a block of one layer is never fused; a block with
-        fuse=False costs the sum of its layers alone at the block's MP)."""
-        total = 0.0
+        """The plan's time at its own data parallelism: its blocks one after another (a block
+        with fuse=False the sum of its layers alone at the block's MP), each stage once, as
+        long as its longest block pinned to its cores."""
+        pinned = staged_cores(plan)
+        costs = []
         for block in plan.blocks:
             try:
                 idx = [self._index[name] for name in block.layers]
             except KeyError as missing:
                 raise ValueError(f"block {block.name!r}: layer {missing} is not in the "
                                  f"queue") from None
-            start, stop = min(idx), max(idx) + 1
-            if idx != list(range(start, stop)):
+            cores = pinned.get(block.name, 0)
+            if not cores and idx != list(range(idx[0], idx[0] + len(idx))):
                 raise ValueError(f"block {block.name!r}: layers are not a contiguous run of "
                                  f"the queue")
             dp = plan.data_parallelism
-            if block.fuse or stop - start == 1:
-                total += self._block_cost(start, stop, block.mp, block.precision, dp)
+            if block.fuse or len(idx) == 1:
+                costs.append(self._block_cost(idx, block.mp, block.precision, dp, cores))
             else:
-                total += sum(self._block_cost(i, i + 1, block.mp, block.precision_of(name), dp)
-                             for i, name in zip(range(start, stop), block.layers))
-        return total
+                costs.append(sum(self._block_cost([i], block.mp, block.precision_of(name), dp,
+                                                  cores)
+                                 for i, name in zip(idx, block.layers)))
+        return stage_total(plan, costs)

@@ -140,12 +140,49 @@ def plan_spans(plan: Plan, queue: LayerQueue) -> list[tuple[int, int, int, bool]
     return spans
 
 
+def staged_cores(plan: Plan) -> dict[str, int]:
+    """Block name -> the cores a block of a stage is pinned to (data parallelism x MP)."""
+    mp = {block.name: block.mp for block in plan.blocks}
+    return {name: mp[name] * plan.data_parallelism for stage in plan.stages for name in stage}
+
+
+def price_pinned(cost: object, layers: Sequence[int], mp: int, precision: Precision,
+                 cores: int) -> float:
+    """A block's cost pinned to `cores` cores while other blocks of its stage run on the
+    rest (the oracle's pinned_block_cost); ValueError naming an oracle without one."""
+    pinned = getattr(cost, "pinned_block_cost", None)
+    if pinned is None:
+        raise ValueError(f"cost oracle {getattr(cost, 'name', type(cost).__name__)!r} cannot "
+                         f"price blocks that run at once (a plan's stages): it has no "
+                         f"pinned_block_cost")
+    return float(pinned(layers, mp, precision=precision, cores=cores))
+
+
+def stage_total(plan: Plan, costs: Sequence[float]) -> float:
+    """The plan's time from its block costs: blocks one after another, each stage once, as
+    long as its longest block."""
+    index = {block.name: i for i, block in enumerate(plan.blocks)}
+    staged = {index[name] for stage in plan.stages for name in stage}
+    total = sum(c for i, c in enumerate(costs) if i not in staged)
+    return float(total + sum(max(costs[index[name]] for name in stage) for stage in plan.stages))
+
+
 def block_costs(plan: Plan, queue: LayerQueue, cost: CostOracle) -> list[float]:
     """Cost of each block in its precision; an unfused multi-layer block costs the sum of its
-    layers, each in its own precision (per-layer overrides included)."""
+    layers, each in its own precision (per-layer overrides included). A block of a stage is
+    priced pinned to its cores (price_pinned)."""
     out = []
+    pinned = staged_cores(plan)
+    position = {layer.name: i for i, layer in enumerate(queue.layers)}
     for block, (start, stop, mp, fuse) in zip(plan.blocks, plan_spans(plan, queue)):
-        if fuse or stop - start == 1:
+        if block.name in pinned:
+            cores, indices = pinned[block.name], [position[name] for name in block.layers]
+            if fuse or len(indices) == 1:
+                out.append(price_pinned(cost, indices, mp, block.precision, cores))
+            else:
+                out.append(sum(price_pinned(cost, [i], mp, block.precision_of(name), cores)
+                               for i, name in zip(indices, block.layers)))
+        elif fuse or stop - start == 1:
             if fuse and block.layer_precision:
                 # The protocol prices uniform blocks; a fused block mixing precisions needs
                 # an oracle that knows how the SDK converts inside a fusion op.
@@ -160,8 +197,8 @@ def block_costs(plan: Plan, queue: LayerQueue, cost: CostOracle) -> list[float]:
 
 
 def plan_cost(plan: Plan, queue: LayerQueue, cost: CostOracle) -> float:
-    """The plan's cost: the sum of its block costs."""
-    return float(sum(block_costs(plan, queue, cost)))
+    """The plan's cost: the sum of its block costs, a stage counting as its longest block."""
+    return stage_total(plan, block_costs(plan, queue, cost))
 
 
 class TableOracle:

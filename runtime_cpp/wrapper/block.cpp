@@ -31,10 +31,7 @@ Block::Block(std::string name, bool fuse, int mp, std::vector<Layer*> layers, Pr
   }
 }
 
-Block::~Block() {
-  if (start_ != nullptr) cnrtDestroyNotifier(&start_);
-  if (end_ != nullptr) cnrtDestroyNotifier(&end_);
-}
+Block::~Block() { timing_.release(); }
 
 Block::Block(Block&& other) noexcept
     : name_(std::move(other.name_)),
@@ -47,11 +44,9 @@ Block::Block(Block&& other) noexcept
       sequence_(std::move(other.sequence_)),
       fusion_(std::move(other.fusion_)),
       data_parallelism_(other.data_parallelism_),
-      start_(other.start_),
-      end_(other.end_),
-      last_us_(other.last_us_) {
-  other.start_ = nullptr;
-  other.end_ = nullptr;
+      affinity_(other.affinity_),
+      timing_(other.timing_) {
+  other.timing_ = BlockTiming();
 }
 
 void Block::setLayerPrecision(const Layer& layer, Precision precision) {
@@ -116,6 +111,13 @@ void Block::compile() {
     fusion_ = std::move(fusion);
   }
   setDataParallelism(data_parallelism_);  // the casts added above run with the block too
+  setAffinity(affinity_);
+}
+
+void Block::setAffinity(unsigned int cores) {
+  affinity_ = cores;
+  for (Layer* layer : sequence_.empty() ? layers_ : sequence_) layer->setAffinity(cores);
+  if (fusion_) fusion_->setAffinity(cores);
 }
 
 void Block::setDataParallelism(int dp) {
@@ -130,35 +132,43 @@ void Block::setDataParallelism(int dp) {
 }
 
 void Block::run(cnrtQueue_t queue) {
-  if (sequence_.empty() || (fuse_ && !fusion_)) {
-    throw Error("block " + name_ + ": run before compile; call compile()");
-  }
   // Inside a RunContext the block runs on the context's queue and times itself there, so
   // that concurrent runs neither share a clock nor write the same timing.
   RunContext* context = RunContext::current();
-  if (context != nullptr) queue = context->queue();
-  cnrtNotifier_t& start = context != nullptr ? context->start_ : start_;
-  cnrtNotifier_t& end = context != nullptr ? context->end_ : end_;
-  if (start == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&start));
-  if (end == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&end));
-  PZ_CHECK(name_, cnrtPlaceNotifier(start, queue));
+  runOn(context != nullptr ? context->queue() : queue, timingHere());
+}
+
+void Block::runBeside() {
+  BlockTiming& timing = timingHere();
+  if (timing.own_queue == nullptr) PZ_CHECK(name_, cnrtCreateQueue(&timing.own_queue));
+  runOn(timing.own_queue, timing);
+}
+
+BlockTiming& Block::timingHere() {
+  RunContext* context = RunContext::current();
+  return context != nullptr ? context->timingOf(this) : timing_;
+}
+
+void Block::runOn(cnrtQueue_t queue, BlockTiming& timing) {
+  if (sequence_.empty() || (fuse_ && !fusion_)) {
+    throw Error("block " + name_ + ": run before compile; call compile()");
+  }
+  if (timing.start == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&timing.start));
+  if (timing.end == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&timing.end));
+  PZ_CHECK(name_, cnrtPlaceNotifier(timing.start, queue));
   if (fuse_) {
     fusion_->run(queue);
   } else {
     for (Layer* layer : sequence_) layer->run(queue);
   }
-  PZ_CHECK(name_, cnrtPlaceNotifier(end, queue));
+  PZ_CHECK(name_, cnrtPlaceNotifier(timing.end, queue));
   PZ_CHECK(name_, cnrtSyncQueue(queue));
-  float us = 0.0f;
-  PZ_CHECK(name_, cnrtNotifierDuration(start, end, &us));
-  (context != nullptr ? context->block_us_[this] : last_us_) = us;
+  PZ_CHECK(name_, cnrtNotifierDuration(timing.start, timing.end, &timing.us));
 }
 
 float Block::lastDeviceMicros() const {
-  const RunContext* context = RunContext::current();
-  if (context == nullptr) return last_us_;
-  const auto it = context->block_us_.find(this);
-  return it == context->block_us_.end() ? 0.0f : it->second;
+  RunContext* context = RunContext::current();
+  return context != nullptr ? context->timingOf(this).us : timing_.us;
 }
 
 }  // namespace pz

@@ -86,7 +86,14 @@ void FusionLayer::run(cnrtQueue_t queue) {
                                                 static_cast<int>(in_descs.size()), out_descs.data(),
                                                 out_data.data(), static_cast<int>(out_descs.size()),
                                                 queue,
-                                                data_parallelism_ > 1 ? &invoke_ : nullptr));
+                                                data_parallelism_ > 1 || affinity_ != 0
+                                                    ? &invoke_
+                                                    : nullptr));
+}
+
+void FusionLayer::setAffinity(unsigned int cores) {
+  affinity_ = cores;
+  invoke_.affinity = cores != 0 ? &affinity_ : nullptr;
 }
 
 void FusionLayer::setDataParallelism(int dp) {

@@ -223,6 +223,11 @@ void Layer::setDataParallelism(int dp) {
   data_parallelism_ = dp;
 }
 
+void Layer::setAffinity(unsigned int cores) {
+  affinity_ = cores;
+  invoke_.affinity = cores != 0 ? &affinity_ : nullptr;
+}
+
 void Layer::setPrecision(Precision precision) {
   if (precision == precision_) return;
   if (compiled_ || fused_) {

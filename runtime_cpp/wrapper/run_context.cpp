@@ -37,8 +37,8 @@ void RunContext::release() noexcept {
   buffers_.clear();
   if (arena_ != nullptr) cnrtFree(arena_);
   arena_ = nullptr;
-  if (start_ != nullptr) cnrtDestroyNotifier(&start_);
-  if (end_ != nullptr) cnrtDestroyNotifier(&end_);
+  for (auto& [block, timing] : timings_) timing.release();
+  timings_.clear();
   if (queue_ != nullptr) cnrtDestroyQueue(queue_);
   queue_ = nullptr;
 }
@@ -56,5 +56,17 @@ void RunContext::run(const std::function<void()>& f) {
 }
 
 RunContext* RunContext::current() { return bound; }
+
+RunContext::Join::Join(RunContext* context) { bound = context; }
+
+RunContext::Join::~Join() { bound = nullptr; }
+
+void BlockTiming::release() noexcept {
+  if (start != nullptr) cnrtDestroyNotifier(&start);
+  if (end != nullptr) cnrtDestroyNotifier(&end);
+  if (own_queue != nullptr) cnrtDestroyQueue(own_queue);
+  start = end = nullptr;
+  own_queue = nullptr;
+}
 
 }  // namespace pz

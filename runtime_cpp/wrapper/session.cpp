@@ -163,6 +163,20 @@ void runBlocks(std::vector<Block>& blocks, cnrtQueue_t queue) {
   for (Block& block : blocks) block.run(queue);
 }
 
+void runBlocks(std::vector<Block>& blocks, std::vector<Stage>& stages, cnrtQueue_t queue) {
+  std::map<const Block*, Stage*> stage_of;
+  for (Stage& stage : stages)
+    for (const Block* block : stage.blocks()) stage_of[block] = &stage;
+  for (Block& block : blocks) {
+    const auto in_stage = stage_of.find(&block);
+    if (in_stage == stage_of.end()) {
+      block.run(queue);
+    } else if (in_stage->second->blocks().front() == &block) {
+      in_stage->second->run();
+    }
+  }
+}
+
 double peakResidentMb() {
   // Linux: VmHWM, the high-water mark of this address space. getrusage's ru_maxrss would
   // carry the parent's over fork and exec (a session started from a large Python process).
@@ -201,6 +215,14 @@ double runRepeated(const std::function<void()>& forward, int repeat) {
 }
 
 void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream& out) {
+  printTimings(blocks, {}, wall_ms, out);
+}
+
+void printTimings(const std::vector<Block>& blocks, const std::vector<Stage>& stages,
+                  double wall_ms, std::ostream& out) {
+  std::map<const Block*, const Stage*> stage_of;
+  for (const Stage& stage : stages)
+    for (const Block* block : stage.blocks()) stage_of[block] = &stage;
   double total_us = 0.0;
   out << std::left << std::setw(16) << "block" << std::setw(6) << "fuse" << std::setw(5)
       << "mp" << std::setw(6) << "prec" << std::right << std::setw(14) << "device us" << "\n";
@@ -208,8 +230,16 @@ void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream
     out << std::left << std::setw(16) << block.name() << std::setw(6)
         << (block.fuse() ? "yes" : "no") << std::setw(5) << block.mp() << std::setw(6)
         << precisionName(block.precision()) << std::right << std::setw(14) << std::fixed
-        << std::setprecision(1) << block.lastDeviceMicros() << "\n";
-    total_us += block.lastDeviceMicros();
+        << std::setprecision(1) << block.lastDeviceMicros();
+    const auto in_stage = stage_of.find(&block);
+    if (in_stage == stage_of.end()) {
+      total_us += block.lastDeviceMicros();
+    } else {
+      const Stage& stage = *in_stage->second;
+      out << "  " << stage.name();  // its blocks ran at once: the stage counts once
+      if (stage.blocks().front() == &block) total_us += stage.lastDeviceMicros();
+    }
+    out << "\n";
   }
   out << "total device time: " << std::fixed << std::setprecision(1) << total_us
       << " us (SDK notifiers: simulated on the mock, wall clock on oneDNN); wall time: " << std::setprecision(2) << wall_ms

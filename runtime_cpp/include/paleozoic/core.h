@@ -397,9 +397,11 @@ class Layer {
   // forward that dp x MP fits the device (32 cores) and that dp divides the batch.
   void setDataParallelism(int dp);
   int dataParallelism() const { return data_parallelism_; }
-  // The `extra` argument of the layer's SDK forwards: null at data parallelism 1, else the
-  // layer's cnrtInvokeFuncParam_t. A forward written by hand passes it on.
-  void* invokeParam() { return data_parallelism_ > 1 ? &invoke_ : nullptr; }
+  // The cores the forwards are pinned to (cnrtInvokeFuncParam_t::affinity, a mask; 0: none).
+  void setAffinity(unsigned int cores);
+  // The `extra` argument of the layer's SDK forwards: null at data parallelism 1 without an
+  // affinity, else the layer's cnrtInvokeFuncParam_t. A forward written by hand passes it on.
+  void* invokeParam() { return data_parallelism_ > 1 || affinity_ != 0 ? &invoke_ : nullptr; }
 
   // Binds the layer's weights in the order weightSpecs() gives; an absent optional one
   // (nullptr, or left out at the end) is bound as zeros. Throws pz::Error naming the layer and the
@@ -490,6 +492,7 @@ class Layer {
   int int8_filter_ = -1;  // index in weights_ of the filter of a layer with an int8 mode
   bool sparse_ = false;
   int data_parallelism_ = 1;
+  unsigned int affinity_ = 0;
   cnrtInvokeFuncParam_t invoke_{&data_parallelism_, nullptr, CNRT_PARAM_END};
   std::string sparse_refusal_ = "it has no sparse mode (convolutions and fully connected layers do)";
   std::unique_ptr<LayerQuantization> quantization_;

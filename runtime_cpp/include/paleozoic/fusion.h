@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "paleozoic/core.h"
+#include "paleozoic/run_context.h"
 
 namespace pz {
 
@@ -35,8 +36,9 @@ class FusionLayer {
   void fuseLayer(Layer& layer);       // topological order
   void compileFusionOp(int mp);       // 1..32
   void run(cnrtQueue_t queue);
-  // As Layer::setDataParallelism, for the fusion op's forward.
+  // As Layer::setDataParallelism and setAffinity, for the fusion op's forward.
   void setDataParallelism(int dp);
+  void setAffinity(unsigned int cores);
   const std::vector<Tensor*>& fusionInputs() const { return inputs_; }
   const std::vector<Tensor*>& fusionOutputs() const { return outputs_; }
 
@@ -47,6 +49,7 @@ class FusionLayer {
   std::vector<Tensor*> inputs_, outputs_;
   bool compiled_ = false;
   int data_parallelism_ = 1;
+  unsigned int affinity_ = 0;
   cnrtInvokeFuncParam_t invoke_{&data_parallelism_, nullptr, CNRT_PARAM_END};
 };
 
@@ -103,6 +106,13 @@ class Block {
   // Synchronises the queue and records device time; inside RunContext::run, on the
   // context's queue (not `queue`) and into the context.
   void run(cnrtQueue_t queue);
+  // Runs on a queue of its own (one per block, per run context), as a Stage runs the blocks
+  // it runs at once, each from a thread of its own.
+  void runBeside();
+  // The cores the block's forwards are pinned to (cnrtInvokeFuncParam_t::affinity, a mask;
+  // 0: no mask, the whole chip), as a Stage gives each of its blocks cores of its own.
+  void setAffinity(unsigned int cores);
+  unsigned int affinity() const { return affinity_; }
   float lastDeviceMicros() const;  // of the last run (in the calling thread's context)
   // The layers as compiled and run, casts included.
   const std::vector<Layer*>& sequence() const { return sequence_; }
@@ -119,9 +129,12 @@ class Block {
   std::vector<std::unique_ptr<CastLayer>> casts_;
   std::vector<Layer*> sequence_;
   std::unique_ptr<FusionLayer> fusion_;
+  void runOn(cnrtQueue_t queue, BlockTiming& timing);
+  BlockTiming& timingHere();  // this thread's run context's, or the block's own
+
   int data_parallelism_ = 1;
-  cnrtNotifier_t start_ = nullptr, end_ = nullptr;
-  float last_us_ = 0.0f;
+  unsigned int affinity_ = 0;
+  BlockTiming timing_;
 };
 
 }  // namespace pz

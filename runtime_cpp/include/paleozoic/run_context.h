@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <mutex>
 #include <unordered_map>
 
 #include "paleozoic/core.h"
@@ -14,6 +15,15 @@
 namespace pz {
 
 class Block;
+
+// Where a block's forward is timed: its notifiers, a queue of its own for when it runs
+// beside other blocks (a Stage), and the device time of its last run.
+struct BlockTiming {
+  cnrtNotifier_t start = nullptr, end = nullptr;
+  cnrtQueue_t own_queue = nullptr;
+  float us = 0.0f;
+  void release() noexcept;
+};
 
 // The run-time state of one session over blocks compiled once: an arena laid out as the
 // session's (the same memory plan), buffers for the tensors the plan does not place, the
@@ -43,17 +53,36 @@ class RunContext {
   // The context bound to the calling thread, or null outside run().
   static RunContext* current();
 
+  // Binds a helper thread of a run (a Stage runs its blocks on several) to `context` (may
+  // be null: no context) for its lifetime.
+  class Join {
+   public:
+    explicit Join(RunContext* context);
+    ~Join();
+    Join(const Join&) = delete;
+    Join& operator=(const Join&) = delete;
+  };
+
  private:
   friend class Tensor;
   friend class Block;
-  Tensor::Buffers& buffersOf(const Tensor& tensor) { return buffers_[&tensor]; }
+  // Several threads of one run (a Stage's blocks) reach the maps at once: lookups and first
+  // uses are serialised; the entries themselves do not move.
+  Tensor::Buffers& buffersOf(const Tensor& tensor) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return buffers_[&tensor];
+  }
+  BlockTiming& timingOf(const Block* block) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return timings_[block];
+  }
   void release() noexcept;
 
   void* arena_ = nullptr;
   std::unordered_map<const Tensor*, Tensor::Buffers> buffers_;
   cnrtQueue_t queue_ = nullptr;
-  cnrtNotifier_t start_ = nullptr, end_ = nullptr;  // around each block's forward (Block::run)
-  std::unordered_map<const Block*, float> block_us_;
+  std::unordered_map<const Block*, BlockTiming> timings_;
+  std::mutex mutex_;
 };
 
 }  // namespace pz

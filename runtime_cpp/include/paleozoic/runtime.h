@@ -17,6 +17,7 @@
 #include "paleozoic/layers_misc.h"
 #include "paleozoic/layers_recurrent.h"
 #include "paleozoic/run_context.h"
+#include "paleozoic/stage.h"
 #include "paleozoic/weight_file.h"
 
 #endif  // PALEOZOIC_RUNTIME_H_

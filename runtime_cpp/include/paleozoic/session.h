@@ -40,6 +40,9 @@ void saveOutputs(const SessionOptions& options, const std::vector<Tensor*>& outp
 
 // Runs every block once, in order (each synchronises and records its device time).
 void runBlocks(std::vector<Block>& blocks, cnrtQueue_t queue);
+// The same with the plan's stages: where a stage's first block comes, its blocks run at once
+// (Stage::run); its other blocks are not run again.
+void runBlocks(std::vector<Block>& blocks, std::vector<Stage>& stages, cnrtQueue_t queue);
 
 // Runs `forward` (runBlocks over the session's blocks, or, in a session with a run-time If,
 // each branch's blocks inside `if (pz::conditionHolds(...))`) `repeat` times and returns
@@ -58,6 +61,10 @@ double peakResidentMb();
 // Per-block device time (simulated on the mock SDK, wall clock on oneDNN) and the total, one
 // line per block, the process's peak resident memory, then printImplementations.
 void printTimings(const std::vector<Block>& blocks, double wall_ms, std::ostream& out);
+// The same with stages: a stage's blocks are marked with its name, and it counts once in the
+// total, as its longest block.
+void printTimings(const std::vector<Block>& blocks, const std::vector<Stage>& stages,
+                  double wall_ms, std::ostream& out);
 
 // -s N (N > 1), after the serial run: N runs of the session at once, one thread each, each
 // in a RunContext of its own over the blocks compiled once (the weights held once, an arena

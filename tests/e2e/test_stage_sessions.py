@@ -1,0 +1,99 @@
+"""Stages (Table 4's concatenation): an Inception module's branches as blocks that run at
+once on disjoint cores, emitted, built with g++ and run on each SDK: the per-layer plan's
+numbers and onnxruntime's, and on the mock the device time the device model prices the staged plan at (each branch pinned to its cores and their DRAM share)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from paleozoic.frontend import import_onnx
+from paleozoic.ir import Plan, PlannedBlock
+from paleozoic.optimize.concat import parallel_regions
+from paleozoic.optimize.device_cost import DeviceModelOracle
+from paleozoic.optimize.space import SearchSpace
+from paleozoic.passes import run_passes
+from paleozoic.pipeline import build_session, compile_model, run_session
+from paleozoic.sdk import sdk_available
+from paleozoic.testing.blocks import googlenet_block
+from paleozoic.testing.zoo import random_inputs
+
+from helpers import onnxruntime_outputs
+
+SDKS = ["mock", pytest.param("onednn", marks=pytest.mark.skipif(
+    not sdk_available("onednn"), reason="the oneDNN SDK is not built"))]
+
+
+def staged_plan(queue, mps=(8, 12, 6, 6)) -> Plan:
+    """The module's branches as a stage, the layers around it one block each."""
+    regions = parallel_regions(queue, SearchSpace.from_queue(queue))
+    region = max(regions, key=lambda r: (len(r.branches), r.stop - r.start))
+    names = [layer.name for layer in queue.layers]
+    blocks = [PlannedBlock(f"pre{i}", [names[i]], mp=1, fuse=False)
+              for i in range(region.start)]
+    stage = []
+    for branch, mp in zip(region.branches, mps):
+        blocks.append(PlannedBlock(f"branch{len(stage)}", [names[i] for i in branch], mp=mp,
+                                   fuse=len(branch) > 1))
+        stage.append(blocks[-1].name)
+    blocks += [PlannedBlock(f"post{i}", [names[i]], mp=4, fuse=False)
+               for i in range(region.stop, len(names))]
+    return Plan(blocks, stages=[stage])
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_staged_inception_module_matches_per_layer_and_onnxruntime(tmp_path, sdk) -> None:
+    model = googlenet_block(seed=3)
+    queue = run_passes(import_onnx(model))
+    staged = staged_plan(queue)
+    assert len(staged.stages[0]) == 4
+    staged.validate(queue)
+    feeds = random_inputs(model, 0)
+    outputs, totals = {}, {}
+    for name, plan in (("staged", staged), ("per-layer", "per-layer")):
+        path = tmp_path / f"{name}.json"
+        if isinstance(plan, Plan):
+            path.write_text(plan.to_json())
+        else:
+            path = plan
+        out = tmp_path / name
+        compile_model(model, out, plan=path)
+        source = (out / "session.cpp").read_text()
+        assert ("std::vector<pz::Stage> stages;" in source) == (name == "staged")
+        build_session(out, sdk=sdk)
+        result = run_session(out, list(feeds.values()))
+        outputs[name] = result.outputs[0]
+        totals[name] = float(re.search(r"total device time: ([0-9.]+) us",
+                                       result.report).group(1))
+        if name == "staged":
+            assert re.search(r"branch0 .* stage0\n", result.report)
+    np.testing.assert_allclose(outputs["staged"], outputs["per-layer"], rtol=1e-5, atol=1e-6)
+    ref = onnxruntime_outputs(model, feeds)[0]
+    np.testing.assert_allclose(outputs["staged"], ref.reshape(outputs["staged"].shape),
+                               rtol=1e-4, atol=1e-5)
+    if sdk == "mock":
+        oracle = DeviceModelOracle(queue)
+        assert totals["staged"] == pytest.approx(oracle.plan_cost(staged), rel=1e-3, abs=0.1)
+
+
+def test_stage_validation_names_the_problem() -> None:
+    from paleozoic.ir import PlanError
+
+    queue = run_passes(import_onnx(googlenet_block(seed=3)))
+    staged = staged_plan(queue, mps=(16, 16, 8, 8))
+    with pytest.raises(PlanError, match=r"need 48 cores, the device has 32"):
+        staged.validate(queue)
+    staged = staged_plan(queue)
+    staged.stages = [staged.stages[0][:1]]
+    with pytest.raises(PlanError, match="two or more blocks"):
+        staged.validate(queue)
+    staged = staged_plan(queue, mps=(6, 6, 6, 6))
+    # A block of the stage with the join (the concat) reads the others' outputs.
+    names = staged.stages[0]
+    post = next(b for b in staged.blocks if b.name.startswith("post"))
+    staged.stages = [names + [post.name]]
+    with pytest.raises(PlanError, match=r"block 'post13' reads .*which block 'branch\d' of "
+                                        r"the same stage writes.*must be independent"):
+        staged.validate(queue)
