@@ -4,6 +4,7 @@ debug, prefix."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import logging
@@ -335,7 +336,7 @@ def _knobs_arg(text: str) -> frozenset[str]:
 
 
 # Table 4's knobs past cuts, MP and precision that `tune --knobs` searches.
-KNOBS = ("sparsity", "dp")
+KNOBS = ("sparsity", "dp", "concat")
 
 
 def _make_oracle(args: argparse.Namespace, queue: LayerQueue,
@@ -419,6 +420,18 @@ def _cmd_tune(args: argparse.Namespace) -> int:
             cost = _make_oracle(args, queue, sparse, plan.data_parallelism)
         else:
             plan = run_optimizer(optimizer, queue, cost, space)
+        if "concat" in args.knobs:
+            from paleozoic.optimize.concat import with_stages
+
+            if getattr(cost, "pinned_block_cost", None) is None:
+                raise PaleozoicError(f"--knobs concat: the {cost.name} oracle cannot time "
+                                     f"blocks that run at once; use the device model (--cost "
+                                     f"model)")
+            mps = tuple(m for m in space.mps if m * plan.data_parallelism <= 32)
+            before = plan.notes["cost_us"]
+            plan = with_stages(plan, queue, dataclasses.replace(space, mps=mps), cost)
+            print(f"stages: {len(plan.stages)} ({plan.notes['cost_us']:,.1f} us against "
+                  f"{before:,.1f} us without)")
     if sparse:
         from paleozoic.optimize.sparse import with_sparse
 
@@ -769,7 +782,9 @@ def make_parser() -> argparse.ArgumentParser:
                         "(the SDK's sparse mode for layers with zero weight pairs, e.g. from "
                         "`paleozoic prune`, where the device model says it pays), dp (data "
                         "parallelism: the batch split into groups of frames on disjoint "
-                        "cores, dp x MP <= 32; the search runs once per dp the batch allows)")
+                        "cores, dp x MP <= 32; the search runs once per dp the batch allows), "
+                        "concat (stages: an Inception module's branches as blocks that run at "
+                        "once on disjoint cores, where the device model says it pays)")
     p.add_argument("--accuracy-budget", type=_accuracy_budget_arg, metavar="METRIC=VALUE",
                    help="accuracy-aware tuning: the fastest plan (cuts, MP, precision) whose "
                         "outputs keep sqnr=DB, cosine=X or top1=X against fp32; needs "

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+from math import comb
+
 from paleozoic.ir import LayerQueue, Plan
+from paleozoic.ir.plan import MP_MAX, data_parallelism_choices
 from paleozoic.ir.plan import with_data_parallelism
 from paleozoic.ops.sparsity import sparse_refusal
-from paleozoic.optimize.oracle import CostOracle, block_costs, plan_cost
+from paleozoic.optimize.concat import parallel_regions
+from paleozoic.optimize.oracle import CostOracle, block_costs, plan_cost, stage_total
 from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.optimize.space import SearchSpace, eq3_space
 
@@ -50,6 +55,22 @@ def space_lines(queue: LayerQueue, space: SearchSpace) -> list[str]:
     if sparse:  # each such layer's sparse mode on or off, whatever the blocks
         lines.append(f"with the sparse mode (tune --knobs sparsity): {len(sparse)} layer(s) "
                      f"have one, x 2^{len(sparse)} = {sci(actual * 2 ** len(sparse))}")
+    dps = data_parallelism_choices(queue)
+    if len(dps) > 1:  # each dp with the MPs that fit beside it
+        total = sum(dataclasses.replace(space, mps=tuple(m for m in space.mps
+                                                         if m * dp <= MP_MAX)).size()
+                    for dp in dps)
+        lines.append(f"with data parallelism (tune --knobs dp): {', '.join(map(str, dps))}: "
+                     f"{sci(total)} plans in all")
+    regions = parallel_regions(queue, space)
+    if regions:
+        # A region's branches as a stage: K positive MPs summing to at most 32.
+        factor = 1
+        for region in regions:
+            factor *= 1 + comb(MP_MAX, len(region.branches))
+        lines.append(f"with stages (tune --knobs concat): {len(regions)} parallel region(s), "
+                     f"each also a stage of its branches in C(32, branches) MP splits: at most "
+                     f"x {sci(factor)}")
     return lines
 
 
@@ -67,7 +88,9 @@ def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]],
 def plan_table(plan: Plan, queue: LayerQueue, cost: CostOracle) -> list[str]:
     """Per block: first..last layer, #layers, MP, fuse, cost; then total vs baselines."""
     costs = block_costs(plan, queue, cost)
-    rows = [(b.name, f"{b.layers[0]} .. {b.layers[-1]}" if len(b.layers) > 1 else b.layers[0],
+    stage_of = {name: n for n, stage in enumerate(plan.stages) for name in stage}
+    rows = [(b.name + (f" [stage{stage_of[b.name]}]" if b.name in stage_of else ""),
+             f"{b.layers[0]} .. {b.layers[-1]}" if len(b.layers) > 1 else b.layers[0],
              str(len(b.layers)), str(b.mp), "yes" if b.fuse else "no", f"{c:,.1f}")
             for b, c in zip(plan.blocks, costs)]
     headers = ("block", "layers", "#", "MP", "fuse", "cost us")
@@ -77,7 +100,7 @@ def plan_table(plan: Plan, queue: LayerQueue, cost: CostOracle) -> list[str]:
                 for row, b in zip(rows, plan.blocks)]
         headers = headers[:5] + ("precision",) + headers[5:]
     lines = _table(headers, rows, {2, 3, len(headers) - 1})
-    total = sum(costs)
+    total = stage_total(plan, costs)  # a stage's blocks run at once: its longest counts
     lines.append("")
     # The built-in plans at this plan's data parallelism (fuse-all's MP lowered to fit).
     dp = plan.data_parallelism

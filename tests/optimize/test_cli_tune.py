@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,29 @@ def test_tune_searches_data_parallelism(small_cnn: object, tmp_path: Path,
     assert main(["compile", str(model), "--batch", "32", "--plan", str(plan),
                  "--data-parallelism", "4", "-o", str(tmp_path / "out")]) == 0
     assert "constexpr int kDataParallelism = 4;" in (tmp_path / "out" / "session.cpp").read_text()
+
+
+def test_tune_searches_stages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import onnx
+
+    from paleozoic.testing.blocks import googlenet_block
+
+    model = tmp_path / "inception.onnx"
+    onnx.save(googlenet_block(seed=3), model)
+    assert main(["space", str(model)]) == 0
+    assert "with stages (tune --knobs concat):" in capsys.readouterr().out
+    plan = tmp_path / "plan.json"
+    assert main(["tune", str(model), "--knobs", "concat", "-o", str(plan)]) == 0
+    out = capsys.readouterr().out
+    data = json.loads(plan.read_text())
+    # The staged search covers every plan the DP optimizer considers, so it is never worse;
+    # a stage is written only where the device model prices it faster.
+    match = re.search(r"stages: (\d+) \(([0-9,.]+) us against ([0-9,.]+) us without\)", out)
+    assert match
+    staged, alone = (float(match.group(i).replace(",", "")) for i in (2, 3))
+    assert staged <= alone
+    assert len(data.get("stages", [])) == int(match.group(1))
+    assert main(["compile", str(model), "--plan", str(plan), "-o", str(tmp_path / "out")]) == 0
+    assert main(["tune", str(model), "--knobs", "concat", "--cost", "measured", "-o",
+                 str(plan), "--force"]) != 0
+    assert "cannot time blocks that run at once" in capsys.readouterr().err
