@@ -3,6 +3,7 @@
 #ifndef PALEOZOIC_STAGE_H_
 #define PALEOZOIC_STAGE_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,19 +18,28 @@ class Stage {
   // they must fit the device's 32 together; pz::Error naming the stage otherwise. Set the
   // blocks' data parallelism before.
   Stage(std::string name, std::vector<Block*> blocks);
+  ~Stage();
+  Stage(Stage&&) noexcept;
+  Stage(const Stage&) = delete;
+  Stage& operator=(const Stage&) = delete;
+  Stage& operator=(Stage&&) = delete;
 
   const std::string& name() const { return name_; }
   const std::vector<Block*>& blocks() const { return blocks_; }
-  // Runs the blocks at once: the first on the calling thread, every other on a thread of
-  // its own, each on a queue of its own (in the calling thread's run context, if any);
-  // returns when all are done, rethrowing the first error.
+  // Runs the blocks at once, each on a queue of its own, from as many lanes of host threads
+  // as the host has cores (at most one per block): the calling thread and threads the stage
+  // keeps (parked between runs), lane i running blocks i, i + lanes, ... in turn; all in the
+  // calling thread's run context if any. Returns when all are done, rethrowing the first
+  // error. Runs from several threads take turns, as a compiled op's forwards do.
   void run();
   // Device time of the last run: its longest block's.
   float lastDeviceMicros() const;
 
  private:
+  struct Helpers;
   std::string name_;
   std::vector<Block*> blocks_;
+  std::unique_ptr<Helpers> helpers_;
 };
 
 }  // namespace pz
