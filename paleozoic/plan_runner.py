@@ -57,6 +57,8 @@ class PlanRunner:
                 precision=block.precision.value,
                 layer_precision={k: v.value for k, v in block.layer_precision.items()})
             compiled.data_parallelism = plan.data_parallelism
+        for number, stage in enumerate(plan.stages):
+            self.session.make_stage(f"stage{number}", stage)
 
     def run(self, feeds: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
         """The graph outputs for one batch, by tensor name."""

@@ -6,7 +6,8 @@
 # runs them on seeded inputs and compares with onnxruntime (`paleozoic verify`). A hand-
 # edited session (MP 33) must fail with the SDK's status and without a sanitizer report
 # (the exception path leaks nothing). Any ASan/UBSan/LSan report fails the run. Then a
-# ThreadSanitizer build runs several ResNet-50 sessions at once in one process (-s N).
+# ThreadSanitizer build runs several ResNet-50 sessions at once in one process (-s N), and
+# Inception-v1 with its modules as stages (blocks run at once from several threads).
 #
 # Usage: scripts/sanitize.sh [WORK_DIR]     (needs the package installed: pip install .)
 # With VALGRIND=1 it also builds the runtime without sanitizers (valgrind cannot run AVX-512
@@ -204,6 +205,71 @@ for sdk in $tsan_sdks; do
       tsan_check "$out/run-$n.log"
       grep "concurrent sessions: $n .*bit-identical to the serial run" "$out/run-$n.log"
     done
+  done
+done
+
+# Stages (pz::Stage: blocks that run at once from host threads the stage keeps, each on a
+# queue of its own) under ThreadSanitizer: each Inception-v1 module's branches as a stage,
+# checked against onnxruntime, then two and four such sessions at once.
+[ -f "$work/inception_v1.onnx" ] || python -c "import onnx, sys; from paleozoic.testing.zoo \
+import load_zoo_model; onnx.save(load_zoo_model('inception_v1'), sys.argv[1])" \
+    "$work/inception_v1.onnx"
+python - "$work/inception_v1.onnx" "$work/inception_v1-stages.json" <<'PY'
+import sys
+from pathlib import Path
+from paleozoic.ir import Plan, PlannedBlock
+from paleozoic.optimize.concat import parallel_regions
+from paleozoic.optimize.space import SearchSpace
+from paleozoic.pipeline import load_queue
+queue = load_queue(sys.argv[1])
+names = [layer.name for layer in queue.layers]
+widest = {}
+for region in parallel_regions(queue, SearchSpace.from_queue(queue)):
+    if region.stop not in widest or region.start < widest[region.stop].start:
+        widest[region.stop] = region
+blocks, stages, at = [], [], 0
+for region in sorted(widest.values(), key=lambda r: r.start):
+    if region.start < at:
+        continue
+    blocks += [PlannedBlock(f"b{len(blocks) + k}", [names[i]], 2, False)
+               for k, i in enumerate(range(at, region.start))]
+    stages.append([])
+    for branch in region.branches:
+        blocks.append(PlannedBlock(f"b{len(blocks)}", [names[i] for i in branch], 1,
+                                   len(branch) > 1))
+        stages[-1].append(blocks[-1].name)
+    at = region.stop
+blocks += [PlannedBlock(f"b{len(blocks) + k}", [names[i]], 2, False)
+           for k, i in enumerate(range(at, len(names)))]
+Path(sys.argv[2]).write_text(Plan(blocks, strategy="stages", stages=stages).to_json())
+print(f"sanitize: Inception-v1 with {len(stages)} stages")
+PY
+python -c "import numpy as np, sys; np.random.default_rng(0).standard_normal((1, 3, 224, 224))\
+.astype(np.float32).tofile(sys.argv[1])" "$work/inception_v1-input.bin"
+for sdk in $tsan_sdks; do
+  out="$work/inception_v1-tsan-$sdk-stages"
+  rm -rf "$out"
+  paleozoic compile "$work/inception_v1.onnx" -o "$out" --plan "$work/inception_v1-stages.json"
+  grep -q "std::vector<pz::Stage> stages;" "$out/session.cpp"
+  if [ "$sdk" = "mock" ]; then
+    build_against "$out" "$work/prefix-tsan"
+  else
+    build_against "$out" "$work/prefix-tsan-onednn;$pyprefix" -DPALEOZOIC_SDK=onednn
+  fi
+  OMP_THREAD_LIMIT=1 TSAN_OPTIONS="halt_on_error=1" paleozoic verify "$out" 2>&1 \
+      | tee "$out/verify.log"
+  tsan_check "$out/verify.log"
+  for n in 2 4; do
+    if ! (cd "$out" && OMP_THREAD_LIMIT=1 TSAN_OPTIONS="halt_on_error=1" ./build/session \
+        -w weights.bin -i "$work/inception_v1-input.bin" -o "$out" -s "$n") \
+        > "$out/run-$n.log" 2>&1
+    then
+      tail -60 "$out/run-$n.log"
+      echo "sanitize: $sdk staged session with -s $n failed" >&2
+      exit 1
+    fi
+    tsan_check "$out/run-$n.log"
+    grep "concurrent sessions: $n .*bit-identical to the serial run" "$out/run-$n.log"
   done
 done
 

@@ -94,6 +94,19 @@ class RawBlockView:
     summary: str
     compile: list[str] = field(default_factory=list)   # section 3
     forward: list[str] = field(default_factory=list)   # section 5, inside the run loop
+    # A block of a stage runs on a queue of its own, pinned to its cores (affinity mask),
+    # beside the stage's other blocks; the stage is synchronised after its last block.
+    queue: str = "queue"
+    stage: str = ""
+    cores: str = ""      # the mask variable
+    mask: int = 0
+    invoke: str = ""     # its cnrtInvokeFuncParam_t
+    sync: list[RawBlockView] = field(default_factory=list)  # synchronised after it
+
+    @property
+    def sync_times(self) -> str:
+        """The device times of the blocks synchronised after this one, as C++."""
+        return ", ".join(f"block_us[{b.index}]" for b in self.sync)
 
 
 @dataclass
@@ -183,10 +196,6 @@ def _build_and_run(rt: Any, log: Any, model: Model,
         raise ValueError(f"the raw form is written for fp32 sessions; block {mixed[0][0]!r} "
                          f"computes in {mixed[0][1].value} (emit the wrapper form, whose "
                          f"blocks insert the casts between precisions)")
-    if model.stages:
-        raise ValueError(f"the raw form runs every block on one queue; the plan's stages "
-                         f"({', '.join(model.stages[0])}, ...) run blocks at once on queues "
-                         f"and cores of their own: emit the wrapper form (the default)")
     recurrent = [layer.name for layer in queue.layers if KINDS[layer.kind] in RECURRENT_KINDS]
     if recurrent:
         raise UnsupportedModelError(
@@ -211,6 +220,11 @@ def _build_and_run(rt: Any, log: Any, model: Model,
         blocks.append(session.compile_block(block.name, block.fuse, block.mp,
                                             [by_name[layer.name] for layer in block.layers]))
         blocks[-1].data_parallelism = model.data_parallelism
+    # A stage's blocks are pinned to cores of their own, as pz::Stage does it.
+    affinity = stage_affinities(model)
+    for block, built in zip(model.blocks, blocks):
+        if block.name in affinity:
+            built.affinity = affinity[block.name]
         compiled[block.name] = json.loads(log.take())
     ran: dict[str, list[Record]] = {}
     for block, built in zip(model.blocks, blocks):
@@ -236,6 +250,7 @@ class RawPrinter:
         self.arrays: dict[tuple[str, tuple[int, ...]], str] = {}
         self.zero_floats = 0
         self.invoke_name = "invoke"  # raw_context reserves a unique name
+        self.block: RawBlockView | None = None  # whose forwards are being printed
         self._digests: dict[str, str] = {}
         # Host memory written by cnrtCastDataType (converted weights): digest -> variable,
         # and id(hostout arg) -> (variable, bytes) for its declaration.
@@ -413,12 +428,16 @@ class RawPrinter:
         if kind == "null":
             return "nullptr"
         if kind == "queue":
-            return "queue"
+            return self.block.queue if self.block is not None else "queue"
         if kind == "invoke":
             if arg["dp"] != self.model.data_parallelism:
                 raise ValueError(f"{call['fn']}: a forward at data parallelism {arg['dp']} in a "
                                  f"session at {self.model.data_parallelism}")
-            return f"&{self.invoke_name}"
+            block = self.block
+            if arg.get("affinity", 0) != (block.mask if block is not None else 0):
+                raise ValueError(f"{call['fn']}: a forward pinned to cores "
+                                 f"{arg.get('affinity', 0):#x}, not its block's")
+            return f"&{block.invoke if block is not None and block.mask else self.invoke_name}"
         if kind in ("new", "ref"):
             return f"&{self.name(arg['id'], call)}"
         if kind == "handle":
@@ -483,6 +502,20 @@ def _group(records: list[Record]) -> list[tuple[str, list[Record]]]:
     return groups
 
 
+def stage_affinities(model: Model) -> dict[str, int]:
+    """Block name -> the mask of cores pz::Stage pins it to: each stage's blocks take
+    consecutive cores from core 0, data parallelism x MP each."""
+    mp = {block.name: block.mp for block in model.blocks}
+    masks: dict[str, int] = {}
+    for stage in model.stages:
+        first = 0
+        for name in stage:
+            cores = mp[name] * model.data_parallelism
+            masks[name] = ((1 << cores) - 1) << first
+            first += cores
+    return masks
+
+
 def raw_context(model: Model, unique_ident: Callable[[str], str],
                 block_views: list[Any]) -> dict:
     """What templates/raw/session.cpp.j2 sees, beyond the common header fields."""
@@ -510,11 +543,28 @@ def raw_context(model: Model, unique_ident: Callable[[str], str],
                   + [r for b in model.blocks for r in recording.run[b.name]]
                   + recording.cleanup)
     printer = RawPrinter(model, unique_ident, scopes, rt.data_digest)
-    # The forwards' cnrtInvokeFuncParam_t and the int it points at (data parallelism > 1).
+    # The forwards' cnrtInvokeFuncParam_t and the int it points at (data parallelism > 1 or
+    # stages, whose blocks each have a param of their own with their cores).
     frames_name = ""
+    if model.data_parallelism > 1 or model.stages:
+        frames_name = unique_ident("data_parallelism")
     if model.data_parallelism > 1:
         printer.invoke_name = unique_ident("invoke")
-        frames_name = unique_ident("data_parallelism")
+    affinity = stage_affinities(model)
+    by_name = {block.name: block for block in blocks}
+    for number, stage in enumerate(model.stages):
+        for name in stage:
+            raw = by_name[name]
+            stem = f"{raw.const[0].lower()}{raw.const[1:]}"
+            raw.stage = f"stage{number}"
+            raw.queue = unique_ident(f"{stem}_queue")
+            raw.cores = unique_ident(f"{stem}_cores")
+            raw.mask = affinity[name]
+            raw.invoke = unique_ident(f"{stem}_invoke")
+        by_name[stage[-1]].sync = [by_name[name] for name in stage]
+    for raw in blocks:
+        if not raw.stage:
+            raw.sync = [raw]
     printer.analyse(everything)
 
     io_lines: list[str] = []
@@ -530,6 +580,7 @@ def raw_context(model: Model, unique_ident: Callable[[str], str],
     buffers: list[str] = []
     run_arrays: list[str] = []
     for block in blocks:
+        printer.block = block
         for record in recording.run[block.name]:
             pre, line = printer.call(record)
             if any(arg["k"] == "new" for arg in record["args"]):
@@ -538,6 +589,7 @@ def raw_context(model: Model, unique_ident: Callable[[str], str],
             else:
                 run_arrays += pre  # hoisted out of the run loop
                 block.forward.append(line)
+    printer.block = None
     cleanup = printer.lines(recording.cleanup, declare=False)
 
     def io_tensor(name: str, file_name: str, scope: str) -> RawTensor:
@@ -566,7 +618,8 @@ def raw_context(model: Model, unique_ident: Callable[[str], str],
     return dict(raw_inputs=inputs, raw_outputs=outputs, raw_io=io_lines, raw_layers=layers,
                 raw_blocks=blocks, raw_buffers=buffers, raw_run_arrays=run_arrays,
                 raw_cleanup=cleanup, zero_bias=printer.zero_floats,
-                raw_invoke=printer.invoke_name, raw_frames=frames_name)
+                raw_invoke=printer.invoke_name, raw_frames=frames_name,
+                raw_staged=[b for b in blocks if b.stage])
 
 
 def raw_title(title: str) -> str:

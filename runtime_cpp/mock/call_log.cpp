@@ -237,7 +237,10 @@ Call& Call::opaque(const void* p) {
 Call& Call::invoke(const void* extra) {
   if (extra == nullptr) return null();
   const auto* param = static_cast<const cnrtInvokeFuncParam_t*>(extra);
-  return raw("{\"k\":\"invoke\",\"dp\":" + std::to_string(*param->data_parallelism) + "}");
+  const std::string affinity =
+      param->affinity ? ",\"affinity\":" + std::to_string(*param->affinity) : "";
+  return raw("{\"k\":\"invoke\",\"dp\":" + std::to_string(*param->data_parallelism) +
+             affinity + "}");
 }
 
 Call& Call::ints(const char* hint, const int* values, int count) {

@@ -78,7 +78,7 @@ class Call {
   Call& queue();
   // A pointer the SDK does not read here: null, or unknown.
   Call& opaque(const void* p);
-  // A forward's `extra`: null, or a cnrtInvokeFuncParam_t (its data parallelism).
+  // A forward's `extra`: null, or a cnrtInvokeFuncParam_t (its data parallelism, affinity).
   Call& invoke(const void* extra);
   // An int array argument; the printer declares it as <owner>_<hint>.
   Call& ints(const char* hint, const int* values, int count);

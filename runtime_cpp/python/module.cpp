@@ -67,6 +67,7 @@ class Session {
  public:
   Session() : device_(sharedDevice()) {}
   ~Session() {
+    stages_.clear();  // their threads run blocks
     blocks_.clear();
     while (!layers_.empty()) layers_.pop_back();  // consumers before producers
     inputs_.clear();
@@ -122,7 +123,30 @@ class Session {
   cnrtQueue_t queue() const { return device_->queue(); }
 
   void run() {
-    for (auto& block : blocks_) block->run(device_->queue());
+    for (auto& block : blocks_) {
+      const auto staged = stage_of_.find(block.get());
+      if (staged == stage_of_.end()) {
+        block->run(device_->queue());
+      } else if (staged->second->blocks().front() == block.get()) {
+        staged->second->run();
+      }
+    }
+  }
+
+  // From now on the named compiled blocks run at once (a pz::Stage).
+  void makeStage(const std::string& name, const std::vector<std::string>& names) {
+    std::vector<pz::Block*> chosen;
+    for (const std::string& wanted : names) {
+      const auto it = std::find_if(blocks_.begin(), blocks_.end(),
+                                   [&](const auto& b) { return b->name() == wanted; });
+      if (it == blocks_.end()) throw pz::Error("stage " + name + ": no block named " + wanted);
+      if (stage_of_.count(it->get())) {
+        throw pz::Error("stage " + name + ": block " + wanted + " is in another stage");
+      }
+      chosen.push_back(it->get());
+    }
+    stages_.push_back(std::make_unique<pz::Stage>(name, chosen));
+    for (pz::Block* block : chosen) stage_of_[block] = stages_.back().get();
   }
 
   // (layer, what computes it) for every SDK op of the compiled blocks, in running order.
@@ -307,6 +331,8 @@ class Session {
   std::vector<std::unique_ptr<pz::Tensor>> inputs_;
   std::vector<std::unique_ptr<pz::Layer>> layers_;
   std::vector<std::unique_ptr<pz::Block>> blocks_;
+  std::vector<std::unique_ptr<pz::Stage>> stages_;
+  std::map<const pz::Block*, pz::Stage*> stage_of_;
 };
 
 // Handles: a raw pointer into the session plus a reference keeping the session alive.
@@ -613,8 +639,15 @@ void bindHandles(py::module_& m) {
           [](BlockRef& b, int dp) { b.block->setDataParallelism(dp); },
           "Groups of frames the block's forwards run at once, each on its MP cores "
           "(pz::Block::setDataParallelism; dp x MP <= 32).")
+      .def_property(
+          "affinity", [](const BlockRef& b) { return b.block->affinity(); },
+          [](BlockRef& b, unsigned int cores) { b.block->setAffinity(cores); },
+          "The mask of cores the block's forwards are pinned to (0: none; "
+          "pz::Block::setAffinity).")
       .def("compile", [](BlockRef& b) { b.block->compile(); })
-      .def("run", [](BlockRef& b) { b.block->run(sessionOf(b.session).queue()); });
+      .def("run", [](BlockRef& b) { b.block->run(sessionOf(b.session).queue()); })
+      .def("run_beside", [](BlockRef& b) { b.block->runBeside(); },
+           "Runs on a queue of its own, as a stage runs its blocks (pz::Block::runBeside).");
 }
 
 void bindSession(py::module_& m) {
@@ -713,7 +746,11 @@ void bindSession(py::module_& m) {
             t.tensor->copyFromHost(floats.data(), static_cast<std::size_t>(floats.size()));
           },
           py::arg("t"), py::arg("data"))
-      .def("run", &Session::run, "Runs every compiled block in order.")
+      .def("run", &Session::run, "Runs every compiled block in order (a stage's at once).")
+      .def("make_stage", &Session::makeStage, py::arg("name"), py::arg("blocks"),
+           "From now on the named compiled blocks run at once, each on cores and a queue of "
+           "its own (pz::Stage; none may read what another writes). Set their data "
+           "parallelism first.")
       .def(
           "get",
           [](Session&, const TensorRef& t) -> py::array {

@@ -416,6 +416,53 @@ def plans(draw: st.DrawFn, queue: LayerQueue) -> Plan:
     return spans_to_plan(queue, spans, "fuzz")
 
 
+@st.composite
+def staged_plans(draw: st.DrawFn, queue: LayerQueue) -> Plan:
+    """Random plans with stages: non-overlapping parallel regions of the queue
+    (paleozoic.optimize.concat) run as stages of one block per branch, each on a random MP
+    (their sum at most 32 / data parallelism), the layers between them in random contiguous
+    blocks; a random data parallelism the batch allows. A queue without a parallel region
+    gets a plain random plan."""
+    from paleozoic.ir import PlannedBlock
+    from paleozoic.ir.plan import data_parallelism_choices
+    from paleozoic.optimize.concat import parallel_regions
+
+    space = SearchSpace.from_queue(queue)
+    dp = draw(st.sampled_from(data_parallelism_choices(queue)))
+    chosen = []
+    for region in sorted(parallel_regions(queue, space), key=lambda r: (r.start, r.stop)):
+        if (not chosen or region.start >= chosen[-1].stop) and \
+                len(region.branches) <= 32 // dp and draw(st.booleans()):
+            chosen.append(region)
+    forced = set(space.forced_cuts())
+    names = [layer.name for layer in queue.layers]
+    blocks: list = []
+    stages: list[list[str]] = []
+    at = 0
+    for region in [*chosen, None]:
+        end = region.start if region is not None else space.n
+        if end > at:
+            free = [i for i in range(at + 1, end) if i not in forced]
+            cuts = draw(st.sets(st.sampled_from(free), max_size=len(free))) if free else set()
+            bounds = [at, *sorted((forced & set(range(at + 1, end))) | cuts), end]
+            for a, b in zip(bounds, bounds[1:]):
+                blocks.append(PlannedBlock(f"block{len(blocks)}", names[a:b],
+                                           mp=draw(st.integers(1, 32 // dp)), fuse=b - a > 1))
+        if region is None:
+            break
+        budget = 32 // dp - len(region.branches)  # every branch at least one core
+        stage = []
+        for branch in region.branches:
+            extra = draw(st.integers(0, budget))
+            budget -= extra
+            blocks.append(PlannedBlock(f"block{len(blocks)}", [names[i] for i in branch],
+                                       mp=1 + extra, fuse=len(branch) > 1))
+            stage.append(blocks[-1].name)
+        stages.append(stage)
+        at = region.stop
+    return Plan(blocks, strategy="fuzz", data_parallelism=dp, stages=stages)
+
+
 def reference_model(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model onnxruntime runs as the reference: `model` itself, except that LRN nodes of
     even size (valid ONNX, refused by onnxruntime's kernel) become their ONNX definition,

@@ -26,8 +26,11 @@ def run_queue(queue: LayerQueue, plan: Plan, feeds: list[np.ndarray],
     for tensor, value in zip(inputs, feeds):
         session.set_input(tensor, np.ascontiguousarray(value, dtype=np.float32))
     for block in plan.blocks:
-        session.compile_block(block.name, block.fuse, block.mp,
-                              [by_name[name] for name in block.layers])
+        compiled = session.compile_block(block.name, block.fuse, block.mp,
+                                         [by_name[name] for name in block.layers])
+        compiled.data_parallelism = plan.data_parallelism
+    for number, stage in enumerate(plan.stages):
+        session.make_stage(f"stage{number}", stage)
     session.run()
     if sdk != "mock":  # a second forward over the buffers the first left (links, in place)
         session.run()

@@ -26,6 +26,7 @@ from fuzz_graphs import (
     plans,
     reference_model,
     seeded_feeds,
+    staged_plans,
 )
 from hostile import cmake_skeleton, hostile_texts, make_hostile, skeleton
 from hypothesis import given, settings
@@ -102,6 +103,20 @@ def test_random_pruned_cnn_in_sparse_mode_matches_onnxruntime(sdk, model, data):
     chosen = data.draw(st.sets(st.sampled_from(eligible)) if eligible else st.just(set()),
                        label="sparse layers")
     plan = with_sparse(data.draw(plans(queue), label="plan"), chosen)
+    plan.validate(queue, fusible_kinds())
+    compare(model, queue, plan, scale=data.draw(st.sampled_from(INPUT_SCALES), label="scale"),
+            sdk=sdk)
+
+
+@pytest.mark.parametrize("sdk", SPARSE_SDKS)
+@settings(max_examples=15)
+@given(model=cnn_models(max_steps=MAX_STEPS), data=st.data())
+def test_random_cnn_with_stages_matches_onnxruntime(sdk, model, data):
+    """Random graphs under random plans with stages (parallel regions' branches run at once
+    on disjoint cores, from several host threads) and a random data parallelism the batch
+    allows: onnxruntime's numbers."""
+    queue = load_queue(model)
+    plan = data.draw(staged_plans(queue), label="plan")
     plan.validate(queue, fusible_kinds())
     compare(model, queue, plan, scale=data.draw(st.sampled_from(INPUT_SCALES), label="scale"),
             sdk=sdk)
