@@ -81,6 +81,7 @@ class ModelReport:
     results: list[Result] = field(default_factory=list)
     ort_spin_ms: float = math.nan   # each mode's median
     ort_sleep_ms: float = math.nan
+    frames: int = 1                 # a forward's batch: frames/s = frames / median latency
 
 
 @dataclass
@@ -118,14 +119,17 @@ class BenchReport:
                  f"{self.rounds} interleaved round(s); ratio to onnxruntime; memory = resident "
                  f"growth of building and running; accuracy against onnxruntime"]
         header = (f"{'model':<28}{'configuration':<28}{'median ms':>10}{'p90 ms':>9}"
-                  f"{'ratio':>8}{'MB':>8}{'max abs err':>13}{'SQNR dB':>9}{'top-1':>7}")
+                  f"{'frames/s':>10}{'ratio':>8}{'MB':>8}{'max abs err':>13}{'SQNR dB':>9}"
+                  f"{'top-1':>7}")
         lines.append(header)
         for m in self.models:
             lines.append(f"{_short(m.model):<28}{'onnxruntime':<28}{m.ort_median_ms:>10.2f}"
-                         f"{m.ort_p90_ms:>9.2f}{1.0:>7.2f}x{m.ort_memory_mb:>8.0f}")
+                         f"{m.ort_p90_ms:>9.2f}{_per_second(m.frames, m.ort_median_ms):>10}"
+                         f"{1.0:>7.2f}x{m.ort_memory_mb:>8.0f}")
             for r in m.results:
                 top1 = "" if r.top1 is None else f"{r.top1:.0%}"
                 lines.append(f"{'':<28}{r.config:<28}{r.median_ms:>10.2f}{r.p90_ms:>9.2f}"
+                             f"{_per_second(m.frames, r.median_ms):>10}"
                              f"{r.ratio:>7.2f}x{r.memory_mb:>8.0f}{r.max_abs:>13.2e}"
                              f"{r.sqnr_db:>9.1f}{top1:>7}")
         if len(self.models) > 1:
@@ -187,6 +191,11 @@ def _rss_mb() -> float:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except (OSError, ValueError, IndexError):
         return 0.0
+
+
+def _per_second(frames: int, ms: float) -> str:
+    """Throughput of a forward of `frames` frames taking `ms`, as the table prints it."""
+    return f"{frames * 1e3 / ms:,.1f}" if ms > 0 and math.isfinite(ms) else ""
 
 
 def timed_ms(run: Callable[[], Any], repeats: int, min_ms: float = 0.0) -> list[float]:
@@ -307,6 +316,7 @@ def bench_model(model: onnx.ModelProto, name: str, configs: Sequence[Config], *,
     `input_values` are inputs compiled as constants (--input-value); onnxruntime is fed
     the same values. `outputs` (--outputs) compiles and times the part of the model that
     computes those tensors, and onnxruntime runs the same part."""
+    from paleozoic.ir.plan import batch_of
     from paleozoic.pipeline import load_queue, quantization_for
     from paleozoic.plan_runner import PlanRunner
     from paleozoic.verify import compare, seeded_inputs
@@ -388,7 +398,7 @@ def bench_model(model: onnx.ModelProto, name: str, configs: Sequence[Config], *,
     ort_median = float(np.median(times[ort_key]))
     report = ModelReport(name, ort_median, float(np.percentile(times[ort_key], 90)),
                          ort_memory, ort_spin_ms=float(np.median(times["spin"])),
-                         ort_sleep_ms=float(np.median(times["sleep"])))
+                         ort_sleep_ms=float(np.median(times["sleep"])), frames=batch_of(queue))
     if ort_int8 is not None:  # also the faster of its two pool modes
         int8_key = min(("int8 spin", "int8 sleep"), key=lambda k: float(np.median(times[k])))
         times[ORT_INT8] = times[int8_key]

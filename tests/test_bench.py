@@ -76,6 +76,17 @@ def test_best_plan_per_model_is_the_faster_fp32_one():
     assert report.best("onednn")["m"].config == "onednn fuse-all"
 
 
+def test_table_reports_throughput_of_the_batch():
+    from paleozoic.bench import ModelReport, Result
+
+    report = BenchReport(2, 4, 2, [ModelReport("m", 4.0, 4.0, 0.0, [
+        Result("m", "onednn fuse-all", 2.0, 2.0, 0.5, 0, 0, 0, None, sdk="onednn")],
+        frames=8)])
+    rows = report.table().splitlines()
+    assert "frames/s" in rows[1]
+    assert "2,000.0" in rows[2] and "4,000.0" in rows[3]  # 8 frames in 4 ms and in 2 ms
+
+
 @pytest.mark.skipif(not sdk_available("onednn"), reason="the oneDNN SDK is not built")
 def test_bench_on_onednn_with_a_plan_file(models, tmp_path):
     from paleozoic.optimize.plans import fuse_all

@@ -67,6 +67,20 @@ class PrecisionCostOracle(Protocol):
         ...
 
 
+@runtime_checkable
+class StageCostOracle(Protocol):
+    """An oracle that also prices blocks running at once (a plan's stages): a block pinned
+    to `cores` cores while the stage's other blocks run on the rest. Its layers need not be
+    a contiguous run (a branch of an interleaved module)."""
+
+    name: str
+
+    def pinned_block_cost(self, layers: Sequence[int], mp: int,
+                          precision: Precision = FP32, cores: int = 32) -> float:
+        """µs of queue.layers[i] for i in `layers` as one block on `mp` cores, pinned."""
+        ...
+
+
 Span = tuple[int, int, int] | tuple[int, int, int, Precision]
 """(start, stop, mp[, precision]): queue.layers[start:stop] on mp cores; no precision means
 fp32. Searches write fp32 spans in the short form, so code written before precisions
