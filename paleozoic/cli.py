@@ -107,7 +107,8 @@ def _compile_generator(args: argparse.Namespace) -> int:
     problem = next((f"--generate does not take {flag}: the loop fixes the shapes from "
                     f"--prompt-length and --max-length" for flag, value in (
                         ("--emit raw", args.emit == "raw"), ("--calibration", args.calibration),
-                        ("--input-shape", args.input_shape), ("--batch", args.batch)) if value),
+                        ("--input-shape", args.input_shape), ("--batch", args.batch),
+                        ("--data-parallelism", args.data_parallelism)) if value),
                    None)
     if problem is None and not 1 <= args.prompt_length < args.max_length:
         problem = (f"--prompt-length {args.prompt_length} must be at least 1 and below "
@@ -380,6 +381,10 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         raise OutputExistsError(f"{out}: exists; choose another file or pass --force to "
                                 f"replace it")
     if args.accuracy_budget is not None:
+        if args.knobs:
+            raise PaleozoicError(f"--accuracy-budget searches cuts, MP and precision; it does "
+                                 f"not take --knobs ({', '.join(sorted(args.knobs))}) yet: tune "
+                                 f"for accuracy first, then compile its plan with the knobs")
         return _tune_for_accuracy(args, out)
     optimizer = load_optimizer(args.optimizer, seed=args.seed, budget_s=args.budget,
                                **_parse_options(args.option))
