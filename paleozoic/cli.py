@@ -4,7 +4,6 @@ debug, prefix."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib.util
 import json
 import logging
@@ -328,6 +327,8 @@ def _precisions_arg(text: str) -> tuple[object, ...]:
 
 
 def _knobs_arg(text: str) -> frozenset[str]:
+    from paleozoic.optimize.knobs import KNOBS
+
     names = {name.strip() for name in text.split(",") if name.strip()}
     unknown = sorted(names - set(KNOBS))
     if unknown or not names:
@@ -336,8 +337,6 @@ def _knobs_arg(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
-# Table 4's knobs past cuts, MP and precision that `tune --knobs` searches.
-KNOBS = ("sparsity", "dp", "concat")
 
 
 def _make_oracle(args: argparse.Namespace, queue: LayerQueue,
@@ -372,7 +371,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from paleozoic.errors import OutputExistsError
-    from paleozoic.optimize import SearchSpace, load_optimizer, run_optimizer
+    from paleozoic.optimize import SearchSpace, load_optimizer
+    from paleozoic.optimize.knobs import refuse_knobs, tune_with_knobs
     from paleozoic.optimize.report import plan_table
     from paleozoic.pipeline import load_queue
 
@@ -389,22 +389,12 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     optimizer = load_optimizer(args.optimizer, seed=args.seed, budget_s=args.budget,
                                **_parse_options(args.option))
     queue = load_queue(args.model, **_shapes(args))
-    sparse: list[str] = []
-    if "sparsity" in args.knobs:
-        from paleozoic.optimize.sparse import paying_sparse, sparse_candidates
 
-        # Per layer on the device model, where its zero pairs pay for the index.
-        candidates = sparse_candidates(queue)
-        sparse = paying_sparse(queue, args.profile, precisions=args.precisions,
-                               candidates=candidates)
-        print(f"sparse mode: {len(sparse)} of {len(candidates)} layer(s) with zero weight "
-              f"pairs, where the device model says it pays")
-    if "dp" in args.knobs and args.cost == "measured" and args.sdk != "mock":
-        raise PaleozoicError(f"--knobs dp: data parallelism splits a batch among MLU cores; "
-                             f"on --sdk {args.sdk} the CPU runs the batch as one whatever it "
-                             f"is, so there is nothing to measure (use the device model or "
-                             f"--sdk mock)")
-    cost = _make_oracle(args, queue, sparse)
+    def make_oracle(sparse: Collection[str], dp: int) -> CostOracle:
+        return _make_oracle(args, queue, sparse, dp)
+
+    refuse_knobs(args.knobs, make_oracle, wall_clock=args.cost == "measured"
+                 and args.sdk != "mock")
     steps = 1000
     with tqdm(total=steps, desc=optimizer.name, unit="step", leave=False,
               bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} "
@@ -417,30 +407,11 @@ def _cmd_tune(args: argparse.Namespace) -> int:
                 bar.update(done - bar.n)
 
         space = SearchSpace.from_queue(queue, report=report, precisions=args.precisions)
-        if "dp" in args.knobs:
-            from paleozoic.optimize.data_parallel import search_data_parallelism
-
-            plan = search_data_parallelism(
-                optimizer, queue, lambda dp: _make_oracle(args, queue, sparse, dp), space)
-            cost = _make_oracle(args, queue, sparse, plan.data_parallelism)
-        else:
-            plan = run_optimizer(optimizer, queue, cost, space)
-        if "concat" in args.knobs:
-            from paleozoic.optimize.concat import with_stages
-
-            if getattr(cost, "pinned_block_cost", None) is None:
-                raise PaleozoicError(f"--knobs concat: the {cost.name} oracle cannot time "
-                                     f"blocks that run at once; use the device model (--cost "
-                                     f"model)")
-            mps = tuple(m for m in space.mps if m * plan.data_parallelism <= 32)
-            before = plan.notes["cost_us"]
-            plan = with_stages(plan, queue, dataclasses.replace(space, mps=mps), cost)
-            print(f"stages: {len(plan.stages)} ({plan.notes['cost_us']:,.1f} us against "
-                  f"{before:,.1f} us without)")
-    if sparse:
-        from paleozoic.optimize.sparse import with_sparse
-
-        plan = with_sparse(plan, sparse)
+        tuned = tune_with_knobs(optimizer, queue, space, args.knobs, make_oracle,
+                                profile=args.profile, precisions=args.precisions)
+    plan, cost = tuned.plan, tuned.cost
+    for line in tuned.lines:
+        print(line)
     if args.cost == "measured" and args.sdk != "mock":
         # Wall-clock block costs misprice whole plans a little: the searched plan is kept
         # only if it leads the built-in ones as whole forwards (MeasuredOracle.confirm).
@@ -456,14 +427,10 @@ def _cmd_tune(args: argparse.Namespace) -> int:
              f"so {plan.strategy} is written"))
     out.write_text(plan.to_json())
     print("\n".join(plan_table(plan, queue, cost)))
-    if "dp" in args.knobs:
-        from paleozoic.ir.plan import batch_of
+    if "data_parallelism_us" in plan.notes:
+        from paleozoic.optimize.report import data_parallelism_line
 
-        frames = batch_of(queue)
-        print("data parallelism: " + ", ".join(
-            f"{dp} {frames * 1e6 / us:,.0f} frames/s"
-            for dp, us in plan.notes["data_parallelism_us"].items()) +
-            f"; the plan takes {plan.data_parallelism}")
+        print(data_parallelism_line(plan, queue))
     print(f"wrote {out} (re-emit with `paleozoic compile {args.model} --plan {out} -o DIR`)")
     return 0
 

@@ -6,7 +6,7 @@ import dataclasses
 from math import comb
 
 from paleozoic.ir import LayerQueue, Plan
-from paleozoic.ir.plan import MP_MAX, data_parallelism_choices
+from paleozoic.ir.plan import MP_MAX, batch_of, data_parallelism_choices
 from paleozoic.ir.plan import with_data_parallelism
 from paleozoic.ops.sparsity import sparse_refusal
 from paleozoic.optimize.concat import parallel_regions
@@ -72,6 +72,15 @@ def space_lines(queue: LayerQueue, space: SearchSpace) -> list[str]:
                      f"each also a stage of its branches in C(32, branches) MP splits: at most "
                      f"x {sci(factor)}")
     return lines
+
+
+def data_parallelism_line(plan: Plan, queue: LayerQueue) -> str:
+    """Throughput at each data parallelism the search tried (tune --knobs dp)."""
+    frames = batch_of(queue)
+    return ("data parallelism: " + ", ".join(
+        f"{dp} {frames * 1e6 / us:,.0f} frames/s"
+        for dp, us in plan.notes["data_parallelism_us"].items()) +
+        f"; the plan takes {plan.data_parallelism}")
 
 
 def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]],

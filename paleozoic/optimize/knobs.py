@@ -1,0 +1,98 @@
+"""Table 4's knobs past cuts, MP and precision, searched around any optimizer: `paleozoic
+tune --knobs`, and the same for API users.
+
+- sparsity: the SDK's sparse mode for each layer with zero weight pairs where the device
+  model prices it faster (paleozoic.optimize.sparse); the search then prices those layers
+  sparse.
+- dp: data parallelism; the optimizer runs once per value the model allows
+  (paleozoic.optimize.data_parallel).
+- concat: stages of blocks that run at once, where the staged DP beats the optimizer's plan
+  (paleozoic.optimize.concat).
+
+The optimizer protocol is untouched: a plug-in searches each space as it searches any other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Callable, Collection, Sequence
+
+from paleozoic.errors import OptimizerError
+from paleozoic.ir import LayerQueue, Plan
+from paleozoic.ir.plan import MP_MAX, Precision
+from paleozoic.optimize.base import Optimizer
+from paleozoic.optimize.oracle import CostOracle, StageCostOracle
+from paleozoic.optimize.run import run_optimizer
+from paleozoic.optimize.space import SearchSpace
+
+KNOBS = ("sparsity", "dp", "concat")
+
+# make_oracle(sparse layers, data parallelism) -> the oracle pricing blocks so.
+OracleMaker = Callable[[Collection[str], int], CostOracle]
+
+
+@dataclass
+class KnobTuning:
+    plan: Plan
+    cost: CostOracle          # the oracle that priced the plan (at its data parallelism)
+    lines: list[str] = field(default_factory=list)  # what each knob did, for the user
+
+
+def refuse_knobs(knobs: Collection[str], make_oracle: OracleMaker,
+                 wall_clock: bool) -> None:
+    """OptimizerError, before any search, for knobs the oracle cannot price: data
+    parallelism on a wall-clock SDK (a CPU runs the batch as one whatever it is), stages
+    with an oracle that cannot time blocks running at once."""
+    unknown = sorted(set(knobs) - set(KNOBS))
+    if unknown:
+        raise OptimizerError(f"unknown knob(s) {', '.join(unknown)}; known: {', '.join(KNOBS)}")
+    if "dp" in knobs and wall_clock:
+        raise OptimizerError("--knobs dp: data parallelism splits a batch among MLU cores; a "
+                             "CPU SDK runs the batch as one whatever it is, so there is "
+                             "nothing to measure (use the device model or --sdk mock)")
+    if "concat" in knobs:
+        oracle = make_oracle((), 1)
+        if not isinstance(oracle, StageCostOracle):
+            raise OptimizerError(f"--knobs concat: the {oracle.name} oracle cannot time blocks "
+                                 f"that run at once; use the device model (--cost model)")
+
+
+def tune_with_knobs(optimizer: Optimizer, queue: LayerQueue, space: SearchSpace,
+                    knobs: Collection[str], make_oracle: OracleMaker,
+                    profile: str | None = None,
+                    precisions: Sequence[Precision] = (Precision.FP32,)) -> KnobTuning:
+    """`optimizer`'s plan for `queue` with `knobs` searched too (module doc). Without knobs:
+    run_optimizer's plan, unchanged. `profile` and `precisions` are the device model's for
+    the sparse-mode choice."""
+    lines: list[str] = []
+    sparse: list[str] = []
+    if "sparsity" in knobs:
+        from paleozoic.optimize.sparse import paying_sparse, sparse_candidates
+
+        candidates = sparse_candidates(queue)
+        sparse = paying_sparse(queue, profile, precisions=precisions, candidates=candidates)
+        lines.append(f"sparse mode: {len(sparse)} of {len(candidates)} layer(s) with zero "
+                     f"weight pairs, where the device model says it pays")
+    if "dp" in knobs:
+        from paleozoic.optimize.data_parallel import search_data_parallelism
+
+        plan = search_data_parallelism(optimizer, queue, lambda dp: make_oracle(sparse, dp),
+                                       space)
+        cost = make_oracle(sparse, plan.data_parallelism)
+    else:
+        cost = make_oracle(sparse, 1)
+        plan = run_optimizer(optimizer, queue, cost, space)
+    if "concat" in knobs:
+        from paleozoic.optimize.concat import with_stages
+
+        mps = tuple(m for m in space.mps if m * plan.data_parallelism <= MP_MAX)
+        before = plan.notes["cost_us"]
+        plan = with_stages(plan, queue, dataclasses.replace(space, mps=mps), cost)
+        lines.append(f"stages: {len(plan.stages)} ({plan.notes['cost_us']:,.1f} us against "
+                     f"{before:,.1f} us without)")
+    if sparse:
+        from paleozoic.optimize.sparse import with_sparse
+
+        plan = with_sparse(plan, sparse)
+    return KnobTuning(plan, cost, lines)
