@@ -114,14 +114,13 @@ LayerWork frameGroupWork(const LayerWork& layer, int dp) {
   return w;
 }
 
-std::vector<GraphLayer> frameGroupGraph(const std::vector<GraphLayer>& layers, int dp) {
-  std::vector<GraphLayer> group = layers;
-  if (dp <= 1) return group;
-  for (GraphLayer& l : group) {
+std::vector<GraphLayer> frameGroupGraph(std::vector<GraphLayer> layers, int dp) {
+  if (dp <= 1) return layers;
+  for (GraphLayer& l : layers) {
     l.work = frameGroupWork(l.work, dp);
     for (auto& in : l.inputs) in.second /= dp;
   }
-  return group;
+  return layers;
 }
 
 DeviceProfile launchProfile(const DeviceProfile& profile, const Launch& launch) {

@@ -140,7 +140,7 @@ double fusedBlockTimeUs(const std::vector<GraphLayer>& layers, int first, int la
 // One group of frames of a data-parallel op (above): the work of each layer on 1/dp of the
 // frames, and the profile whose DRAM bandwidth is the group's share. dp 1: unchanged.
 LayerWork frameGroupWork(const LayerWork& layer, int dp);
-std::vector<GraphLayer> frameGroupGraph(const std::vector<GraphLayer>& layers, int dp);
+std::vector<GraphLayer> frameGroupGraph(std::vector<GraphLayer> layers, int dp);
 
 // How a forward runs: groups of frames (data parallelism), and the share of the DRAM its
 // affinity's cores have (1: the whole chip's).

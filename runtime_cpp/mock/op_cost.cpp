@@ -386,14 +386,18 @@ OpTiming fusionOpTiming(const std::vector<const OpDesc*>& ops,
 double OpTiming::us(const Launch& launch) const {
   const std::size_t i = static_cast<std::size_t>(launch.dp - 1);
   if (launch.dram_share >= 1.0 && i < by_dp_.size()) return by_dp_[i];
-  return price(launch);
+  const auto key = std::make_pair(launch.dp, launch.dram_share);
+  auto it = pinned_.find(key);
+  if (it == pinned_.end()) it = pinned_.emplace(key, price(launch)).first;
+  return it->second;
 }
 
 double OpTiming::price(const Launch& launch) const {
   const DeviceProfile profile = launchProfile(mockProfile(), launch);
   if (!fused_) return baseOpTimeUs(frameGroupWork(graph_[0].work, launch.dp), mp_, profile);
-  return fusedBlockTimeUs(frameGroupGraph(graph_, launch.dp), 0,
-                          static_cast<int>(graph_.size()), mp_, profile);
+  const int n = static_cast<int>(graph_.size());
+  if (launch.dp == 1) return fusedBlockTimeUs(graph_, 0, n, mp_, profile);
+  return fusedBlockTimeUs(frameGroupGraph(graph_, launch.dp), 0, n, mp_, profile);
 }
 
 }  // namespace pz_mock

@@ -2,6 +2,8 @@
 #ifndef PZ_MOCK_OP_TIMING_H_
 #define PZ_MOCK_OP_TIMING_H_
 
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "device_model.h"
@@ -10,7 +12,8 @@ namespace pz_mock {
 
 // The op's work, kept from compile (a base op's one layer, or a fusion op's graph), priced
 // on the mock's current profile (op_cost.cpp). Times at the whole chip's DRAM are computed
-// once per data parallelism, at compile.
+// once per data parallelism, at compile; a pinned launch's (a stage's block) on its first
+// forward, kept for the next: us() is called under the op's forward lock, one at a time.
 class OpTiming {
  public:
   OpTiming() = default;
@@ -26,6 +29,7 @@ class OpTiming {
   int mp_ = 1;
   bool fused_ = false;
   std::vector<double> by_dp_;  // [dp - 1] at the whole chip's DRAM
+  mutable std::map<std::pair<int, double>, double> pinned_;  // (dp, DRAM share) -> us
 };
 
 }  // namespace pz_mock
