@@ -16,6 +16,7 @@ from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.optimize.space import SearchSpace
 from paleozoic.passes import run_passes
 from paleozoic.pipeline import build_session, compile_model, run_session
+from paleozoic.reference import Float64Reference
 from paleozoic.sdk import sdk_available
 from paleozoic.testing.blocks import googlenet_block
 from paleozoic.testing.zoo import random_inputs
@@ -73,6 +74,16 @@ def test_staged_inception_module_matches_per_layer_and_onnxruntime(tmp_path, sdk
     ref = onnxruntime_outputs(model, feeds)[0]
     np.testing.assert_allclose(outputs["staged"], ref.reshape(outputs["staged"].shape),
                                rtol=1e-4, atol=1e-5)
+    # Against a float64 truth on inputs of large magnitude: a stage changes where blocks
+    # run, not what they compute, so its error is the per-layer plan's.
+    big = {k: v * np.float32(100) for k, v in feeds.items()}
+    truth = Float64Reference(model).run(big)[0].reshape(outputs["staged"].shape)
+    staged_big = run_session(tmp_path / "staged", list(big.values())).outputs[0]
+    plain_big = run_session(tmp_path / "per-layer", list(big.values())).outputs[0]
+    scale = np.abs(truth).max()
+    err = np.abs(staged_big - truth).max() / scale
+    assert err < 1e-5
+    assert err <= 1.01 * np.abs(plain_big - truth).max() / scale + 1e-9
     if sdk == "mock":
         oracle = DeviceModelOracle(queue)
         assert totals["staged"] == pytest.approx(oracle.plan_cost(staged), rel=1e-3, abs=0.1)
