@@ -33,6 +33,7 @@ struct HandleType;
     static constexpr const char* name = #T; \
   };
 PZ_MOCK_HANDLE_TYPE(cnmlTensor_t)
+PZ_MOCK_HANDLE_TYPE(cnmlCpuTensor_t)
 PZ_MOCK_HANDLE_TYPE(cnmlBaseOp_t)
 PZ_MOCK_HANDLE_TYPE(cnmlFusionOp_t)
 PZ_MOCK_HANDLE_TYPE(cnmlConvOpParam_t)

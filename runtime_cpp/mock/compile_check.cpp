@@ -14,14 +14,19 @@ cnmlStatus_t checkTarget(cnmlCoreVersion_t version, int core_limit) {
 }
 
 cnmlStatus_t checkOperands(const std::vector<Operand>& declared, const cnmlTensor_t* tensors,
-                           void* const* ptrs, int count) {
+                           void* const* ptrs, int count, const std::vector<int>* strategies,
+                           const std::vector<cnmlDataType_t>* transfer) {
   if (count != static_cast<int>(declared.size())) return CNML_STATUS_INVALIDARG;
   if (!ptrs) return CNML_STATUS_INVALIDPARAM;
   for (int i = 0; i < count; ++i) {
     if (tensors && tensors[i] && (tensors[i]->impl->dims != declared[i].dims ||
                                   tensors[i]->impl->dtype != declared[i].dtype))
       return CNML_STATUS_INVALIDPARAM;
-    if (!ptrs[i] || !deviceRangeValid(ptrs[i], declared[i].bytes()))
+    if (tensors && tensors[i] &&
+        tensors[i]->impl->preprocess != (strategies ? (*strategies)[i] : -1))
+      return CNML_STATUS_INVALIDARG;
+    const cnmlDataType_t dtype = transfer ? (*transfer)[i] : declared[i].dtype;
+    if (!ptrs[i] || !deviceRangeValid(ptrs[i], declared[i].elements() * dtypeSize(dtype)))
       return CNML_STATUS_INVALIDPARAM;
   }
   return CNML_STATUS_SUCCESS;

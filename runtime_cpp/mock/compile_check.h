@@ -14,9 +14,14 @@ cnmlStatus_t checkTarget(cnmlCoreVersion_t version, int core_limit);
 
 // Forward operands: optional tensor handles must match the declared dims, and pointers must
 // cover the operand inside one tracked device allocation. Wrong count -> INVALIDARG,
-// anything else -> INVALIDPARAM.
+// anything else -> INVALIDPARAM. A base op's forward (strategies null) given a tensor with a
+// data-preprocess strategy -> INVALIDARG; a fusion op's passes the strategy each operand had
+// at cnmlSetFusionIO (-1: none), and a tensor whose strategy differs -> INVALIDARG. Buffers
+// are checked for the operand's transfer dtype (the twin's under MLU priority).
 cnmlStatus_t checkOperands(const std::vector<Operand>& declared, const cnmlTensor_t* tensors,
-                           void* const* ptrs, int count);
+                           void* const* ptrs, int count,
+                           const std::vector<int>* strategies = nullptr,
+                           const std::vector<cnmlDataType_t>* transfer = nullptr);
 
 // Precision rules of an op at compile (cnml.h, "Mock rules on precision"): INVALIDARG, or
 // UNSUPPORT for an int8 reduction that could overflow int32.

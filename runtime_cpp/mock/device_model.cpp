@@ -283,4 +283,22 @@ std::vector<double> costTable(const std::vector<GraphLayer>& layers, const std::
   return table;
 }
 
+IoConversion ioConversionUs(double elements, int host_bytes, int device_bytes, bool on_device,
+                            int mp, const DeviceProfile& profile) {
+  IoConversion cost;
+  if (host_bytes == device_bytes) {
+    cost.host_us = elements * host_bytes / profile.hostLinkBytesPerUs();
+    return cost;
+  }
+  if (on_device) {
+    cost.host_us = elements * host_bytes / profile.hostLinkBytesPerUs();
+    cost.device_us = std::max(elements / (mp * profile.coreFlops(Precision::kFp16)) * 1e6,
+                              elements * host_bytes / profile.dramBytesPerUs());
+  } else {
+    cost.host_us = elements * (host_bytes + device_bytes) / profile.hostConvertBytesPerUs() +
+                   elements * device_bytes / profile.hostLinkBytesPerUs();
+  }
+  return cost;
+}
+
 }  // namespace pz_mock

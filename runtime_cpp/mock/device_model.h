@@ -152,6 +152,25 @@ struct Launch {
 // among the groups.
 DeviceProfile launchProfile(const DeviceProfile& profile, const Launch& launch);
 
+// A session I/O tensor of `elements` values moved between its host form (host_bytes per
+// value, the twin's dtype) and its device form (device_bytes) across the host link, with the
+// conversion on one side (CNML's data-preprocess strategy):
+//   on the host (CPU_PRIORITY):   host = elements * (host_bytes + device_bytes) / host_convert
+//                                        + elements * device_bytes / host_link,  device = 0
+//   on the device (MLU_PRIORITY): host = elements * host_bytes / host_link,
+//                                 device = max(elements / (mp * F16), elements * host_bytes / B)
+// The device side is the cast the fusion op runs at its edge, as the fusion model prices a
+// fused row-local layer: its DRAM side is the host-form bytes (the device form stays on chip
+// for the block's layers, or comes from them). Equal dtypes: nothing to convert, both sides
+// price the copy alone.
+struct IoConversion {
+  double host_us = 0.0;    // host thread: conversion (if there) and the copy over the link
+  double device_us = 0.0;  // added to the fusion op's device time
+  double total() const { return host_us + device_us; }
+};
+IoConversion ioConversionUs(double elements, int host_bytes, int device_bytes, bool on_device,
+                            int mp, const DeviceProfile& profile);
+
 // table[(i * (n + 1) + j) * mps.size() + k] = time of layers[i, j) on mps[k] cores: fused
 // when j > i + 1, the base op time when j == i + 1, +inf when j <= i. Computed incrementally;
 // equals fusedBlockTimeUs / baseOpTimeUs entry by entry.

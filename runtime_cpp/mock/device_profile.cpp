@@ -32,6 +32,7 @@ const Field kFields[] = {
     {"host_link_gbps", 0.0, &DeviceProfile::host_link_gbps},
     {"sparse_skip_efficiency", -1.0, &DeviceProfile::sparse_skip_efficiency},
     {"sparse_index_bits", -1.0, &DeviceProfile::sparse_index_bits},
+    {"host_convert_gbps", 0.0, &DeviceProfile::host_convert_gbps},
 };
 
 std::string trim(const std::string& s) {

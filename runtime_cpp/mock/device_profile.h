@@ -29,6 +29,7 @@ struct DeviceProfile {
   double host_link_gbps = 12.0;          // PCIe 3.0 x16 card: 15.75 GB/s raw, ~12 sustained
   double sparse_skip_efficiency = 0.93;  // fitted (sparse_fit.py): fraction of zero pairs' MACs skipped
   double sparse_index_bits = 1.0;        // ASSUMPTION: index bits per filter pair (a bitmap)
+  double host_convert_gbps = 4.0;        // ASSUMPTION: one host thread's dtype/layout conversion
 
   // Sustained fp32 FLOP/s of one core.
   double coreFlops() const {
@@ -48,6 +49,8 @@ struct DeviceProfile {
   double dramBytesPerUs() const { return dram_gbps * 1e3 * dram_efficiency; }
   // Sustained host <-> device bytes per microsecond (cnrtMemcpy).
   double hostLinkBytesPerUs() const { return host_link_gbps * 1e3; }
+  // Bytes (read plus written) per microsecond the host converts an I/O tensor at.
+  double hostConvertBytesPerUs() const { return host_convert_gbps * 1e3; }
 
   // (key, value) pairs in file order, as numbers; used by tests and the Python binding.
   std::vector<std::pair<std::string, double>> items() const;

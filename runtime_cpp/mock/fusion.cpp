@@ -37,7 +37,17 @@ struct Slot {
 struct cnmlFusionOp {
   std::vector<OpDesc> ops;
   bool io_set = false;
+  // The I/O as the ops see it: after compile, an MLU-priority input or output (data-
+  // preprocess strategy) is its host form here, converted by a cast the SDK adds.
   std::vector<Operand> inputs, outputs;
+  // The I/O as cnmlSetFusionIO was given it, each tensor's strategy then (-1: none) and the
+  // dtype of the buffer a forward passes for it (TensorImpl::transferType).
+  std::vector<Operand> io_inputs, io_outputs;
+  std::vector<int> in_strategy, out_strategy;
+  std::vector<cnmlDataType_t> in_transfer, out_transfer;
+  // Once compiled: ops[input_casts, input_casts + fused_ops) are the caller's (fuse order),
+  // the others the casts of MLU-priority I/O (addEdgeCasts).
+  std::size_t input_casts = 0, fused_ops = 0;
   bool compiled = false;
   // One step per op, or per chain of ops the backend merges (backend.h).
   std::vector<std::unique_ptr<PreparedOp>> prepared;
@@ -82,6 +92,61 @@ bool validIoList(cnmlTensor_t* tensors, int num) {
     if (!seen.insert(tensors[i]->impl->id).second) return false;
   }
   return true;
+}
+
+// The casts MLU-priority I/O needs (cnml.h, cnmlSetDataPreprocessStrategy): an input whose
+// buffer holds the twin's dtype is read by a cast into a value of the tensor's own, which the
+// ops read instead; an output the ops write in its dtype is cast into the buffer's. The
+// casts run in the fusion op, so the device model prices them with the block. Input casts
+// go first, output casts last; fused_ops marks where the caller's ops are.
+void addEdgeCasts(cnmlFusionOp& f) {
+  std::vector<OpDesc> front, back;
+  const auto rename = [&f](std::uint64_t from, std::uint64_t to) {
+    for (OpDesc& op : f.ops) {
+      for (Operand& o : op.inputs)
+        if (o.id == from) o.id = to;
+      for (Operand& o : op.outputs)
+        if (o.id == from) o.id = to;
+    }
+  };
+  const auto cast = [](const Operand& from, const Operand& to) {
+    OpDesc d;
+    d.kind = OpKind::kCast;
+    d.cast = from.dtype == CNML_DATA_FLOAT32 ? CNML_CAST_FLOAT32_TO_FLOAT16
+                                              : CNML_CAST_FLOAT16_TO_FLOAT32;
+    d.inputs = {from};
+    d.outputs = {to};
+    d.fused = true;
+    return d;
+  };
+  for (std::size_t k = 0; k < f.inputs.size(); ++k) {
+    if (f.in_transfer[k] == f.inputs[k].dtype) continue;
+    Operand converted = f.inputs[k];
+    converted.id = newTensorId();
+    rename(f.inputs[k].id, converted.id);
+    f.inputs[k].dtype = f.in_transfer[k];
+    front.push_back(cast(f.inputs[k], converted));
+  }
+  for (std::size_t k = 0; k < f.outputs.size(); ++k) {
+    if (f.out_transfer[k] == f.outputs[k].dtype) continue;
+    Operand produced = f.outputs[k];
+    produced.id = newTensorId();
+    rename(f.outputs[k].id, produced.id);
+    f.outputs[k].dtype = f.out_transfer[k];
+    back.push_back(cast(produced, f.outputs[k]));
+  }
+  f.fused_ops = f.ops.size();
+  f.input_casts = front.size();
+  f.ops.insert(f.ops.begin(), std::make_move_iterator(front.begin()),
+               std::make_move_iterator(front.end()));
+  f.ops.insert(f.ops.end(), std::make_move_iterator(back.begin()),
+               std::make_move_iterator(back.end()));
+}
+
+std::vector<cnmlDataType_t> dtypesOf(const std::vector<Operand>& operands) {
+  std::vector<cnmlDataType_t> dtypes;
+  for (const Operand& o : operands) dtypes.push_back(o.dtype);
+  return dtypes;
 }
 
 // Graph checks of cnmlCompileFusionOp (all INVALIDPARAM) and the buffer plan.
@@ -467,7 +532,8 @@ void pairRecurrentSteps(cnmlFusionOp& f, int threads) {
     ++k;
   }
   f.implementations->clear();
-  for (std::size_t i = 0; i < f.ops.size(); ++i) {
+  // The caller's ops only (fuse order, cnmlBaseOp::fused_index), after the input casts.
+  for (std::size_t i = f.input_casts; i < f.input_casts + f.fused_ops; ++i) {
     const std::size_t k = f.step_of[i];
     std::string text = implementationOf(*f.prepared[k]);
     if (f.beside_next[k] || (k > 0 && f.beside_next[k - 1])) text += ", two ops side by side";
@@ -588,15 +654,28 @@ cnmlStatus_t cnmlSetFusionIO(cnmlFusionOp_t fusion_op, cnmlTensor_t* inputs, int
   if (!validIoList(inputs, input_num) || !validIoList(outputs, output_num))
     return CNML_STATUS_INVALIDPARAM;
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    fusion_op->inputs.clear();
-    fusion_op->outputs.clear();
-    for (int i = 0; i < input_num; ++i)
-      fusion_op->inputs.push_back(
-          {inputs[i]->impl->id, inputs[i]->impl->dims, inputs[i]->impl->dtype});
-    for (int i = 0; i < output_num; ++i)
-      fusion_op->outputs.push_back(
-          {outputs[i]->impl->id, outputs[i]->impl->dims, outputs[i]->impl->dtype});
-    fusion_op->io_set = true;
+    cnmlFusionOp& f = *fusion_op;
+    f.io_inputs.clear();
+    f.io_outputs.clear();
+    f.in_strategy.clear();
+    f.out_strategy.clear();
+    f.in_transfer.clear();
+    f.out_transfer.clear();
+    for (int i = 0; i < input_num; ++i) {
+      const TensorImpl& t = *inputs[i]->impl;
+      f.io_inputs.push_back({t.id, t.dims, t.dtype});
+      f.in_strategy.push_back(t.preprocess);
+      f.in_transfer.push_back(t.transferType());
+    }
+    for (int i = 0; i < output_num; ++i) {
+      const TensorImpl& t = *outputs[i]->impl;
+      f.io_outputs.push_back({t.id, t.dims, t.dtype});
+      f.out_strategy.push_back(t.preprocess);
+      f.out_transfer.push_back(t.transferType());
+    }
+    f.inputs = f.io_inputs;
+    f.outputs = f.io_outputs;
+    f.io_set = true;
     return CNML_STATUS_SUCCESS;
   });
   return logged(status, "cnmlSetFusionIO", [&](Call& c) {
@@ -618,8 +697,17 @@ cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t ver
     if (s != CNML_STATUS_SUCCESS) return s;
   }
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
+    // What a failed compile leaves, to retry: the ops as fused, before any cast renamed them.
+    const bool casts = f.in_transfer != dtypesOf(f.inputs) || f.out_transfer != dtypesOf(f.outputs);
+    std::vector<OpDesc> as_fused = casts ? f.ops : std::vector<OpDesc>();
+    addEdgeCasts(f);
     cnmlStatus_t st = plan(f);
-    if (st != CNML_STATUS_SUCCESS) return st;
+    if (st != CNML_STATUS_SUCCESS) {
+      if (casts) f.ops = std::move(as_fused);
+      f.inputs = f.io_inputs;
+      f.outputs = f.io_outputs;
+      return st;
+    }
     int threads = threadsFor(core_limit);
     prepareSteps(f, threads);
     pairRecurrentSteps(f, threads);
@@ -648,9 +736,11 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
   cnmlFusionOp& f = *fusion_op;
   if (!f.compiled) return CNML_STATUS_INVALIDARG;
   if (!queueAlive(queue)) return CNML_STATUS_INVALIDPARAM;
-  cnmlStatus_t s = checkOperands(f.inputs, input_tensors, inputs, input_num);
+  cnmlStatus_t s = checkOperands(f.io_inputs, input_tensors, inputs, input_num, &f.in_strategy,
+                                 &f.in_transfer);
   if (s != CNML_STATUS_SUCCESS) return s;
-  s = checkOperands(f.outputs, output_tensors, outputs, output_num);
+  s = checkOperands(f.io_outputs, output_tensors, outputs, output_num, &f.out_strategy,
+                    &f.out_transfer);
   if (s != CNML_STATUS_SUCCESS) return s;
   Launch launch;
   s = checkInvokeParam(extra, f.timing, f.inputs, &launch);

@@ -75,11 +75,20 @@ struct TensorImpl {
   // Shared with a compiled op (compiledCopy): the handle copies it before any change, so
   // that rebinding never changes a compiled op and the data is held once meanwhile.
   bool frozen = false;
+  // cnmlSetDataPreprocessStrategy: -1 none, else the strategy (CNML_CPU_MLU_BALANCE already
+  // resolved to CPU or MLU priority), and the twin's dtype (the host form).
+  int preprocess = -1;
+  cnmlDataType_t twin_dtype = CNML_DATA_FLOAT32;
+  // The dtype of the device buffer a forward passes for this tensor: the twin's when the
+  // fusion op converts on the device (MLU priority), the tensor's otherwise.
+  cnmlDataType_t transferType() const;
 };
 using TensorRef = std::shared_ptr<TensorImpl>;
 
 // Activation operand snapshot: later reshapes of the handle must not change a built op.
 std::size_t dtypeSize(cnmlDataType_t dtype);  // FLOAT32 4, FLOAT16 2, INT8 1
+// A fresh tensor id (TensorImpl::id), for values the SDK itself adds to a fusion op.
+std::uint64_t newTensorId();
 
 struct Operand {
   std::uint64_t id = 0;
@@ -299,6 +308,10 @@ struct cnmlNearestNeighborOpParam {
 };
 struct cnmlInterpOpParam {
   pz_mock::InterpParams p;
+};
+struct cnmlCpuTensor {
+  cnmlDataType_t dtype = CNML_DATA_FLOAT32;
+  std::size_t elements = 0;
 };
 struct cnmlQuantizedParam {
   int position = 0;

@@ -15,6 +15,8 @@ namespace {
 std::atomic<std::uint64_t> g_next_tensor_id{1};
 }
 
+std::uint64_t pz_mock::newTensorId() { return g_next_tensor_id++; }
+
 namespace {
 
 // The handle's tensor, copied first when a compiled op shares it (TensorImpl::frozen).

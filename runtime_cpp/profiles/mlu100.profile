@@ -79,3 +79,11 @@ host_link_gbps = 12
 # how the chip stores the index is not documented; a bitmap, 1 bit per pair, is the least.
 sparse_skip_efficiency = 0.93
 sparse_index_bits = 1
+
+# Conversion of a session's I/O tensors between their host form (float32) and the device's
+# (float16 in an fp16 or int8 block) on the host, in GB/s of bytes read plus written: the
+# CPU_PRIORITY side of CNML's data-preprocess strategy (on the device the conversion is a
+# cast the fusion op runs). ASSUMPTION: one host thread; numpy's float32 -> float16 cast
+# runs at 3.6 GB/s on the development machine; a vectorised cast with the NCHW -> NHWC
+# reorder the real device wants would be of that order.
+host_convert_gbps = 4

@@ -178,6 +178,24 @@ typedef enum {
   CNML_Sparse = 1
 } cnmlSparseMode_t;
 
+// Where a fusion I/O tensor's conversion between its host form (the twin CPU tensor's dtype)
+// and its device form runs (CNML 6, MLU100; `-datastrategy` in Cambricon Caffe). The mock
+// keeps NCHW on both sides, so the conversion is the dtype cast:
+//   CNML_CPU_PRIORITY: the host casts; the device buffer holds the device dtype.
+//   CNML_MLU_PRIORITY: the fusion op casts on the device as it reads (an input) or writes
+//     (an output) the tensor; the device buffer holds the twin's dtype.
+//   CNML_CPU_MLU_BALANCE: the mock resolves it, when set, to the side its device model
+//     prices lower for the tensor (cnmlMockGetDataPreprocessStrategy reads which).
+//   CNML_NO_PREPROCESS: nothing converts; the twin must have the device dtype.
+typedef enum {
+  CNML_CPU_MLU_BALANCE = 0,
+  CNML_CPU_PRIORITY = 1,
+  CNML_MLU_PRIORITY = 2,
+  CNML_NO_PREPROCESS = 3
+} cnmlDataPreprocessStrategy_t;
+
+typedef enum { CNML_NCHW = 0, CNML_NHWC = 1 } cnmlDataOrder_t;
+
 // ---- setup -------------------------------------------------------------------
 cnmlStatus_t cnmlInit(int flag);
 cnmlStatus_t cnmlExit(void);
@@ -198,6 +216,22 @@ cnmlStatus_t cnmlSetTensorDataType(cnmlTensor_t tensor, cnmlDataType_t data_type
 cnmlStatus_t cnmlGetTensorSize_V2(cnmlTensor_t tensor, size_t* size);
 cnmlStatus_t cnmlGetTensorDataType(cnmlTensor_t tensor, cnmlDataType_t* data_type);
 cnmlStatus_t cnmlDestroyTensor(cnmlTensor_t* tensor);
+
+// A host tensor's description (a data-preprocess twin). Mock rules: null -> INVALIDPARAM;
+// a dtype other than FLOAT32 or FLOAT16, an order other than NCHW, or a dim below 1 ->
+// INVALIDARG. A device tensor of any rank pairs with a twin of the same element count.
+typedef struct cnmlCpuTensor* cnmlCpuTensor_t;
+cnmlStatus_t cnmlCreateCpuTensor(cnmlCpuTensor_t* cpu_tensor, cnmlTensorType_t tensor_type,
+                                 cnmlDataType_t data_type, cnmlDataOrder_t data_order, int n,
+                                 int c, int h, int w);
+cnmlStatus_t cnmlDestroyCpuTensor(cnmlCpuTensor_t* cpu_tensor);
+// Mock rules: null tensor or twin -> INVALIDPARAM; a strategy out of range, a tensor that
+// is not a shaped CNML_TENSOR of FLOAT32 or FLOAT16, a twin of another element count, or
+// CNML_NO_PREPROCESS with a twin of another dtype -> INVALIDARG. It takes effect at
+// cnmlSetFusionIO: a forward passing the tensor to a base op, or to a fusion op whose I/O
+// was set before the strategy changed, -> INVALIDARG (the strategy is for fusion I/O only).
+cnmlStatus_t cnmlSetDataPreprocessStrategy(cnmlTensor_t tensor, cnmlCpuTensor_t twins_cpu_tensor,
+                                           cnmlDataPreprocessStrategy_t dps);
 // FILTER / CONST tensors only; data is in the tensor's dtype (elements x element size
 // bytes: fp32, binary16 bits, or int8 q values) and copied at bind time.
 cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,

@@ -29,6 +29,22 @@ cnmlStatus_t cnmlMockGetDeviceProfileItem(int index, const char** key, double* v
 /* Message of the last failed cnmlMock* call in this thread ("" when none). */
 const char* cnmlMockLastError(void);
 
+/* The data-preprocess strategy in effect for a tensor (cnmlSetDataPreprocessStrategy):
+ * CNML_CPU_MLU_BALANCE comes back resolved to CNML_CPU_PRIORITY or CNML_MLU_PRIORITY, the
+ * side whose conversion the device model prices lower for the tensor (its device side on
+ * the whole chip). Null -> INVALIDPARAM; no strategy set -> INVALIDARG. */
+cnmlStatus_t cnmlMockGetDataPreprocessStrategy(cnmlTensor_t tensor,
+                                               cnmlDataPreprocessStrategy_t* dps);
+
+/* What moving a session I/O tensor of `elements` values costs with its conversion between
+ * `host` and `device` dtypes on the device (on_device != 0, MLU priority) or the host: host
+ * microseconds (conversion there and the copy over the host link) and device microseconds
+ * added to a fusion op on mp cores (device_model.h, ioConversionUs). Null outputs, a dtype
+ * other than FLOAT32/FLOAT16 or mp outside 1..cores -> INVALIDPARAM. */
+cnmlStatus_t cnmlMockEstimatePreprocessUs(size_t elements, cnmlDataType_t host,
+                                          cnmlDataType_t device, int on_device, int mp,
+                                          double* host_us, double* device_us);
+
 /* Simulated device microseconds of `ops` fused into one fusion op compiled for mp cores:
  * inputs are the tensors the ops read but do not produce, `outputs` leave the fusion, every
  * other tensor an op writes is an intermediate. Equals what cnmlCompileFusionOp +
