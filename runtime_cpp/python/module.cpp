@@ -554,6 +554,14 @@ void registerExceptions(py::module_& m) {
   });
 }
 
+cnmlDataPreprocessStrategy_t preprocessStrategy(const std::string& name) {
+  if (name == "cpu_priority") return CNML_CPU_PRIORITY;
+  if (name == "mlu_priority") return CNML_MLU_PRIORITY;
+  if (name == "balance") return CNML_CPU_MLU_BALANCE;
+  throw pz::Error("data-preprocess strategy " + name +
+                  " is not one of cpu_priority, mlu_priority, balance");
+}
+
 void bindHandles(py::module_& m) {
   py::class_<TensorRef>(m, "Tensor", py::module_local(), "An activation tensor owned by a Session.")
       .def_property_readonly("name", [](const TensorRef& t) { return t.tensor->name(); })
@@ -562,6 +570,20 @@ void bindHandles(py::module_& m) {
       .def_property_readonly("consumers", [](const TensorRef& t) { return t.tensor->consumers(); })
       .def_property_readonly(
           "dtype", [](const TensorRef& t) { return pz::elementTypeName(t.tensor->elementType()); })
+      .def(
+          "set_data_preprocess_strategy",
+          [](const TensorRef& t, const std::string& strategy) {
+            t.tensor->setDataPreprocessStrategy(preprocessStrategy(strategy));
+          },
+          py::arg("strategy"),
+          "Load balance of a graph input or output (Tensor::setDataPreprocessStrategy): "
+          "'cpu_priority', 'mlu_priority' or 'balance'.")
+      .def_property_readonly("transfer_dtype",
+                             [](const TensorRef& t) {
+                               return t.tensor->transferType() == CNML_DATA_FLOAT16
+                                          ? "float16"
+                                          : "float32";
+                             })
       .def("__repr__", [](const TensorRef& t) {
         return "<Tensor " + t.tensor->name() + " " + pz::shapeToString(t.tensor->shape()) + ">";
       });
@@ -889,6 +911,20 @@ void bindFiles(py::module_& m) {
 }
 
 void bindDeviceModel(py::module_& m) {
+  m.def(
+      "estimate_preprocess",
+      [](std::size_t elements, bool on_device, int mp) {
+        double host_us = 0.0, device_us = 0.0;
+        Session::mockCheck(cnmlMockEstimatePreprocessUs(elements, CNML_DATA_FLOAT32,
+                                                        CNML_DATA_FLOAT16, on_device ? 1 : 0,
+                                                        mp, &host_us, &device_us),
+                           "estimate_preprocess");
+        return py::make_tuple(host_us, device_us);
+      },
+      py::arg("elements"), py::arg("on_device"), py::arg("mp"),
+      "(host us, device us) of moving a float32 session input or output of `elements` "
+      "values to or from a float16 block on mp cores, converted on the device (MLU "
+      "priority) or the host (cnmlMockEstimatePreprocessUs).");
   m.def(
       "set_device_profile",
       [](const std::string& path) { Session::mockCheck(cnmlMockSetDeviceProfile(path.c_str()),

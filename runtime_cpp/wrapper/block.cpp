@@ -89,6 +89,22 @@ void Block::compile() {
       Tensor& input = *layer->inputs()[i];
       // A host layer reads fp16 as well as fp32; integer inputs (indices) are never cast.
       if (layer->onHost() || input.isInteger() || input.dataType() == wanted) continue;
+      // A graph input with a data-preprocess strategy comes in the block's dtype: the host
+      // or the fusion op's edge converts it, not a cast layer.
+      if (input.hasDataPreprocessStrategy() && !input.hasDeviceData()) {
+        if (!fuse_) {
+          throw Error("block " + name_ + ": input " + input.name() +
+                      " has a data-preprocess strategy, which only a fused block's inputs "
+                      "take; fuse the block or drop the strategy");
+        }
+        if (input.dataPreprocessApplied()) {
+          throw Error("block " + name_ + ": input " + input.name() +
+                      " with a data-preprocess strategy is read by blocks of different "
+                      "precisions; give them one precision or drop the strategy");
+        }
+        input.setDataType(wanted);
+        continue;
+      }
       CastLayer*& cast = cast_of[&input];
       if (cast == nullptr) {
         casts_.push_back(std::make_unique<CastLayer>(name_ + "_cast_" + input.name(), input, wanted));
@@ -102,6 +118,13 @@ void Block::compile() {
   sequence_ = sequence;
   // A block of one host layer (each has a block of its own) has nothing to fuse.
   if (layers_.size() == 1 && layers_[0]->onHost()) fuse_ = false;
+  for (Layer* layer : layers_) {
+    if (!fuse_ && layer->output().hasDataPreprocessStrategy()) {
+      throw Error("block " + name_ + ": output " + layer->output().name() +
+                  " has a data-preprocess strategy, which only a fused block's outputs take; "
+                  "fuse the block or drop the strategy");
+    }
+  }
   if (!fuse_) {
     for (Layer* layer : sequence_) layer->compileOp(mp_);
   } else {

@@ -64,6 +64,9 @@ void FusionLayer::compileFusionOp(int mp) {
   std::vector<cnmlTensor_t> in_descs, out_descs;
   for (Tensor* t : inputs_) in_descs.push_back(t->desc());
   for (Tensor* t : outputs_) out_descs.push_back(t->desc());
+  // Load balance: the SDK takes a strategy on fusion I/O, before the I/O is set.
+  for (Tensor* t : inputs_) t->applyDataPreprocessStrategy();
+  for (Tensor* t : outputs_) t->applyDataPreprocessStrategy();
   PZ_CHECK(name_, cnmlSetFusionIO(op_, in_descs.data(), static_cast<int>(in_descs.size()),
                                   out_descs.data(), static_cast<int>(out_descs.size())));
   checkCompile(cnmlCompileFusionOp(op_, CNML_MLU100, mp), name_, "cnmlCompileFusionOp", mp);

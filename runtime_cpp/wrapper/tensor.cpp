@@ -3,6 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include <cnml_mock.h>
+
 #include "detail.h"
 #include "paleozoic/run_context.h"
 
@@ -66,12 +68,46 @@ Tensor::Tensor(std::string name, Shape shape, ElementType type)
 
 Tensor::~Tensor() {
   if (ownsDeviceData()) cnrtFree(own_.data);
+  if (twin_ != nullptr) cnmlDestroyCpuTensor(&twin_);
   detail::destroyTensorDesc(&desc_);
 }
 
 std::size_t Tensor::bytes() const {
-  if (dtype_ == CNML_DATA_UINT8) return elements();
-  return elements() * (dtype_ == CNML_DATA_FLOAT16 ? 2 : sizeof(float));
+  const cnmlDataType_t dtype = transferType();
+  if (dtype == CNML_DATA_UINT8) return elements();
+  return elements() * (dtype == CNML_DATA_FLOAT16 ? 2 : sizeof(float));
+}
+
+cnmlDataType_t Tensor::transferType() const {
+  return resolved_preprocess_ == CNML_MLU_PRIORITY ? CNML_DATA_FLOAT32 : dtype_;
+}
+
+void Tensor::setDataPreprocessStrategy(cnmlDataPreprocessStrategy_t strategy) {
+  if (isInteger()) {
+    throw Error("tensor " + name_ + " holds " + elementTypeName(type_) +
+                " values, which are never converted; a data-preprocess strategy is for float "
+                "inputs and outputs");
+  }
+  if (resolved_preprocess_ >= 0 && strategy != preprocess_) {
+    throw Error("tensor " + name_ + ": its data-preprocess strategy is set on the SDK already "
+                "(a block reading or writing it compiled); set it before compiling");
+  }
+  preprocess_ = strategy;
+}
+
+void Tensor::applyDataPreprocessStrategy() {
+  if (preprocess_ < 0 || resolved_preprocess_ >= 0) return;
+  if (hasDeviceData()) {
+    throw Error("tensor " + name_ + ": its data-preprocess strategy must be set before it has "
+                "a device buffer");
+  }
+  PZ_CHECK(name_, cnmlCreateCpuTensor(&twin_, CNML_TENSOR, CNML_DATA_FLOAT32, CNML_NCHW,
+                                      static_cast<int>(elements()), 1, 1, 1));
+  PZ_CHECK(name_, cnmlSetDataPreprocessStrategy(
+                      desc_, twin_, static_cast<cnmlDataPreprocessStrategy_t>(preprocess_)));
+  cnmlDataPreprocessStrategy_t resolved = CNML_CPU_PRIORITY;
+  PZ_CHECK(name_, cnmlMockGetDataPreprocessStrategy(desc_, &resolved));
+  resolved_preprocess_ = resolved;
 }
 
 void Tensor::setDataType(cnmlDataType_t dtype) {
@@ -159,7 +195,7 @@ void Tensor::copyFromHost(const float* src, std::size_t count) {
                 " floats, expected " + std::to_string(elements()) + " for shape " +
                 shapeToString(shape_) + "; pass a buffer of exactly that size");
   }
-  if (dtype_ == CNML_DATA_FLOAT16) {
+  if (transferType() == CNML_DATA_FLOAT16) {
     std::vector<std::uint16_t> half(count);
     PZ_CHECK(name_, cnrtCastDataType(const_cast<float*>(src), CNRT_FLOAT32, half.data(),
                                      CNRT_FLOAT16, static_cast<int>(count), nullptr));
@@ -187,7 +223,7 @@ void Tensor::copyToHost(float* dst, std::size_t count) {
                 " has no device data: it was never written, or it is internal to a fused "
                 "block; mark it as a graph output (markGraphOutput) before compiling to read it");
   }
-  if (dtype_ == CNML_DATA_FLOAT16) {
+  if (transferType() == CNML_DATA_FLOAT16) {
     std::vector<std::uint16_t> half(count);
     PZ_CHECK(name_, cnrtMemcpy(half.data(), const_cast<void*>(data), bytes(),
                                CNRT_MEM_TRANS_DIR_DEV2HOST));

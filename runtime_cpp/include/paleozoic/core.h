@@ -127,9 +127,26 @@ class Tensor {
   bool ownsDeviceData() const { return own_.data != nullptr && own_.capacity == 0; }
 
   // Host data is float32; an fp16 tensor is converted on the host (cnrtCastDataType), as
-  // CNML users do before cnrtMemcpy. count must equal elements().
+  // CNML users do before cnrtMemcpy, unless the SDK converts it (MLU priority below): then
+  // its buffer holds float32 and the copy is plain. count must equal elements().
   void copyFromHost(const float* src, std::size_t count);
   void copyToHost(float* dst, std::size_t count);
+
+  // Load balance of a graph input or output (CNML's data-preprocess strategy, MLU100):
+  // where its float32 <-> device dtype conversion runs. CNML_CPU_PRIORITY: the host casts
+  // (copyFromHost / copyToHost); CNML_MLU_PRIORITY: the fused block reading or writing it
+  // casts on the device; CNML_CPU_MLU_BALANCE: the SDK picks the side its model prices
+  // lower. Only a fused block's I/O takes one: a block reading the input computes in the
+  // input's dtype (no cast layer of its own), and the block sets the strategy on the SDK
+  // as it compiles (applyDataPreprocessStrategy). Set it before the blocks compile.
+  void setDataPreprocessStrategy(cnmlDataPreprocessStrategy_t strategy);
+  bool hasDataPreprocessStrategy() const { return preprocess_ >= 0; }
+  bool dataPreprocessApplied() const { return resolved_preprocess_ >= 0; }
+  // Sets the strategy on the descriptor with a float32 twin, once, and reads what the SDK
+  // resolved it to; called by FusionLayer before cnmlSetFusionIO.
+  void applyDataPreprocessStrategy();
+  // The dtype of the device buffer: the tensor's, or float32 when the SDK converts it.
+  cnmlDataType_t transferType() const;
 
   ElementType elementType() const { return type_; }
   bool isInteger() const { return type_ != ElementType::kFloat; }
@@ -170,6 +187,9 @@ class Tensor {
   int consumers_ = 0;
   bool graph_output_ = false;
   ElementType type_ = ElementType::kFloat;
+  int preprocess_ = -1;           // the strategy asked for (-1: none)
+  int resolved_preprocess_ = -1;  // what the SDK applies, once set on the descriptor
+  cnmlCpuTensor_t twin_ = nullptr;
 };
 
 // A weight as a layer's configLayer takes it: the data, and where WeightFile::get handed it
