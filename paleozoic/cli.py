@@ -756,7 +756,10 @@ def make_parser() -> argparse.ArgumentParser:
                         "parallelism: the batch split into groups of frames on disjoint "
                         "cores, dp x MP <= 32; the search runs once per dp the batch allows), "
                         "concat (stages: an Inception module's branches as blocks that run at "
-                        "once on disjoint cores, where the device model says it pays)")
+                        "once on disjoint cores, where the device model says it pays), "
+                        "balance (load balance: each input's and output's float32 <-> float16 "
+                        "conversion on the host or the device, whichever the device model "
+                        "prices lower)")
     p.add_argument("--accuracy-budget", type=_accuracy_budget_arg, metavar="METRIC=VALUE",
                    help="accuracy-aware tuning: the fastest plan (cuts, MP, precision) whose "
                         "outputs keep sqnr=DB, cosine=X or top1=X against fp32; needs "

@@ -33,7 +33,8 @@ class PlanRunner:
         self.session = runtime_module(sdk).Session()
         recorder = InputRecorder(self.session)
         built = build_runtime_graph(queue, recorder, bind_weights=True,
-                                    sparse={n for b in plan.blocks for n in b.sparse})
+                                    sparse={n for b in plan.blocks for n in b.sparse},
+                                    preprocess=plan.preprocess)
         self.inputs = recorder.inputs
         self.layers = {layer.name: b for layer, b in zip(queue.layers, built)}
         self.outputs_of = {layer.output: b.output for layer, b in zip(queue.layers, built)}

@@ -118,6 +118,17 @@ class TensorView:
     expr: str
     pointer: str
     dtype: str = "float32"
+    # Its load balance (Plan.preprocess) as the C++ statement's argument and a comment.
+    preprocess: str = ""
+    preprocess_note: str = ""
+
+
+# Plan.preprocess strategy -> (CNML enumerator, what the emitted line's comment says).
+PREPROCESS_CPP = {
+    "cpu_priority": ("CNML_CPU_PRIORITY", "the host converts it to and from the device dtype"),
+    "mlu_priority": ("CNML_MLU_PRIORITY", "its block converts it on the device"),
+    "balance": ("CNML_CPU_MLU_BALANCE", "the SDK converts it on the side it prices lower"),
+}
 
 
 @dataclass
@@ -163,7 +174,7 @@ def session_views(model: Model, env: Any, block_prefix: str = "",
         ident = unique_ident(tensor.name)
         expr[tensor.name] = ident
         inputs.append(TensorView(tensor.name, ident, tensor.shape, ident, f"&{ident}",
-                                 tensor.dtype))
+                                 tensor.dtype, *_preprocess(model, tensor.name)))
     macros: dict[str, Any] = {}
     views: list[LayerView] = []
     sparse = model.sparse_layers
@@ -185,7 +196,7 @@ def session_views(model: Model, env: Any, block_prefix: str = "",
                         if layer.name in sparse else None)))
         expr[layer.output] = f"{ident}.output()"
     outputs = [TensorView(t.name, expr[t.name], t.shape, expr[t.name], f"&{expr[t.name]}",
-                          t.dtype)
+                          t.dtype, *_preprocess(model, t.name))
                for t in model.outputs]
     blocks = [_block_view(block, idents, block_prefix) for block in model.blocks]
     weight_order = [key for layer in queue.layers for key in layer.weights.values()]
@@ -201,6 +212,11 @@ def session_views(model: Model, env: Any, block_prefix: str = "",
                    for i in range(0, len(places), PLACES_PER_LINE)]
     return SessionViews(inputs, outputs, views, blocks, tensors, unique_ident, used, forward,
                         memory, arena_lines, unique_ident("arena"))
+
+
+def _preprocess(model: Model, tensor: str) -> tuple[str, str]:
+    strategy = model.plan.preprocess.get(tensor)
+    return PREPROCESS_CPP[strategy] if strategy else ("", "")
 
 
 def forward_statements(model: Model, blocks: list[BlockView], expr: dict[str, str],

@@ -205,7 +205,7 @@ def _build_and_run(rt: Any, log: Any, model: Model,
             f"the wrapper form (the default)")
     session = rt.Session()
     layers = build_runtime_graph(queue, _ScopedSession(session, log), bind_weights=True,
-                                 sparse=model.sparse_layers)
+                                 sparse=model.sparse_layers, preprocess=model.plan.preprocess)
     # The wrapper creates a layer's SDK op when its block compiles; the raw form declares
     # each op with its layer, so build them here, in the layer's scope.
     for layer, built in zip(queue.layers, layers):

@@ -78,6 +78,12 @@ class Plan:
     # cover a contiguous run of the queue, each taking some of its layers (one branch of an
     # Inception module, say), in queue order.
     stages: list[list[str]] = field(default_factory=list)
+    # Load balance (Table 4; CNML's data-preprocess strategy): graph input or output name ->
+    # where its float32 <-> device-dtype conversion runs, one of PREPROCESS_STRATEGIES:
+    # "cpu_priority" (the host casts), "mlu_priority" (the fused block's edge casts on the
+    # device), "balance" (the SDK picks the side its model prices lower). Unnamed tensors
+    # keep the default: an input cast by a cast layer in its block, an output on the host.
+    preprocess: dict[str, str] = field(default_factory=dict)
 
     # ---- serialisation -----------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -92,6 +98,8 @@ class Plan:
             out["data_parallelism"] = self.data_parallelism
         if self.stages:
             out["stages"] = [list(stage) for stage in self.stages]
+        if self.preprocess:
+            out["preprocess"] = dict(self.preprocess)
         out["blocks"] = [_block_dict(b) for b in self.blocks]
         return out
 
@@ -140,9 +148,15 @@ class Plan:
                 isinstance(stage, list) and all(isinstance(n, str) for n in stage)
                 for stage in stages):
             raise PlanError(f"{source}: stages must be a list of lists of block names")
+        preprocess = data.get("preprocess", {})
+        if not isinstance(preprocess, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in preprocess.items()):
+            raise PlanError(f"{source}: preprocess must map graph input and output names to "
+                            f"one of {', '.join(PREPROCESS_STRATEGIES)}")
         return cls(blocks=blocks, strategy=str(data.get("strategy", "custom")),
                    model=str(data.get("model", "")), notes=dict(data.get("notes", {})),
-                   data_parallelism=dp, stages=[list(stage) for stage in stages])
+                   data_parallelism=dp, stages=[list(stage) for stage in stages],
+                   preprocess=dict(preprocess))
 
     @classmethod
     def from_json(cls, text: str, source: str = "plan") -> Plan:
@@ -257,6 +271,14 @@ class Plan:
             raise PlanError(f"plan covers {expected} of {len(order)} layers; missing from "
                             f"{order[expected]!r} on")
         self._check_stages(queue)
+        for tensor, strategy in self.preprocess.items():
+            refusal = preprocess_refusal(self, queue, tensor, fusible)
+            if strategy not in PREPROCESS_STRATEGIES:
+                refusal = (f"strategy {strategy!r} is not one of "
+                           f"{', '.join(PREPROCESS_STRATEGIES)}")
+            if refusal:
+                raise PlanError(f"preprocess {tensor!r}: {refusal}; change or remove the "
+                                f"entry")
 
     def _check_stage_shape(self, queue: LayerQueue) -> None:
         index = {block.name: i for i, block in enumerate(self.blocks)}
@@ -305,6 +327,43 @@ class Plan:
                                 f"{where}: block {self.blocks[i].name!r} reads {tensor!r}, "
                                 f"which block {writer!r} of the same stage writes; blocks of a "
                                 f"stage run at once, so they must be independent")
+
+
+PREPROCESS_STRATEGIES = ("cpu_priority", "mlu_priority", "balance")
+
+
+def preprocess_refusal(plan: Plan, queue: LayerQueue, tensor: str,
+                       fusible: dict[str, bool] | None = None) -> str | None:
+    """Why `tensor` cannot take a data-preprocess strategy under `plan`, or None. The SDK
+    takes one on a fusion op's I/O only: a float graph input whose readers are all in fused
+    blocks storing one dtype, or a graph output a fused block writes and no block reads."""
+    block_of = {name: block for block in plan.blocks for name in block.layers}
+    readers = [layer for layer in queue.layers if tensor in layer.inputs]
+    inputs = {info.name: info for info in queue.inputs}
+    if tensor in inputs:
+        if inputs[tensor].dtype != "float32":
+            return (f"the input holds {inputs[tensor].dtype} values, which are never "
+                    f"converted")
+        touching = readers
+    elif tensor in queue.outputs:
+        if readers:
+            return (f"block {block_of[readers[0].name].name!r} reads it too; a strategy "
+                    f"applies to a graph output no block reads")
+        touching = [layer for layer in queue.layers if layer.output == tensor]
+    else:
+        return "it is neither a graph input nor a graph output"
+    for layer in touching:
+        block = block_of.get(layer.name)
+        if block is None:
+            continue  # the plan's coverage check names the missing layer
+        if not block.fuse or (fusible is not None and not fusible.get(layer.kind, True)):
+            return (f"block {block.name!r} is not fused (a strategy is for a fusion op's I/O "
+                    f"only); fuse the block")
+    stored = {block_of[layer.name].precision_of(layer.name) == Precision.FP32
+              for layer in readers if layer.name in block_of}
+    if len(stored) > 1:
+        return "it is read by layers of different precisions; give them one"
+    return None
 
 
 def with_data_parallelism(plan: Plan, data_parallelism: int) -> Plan:

@@ -8,7 +8,7 @@ block and plan costs from the model, with a cached cost table for dynamic progra
 
 from __future__ import annotations
 
-from typing import Any, Collection, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -39,16 +39,21 @@ class InputRecorder:
 
 
 def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool,
-                        sparse: Collection[str] = ()) -> list[Any]:
+                        sparse: Collection[str] = (),
+                        preprocess: Mapping[str, str] | None = None) -> list[Any]:
     """Adds the queue's inputs and layers to `session` (a paleozoic._runtime.Session), in
     queue order, marks the graph outputs, and returns the runtime layers (one per queue
     layer). With bind_weights, each layer with weights is configured from queue.weights
     (needed to compile and run; the device model only needs shapes). The layers named in
     `sparse` are put in the SDK's sparse mode, their weights bound in any case: the device
-    model prices the zero pairs it finds in them."""
+    model prices the zero pairs it finds in them. `preprocess` gives graph inputs and
+    outputs their data-preprocess strategy (Plan.preprocess)."""
     tensors: dict[str, Any] = {}
+    preprocess = preprocess or {}
     for info in queue.inputs:
         tensors[info.name] = session.input(info.name, list(info.shape), info.dtype)
+        if info.name in preprocess:
+            tensors[info.name].set_data_preprocess_strategy(preprocess[info.name])
     layers = []
     for layer in queue.layers:
         try:
@@ -73,6 +78,8 @@ def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool,
         layers.append(built)
     for name in queue.outputs:
         session.mark_output(tensors[name])
+        if name in preprocess:
+            tensors[name].set_data_preprocess_strategy(preprocess[name])
     return layers
 
 

@@ -8,6 +8,9 @@ tune --knobs`, and the same for API users.
   (paleozoic.optimize.data_parallel).
 - concat: stages of blocks that run at once, where the staged DP beats the optimizer's plan
   (paleozoic.optimize.concat).
+- balance: load balance, where each session input's and output's dtype conversion runs
+  (host or device), per tensor on the side the device model prices lower
+  (paleozoic.optimize.balance); after the search, as it changes no block's cost.
 
 The optimizer protocol is untouched: a plug-in searches each space as it searches any other.
 """
@@ -26,7 +29,7 @@ from paleozoic.optimize.oracle import CostOracle, StageCostOracle
 from paleozoic.optimize.run import run_optimizer
 from paleozoic.optimize.space import SearchSpace
 
-KNOBS = ("sparsity", "dp", "concat")
+KNOBS = ("sparsity", "dp", "concat", "balance")
 
 # make_oracle(sparse layers, data parallelism) -> the oracle pricing blocks so.
 OracleMaker = Callable[[Collection[str], int], CostOracle]
@@ -51,6 +54,11 @@ def refuse_knobs(knobs: Collection[str], make_oracle: OracleMaker,
         raise OptimizerError("--knobs dp: data parallelism splits a batch among MLU cores; a "
                              "CPU SDK runs the batch as one whatever it is, so there is "
                              "nothing to measure (use the device model or --sdk mock)")
+    if "balance" in knobs and wall_clock:
+        raise OptimizerError("--knobs balance: the data-preprocess strategy moves a dtype "
+                             "conversion between the host and the MLU; on a CPU SDK both "
+                             "are the host, so there is nothing to choose (use the device "
+                             "model or --sdk mock)")
     if "concat" in knobs:
         oracle = make_oracle((), 1)
         if not isinstance(oracle, StageCostOracle):
@@ -95,4 +103,14 @@ def tune_with_knobs(optimizer: Optimizer, queue: LayerQueue, space: SearchSpace,
         from paleozoic.optimize.sparse import with_sparse
 
         plan = with_sparse(plan, sparse)
+    if "balance" in knobs:
+        from paleozoic.optimize.balance import with_balance
+
+        plan, choices = with_balance(plan, queue, profile)
+        on_device = sum(choice.strategy == "mlu_priority" for choice in choices)
+        lines.append(
+            f"load balance: {len(choices)} input/output tensor(s) to convert, {on_device} on "
+            f"the device, {len(choices) - on_device} on the host "
+            f"({sum(c.cost for c in choices):,.2f} us of host and device time against "
+            f"{sum(c.default_cost for c in choices):,.2f} us without a strategy)")
     return KnobTuning(plan, cost, lines)
