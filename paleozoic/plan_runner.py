@@ -58,6 +58,8 @@ class PlanRunner:
                 precision=block.precision.value,
                 layer_precision={k: v.value for k, v in block.layer_precision.items()})
             compiled.data_parallelism = plan.data_parallelism
+            if plan.channel is not None:
+                compiled.channel = plan.channel
         for number, stage in enumerate(plan.stages):
             self.session.make_stage(f"stage{number}", stage)
 

@@ -283,7 +283,7 @@ def session_files(model: Model, title: str, emit: str = "wrapper",
         num_weights=len(v.weights), weights_id="{{WEIGHTS_ID}}", inputs=v.inputs,
         outputs=v.outputs, layers=v.layers, blocks=v.blocks, forward=v.forward,
         memory=v.memory, arena_lines=v.arena_lines, arena_name=v.arena_name,
-        close_weights=True, data_parallelism=model.data_parallelism,
+        close_weights=True, data_parallelism=model.data_parallelism, channel=model.channel,
         stages=_stage_views(model),
     )
     if emit == "raw":

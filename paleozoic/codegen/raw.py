@@ -220,6 +220,8 @@ def _build_and_run(rt: Any, log: Any, model: Model,
         blocks.append(session.compile_block(block.name, block.fuse, block.mp,
                                             [by_name[layer.name] for layer in block.layers]))
         blocks[-1].data_parallelism = model.data_parallelism
+        if model.channel is not None:
+            blocks[-1].channel = model.channel
     # A stage's blocks are pinned to cores of their own, as pz::Stage does it.
     affinity = stage_affinities(model)
     for block, built in zip(model.blocks, blocks):
@@ -319,6 +321,8 @@ class RawPrinter:
             return f"{scope.ident}_fusion"
         if handle.type.endswith("OpParam_t"):
             return f"{scope.ident}_param"
+        if handle.type == "cnmlCpuTensor_t":  # a data-preprocess strategy's host twin
+            return f"{scope.ident}_twin"
         return f"{scope.ident}_{handle.type.removesuffix('_t').removeprefix('cnml').lower()}"
 
     def _resolve_bind(self, call: Record) -> None:

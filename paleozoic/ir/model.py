@@ -49,6 +49,11 @@ class Model:
         return self.plan.data_parallelism
 
     @property
+    def channel(self) -> int | None:
+        """The DDR channel the forwards are issued on (Plan.channel)."""
+        return self.plan.channel
+
+    @property
     def stages(self) -> list[list[str]]:
         """Runs of blocks (by name) that run at once (Plan.stages)."""
         return self.plan.stages

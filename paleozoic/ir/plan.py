@@ -84,6 +84,10 @@ class Plan:
     # device), "balance" (the SDK picks the side its model prices lower). Unnamed tensors
     # keep the default: an input cast by a cast layer in its block, an output on the host.
     preprocess: dict[str, str] = field(default_factory=dict)
+    # Load balance's channel placement (cnrtSetCurrentChannel): the DDR channel (0..3) the
+    # session's forwards are issued on, which takes effect at MP 1 (those blocks' memory on
+    # that channel only). None: no placement.
+    channel: int | None = None
 
     # ---- serialisation -----------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -100,6 +104,8 @@ class Plan:
             out["stages"] = [list(stage) for stage in self.stages]
         if self.preprocess:
             out["preprocess"] = dict(self.preprocess)
+        if self.channel is not None:
+            out["channel"] = self.channel
         out["blocks"] = [_block_dict(b) for b in self.blocks]
         return out
 
@@ -156,7 +162,7 @@ class Plan:
         return cls(blocks=blocks, strategy=str(data.get("strategy", "custom")),
                    model=str(data.get("model", "")), notes=dict(data.get("notes", {})),
                    data_parallelism=dp, stages=[list(stage) for stage in stages],
-                   preprocess=dict(preprocess))
+                   preprocess=dict(preprocess), channel=data.get("channel"))
 
     @classmethod
     def from_json(cls, text: str, source: str = "plan") -> Plan:
@@ -271,6 +277,21 @@ class Plan:
             raise PlanError(f"plan covers {expected} of {len(order)} layers; missing from "
                             f"{order[expected]!r} on")
         self._check_stages(queue)
+        if self.channel is not None:
+            if (not isinstance(self.channel, int) or isinstance(self.channel, bool)
+                    or not 0 <= self.channel < DDR_CHANNELS):
+                raise PlanError(f"channel {self.channel!r} is not a DDR channel: give one of "
+                                f"0..{DDR_CHANNELS - 1}, or remove it")
+            if all(block.mp != 1 for block in self.blocks):
+                raise PlanError(f"channel {self.channel}: a channel placement takes effect at "
+                                f"MP 1 only, and no block has MP 1; remove it or give a block "
+                                f"MP 1")
+            per_channel = MP_MAX // DDR_CHANNELS
+            if self.data_parallelism > per_channel:
+                raise PlanError(f"channel {self.channel}: its MP-1 blocks run on the channel's "
+                                f"{per_channel} cores, too few for data_parallelism "
+                                f"{self.data_parallelism}; lower it to at most {per_channel} "
+                                f"or remove the channel")
         for tensor, strategy in self.preprocess.items():
             refusal = preprocess_refusal(self, queue, tensor, fusible)
             if strategy not in PREPROCESS_STRATEGIES:
@@ -330,6 +351,7 @@ class Plan:
 
 
 PREPROCESS_STRATEGIES = ("cpu_priority", "mlu_priority", "balance")
+DDR_CHANNELS = 4  # the MLU100's, each serving 8 cores (cnrtChannelType_t 0..3)
 
 
 def preprocess_refusal(plan: Plan, queue: LayerQueue, tensor: str,

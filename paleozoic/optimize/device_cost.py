@@ -14,7 +14,7 @@ import numpy as np
 
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.ir.boundary import block_boundary, read_counts
-from paleozoic.ir.plan import MP_MAX, Precision
+from paleozoic.ir.plan import DDR_CHANNELS, MP_MAX, Precision
 from paleozoic.ops import KINDS
 from paleozoic.optimize.oracle import stage_total, staged_cores
 
@@ -214,6 +214,9 @@ class DeviceModelOracle:
             if not cores and idx != list(range(idx[0], idx[0] + len(idx))):
                 raise ValueError(f"block {block.name!r}: layers are not a contiguous run of "
                                  f"the queue")
+            if not cores and block.mp == 1 and plan.channel is not None:
+                # Placed on a DDR channel: the channel's cores and its share of the DRAM.
+                cores = MP_MAX // DDR_CHANNELS
             dp = plan.data_parallelism
             if block.fuse or len(idx) == 1:
                 costs.append(self._block_cost(idx, block.mp, block.precision, dp, cores))

@@ -6,7 +6,7 @@ import dataclasses
 from math import comb
 
 from paleozoic.ir import LayerQueue, Plan
-from paleozoic.ir.plan import MP_MAX, batch_of, data_parallelism_choices
+from paleozoic.ir.plan import DDR_CHANNELS, MP_MAX, batch_of, data_parallelism_choices
 from paleozoic.ir.plan import with_data_parallelism
 from paleozoic.ops.sparsity import sparse_refusal
 from paleozoic.optimize.concat import parallel_regions
@@ -71,6 +71,13 @@ def space_lines(queue: LayerQueue, space: SearchSpace) -> list[str]:
         lines.append(f"with stages (tune --knobs concat): {len(regions)} parallel region(s), "
                      f"each also a stage of its branches in C(32, branches) MP splits: at most "
                      f"x {sci(factor)}")
+    floats = [info.name for info in queue.inputs if info.dtype == "float32"] + list(queue.outputs)
+    # Each float input's and output's conversion side (where a plan's blocks store float16;
+    # the sides are the same for an fp32 block's), and a DDR channel or none.
+    lines.append(f"with load balance (tune --knobs balance): {len(floats)} graph input(s) and "
+                 f"output(s), each converted on the host or the device (x 2^{len(floats)}), "
+                 f"and the channel placement, none or one of {DDR_CHANNELS} "
+                 f"(x {DDR_CHANNELS + 1}): {sci(actual * 2 ** len(floats) * (DDR_CHANNELS + 1))}")
     return lines
 
 

@@ -196,6 +196,26 @@ Call& Call::value(cnmlSparseMode_t v) {
   return raw(enumArg(names, std::size(names), static_cast<int>(v)));
 }
 
+Call& Call::value(cnrtChannelType_t v) {
+  static const EnumName names[] = {
+      {-2, "CNRT_CHANNEL_TYPE_DUPLICATE"}, {-1, "CNRT_CHANNEL_TYPE_NONE"},
+      {0, "CNRT_CHANNEL_TYPE_0"}, {1, "CNRT_CHANNEL_TYPE_1"}, {2, "CNRT_CHANNEL_TYPE_2"},
+      {3, "CNRT_CHANNEL_TYPE_3"}};
+  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+}
+
+Call& Call::value(cnmlDataOrder_t v) {
+  static const EnumName names[] = {{0, "CNML_NCHW"}, {1, "CNML_NHWC"}};
+  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+}
+
+Call& Call::value(cnmlDataPreprocessStrategy_t v) {
+  static const EnumName names[] = {
+      {0, "CNML_CPU_MLU_BALANCE"}, {1, "CNML_CPU_PRIORITY"}, {2, "CNML_MLU_PRIORITY"},
+      {3, "CNML_NO_PREPROCESS"}};
+  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+}
+
 Call& Call::value(cnmlInterpCoordinateMode_t v) {
   static const EnumName names[] = {
       {0, "CNML_INTERP_ASYMMETRIC"}, {1, "CNML_INTERP_ALIGN_CORNERS"},

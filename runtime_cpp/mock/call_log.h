@@ -74,6 +74,9 @@ class Call {
   Call& value(cnmlNearestNeighborRoundMode_t v);
   Call& value(cnmlCastType_t v);
   Call& value(cnmlSparseMode_t v);
+  Call& value(cnmlDataOrder_t v);
+  Call& value(cnrtChannelType_t v);
+  Call& value(cnmlDataPreprocessStrategy_t v);
   Call& value(cnrtDataType_t v);
   Call& null();
   Call& queue();

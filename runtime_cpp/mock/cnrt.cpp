@@ -41,6 +41,12 @@ void advanceQueue(cnrtQueue_t queue, double us) {
 using namespace pz_mock;
 using namespace pz_mock::call_log;  // logged(), doomed(), Call
 
+namespace {
+thread_local int g_channel = CNRT_CHANNEL_TYPE_NONE;
+}  // namespace
+
+int pz_mock::currentChannel() { return g_channel; }
+
 extern "C" {
 
 cnrtRet_t cnrtInit(unsigned int) { return CNRT_RET_SUCCESS; }
@@ -92,10 +98,13 @@ cnrtRet_t cnrtSetCurrentDevice(cnrtDev_t dev) {
   return dev == 0 ? CNRT_RET_SUCCESS : CNRT_RET_ERR_NODEV;
 }
 
+// Per host thread, as CNRT documents it: the DDR channel the thread's MP-1 forwards use
+// (checkInvokeParam prices them on it). DUPLICATE (data on every channel) prices as NONE.
 cnrtRet_t cnrtSetCurrentChannel(cnrtChannelType_t channel) {
-  return (channel >= CNRT_CHANNEL_TYPE_DUPLICATE && channel <= CNRT_CHANNEL_TYPE_3)
-             ? CNRT_RET_SUCCESS
-             : CNRT_RET_ERR_INVALID;
+  if (channel < CNRT_CHANNEL_TYPE_DUPLICATE || channel > CNRT_CHANNEL_TYPE_3)
+    return CNRT_RET_ERR_INVALID;
+  g_channel = channel;
+  return logged(CNRT_RET_SUCCESS, "cnrtSetCurrentChannel", [&](Call& c) { c.value(channel); });
 }
 
 cnrtRet_t cnrtCreateQueue(cnrtQueue_t* pqueue) {

@@ -1,5 +1,7 @@
 #include "compile_check.h"
 
+#include <algorithm>
+
 #include "device_memory.h"
 #include "op_cost.h"
 #include "numerics.h"
@@ -62,6 +64,12 @@ cnmlStatus_t checkPrecision(const OpDesc& op) {
 cnmlStatus_t checkInvokeParam(void* extra, const OpTiming& timing,
                               const std::vector<Operand>& inputs, Launch* launch) {
   *launch = Launch();
+  // A channel placement takes effect at MP 1 (CNRT): the forward runs on the channel's
+  // cores with its memory on that channel, so it has that channel's share of the DRAM
+  // bandwidth, and its groups of frames must fit the channel's cores.
+  const DeviceProfile& profile = mockProfile();
+  const bool placed = timing.mp() == 1 && currentChannel() >= 0;
+  if (placed) launch->dram_share = 1.0 / profile.dram_channels;
   if (!extra) return CNML_STATUS_SUCCESS;
   const auto* param = static_cast<const cnrtInvokeFuncParam_t*>(extra);
   if (param->end != CNRT_PARAM_END || !param->data_parallelism) return CNML_STATUS_INVALIDPARAM;
@@ -73,13 +81,14 @@ cnmlStatus_t checkInvokeParam(void* extra, const OpTiming& timing,
     if (!d.empty() && (i == 0 || d[0] != 1) && d[0] % frames != 0) return CNML_STATUS_INVALIDARG;
   }
   launch->dp = frames;
+  if (placed && frames > profile.cores / profile.dram_channels) return CNML_STATUS_INVALIDARG;
   if (param->affinity) {
-    const int cores = mockProfile().cores;
+    const int cores = profile.cores;
     const unsigned int mask = *param->affinity;
     const int chosen = __builtin_popcount(mask);
     if (mask == 0 || (cores < 32 && (mask >> cores) != 0) || chosen < frames * timing.mp())
       return CNML_STATUS_INVALIDARG;
-    launch->dram_share = static_cast<double>(chosen) / cores;
+    launch->dram_share = std::min(launch->dram_share, static_cast<double>(chosen) / cores);
   }
   return CNML_STATUS_SUCCESS;
 }

@@ -33,6 +33,9 @@ cnmlStatus_t checkPrecision(const OpDesc& op);
 // (dp x mp <= 32 on the MLU100) and divide the batch (dims[0] of the first input, and of
 // every other input not broadcast over it with batch 1); a non-null affinity (a mask of
 // cores) must name only the device's cores and at least dp x mp of them (INVALIDARG).
+// An op compiled for one core, forwarded from a thread placed on a DDR channel
+// (cnrtSetCurrentChannel), runs on that channel's cores with that channel's share of the
+// DRAM bandwidth: its dp must fit the channel's cores (INVALIDARG).
 cnmlStatus_t checkInvokeParam(void* extra, const OpTiming& timing,
                               const std::vector<Operand>& inputs, Launch* launch);
 

@@ -24,6 +24,7 @@ const Field kFields[] = {
     {"compute_efficiency", 0.0, &DeviceProfile::compute_efficiency},
     {"dram_gbps", 0.0, &DeviceProfile::dram_gbps},
     {"dram_efficiency", 0.0, &DeviceProfile::dram_efficiency},
+    {"dram_channels", 0.0, &DeviceProfile::dram_channels},
     {"dram_bytes", 0.0, &DeviceProfile::dram_bytes},
     {"launch_us", -1.0, &DeviceProfile::launch_us},
     {"sync_us_per_log2_core", -1.0, &DeviceProfile::sync_us_per_log2_core},

@@ -21,6 +21,7 @@ struct DeviceProfile {
   double compute_efficiency = 0.8;       // ASSUMPTION: sustained fraction of peak
   double dram_gbps = 102.4;              // DDR4-3200 x 4 channels, shared by all cores
   double dram_efficiency = 0.8;          // ASSUMPTION: sustained fraction of DRAM peak
+  double dram_channels = 4.0;            // DDR channels, each serving cores / dram_channels
   double dram_bytes = 8589934592.0;      // 8 GB of DDR4 on the card: weights and activations
   double launch_us = 10.0;               // ASSUMPTION: fixed cost per launched op
   double sync_us_per_log2_core = 0.5;    // ASSUMPTION: barrier cost per log2(mp)

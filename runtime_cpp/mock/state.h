@@ -89,6 +89,8 @@ using TensorRef = std::shared_ptr<TensorImpl>;
 std::size_t dtypeSize(cnmlDataType_t dtype);  // FLOAT32 4, FLOAT16 2, INT8 1
 // A fresh tensor id (TensorImpl::id), for values the SDK itself adds to a fusion op.
 std::uint64_t newTensorId();
+// The calling thread's DDR channel (cnrtSetCurrentChannel; CNRT_CHANNEL_TYPE_NONE: none).
+int currentChannel();
 
 struct Operand {
   std::uint64_t id = 0;

@@ -38,6 +38,11 @@ dram_gbps = 102.4
 # streaming with a few concurrent access streams.
 dram_efficiency = 0.8
 
+# DDR channels: 4, each serving 8 of the cores [SZU 2.1]. A forward at MP 1 from a host
+# thread placed on a channel (cnrtSetCurrentChannel) reads and writes that channel only: its
+# DRAM bandwidth is dram_gbps / dram_channels.
+dram_channels = 4
+
 # Device memory (DDR) in bytes: the MLU-100 card has 8 GB [W]. A session's weights and its
 # activation arena must fit (paleozoic compile refuses a plan that does not; the mock's
 # cnrtMalloc refuses past it). An edge part's profile sets its own, smaller size.

@@ -666,6 +666,13 @@ void bindHandles(py::module_& m) {
           [](BlockRef& b, unsigned int cores) { b.block->setAffinity(cores); },
           "The mask of cores the block's forwards are pinned to (0: none; "
           "pz::Block::setAffinity).")
+      .def_property(
+          "channel", [](const BlockRef& b) { return static_cast<int>(b.block->channel()); },
+          [](BlockRef& b, int channel) {
+            b.block->setChannel(static_cast<cnrtChannelType_t>(channel));
+          },
+          "The DDR channel the block's forwards are issued on (-1: none; "
+          "pz::Block::setChannel); it takes effect at MP 1.")
       .def("compile", [](BlockRef& b) { b.block->compile(); })
       .def("run", [](BlockRef& b) { b.block->run(sessionOf(b.session).queue()); })
       .def("run_beside", [](BlockRef& b) { b.block->runBeside(); },

@@ -45,6 +45,7 @@ Block::Block(Block&& other) noexcept
       fusion_(std::move(other.fusion_)),
       data_parallelism_(other.data_parallelism_),
       affinity_(other.affinity_),
+      channel_(other.channel_),
       timing_(other.timing_) {
   other.timing_ = BlockTiming();
 }
@@ -137,6 +138,14 @@ void Block::compile() {
   setAffinity(affinity_);
 }
 
+void Block::setChannel(cnrtChannelType_t channel) {
+  if (channel < CNRT_CHANNEL_TYPE_NONE || channel > CNRT_CHANNEL_TYPE_3) {
+    throw Error("block " + name_ + ": DDR channel " + std::to_string(channel) +
+                " is not one of 0..3 (or CNRT_CHANNEL_TYPE_NONE)");
+  }
+  channel_ = channel;
+}
+
 void Block::setAffinity(unsigned int cores) {
   affinity_ = cores;
   for (Layer* layer : sequence_.empty() ? layers_ : sequence_) layer->setAffinity(cores);
@@ -179,10 +188,19 @@ void Block::runOn(cnrtQueue_t queue, BlockTiming& timing) {
   if (timing.start == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&timing.start));
   if (timing.end == nullptr) PZ_CHECK(name_, cnrtCreateNotifier(&timing.end));
   PZ_CHECK(name_, cnrtPlaceNotifier(timing.start, queue));
-  if (fuse_) {
-    fusion_->run(queue);
-  } else {
-    for (Layer* layer : sequence_) layer->run(queue);
+  if (channel_ != CNRT_CHANNEL_TYPE_NONE) PZ_CHECK(name_, cnrtSetCurrentChannel(channel_));
+  try {
+    if (fuse_) {
+      fusion_->run(queue);
+    } else {
+      for (Layer* layer : sequence_) layer->run(queue);
+    }
+  } catch (...) {
+    if (channel_ != CNRT_CHANNEL_TYPE_NONE) cnrtSetCurrentChannel(CNRT_CHANNEL_TYPE_NONE);
+    throw;
+  }
+  if (channel_ != CNRT_CHANNEL_TYPE_NONE) {
+    PZ_CHECK(name_, cnrtSetCurrentChannel(CNRT_CHANNEL_TYPE_NONE));
   }
   PZ_CHECK(name_, cnrtPlaceNotifier(timing.end, queue));
   PZ_CHECK(name_, cnrtSyncQueue(queue));

@@ -34,3 +34,6 @@ def test_space_lines(queue) -> None:
     assert f"n = {n}" in text
     assert sci(eq3_space(n)) in text
     assert "every kind in this model is fusible" in text
+    floats = len(queue.inputs) + len(queue.outputs)
+    assert (f"with load balance (tune --knobs balance): {floats} graph input(s) and output(s)"
+            in text)

@@ -113,6 +113,12 @@ class Block {
   // 0: no mask, the whole chip), as a Stage gives each of its blocks cores of its own.
   void setAffinity(unsigned int cores);
   unsigned int affinity() const { return affinity_; }
+  // Load balance's channel placement (cnrtSetCurrentChannel, MLU100): the block's forwards
+  // are issued from a thread placed on this DDR channel, which takes effect at MP 1 (the
+  // forward's memory on that channel only); the thread is back on no channel after them.
+  // CNRT_CHANNEL_TYPE_NONE (the default): no placement.
+  void setChannel(cnrtChannelType_t channel);
+  cnrtChannelType_t channel() const { return channel_; }
   float lastDeviceMicros() const;  // of the last run (in the calling thread's context)
   // The layers as compiled and run, casts included.
   const std::vector<Layer*>& sequence() const { return sequence_; }
@@ -134,6 +140,7 @@ class Block {
 
   int data_parallelism_ = 1;
   unsigned int affinity_ = 0;
+  cnrtChannelType_t channel_ = CNRT_CHANNEL_TYPE_NONE;
   BlockTiming timing_;
 };
 

@@ -1,10 +1,13 @@
-"""CNML's data-preprocess strategy (load balance, MLU100): its rules as status codes, the same
+"""Load balance (MLU100). CNML's data-preprocess strategy: its rules as status codes, the same
 bits wherever the conversion runs, and a device time that holds the conversion only when the
-fusion op does it (MLU priority), priced as the casts a caller would fuse by hand."""
+fusion op does it (MLU priority), priced as the casts a caller would fuse by hand. CNRT's
+channel placement: per host thread, at MP 1 only, a forward on one channel's cores and share
+of the DRAM."""
 
 from __future__ import annotations
 
 import ctypes as C
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -143,3 +146,52 @@ def test_a_strategy_changed_after_the_fusion_io_is_refused_at_forward():
 
     with pytest.raises(m.SdkError, match="cnmlComputeFusionOpForward_V4"):
         m.run_fused([op], [(t16, x)], [(o16, SHAPE, F16)], before_compile=change)
+
+
+CHANNEL_NONE, CNRT_SUCCESS = -1, 0
+BIG = (16, 64, 56, 56)
+
+
+def _relu32(mp: int):
+    # Memory-bound: its time is its DRAM traffic's.
+    t, o = m.tensor(BIG), m.tensor(BIG)
+    op = m.create("cnmlCreateActiveOp", RELU, t, o)
+    m.check("cnmlCompileBaseOp", op, m.MLU100, mp)
+    return op, t, o
+
+
+def _timed(op, t, o, extra=None) -> tuple[np.ndarray, float]:
+    x = np.random.default_rng(3).standard_normal(BIG).astype(F32) * F32(100)
+    return m.run_base(op, "cnmlComputeActiveOpForward_V4", (t, x), (o, x.shape, F32),
+                      extra=extra, compile_op=False)
+
+
+def _status(op, t, o, extra) -> int:
+    buf = m.Buffer(int(np.prod(BIG)) * 4)
+    return m.call("cnmlComputeActiveOpForward_V4", op, t, buf.ptr, o, buf.ptr, m.queue(), extra)
+
+
+def test_channel_placement_is_per_thread_and_takes_effect_at_mp_1():
+    assert m.call("cnrtSetCurrentChannel", 4) != CNRT_SUCCESS
+    one, two = _relu32(1), _relu32(2)
+    y1, free1 = _timed(*one)
+    _, free2 = _timed(*two)
+    assert _status(*one, m.invoke_param(16)) == SUCCESS
+    m.check("cnrtSetCurrentChannel", 2)
+    try:
+        y1c, placed1 = _timed(*one)
+        _, placed2 = _timed(*two)
+        other: list[float] = []  # another host thread is not placed
+        worker = threading.Thread(target=lambda: other.append(_timed(*one)[1]))
+        worker.start()
+        worker.join()
+        # Its groups of frames run on the channel's 8 cores.
+        assert _status(*one, m.invoke_param(8)) == SUCCESS
+        assert _status(*one, m.invoke_param(16)) == INVALIDARG
+    finally:
+        m.check("cnrtSetCurrentChannel", CHANNEL_NONE)
+    assert np.array_equal(y1, y1c)
+    assert placed2 == free2 and other == [free1]
+    # A DRAM-bound op on a quarter of the bandwidth (the launch aside).
+    launch = _runtime.device_profile()["launch_us"]
+    assert placed1 - launch == pytest.approx(4 * (free1 - launch), rel=1e-3)

@@ -1,7 +1,9 @@
-"""Load balance (Table 4; CNML's data-preprocess strategy): an fp16 session whose input and
+"""Load balance (Table 4). CNML's data-preprocess strategy: an fp16 session whose input and
 output convert on the host or on the device, emitted, built with g++ and run on each SDK:
 the same bits as the session without a strategy, a float64 truth's error, and on the mock
-the device time of the plan's run in the runtime (the device-side casts in it)."""
+the device time of the plan's run in the runtime (the device-side casts in it). CNRT's
+channel placement: MP-1 blocks on one DDR channel, wrapper and raw forms, priced by the
+device model as the mock times them."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from paleozoic.frontend import import_onnx
 from paleozoic.ir import PlanError
 from paleozoic.ir.plan import Precision
 from paleozoic.optimize.balance import io_conversions, with_balance
+from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.optimize.plans import fuse_all
 from paleozoic.passes import run_passes
 from paleozoic.pipeline import build_session, compile_model, run_session
@@ -117,3 +120,48 @@ def test_balance_search_takes_each_tensors_cheaper_side() -> None:
         assert choice.cost == min(sum(choice.on_host), sum(choice.on_device))
         assert plan.preprocess[choice.tensor] == choice.strategy
     plan.validate(queue)
+
+
+def test_channel_placement_session_wrapper_and_raw(tmp_path) -> None:
+    model = mobilenet_v2_block(seed=2)
+    queue = run_passes(import_onnx(model))
+    base = fuse_all(queue, mp=1)
+    placed = dataclasses.replace(base, channel=3)
+    feeds = list(random_inputs(model, 0).values())
+    oracle = DeviceModelOracle(queue)
+    outputs, totals = {}, {}
+    for name, plan, emit in (("free", base, "wrapper"), ("placed", placed, "wrapper"),
+                             ("placed-raw", placed, "raw")):
+        out = tmp_path / name
+        path = tmp_path / f"{name}.json"
+        path.write_text(plan.to_json())
+        compile_model(model, out, plan=path, emit=emit)
+        source = (out / "session.cpp").read_text()
+        if name == "placed":
+            assert "constexpr cnrtChannelType_t kChannel = CNRT_CHANNEL_TYPE_3;" in source
+            assert "block.setChannel(kChannel);" in source
+        if name == "placed-raw":
+            assert "cnrtSetCurrentChannel(CNRT_CHANNEL_TYPE_3)" in source
+        build_session(out)
+        result = run_session(out, feeds)
+        outputs[name] = result.outputs[0]
+        totals[name] = float(re.search(r"total device time: ([0-9.]+) us",
+                                       result.report).group(1))
+        assert totals[name] == pytest.approx(oracle.plan_cost(plan), rel=1e-3, abs=0.1)
+    for name in ("placed", "placed-raw"):
+        assert np.array_equal(outputs[name], outputs["free"])
+    assert totals["placed-raw"] == pytest.approx(totals["placed"], rel=1e-6)
+    # A quarter of the DRAM bandwidth at MP 1: slower alone, as the README says.
+    assert totals["placed"] > totals["free"]
+
+
+def test_channel_validation() -> None:
+    queue = run_passes(import_onnx(mobilenet_v2_block(seed=2)))
+    with pytest.raises(PlanError, match="channel 4 is not a DDR channel"):
+        dataclasses.replace(fuse_all(queue, mp=1), channel=4).validate(queue)
+    with pytest.raises(PlanError, match="takes effect at MP 1 only, and no block has MP 1"):
+        dataclasses.replace(fuse_all(queue, mp=8), channel=0).validate(queue)
+    plan = dataclasses.replace(fuse_all(queue, mp=1), channel=0)
+    plan.validate(queue)
+    assert type(plan).from_json(plan.to_json()).channel == 0
+    assert "channel" not in fuse_all(queue, mp=1).to_dict()
