@@ -381,10 +381,6 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         raise OutputExistsError(f"{out}: exists; choose another file or pass --force to "
                                 f"replace it")
     if args.accuracy_budget is not None:
-        if args.knobs:
-            raise PaleozoicError(f"--accuracy-budget searches cuts, MP and precision; it does "
-                                 f"not take --knobs ({', '.join(sorted(args.knobs))}) yet: tune "
-                                 f"for accuracy first, then compile its plan with the knobs")
         return _tune_for_accuracy(args, out)
     optimizer = load_optimizer(args.optimizer, seed=args.seed, budget_s=args.budget,
                                **_parse_options(args.option))
@@ -457,9 +453,13 @@ def _tune_for_accuracy(args: argparse.Namespace, out: Path) -> int:
     from paleozoic.calibration.params import layer_quantization
     from paleozoic.optimize.report import plan_table
     from paleozoic.errors import BudgetError
+    from paleozoic.optimize.knobs import (choose_sparse, knobs_after_accuracy,
+                                          refuse_accuracy_knobs, refuse_knobs)
     from paleozoic.optimize.sensitivities import Sensitivities
+    from paleozoic.ir.plan import Precision
     from paleozoic.pipeline import load_queue
 
+    refuse_accuracy_knobs(args.knobs)
     if args.calibration is None or not args.data:
         raise PaleozoicError("--accuracy-budget needs --calibration CALIB.json and --data "
                              "PATH... (the inputs sensitivities are measured on)")
@@ -478,17 +478,28 @@ def _tune_for_accuracy(args: argparse.Namespace, out: Path) -> int:
         if args.sensitivities:
             sensitivities.save(args.sensitivities)
         print(f"measured sensitivities: {probe.runs} runs on {len(batches)} batch(es)")
-    cost = _make_oracle(args, queue)
+    def make_oracle(sparse: Collection[str], dp: int) -> CostOracle:
+        return _make_oracle(args, queue, sparse, dp)
+
+    refuse_knobs(args.knobs, make_oracle, wall_clock=args.cost == "measured"
+                 and args.sdk != "mock")
+    sparse, lines = choose_sparse(args.knobs, queue, args.profile,
+                                  (Precision.FP32, Precision.FP16, Precision.INT8))
+    cost = make_oracle(sparse, 1)
     metric, target = args.accuracy_budget
     try:
         result = tune_for_accuracy(queue, quantization, sensitivities, cost, metric, target,
                                    holdout)
     except ValueError as err:
         raise BudgetError(f"{args.model}: {err}; nothing written") from None
+    tuned = knobs_after_accuracy(result.plan, queue, args.knobs, sparse, make_oracle,
+                                 args.profile)
+    for line in lines + tuned.lines:
+        print(line)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(result.plan.to_json())
+    tmp.write_text(tuned.plan.to_json())
     tmp.replace(out)
-    print("\n".join(plan_table(result.plan, queue, cost)))
+    print("\n".join(plan_table(tuned.plan, queue, tuned.cost)))
     where = "held-out data" if args.holdout else "the --data batches (no --holdout given)"
     m = result.measured
     print(f"measured on {where}: SQNR {m.sqnr_db:.1f} dB, cosine {m.cosine:.6f}, top-1 "

@@ -6,12 +6,13 @@ what `paleozoic debug`, the accuracy-aware tuner and the precision benchmark run
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from paleozoic.ir import LayerQueue, Plan
-from paleozoic.ir.plan import Precision
+from paleozoic.ir.plan import Precision, preprocess_refusal
 
 
 class PlanRunner:
@@ -31,10 +32,19 @@ class PlanRunner:
         from paleozoic.sdk import runtime_module
 
         self.session = runtime_module(sdk).Session()
+        keep = set(keep)
+        output_of = {layer.name: layer.output for layer in queue.layers}
+        # `keep` unfuses blocks; a conversion side is for a fused block's I/O, and changes
+        # no number, so the tensors of the blocks it unfuses convert as without one.
+        kept = [dataclasses.replace(block, fuse=block.fuse and not keep & {
+            output_of[name] for name in block.layers}) for block in plan.blocks]
+        compiled_as = dataclasses.replace(plan, blocks=kept)
+        preprocess = {name: side for name, side in plan.preprocess.items()
+                      if preprocess_refusal(compiled_as, queue, name) is None}
         recorder = InputRecorder(self.session)
         built = build_runtime_graph(queue, recorder, bind_weights=True,
                                     sparse={n for b in plan.blocks for n in b.sparse},
-                                    preprocess=plan.preprocess)
+                                    preprocess=preprocess)
         self.inputs = recorder.inputs
         self.layers = {layer.name: b for layer, b in zip(queue.layers, built)}
         self.outputs_of = {layer.output: b.output for layer, b in zip(queue.layers, built)}
@@ -49,12 +59,9 @@ class PlanRunner:
         for name, q in quantization.items():
             if name in self.layers:
                 self.layers[name].set_quantization(tuple(q.input), [tuple(f) for f in q.filter])
-        keep = set(keep)
-        output_of = {layer.name: layer.output for layer in queue.layers}
-        for block in plan.blocks:
-            fuse = block.fuse and not keep & {output_of[name] for name in block.layers}
+        for block in kept:
             compiled = self.session.compile_block(
-                block.name, fuse, block.mp, [self.layers[n] for n in block.layers],
+                block.name, block.fuse, block.mp, [self.layers[n] for n in block.layers],
                 precision=block.precision.value,
                 layer_precision={k: v.value for k, v in block.layer_precision.items()})
             compiled.data_parallelism = plan.data_parallelism

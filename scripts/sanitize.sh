@@ -95,7 +95,8 @@ fi
 
 # Reduced precision: the digits CNN calibrated and compiled in int8 with one fp16 block and
 # a per-layer fp32 override (int8 kernels, host quantisation, casts inside and between
-# blocks), run on real images. Identity with the pip-built runtime is not asked here (this
+# blocks), the image converted by the fusion op's edge (load balance, MLU priority) and the
+# MP-1 head issued on a DDR channel, run on real images. Identity with the pip-built runtime is not asked here (this
 # build is not -march=native); the sanitizers are the point.
 prec="$work/digits-precision"
 rm -rf "$prec" && mkdir -p "$prec/calib"
@@ -112,13 +113,16 @@ plan = {"format": "paleozoic-plan", "version": 1, "blocks": [
     {"name": "convs", "mp": 4, "fuse": True, "precision": "int8",
      "layer_precision": {"t3_Relu": "fp32"},
      "layers": ["t0_Conv", "t1_Relu", "t2_Conv", "t3_Relu", "t4_MaxPool"]},
-    {"name": "head", "mp": 2, "fuse": False, "precision": "fp16",
-     "layers": ["t6_Gemm", "t7_Relu", "t8_Gemm"]}]}
+    {"name": "head", "mp": 1, "fuse": False, "precision": "fp16",
+     "layers": ["t6_Gemm", "t7_Relu", "t8_Gemm"]}],
+    "preprocess": {"image": "mlu_priority"}, "channel": 1}
 (prec / "plan.json").write_text(json.dumps(plan))
 PY
 model="$root/examples/digits/digits_cnn.onnx"
 paleozoic calibrate "$model" --data "$prec/calib" -o "$prec/calib.json"
 paleozoic compile "$model" -o "$prec/out" --plan "$prec/plan.json" --calibration "$prec/calib.json"
+grep -q "image.setDataPreprocessStrategy(CNML_MLU_PRIORITY);" "$prec/out/session.cpp"
+grep -q "block.setChannel(kChannel);" "$prec/out/session.cpp"
 build_against "$prec/out" "$work/prefix-san"
 (cd "$prec/out" && ./build/session -w weights.bin -i "$prec/image.bin" -o "$prec/out") \
     2>&1 | tee "$prec/run.log"

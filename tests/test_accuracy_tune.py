@@ -74,6 +74,31 @@ def test_the_plan_written_meets_its_budget_on_held_out_data(folders, tmp_path: P
     assert {b.precision.value for b in plan.blocks} - {"fp32"}
 
 
+def test_knobs_around_the_accuracy_checked_plan_keep_its_numbers(folders, tmp_path: Path,
+                                                                   capsys) -> None:
+    plan_path = tmp_path / "plan.json"
+    assert main(["tune", MODEL, "--calibration", str(folders["calib.json"]), "--data",
+                 str(folders["calib"]), "--holdout", str(folders["holdout"]),
+                 "--accuracy-budget", "sqnr=35", "--knobs", "sparsity,dp,balance",
+                 "-o", str(plan_path)]) == 0
+    out = capsys.readouterr().out
+    assert "sparse mode: 0 of 0 layer(s)" in out and "data parallelism: 1" in out
+    assert "load balance:" in out
+    plan = Plan.load(plan_path)
+    assert plan.strategy == "accuracy-aware" and plan.notes["measured"]["sqnr_db"] >= 35
+    queue = load_queue(MODEL)
+    converted = {name for name in [queue.inputs[0].name, *queue.outputs]
+                 if any(b.precision.value != "fp32" for b in plan.blocks)}
+    assert set(plan.preprocess) <= converted
+    # The knobs changed no number: the plan without them gives the same bits.
+    quantization = layer_quantization(queue, load_calibration(folders["calib.json"], queue))
+    batches = [[np.load(p)] for p in sorted(folders["holdout"].glob("*.npy"))[:8]]
+    bare = Plan.from_dict({**plan.to_dict(), "preprocess": {}})
+    for ours, theirs in zip(outputs_on(queue, plan, quantization, batches),
+                            outputs_on(queue, bare, quantization, batches)):
+        assert np.array_equal(ours, theirs)
+
+
 def test_a_budget_no_plan_meets_is_refused_and_nothing_written(folders, tmp_path: Path,
                                                                capsys) -> None:
     plan_path = tmp_path / "plan.json"

@@ -13,9 +13,9 @@ from typing import Callable, Sequence
 
 from paleozoic.errors import OptimizerError
 from paleozoic.ir import LayerQueue, Plan
-from paleozoic.ir.plan import MP_MAX, batch_of, data_parallelism_choices
+from paleozoic.ir.plan import MP_MAX, batch_of, data_parallelism_choices, with_data_parallelism
 from paleozoic.optimize.base import Optimizer
-from paleozoic.optimize.oracle import CostOracle
+from paleozoic.optimize.oracle import CostOracle, plan_cost
 from paleozoic.optimize.run import run_optimizer
 from paleozoic.optimize.space import SearchSpace
 
@@ -48,6 +48,25 @@ def search_data_parallelism(optimizer: Optimizer, queue: LayerQueue,
                     batch_of(queue))
         if best is None or plan.notes["cost_us"] < best.notes["cost_us"]:
             best = plan
+    assert best is not None
+    best.notes["data_parallelism_us"] = costs
+    return best
+
+
+def best_data_parallelism(plan: Plan, queue: LayerQueue,
+                          oracle_at: Callable[[int], CostOracle]) -> Plan:
+    """`plan`'s cuts and precisions at the data parallelism with the lowest batch latency,
+    each block's MP lowered to what fits beside it (with_data_parallelism): the knob around a
+    plan whose blocks must stay as they are (their precisions chosen for accuracy; dp
+    changes no number). Ties go to the smaller dp; notes as search_data_parallelism's."""
+    best: Plan | None = None
+    costs: dict[str, float] = {}
+    for dp in data_parallelism_choices(queue):
+        candidate = with_data_parallelism(plan, dp)
+        cost = plan_cost(candidate, queue, oracle_at(dp))
+        costs[str(dp)] = cost
+        if best is None or cost < best.notes["cost_us"]:
+            best = dataclasses.replace(candidate, notes={**plan.notes, "cost_us": cost})
     assert best is not None
     best.notes["data_parallelism_us"] = costs
     return best

@@ -13,6 +13,11 @@ tune --knobs`, and the same for API users.
   (paleozoic.optimize.balance); after the search, as it changes no block's cost.
 
 The optimizer protocol is untouched: a plug-in searches each space as it searches any other.
+
+Every knob leaves a session's numbers as they are (sparse ops skip exact zeros, dp splits
+frames, stages and the conversion side move work): so the accuracy-aware search takes them
+too (knobs_after_accuracy), around the plan it measured, except concat, whose staged DP
+re-cuts blocks and would re-choose their precisions.
 """
 
 from __future__ import annotations
@@ -66,6 +71,75 @@ def refuse_knobs(knobs: Collection[str], make_oracle: OracleMaker,
                                  f"that run at once; use the device model (--cost model)")
 
 
+# The knobs the accuracy-aware search takes (module doc).
+ACCURACY_KNOBS = ("sparsity", "dp", "balance")
+
+
+def refuse_accuracy_knobs(knobs: Collection[str]) -> None:
+    """OptimizerError for knobs `tune --accuracy-budget` cannot take."""
+    refused = sorted(set(knobs) - set(ACCURACY_KNOBS))
+    if refused:
+        raise OptimizerError(f"--accuracy-budget with --knobs {', '.join(refused)}: the staged "
+                             f"DP re-cuts blocks and re-chooses their precisions, which the "
+                             f"accuracy search measured; tune for accuracy with "
+                             f"{', '.join(ACCURACY_KNOBS)}, or without a budget for stages")
+
+
+def choose_sparse(knobs: Collection[str], queue: LayerQueue, profile: str | None,
+                  precisions: Sequence[Precision]) -> tuple[list[str], list[str]]:
+    """The layers to put in sparse mode when `knobs` has sparsity (the device model says it
+    pays at every MP and precision), and the line saying so."""
+    if "sparsity" not in knobs:
+        return [], []
+    from paleozoic.optimize.sparse import paying_sparse, sparse_candidates
+
+    candidates = sparse_candidates(queue)
+    sparse = paying_sparse(queue, profile, precisions=precisions, candidates=candidates)
+    return sparse, [f"sparse mode: {len(sparse)} of {len(candidates)} layer(s) with zero "
+                    f"weight pairs, where the device model says it pays"]
+
+
+def knobs_after_accuracy(plan: Plan, queue: LayerQueue, knobs: Collection[str],
+                         sparse: Collection[str], make_oracle: OracleMaker,
+                         profile: str | None = None) -> KnobTuning:
+    """The accuracy-aware search's plan with `knobs` (ACCURACY_KNOBS) applied around it, its
+    cuts and precisions kept: the sparse layers (the search priced them sparse), the best
+    data parallelism for those blocks, and each I/O tensor's conversion side."""
+    refuse_accuracy_knobs(knobs)
+    lines: list[str] = []
+    cost = make_oracle(sparse, 1)
+    if "dp" in knobs:
+        from paleozoic.optimize.data_parallel import best_data_parallelism
+
+        plan = best_data_parallelism(plan, queue, lambda dp: make_oracle(sparse, dp))
+        cost = make_oracle(sparse, plan.data_parallelism)
+        lines.append(f"data parallelism: {plan.data_parallelism} for the accuracy-checked "
+                     f"blocks ({plan.notes['cost_us']:,.1f} us per batch)")
+    return KnobTuning(_per_layer_knobs(plan, queue, knobs, sparse, profile, lines), cost,
+                      lines)
+
+
+def _per_layer_knobs(plan: Plan, queue: LayerQueue, knobs: Collection[str],
+                     sparse: Collection[str], profile: str | None, lines: list[str]) -> Plan:
+    """The knobs set on a finished plan's layers and tensors: sparse mode, then (balance)
+    each I/O tensor's conversion side, saying what it did in `lines`."""
+    if sparse:
+        from paleozoic.optimize.sparse import with_sparse
+
+        plan = with_sparse(plan, sparse)
+    if "balance" in knobs:
+        from paleozoic.optimize.balance import with_balance
+
+        plan, choices = with_balance(plan, queue, profile)
+        on_device = sum(choice.strategy == "mlu_priority" for choice in choices)
+        lines.append(f"load balance: {len(choices)} input/output tensor(s) to convert, "
+                     f"{on_device} on the device, {len(choices) - on_device} on the host "
+                     f"({sum(c.cost for c in choices):,.2f} us of host and device time "
+                     f"against {sum(c.default_cost for c in choices):,.2f} us without a "
+                     f"strategy)")
+    return plan
+
+
 def tune_with_knobs(optimizer: Optimizer, queue: LayerQueue, space: SearchSpace,
                     knobs: Collection[str], make_oracle: OracleMaker,
                     profile: str | None = None,
@@ -73,15 +147,7 @@ def tune_with_knobs(optimizer: Optimizer, queue: LayerQueue, space: SearchSpace,
     """`optimizer`'s plan for `queue` with `knobs` searched too (module doc). Without knobs:
     run_optimizer's plan, unchanged. `profile` and `precisions` are the device model's for
     the sparse-mode choice."""
-    lines: list[str] = []
-    sparse: list[str] = []
-    if "sparsity" in knobs:
-        from paleozoic.optimize.sparse import paying_sparse, sparse_candidates
-
-        candidates = sparse_candidates(queue)
-        sparse = paying_sparse(queue, profile, precisions=precisions, candidates=candidates)
-        lines.append(f"sparse mode: {len(sparse)} of {len(candidates)} layer(s) with zero "
-                     f"weight pairs, where the device model says it pays")
+    sparse, lines = choose_sparse(knobs, queue, profile, precisions)
     if "dp" in knobs:
         from paleozoic.optimize.data_parallel import search_data_parallelism
 
@@ -99,18 +165,5 @@ def tune_with_knobs(optimizer: Optimizer, queue: LayerQueue, space: SearchSpace,
         plan = with_stages(plan, queue, dataclasses.replace(space, mps=mps), cost)
         lines.append(f"stages: {len(plan.stages)} ({plan.notes['cost_us']:,.1f} us against "
                      f"{before:,.1f} us without)")
-    if sparse:
-        from paleozoic.optimize.sparse import with_sparse
-
-        plan = with_sparse(plan, sparse)
-    if "balance" in knobs:
-        from paleozoic.optimize.balance import with_balance
-
-        plan, choices = with_balance(plan, queue, profile)
-        on_device = sum(choice.strategy == "mlu_priority" for choice in choices)
-        lines.append(
-            f"load balance: {len(choices)} input/output tensor(s) to convert, {on_device} on "
-            f"the device, {len(choices) - on_device} on the host "
-            f"({sum(c.cost for c in choices):,.2f} us of host and device time against "
-            f"{sum(c.default_cost for c in choices):,.2f} us without a strategy)")
-    return KnobTuning(plan, cost, lines)
+    return KnobTuning(_per_layer_knobs(plan, queue, knobs, sparse, profile, lines), cost,
+                      lines)

@@ -165,3 +165,15 @@ def test_channel_validation() -> None:
     plan.validate(queue)
     assert type(plan).from_json(plan.to_json()).channel == 0
     assert "channel" not in fuse_all(queue, mp=1).to_dict()
+
+
+def test_runner_keeping_a_tensor_unfuses_and_drops_that_blocks_conversion_side() -> None:
+    model = mobilenet_v2_block(seed=2)
+    queue = run_passes(import_onnx(model))
+    plan = _plans(queue)["host-in device-out"]
+    feeds = list(random_inputs(model, 0).values())
+    whole = PlanRunner(queue, plan).run(feeds)
+    inspected = PlanRunner(queue, plan, keep=[queue.layers[2].output])
+    assert np.array_equal(inspected.run(feeds)[queue.outputs[0]], whole[queue.outputs[0]])
+    assert inspected.tensor(queue.layers[2].output).shape == tuple(
+        queue.shape(queue.layers[2].output))

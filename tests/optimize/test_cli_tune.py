@@ -109,7 +109,8 @@ def test_tune_searches_stages(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 def test_knobs_are_refused_where_they_would_be_ignored(small_cnn_path: Path, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["tune", str(small_cnn_path), "--knobs", "dp", "--accuracy-budget", "sqnr=30",
-                 "-o", str(tmp_path / "p.json")]) != 0
-    assert "does not take --knobs (dp) yet" in capsys.readouterr().err
+    assert main(["tune", str(small_cnn_path), "--knobs", "dp,concat", "--accuracy-budget",
+                 "sqnr=30", "-o", str(tmp_path / "p.json")]) != 0
+    assert ("--accuracy-budget with --knobs concat: the staged DP re-cuts blocks"
+            in capsys.readouterr().err)
     assert not (tmp_path / "p.json").exists()

@@ -43,5 +43,8 @@ def test_knobs_the_oracle_cannot_price_are_refused_before_searching(queue) -> No
     with pytest.raises(OptimizerError, match="nothing to measure"):
         refuse_knobs({"dp"}, measured, wall_clock=True)
     with pytest.raises(OptimizerError, match="unknown knob"):
-        refuse_knobs({"balance"}, measured, wall_clock=False)
+        refuse_knobs({"bogus"}, measured, wall_clock=False)
+    with pytest.raises(OptimizerError, match="both are the host, so there is nothing to"):
+        refuse_knobs({"balance"}, measured, wall_clock=True)
+    refuse_knobs({"balance"}, measured, wall_clock=False)
     refuse_knobs({"dp", "sparsity"}, measured, wall_clock=False)

@@ -421,11 +421,14 @@ def staged_plans(draw: st.DrawFn, queue: LayerQueue) -> Plan:
     """Random plans with stages: non-overlapping parallel regions of the queue
     (paleozoic.optimize.concat) run as stages of one block per branch, each on a random MP
     (their sum at most 32 / data parallelism), the layers between them in random contiguous
-    blocks; a random data parallelism the batch allows. A queue without a parallel region
-    gets a plain random plan."""
+    blocks; a random data parallelism the batch allows; random load balance (a conversion
+    side for the graph inputs and outputs that may take one, a DDR channel when a block has
+    MP 1). A queue without a parallel region gets a plain random plan."""
     from paleozoic.ir import PlannedBlock
-    from paleozoic.ir.plan import data_parallelism_choices
+    from paleozoic.ir.plan import (DDR_CHANNELS, MP_MAX, PREPROCESS_STRATEGIES,
+                                   data_parallelism_choices, preprocess_refusal)
     from paleozoic.optimize.concat import parallel_regions
+    from paleozoic.optimize.plans import fusible_kinds
 
     space = SearchSpace.from_queue(queue)
     dp = draw(st.sampled_from(data_parallelism_choices(queue)))
@@ -460,7 +463,14 @@ def staged_plans(draw: st.DrawFn, queue: LayerQueue) -> Plan:
             stage.append(blocks[-1].name)
         stages.append(stage)
         at = region.stop
-    return Plan(blocks, strategy="fuzz", data_parallelism=dp, stages=stages)
+    plan = Plan(blocks, strategy="fuzz", data_parallelism=dp, stages=stages)
+    for name in [info.name for info in queue.inputs] + list(queue.outputs):
+        if preprocess_refusal(plan, queue, name, fusible_kinds()) is None and \
+                draw(st.booleans()):
+            plan.preprocess[name] = draw(st.sampled_from(PREPROCESS_STRATEGIES))
+    if any(block.mp == 1 for block in blocks) and dp <= MP_MAX // DDR_CHANNELS:
+        plan.channel = draw(st.one_of(st.none(), st.integers(0, DDR_CHANNELS - 1)))
+    return plan
 
 
 def reference_model(model: onnx.ModelProto) -> onnx.ModelProto:

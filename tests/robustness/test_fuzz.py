@@ -113,8 +113,8 @@ def test_random_pruned_cnn_in_sparse_mode_matches_onnxruntime(sdk, model, data):
 @given(model=cnn_models(max_steps=MAX_STEPS), data=st.data())
 def test_random_cnn_with_stages_matches_onnxruntime(sdk, model, data):
     """Random graphs under random plans with stages (parallel regions' branches run at once
-    on disjoint cores, from several host threads) and a random data parallelism the batch
-    allows: onnxruntime's numbers."""
+    on disjoint cores, from several host threads), a random data parallelism the batch
+    allows and random load balance: onnxruntime's numbers."""
     queue = load_queue(model)
     plan = data.draw(staged_plans(queue), label="plan")
     plan.validate(queue, fusible_kinds())
