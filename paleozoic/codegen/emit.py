@@ -13,8 +13,9 @@ from typing import Any
 
 from paleozoic import __version__
 from paleozoic.codegen.environment import make_environment
-from paleozoic.codegen.escape import CPP_KEYWORDS, Code, cpp_comment, cpp_string
+from paleozoic.codegen.escape import Code, cpp_comment, cpp_string
 from paleozoic.codegen.escape import cpp_ident as _escaped_ident
+from paleozoic.codegen.names import cpp_ident
 from paleozoic.codegen.raw import raw_context, raw_title
 from paleozoic.codegen.weights import write_weights
 from paleozoic.errors import UnsupportedModelError
@@ -29,24 +30,10 @@ from paleozoic.ops.sparsity import sparsity_of
 
 logger = logging.getLogger(__name__)
 
-# Names the session's main() uses itself; layers with these names get a trailing "_".
-_RESERVED = CPP_KEYWORDS | {
-    "main", "argc", "argv", "options", "device", "weights", "blocks", "block", "start",
-    "wall", "wall_ms", "forward", "run", "error", "pz", "std", "kWeightsId", "stages",
-    "kDataParallelism",
-    # and the raw form's main() (emit="raw")
-    "queue", "dev", "zeros", "walls", "wall_start", "end", "block_us", "total_us", "status",
-    "i", "CHECK",
-}
 POINTERS_PER_LINE = 6
 # Arena places per line of the emitted memory plan ({&tensor, offset, bytes}).
 PLACES_PER_LINE = 3
 EMIT_FORMS = ("wrapper", "raw")
-
-
-def cpp_ident(name: str) -> str:
-    """A session variable's name for a layer or tensor name (not yet unique)."""
-    return _escaped_ident(name, _RESERVED)
 
 
 @dataclass

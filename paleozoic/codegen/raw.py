@@ -35,6 +35,7 @@ import numpy as np
 
 from paleozoic.codegen.environment import cpp_float
 from paleozoic.codegen.escape import Code, cpp_string
+from paleozoic.codegen.names import cpp_ident
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.ir import Layer, Model
 from paleozoic.ir.plan import Precision
@@ -523,8 +524,6 @@ def stage_affinities(model: Model) -> dict[str, int]:
 def raw_context(model: Model, unique_ident: Callable[[str], str],
                 block_views: list[Any]) -> dict:
     """What templates/raw/session.cpp.j2 sees, beyond the common header fields."""
-    from paleozoic.codegen.emit import cpp_ident  # emit imports this module
-
     rt = _runtime()
     recording = record_session(model)
     queue = model.queue

@@ -50,7 +50,8 @@ from paleozoic.frontend.convert.values import (
     Tup,
     Value,
 )
-from paleozoic.frontend.convert.walker import Walker, clean_identifier
+from paleozoic.frontend.convert.nodes import clean_identifier
+from paleozoic.frontend.convert.walker import Walker
 
 __all__ = ["ONNX_OPS", "OnnxOp", "CONST_EVAL", "CONVERTERS", "PATTERN_CONVERTERS", "TAKES_HELD", "TIR_CONVERTERS", "Absorbed", "Deferred",
            "Act", "Const", "ConversionError", "Match", "NodeInfo", "Tup", "Value", "Walker",

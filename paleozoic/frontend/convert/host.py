@@ -10,9 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from paleozoic.frontend.convert.compare import Cond, binary_bool, where
 from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
-from paleozoic.frontend.convert.values import Act, Const, Deferred, Tup, Value
+from paleozoic.frontend.convert.values import Act, Cond, Const, Deferred, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, scalar
 from paleozoic.ops.host import ELEMENT_TYPES, GRID_SAMPLE_MODES, HOST_ARITH_BOOL_OPS
 
@@ -74,7 +73,7 @@ class NanOf:
 
     def materialize(self, w: Walker) -> Value:
         """As the device's bools: 1.0 where nan, 0.0 where not."""
-        return _select(w, MaskOf(self.act), "isnan", 1.0, 0.0)
+        return host_select(w, MaskOf(self.act), "isnan", 1.0, 0.0)
 
 
 @converter("relax.astype", held=True)
@@ -91,7 +90,7 @@ def convert_astype(w: Walker, call: Any, args: list[Value]) -> Value:
         if to == "bool":
             return mask  # type: ignore[return-value]
         if to == "float32":
-            return _select(w, mask, "nonzero", 1.0, 0.0)
+            return host_select(w, mask, "nonzero", 1.0, 0.0)
         if to not in ELEMENT_TYPES:
             raise w.fail(f"Cast to {to}: a session's tensors are {', '.join(ELEMENT_TYPES)}")
         act = mask.act if mask.shape is None else broadcast_mask_act(w, mask)
@@ -267,51 +266,6 @@ def convert_shape_of(w: Walker, call: Any, args: list[Value]) -> Value:
     return Const(np.array(w.tensors[act_of(w, x).name].shape, dtype=np.int64))
 
 
-@converter("relax.less", held=True)
-def convert_less(w: Walker, call: Any, args: list[Value]) -> Value:
-    a, b = args
-    if isinstance(a, Act) and w.dtype(a) != "float32" and isinstance(b, Const) \
-            and b.value.size == 1 and float(b.value.reshape(-1)[0]) == 0:
-        return IndexTerm("negative", a)  # type: ignore[return-value]
-    return binary_bool(w, "less", a, b)  # type: ignore[return-value]
-
-
-@converter("relax.where", held=True)
-def convert_where(w: Walker, call: Any, args: list[Value]) -> Value:
-    cond, then, other = args
-
-    def value(v: Value) -> float | None:
-        return float(np.asarray(v.value).reshape(-1)[0]) \
-            if isinstance(v, Const) and np.asarray(v.value).size == 1 else None
-
-    if isinstance(cond, MaskOf) and value(then) is not None and value(other) is not None:
-        return _select(w, cond, "nonzero", value(then), value(other))
-    if isinstance(cond, NanOf) and value(then) is not None and other == cond.act:
-        return _select(w, MaskOf(cond.act), "isnan", value(then), "x")
-    if isinstance(cond, IndexTerm) and cond.kind == "negative" and isinstance(then, IndexTerm) \
-            and then.kind == "shifted" and then.act == cond.act == other:
-        return WrappedIndex(cond.act, then.shift)  # type: ignore[return-value]
-    # Past the patterns, index-wrap steps are plain host arithmetic.
-    cond, then, other = (v.materialize(w) if isinstance(v, IndexTerm) else v
-                         for v in (cond, then, other))
-    if isinstance(cond, Cond) or (isinstance(cond, MaskOf) and (
-            isinstance(then, Act) or isinstance(other, Act))):
-        return where(w, cond, then, other)
-    if isinstance(cond, MaskOf) and value(then) is not None and value(other) is not None:
-        return _select(w, cond, "nonzero", value(then), value(other))
-    if isinstance(then, Act) or isinstance(other, Act):
-        if isinstance(cond, Const) and (np.all(cond.value) or not np.any(cond.value)):
-            return then if np.all(cond.value) else other  # a select of one side throughout
-        raise w.fail("Where choosing between run-time tensors element by element: the SDK "
-                     "has no select op, and the host select (HostSelect) reads one tensor "
-                     "and writes constants or that tensor's own values; blending with the "
-                     "condition as 0/1 (c*x + (1-c)*y) would turn inf and nan of the "
-                     "unselected side into nan, so it is refused")
-    raise w.fail("Where with a run-time condition is supported with a mask (a Cast to bool "
-                 "of an integer tensor) or IsNaN(x) as the condition and constant values (x "
-                 "itself for IsNaN's), and as the negative-index wrap of a Gather's indices")
-
-
 @converter("relax.gather_elements")
 def convert_gather_elements(w: Walker, call: Any, args: list[Value]) -> Value:
     data, indices = args
@@ -342,7 +296,7 @@ def gather_indices(w: Walker, indices: Value, size: int) -> Act:
         w.tensors[indices.name].shape), "wrap": size}, part="indices", main=False)
 
 
-def _select(w: Walker, mask: MaskOf, test: str, then: float | str, otherwise: float | str) -> Act:
+def host_select(w: Walker, mask: MaskOf, test: str, then: float | str, otherwise: float | str) -> Act:
     shape = list(w.current_shape or mask.shape or w.tensors[mask.act.name].shape)
     return w.emit("HostSelect", [mask.act], {"test": test, "shape": shape, "then": then,
                                              "otherwise": otherwise}, part="select")
@@ -355,18 +309,6 @@ def reshape_mask(w: Walker, mask: MaskOf, shape: list[int]) -> MaskOf:
     act = w.emit("HostCast", [mask.act], {"to": w.dtype(mask.act), "shape": shape},
                  part="reshape")
     return MaskOf(act, zero_one=mask.zero_one)
-
-
-@converter("relax.logical_and", held=True)
-def convert_logical_and(w: Walker, call: Any, args: list[Value]) -> Value:
-    a, b = args
-    if isinstance(a, MaskOf):
-        a, b = b, a
-    if isinstance(b, MaskOf) and isinstance(a, Const) and np.asarray(a.value).all():
-        target = np.broadcast_shapes(np.asarray(a.value).shape,
-                                     b.shape or w.tensors[b.act.name].shape)
-        return MaskOf(b.act, tuple(int(d) for d in target), b.zero_one)  # type: ignore[return-value]
-    return binary_bool(w, "and", a, b)  # type: ignore[return-value]
 
 
 def mask_values(w: Walker, mask: MaskOf) -> Act:

@@ -9,12 +9,22 @@ decompositions, bias adds, tuple accesses), so it belongs to the same node.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import onnx
 
-from paleozoic.frontend.convert.walker import clean_identifier
+from paleozoic.codegen.escape import cpp_ident
+
+
+def clean_identifier(name: str) -> str:
+    """A readable C++ identifier from an ONNX name ("gpu_0/res2_0_branch2a_w_0" ->
+    "res2_0_branch2a_w"): layer and tensor names are identifiers from here on, whatever
+    the model file holds (ASCII, bounded length; codegen/escape.py)."""
+    name = re.sub(r"^gpu_\d+/", "", name)
+    name = re.sub(r"_0$", "", name)
+    return cpp_ident(name)
 
 
 @dataclass(frozen=True)

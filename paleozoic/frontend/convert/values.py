@@ -50,3 +50,13 @@ Value = Act | Const | Tup | Absorbed
 
 class ConversionError(UnsupportedModelError):
     pass
+
+
+@dataclass(frozen=True)
+class Cond:
+    """A bool tensor computed on the device: `act` holds 1.0 where true and 0.0 where not."""
+
+    act: Act
+
+    def materialize(self, w: Any) -> Act:
+        return self.act

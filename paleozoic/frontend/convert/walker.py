@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paleozoic.codegen.escape import cpp_ident
 from paleozoic.frontend.convert.values import Act, Const, ConversionError, Tup, Value
 from paleozoic.ir import Layer, Operator, TensorInfo
 from paleozoic.ops import KINDS
 
-if TYPE_CHECKING:  # nodes imports clean_identifier from here
+if TYPE_CHECKING:
     from paleozoic.frontend.convert.nodes import NodeInfo
 
 
 def ints(values: Any) -> list[int]:
     return [int(v) for v in values]
-
-
-def clean_identifier(name: str) -> str:
-    """A readable C++ identifier from an ONNX name ("gpu_0/res2_0_branch2a_w_0" ->
-    "res2_0_branch2a_w"): layer and tensor names are identifiers from here on, whatever
-    the model file holds (ASCII, bounded length; codegen/escape.py)."""
-    name = re.sub(r"^gpu_\d+/", "", name)
-    name = re.sub(r"_0$", "", name)
-    return cpp_ident(name)
 
 
 class Walker:
