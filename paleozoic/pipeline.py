@@ -29,6 +29,7 @@ from paleozoic.ir.plan import Precision, with_data_parallelism
 from paleozoic.ops import KINDS
 from paleozoic.optimize import BUILTIN_PLANS, fusible_kinds
 from paleozoic.passes import run_passes
+from paleozoic.sdk import omp_environment
 
 logger = logging.getLogger(__name__)
 
@@ -139,8 +140,9 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
 
 def device_memory_bytes(profile: str | Path | None = None) -> int:
     """The device memory (dram_bytes) of a device profile file, or of the bundled one."""
-    from paleozoic import _runtime as rt
+    from paleozoic.sdk import runtime_module
 
+    rt = runtime_module()
     # The mock holds one profile per process: read this one's and put the default back,
     # as the device-model oracle sets its own before every query.
     if profile is None:
@@ -172,9 +174,9 @@ def check_device_memory(model: Model, profile: str | Path | None = None) -> None
 
 def runtime_prefix() -> Path:
     """Install prefix of the C++ runtime (for CMAKE_PREFIX_PATH)."""
-    from paleozoic import _runtime
+    from paleozoic.sdk import runtime_module
 
-    prefix = Path(_runtime.__file__).resolve().parent / "runtime"
+    prefix = Path(runtime_module().__file__).resolve().parent / "runtime"
     if not (prefix / "lib" / "cmake" / "PaleozoicRuntime").is_dir():
         raise BuildError(f"the C++ runtime is not installed at {prefix}; reinstall "
                          f"paleozoic with `pip install .`")
@@ -245,7 +247,8 @@ def run_session(out: str | Path, feeds: list[np.ndarray], repeat: int = 1,
                 if i < len(manifest["inputs"]) else "float32"
             np.ascontiguousarray(value, dtype=np.dtype(dtype).newbyteorder("<")).tofile(path)
             command += ["-i", str(path)]
-        result = subprocess.run(command, capture_output=True, text=True)
+        result = subprocess.run(command, capture_output=True, text=True,
+                                env=omp_environment())
         if result.returncode != 0:
             raise SessionRunError(f"{exe} failed (exit {result.returncode}):\n{result.stderr}")
         # Integer outputs (ArgMax's indices) are written as int64.

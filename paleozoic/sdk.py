@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import logging
+import os
 from pathlib import Path
 from types import ModuleType
 
@@ -34,8 +35,35 @@ def check_sdk(sdk: str) -> str:
     return sdk
 
 
+# The runtimes (both SDKs) run each op as an OpenMP parallel region, and libgomp reads how
+# its idle threads wait once, when it is loaded. Its default spins for about 300,000 turns
+# between regions: when another process holds a core, a waiting thread burns the time slice
+# the thread it waits for needs (a 2-thread ResNet-50 forward on oneDNN went from 35 ms to
+# 200-460 ms on a loaded 2-core machine). Sleeping at once (OMP_WAIT_POLICY=passive) costs
+# a futex wake per region instead: on an idle machine SqueezeNet's forward took 6.7 ms
+# against 3.0 ms spinning, Inception-v1's 19.6 against 8.8. A short spin keeps nearly all
+# of the idle speed (3.1 and 9.0 ms) and bounds the loss under load (Inception-v1 with both
+# cores taken: 25.7 ms, passive 38.0; ResNet-50: 46.6, passive 34.6; numbers in
+# benchmarks/results/backends.md). Applied, unless the user chose a policy or a spin count,
+# where a runtime is loaded (runtime_module) and to the emitted sessions Python runs
+# (omp_environment).
+SPIN_COUNT = "1000"
+
+
+def omp_environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """`env` (default: this process's) with the runtimes' OpenMP wait policy added, unless
+    it has one: for an emitted session run as a subprocess."""
+    env = dict(os.environ if env is None else env)
+    if "OMP_WAIT_POLICY" not in env and "GOMP_SPINCOUNT" not in env:
+        env["GOMP_SPINCOUNT"] = SPIN_COUNT
+    return env
+
+
 def runtime_module(sdk: str = DEFAULT_SDK) -> ModuleType:
-    """The pybind runtime module computing with `sdk`."""
+    """The pybind runtime module computing with `sdk`, loaded with the runtimes' OpenMP wait
+    policy (omp_environment) when this process has not loaded libgomp yet."""
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = SPIN_COUNT
     name = _MODULES[check_sdk(sdk)]
     if sdk != "onednn":
         return importlib.import_module(name)

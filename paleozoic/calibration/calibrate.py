@@ -25,11 +25,11 @@ class _Runner:
     so every tensor can be read back; each batch only sets the inputs and runs."""
 
     def __init__(self, queue: LayerQueue) -> None:
-        from paleozoic import _runtime
         from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
+        from paleozoic.sdk import runtime_module
 
         self.queue = queue
-        self.session = _runtime.Session()
+        self.session = runtime_module().Session()
         recorder = InputRecorder(self.session)
         self.layers = build_runtime_graph(queue, recorder, bind_weights=True)
         self.inputs = recorder.inputs

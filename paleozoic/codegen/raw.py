@@ -49,8 +49,10 @@ Record = dict[str, Any]
 
 
 def _runtime() -> Any:
+    from paleozoic.sdk import runtime_module
+
     try:
-        from paleozoic import _runtime
+        _runtime = runtime_module()
     except ImportError as error:
         raise RuntimeError(
             "emitting the raw form needs the built runtime extension (paleozoic._runtime): "

@@ -94,9 +94,9 @@ class PlanRun:
 
     def __init__(self, queue: LayerQueue, plan: Plan, read: Iterable[str],
                  quantization: Mapping[str, Any] | None = None) -> None:
-        from paleozoic import _runtime
+        from paleozoic.sdk import runtime_module
 
-        self.session = _runtime.Session()
+        self.session = runtime_module().Session()
         self.inputs, tensors = _build_blocks(queue, plan, self.session, quantization)
         self.read = {name: tensors[name] for name in read}
 

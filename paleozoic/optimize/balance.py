@@ -48,7 +48,9 @@ def io_conversions(plan: Plan, queue: LayerQueue, profile: str | None = None,
                    ) -> list[IoConversion]:
     """The cheaper side for every graph input and output `plan` converts (float32 on the host,
     float16 on the device) and may give a strategy, in input then output order."""
-    from paleozoic import _runtime as rt
+    from paleozoic.sdk import runtime_module
+
+    rt = runtime_module()
 
     if profile is None:
         rt.reset_device_profile()

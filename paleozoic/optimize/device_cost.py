@@ -104,7 +104,9 @@ class DeviceModelOracle:
 
     def __init__(self, queue: LayerQueue, profile: str | None = None,
                  sparse: Collection[str] = (), data_parallelism: int = 1) -> None:
-        from paleozoic import _runtime as rt
+        from paleozoic.sdk import runtime_module
+
+        rt = runtime_module()
 
         self.queue = queue
         self.profile = profile
