@@ -45,11 +45,11 @@ from paleozoic.optimize import SearchSpace, load_optimizer, run_optimizer
 from paleozoic.optimize.measured import MeasuredOracle
 from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.pipeline import build_session, compile_model, load_queue
-from paleozoic.sdk import SDKS, sdk_available
+from paleozoic.runner.sdk import SDKS, sdk_available
 from paleozoic.testing.workloads import WORKLOADS
 from paleozoic.testing.workloads import build as build_workload
 from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model, random_inputs
-from paleozoic.verify import onnxruntime_session
+from paleozoic.accuracy.verify import onnxruntime_session
 
 logger = logging.getLogger("backends")
 

@@ -28,8 +28,8 @@ from paleozoic.calibration.params import layer_quantization
 from paleozoic.ir.plan import Precision
 from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.pipeline import load_queue, with_precision
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing import workloads
 
 PLANS = {"per-layer": per_layer, "fuse-all": fuse_all}

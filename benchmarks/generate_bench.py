@@ -25,7 +25,7 @@ import onnx
 
 from paleozoic.codegen.generate import compile_generator
 from paleozoic.pipeline import build_session
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing.decoder import greedy_reference, tiny_decoder
 
 

@@ -3,7 +3,7 @@
 For the digits CNN, the PP-OCR direction classifier and text detector, and the ResNet-50 and
 MobileNetV2 workloads (random weights, seeded standard-normal inputs): the fastest fp32 plan
 (DP under the device model), fp16-everywhere and int8-everywhere (the DP restricted to that
-one precision), and the accuracy-aware plan (`paleozoic.accuracy_tune`: sensitivities
+one precision), and the accuracy-aware plan (`paleozoic.accuracy.tune`: sensitivities
 measured through the runtime on one split, candidates checked on a second split), each run
 through the runtime (PlanRunner) on a third, fresh split that the accuracy column and the
 goals are measured on. Device time is given twice: the device model's (oracle.plan_cost,
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paleozoic.accuracy_tune import (
+from paleozoic.accuracy.tune import (
     RuntimeNoiseProbe,
     compare,
     measure_sensitivities,
@@ -43,7 +43,7 @@ from paleozoic.ops import KINDS
 from paleozoic.optimize import SearchSpace, load_optimizer, run_optimizer
 from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.pipeline import load_queue
-from paleozoic.plan_runner import PlanRunner
+from paleozoic.runner.plan_runner import PlanRunner
 
 logger = logging.getLogger("precision")
 ROOT = Path(__file__).resolve().parents[1]
@@ -380,7 +380,7 @@ def main() -> int:
         "",
         ("- fp32, fp16-everywhere and int8-everywhere are the DP (device model, MP 1-32) "
         "restricted to that one precision; the accuracy-aware plan is "
-        "paleozoic.accuracy_tune.tune_for_accuracy over fp32/fp16/int8 with absmax "
+        "paleozoic.accuracy.tune.tune_for_accuracy over fp32/fp16/int8 with absmax "
         "calibration."),
         ("- device model us = DeviceModelOracle.plan_cost (no precision casts); measured us = "
         "sum of PlanRunner.block_micros() after a run (casts at precision boundaries "

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from paleozoic.sdk import runtime_module
+from paleozoic.runner.sdk import runtime_module
 from paleozoic.testing.recurrent import random_weights
 
 

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from paleozoic.frontend.prune import prune_pairs
-from paleozoic.sdk import runtime_module
+from paleozoic.runner.sdk import runtime_module
 
 
 def session(rt, w: np.ndarray, batch: int, sparse: bool, threads: int, side: int = 0):

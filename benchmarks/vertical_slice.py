@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 
 from paleozoic.pipeline import compile_model, runtime_prefix
-from paleozoic.verify import onnxruntime_session
+from paleozoic.accuracy.verify import onnxruntime_session
 from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model, random_inputs
 
 THREADS = 2  # the machine's cores; the mock uses min(MP, cores) OpenMP threads

@@ -125,7 +125,7 @@ class SessionCache:
     threads and processes share the folder."""
 
     def __init__(self, root: str | Path | None = None, sdk: str = "mock") -> None:
-        from paleozoic.sdk import check_sdk
+        from paleozoic.runner.sdk import check_sdk
 
         self.root = Path(root).expanduser() if root is not None else default_cache_dir()
         self.sdk = check_sdk(sdk)  # the SDK its sessions are built against
@@ -533,7 +533,7 @@ class PaleozoicBackend(Backend):
                 **kwargs: Any) -> PaleozoicBackendRep:
         """Checks the model and returns a rep (nothing is built until `run`). Keyword
         options: plan ("per-layer", "fuse-all" or a plan.json path), cache_dir, sdk
-        ("mock", the default, or "onednn": paleozoic.sdk)."""
+        ("mock", the default, or "onednn": paleozoic.runner.sdk)."""
         cls._device(device)
         proto, source, splits = _check_model(model)
         cache = SessionCache(kwargs.get("cache_dir"), sdk=str(kwargs.get("sdk", "mock")))

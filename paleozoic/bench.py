@@ -284,7 +284,7 @@ def _ort_int8_model(model: onnx.ModelProto, queue: LayerQueue,
 
 def resolve_configs(sdks: Sequence[str], plans: Sequence[str], precisions: Sequence[str]
                     ) -> list[Config]:
-    from paleozoic.sdk import check_sdk
+    from paleozoic.runner.sdk import check_sdk
 
     for precision in precisions:
         Precision.parse(precision, "--precision")
@@ -318,8 +318,8 @@ def bench_model(model: onnx.ModelProto, name: str, configs: Sequence[Config], *,
     computes those tensors, and onnxruntime runs the same part."""
     from paleozoic.ir.plan import batch_of
     from paleozoic.pipeline import load_queue, quantization_for
-    from paleozoic.plan_runner import PlanRunner
-    from paleozoic.verify import compare, seeded_inputs
+    from paleozoic.runner.plan_runner import PlanRunner
+    from paleozoic.accuracy.verify import compare, seeded_inputs
 
     if outputs:
         from paleozoic.frontend.subgraph import select_outputs

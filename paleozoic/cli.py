@@ -21,7 +21,7 @@ from paleozoic.errors import (
     PaleozoicError,
     PlanMismatchError,
 )
-from paleozoic.sdk import SDKS
+from paleozoic.runner.sdk import SDKS
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -124,7 +124,7 @@ def _compile_generator(args: argparse.Namespace) -> int:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import build_session
-    from paleozoic.sdk import built_sdk
+    from paleozoic.runner.sdk import built_sdk
 
     exe = build_session(args.output, sdk=args.sdk)
     print(f"built {exe} (SDK: {built_sdk(args.output)})")
@@ -143,7 +143,7 @@ def _positive_int(text: str) -> int:
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from paleozoic.pipeline import build_session
-    from paleozoic.verify import (
+    from paleozoic.accuracy.verify import (
         ATOL, FP32_FLOOR, RTOL, TRUTH_FACTOR, load_input_files, model_for, verify_session,
     )
 
@@ -446,7 +446,7 @@ def _accuracy_budget_arg(text: str) -> tuple[str, float]:
 
 def _tune_for_accuracy(args: argparse.Namespace, out: Path) -> int:
     """tune --accuracy-budget: sensitivities on --data, exact search, held-out checks."""
-    from paleozoic.accuracy_tune import RuntimeNoiseProbe, measure_sensitivities, \
+    from paleozoic.accuracy.tune import RuntimeNoiseProbe, measure_sensitivities, \
         tune_for_accuracy
     from paleozoic.calibration.data import data_files, iter_batches
     from paleozoic.calibration.file import load_calibration
@@ -526,12 +526,12 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_debug(args: argparse.Namespace) -> int:
-    from paleozoic.debug import (
+    from paleozoic.accuracy.debug import (
         Budget, fix_plan, load_folder, measure, report_lines, write_plan_atomic,
         write_text_atomic,
     )
-    from paleozoic.debug.data import load_batches
-    from paleozoic.debug.reference import OnnxReference
+    from paleozoic.accuracy.debug.data import load_batches
+    from paleozoic.accuracy.debug.onnx_tensors import OnnxReference
     from paleozoic.errors import BudgetError, OutputExistsError
 
     budget = None
@@ -616,7 +616,7 @@ def _csv(text: str) -> list[str]:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from paleozoic.bench import bench, resolve_configs
-    from paleozoic.sdk import sdk_available
+    from paleozoic.runner.sdk import sdk_available
 
     sdks = _csv(args.sdk)
     try:
@@ -803,7 +803,7 @@ def make_parser() -> argparse.ArgumentParser:
     _add_shape_options(p)
     p.set_defaults(func=_cmd_calibrate)
 
-    from paleozoic.debug.analyse import CEILING_DB, JUMP_DB
+    from paleozoic.accuracy.debug.analyse import CEILING_DB, JUMP_DB
 
     p = sub.add_parser("debug", help="where a session's numbers part from onnxruntime's: "
                        "SQNR and cosine per block and layer, by ONNX node; --fix writes a "

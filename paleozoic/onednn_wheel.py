@@ -1,7 +1,7 @@
 """Where the oneDNN wheels put their files, from Python's package metadata (the RECORD of
 each wheel), so the build finds them under any install scheme and inside pip's isolated
 build environment alike. The top CMakeLists.txt runs this file as a script (standard
-library only: paleozoic is not importable while it is being built), and paleozoic.sdk
+library only: paleozoic is not importable while it is being built), and paleozoic.runner.sdk
 imports it at run time, so both look the same way.
 
     python paleozoic/onednn_wheel.py cmake-dir   # folder of dnnl-config.cmake, or nothing

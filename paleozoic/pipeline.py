@@ -29,7 +29,7 @@ from paleozoic.ir.plan import Precision, with_data_parallelism
 from paleozoic.ops import KINDS
 from paleozoic.optimize import BUILTIN_PLANS, fusible_kinds
 from paleozoic.passes import run_passes
-from paleozoic.sdk import omp_environment
+from paleozoic.runner.sdk import omp_environment
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
 
 def device_memory_bytes(profile: str | Path | None = None) -> int:
     """The device memory (dram_bytes) of a device profile file, or of the bundled one."""
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
 
     rt = runtime_module()
     # The mock holds one profile per process: read this one's and put the default back,
@@ -174,7 +174,7 @@ def check_device_memory(model: Model, profile: str | Path | None = None) -> None
 
 def runtime_prefix() -> Path:
     """Install prefix of the C++ runtime (for CMAKE_PREFIX_PATH)."""
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
 
     prefix = Path(runtime_module().__file__).resolve().parent / "runtime"
     if not (prefix / "lib" / "cmake" / "PaleozoicRuntime").is_dir():
@@ -184,9 +184,9 @@ def runtime_prefix() -> Path:
 
 
 def build_session(out: str | Path, jobs: int | None = None, sdk: str | None = None) -> Path:
-    """Configures and builds OUT/build with cmake and g++ against `sdk` (paleozoic.sdk; by
+    """Configures and builds OUT/build with cmake and g++ against `sdk` (paleozoic.runner.sdk; by
     default the one OUT was last built for, else the mock); returns the executable."""
-    from paleozoic.sdk import built_sdk, remember_sdk, runtime_module, sdk_cmake_defines
+    from paleozoic.runner.sdk import built_sdk, remember_sdk, runtime_module, sdk_cmake_defines
 
     out = Path(out)
     if not (out / "CMakeLists.txt").is_file():

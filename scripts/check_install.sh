@@ -55,7 +55,7 @@ python -m pip list 2>/dev/null | grep -i -E "^(paleozoic|onednn)"
 
 step "the oneDNN SDK loads, on this environment's libdnnl"
 python - <<'PY'
-from paleozoic.sdk import runtime_module
+from paleozoic.runner.sdk import runtime_module
 module = runtime_module("onednn")
 print(module.__file__)
 print(*sorted({line.split()[-1] for line in open("/proc/self/maps") if "libdnnl" in line}))

@@ -3,7 +3,7 @@
 For each model (a zoo name such as resnet50, or an .onnx file / folder of them): compile
 (per-layer plan by default), build, and run on seeded inputs, uniform [0, 1) and standard
 normal, seeds 0..N-1; every output of Paleozoic, onnxruntime optimised and onnxruntime
-unoptimised is measured against the float64 evaluation (paleozoic.reference) as
+unoptimised is measured against the float64 evaluation (paleozoic.accuracy.truth) as
 max |error| / max |truth|. A model passes when on every run and output Paleozoic's error is
 at most 2x the larger of onnxruntime's two (plus one fp32 rounding at the output's scale),
 the bar of `paleozoic verify`.
@@ -30,9 +30,9 @@ import onnx
 from paleozoic.errors import PaleozoicError
 from paleozoic.frontend.prepare import parse_shape
 from paleozoic.pipeline import build_session, compile_model, run_session
-from paleozoic.reference import Float64Reference
+from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model, random_inputs
-from paleozoic.verify import TRUTH_FACTOR, ULP, onnxruntime_session, truth_error
+from paleozoic.accuracy.verify import TRUTH_FACTOR, ULP, onnxruntime_session, truth_error
 
 
 @dataclass

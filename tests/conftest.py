@@ -11,8 +11,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))  # for tests/helpers.py
 
 # Tests import paleozoic._runtime directly too: load it the library's way first, so the
-# process runs with the runtimes' OpenMP wait policy (paleozoic.sdk.runtime_module).
-from paleozoic.sdk import runtime_module  # noqa: E402
+# process runs with the runtimes' OpenMP wait policy (paleozoic.runner.sdk.runtime_module).
+from paleozoic.runner.sdk import runtime_module  # noqa: E402
 
 runtime_module()
 

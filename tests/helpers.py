@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.pipeline import build_session, compile_model, run_session
 from paleozoic.testing.zoo import random_inputs
-from paleozoic.verify import reference_outputs
+from paleozoic.accuracy.verify import reference_outputs
 
 
 def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list:
@@ -41,7 +41,7 @@ def runtime_outputs(queue: LayerQueue, batches: list[np.ndarray],
     wrapper and mock SDK an emitted session links) under `plan`, the session built and
     compiled once; the batches' outputs concatenated along the first axis."""
     from paleozoic import _runtime
-    from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
+    from paleozoic.runner.graph import InputRecorder, build_runtime_graph
     from paleozoic.pipeline import resolve_plan
 
     session = _runtime.Session()

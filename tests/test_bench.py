@@ -17,7 +17,7 @@ import onnx
 import pytest
 
 from paleozoic.bench import BenchReport, Config, bench, resolve_configs
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 
 
 @pytest.fixture

@@ -25,8 +25,8 @@ class _Runner:
     so every tensor can be read back; each batch only sets the inputs and runs."""
 
     def __init__(self, queue: LayerQueue) -> None:
-        from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
-        from paleozoic.sdk import runtime_module
+        from paleozoic.runner.graph import InputRecorder, build_runtime_graph
+        from paleozoic.runner.sdk import runtime_module
 
         self.queue = queue
         self.session = runtime_module().Session()

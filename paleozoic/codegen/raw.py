@@ -49,7 +49,7 @@ Record = dict[str, Any]
 
 
 def _runtime() -> Any:
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
 
     try:
         _runtime = runtime_module()
@@ -190,7 +190,7 @@ def record_session(model: Model) -> _Recording:
 
 def _build_and_run(rt: Any, log: Any, model: Model,
                    ) -> tuple[list[Record], dict[str, list[Record]], dict[str, list[Record]]]:
-    from paleozoic.optimize.device_cost import build_runtime_graph
+    from paleozoic.runner.graph import build_runtime_graph
 
     queue = model.queue
     mixed = [(b.name, p) for b in model.blocks

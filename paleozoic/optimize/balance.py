@@ -48,7 +48,7 @@ def io_conversions(plan: Plan, queue: LayerQueue, profile: str | None = None,
                    ) -> list[IoConversion]:
     """The cheaper side for every graph input and output `plan` converts (float32 on the host,
     float16 on the device) and may give a strategy, in input then output order."""
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
 
     rt = runtime_module()
 

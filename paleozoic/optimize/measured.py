@@ -53,7 +53,7 @@ class MeasuredOracle:
     def __init__(self, queue: LayerQueue, repeats: int = 3, sdk: str = "mock",
                  max_block: int | None = None, sparse: Collection[str] = (),
                  data_parallelism: int = 1) -> None:
-        from paleozoic.sdk import check_sdk
+        from paleozoic.runner.sdk import check_sdk
 
         if repeats < 1:
             raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -201,8 +201,8 @@ class MeasuredOracle:
     def _session(self, spans: list[Span], fused: Sequence[bool] | None = None):
         """A runtime session of the queue with `spans` compiled as blocks (fused when longer
         than a layer, unless `fused` says otherwise) and random standard-normal inputs."""
-        from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
-        from paleozoic.sdk import runtime_module
+        from paleozoic.runner.graph import InputRecorder, build_runtime_graph
+        from paleozoic.runner.sdk import runtime_module
 
         session = runtime_module(self.sdk).Session()
         recorder = InputRecorder(session)

@@ -3,7 +3,7 @@
 Every case is a small ONNX model with inputs drawn to stress precision: long reductions,
 large magnitudes, offsets that cancel, many channels per group, saturating activations.
 All cases are merged into one model so one compile and one g++ build serve them all; each
-output is then compared with the float64 reference (paleozoic.reference), as are
+output is then compared with the float64 reference (paleozoic.accuracy.truth), as are
 onnxruntime's optimised and unoptimised results on the same inputs.
 
 The error measure is the largest absolute error relative to the largest magnitude of the
@@ -24,9 +24,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from paleozoic.verify import TRUTH_FACTOR as ALLOWED_FACTOR
-from paleozoic.verify import ULP as ULP_FLOOR
-from paleozoic.verify import truth_error as relative_error
+from paleozoic.accuracy.verify import TRUTH_FACTOR as ALLOWED_FACTOR
+from paleozoic.accuracy.verify import ULP as ULP_FLOOR
+from paleozoic.accuracy.verify import truth_error as relative_error
 
 logger = logging.getLogger(__name__)
 
@@ -236,9 +236,9 @@ def measure(cases: list[PrecisionCase], work: Path,
             | None = None) -> list[PrecisionRow]:
     """Compiles all cases as one merged model (per-layer plan), runs it once, and returns
     each case's error beside onnxruntime's, all against float64."""
-    from paleozoic.reference import Float64Reference
+    from paleozoic.accuracy.truth import Float64Reference
     from paleozoic.testing.backend_suite import merge_models
-    from paleozoic.verify import onnxruntime_session
+    from paleozoic.accuracy.verify import onnxruntime_session
 
     merged = merge_models([c.model for c in cases])
     feeds = {f"m{i}_{k}": np.asarray(v, dtype=np.float32)

@@ -18,10 +18,10 @@ from paleozoic.pipeline import (
     resolve_plan,
     run_session,
 )
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.reference import Float64Reference
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.testing.bert import bert_inputs, bert_model
-from paleozoic.verify import reference_outputs
+from paleozoic.accuracy.verify import reference_outputs
 
 logger = logging.getLogger(__name__)
 SHAPES = {"input_ids": (2, 16), "token_type_ids": (2, 16), "attention_mask": (2, 16)}

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from paleozoic.pipeline import build_session, compile_model, run_session
-from paleozoic.reference import Float64Reference
+from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.testing.blocks import regnety_stages
 from paleozoic.testing.zoo import random_inputs
-from paleozoic.verify import TRUTH_FACTOR, ULP, onnxruntime_session, truth_error
+from paleozoic.accuracy.verify import TRUTH_FACTOR, ULP, onnxruntime_session, truth_error
 
 
 @pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])

@@ -16,8 +16,8 @@ from paleozoic.pipeline import (
     resolve_plan,
     run_session,
 )
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing.host import (
     compare_select,
     compare_select_inputs,
@@ -30,7 +30,7 @@ from paleozoic.testing.host import (
     topk_gather_head,
     uint8_classifier,
 )
-from paleozoic.verify import reference_outputs
+from paleozoic.accuracy.verify import reference_outputs
 
 
 @pytest.fixture(scope="module")

@@ -21,9 +21,9 @@ from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.optimize.plans import fuse_all
 from paleozoic.passes import run_passes
 from paleozoic.pipeline import build_session, compile_model, run_session
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.reference import Float64Reference
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.accuracy.truth import Float64Reference
+from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing.blocks import googlenet_block, mobilenet_v2_block
 from paleozoic.testing.zoo import random_inputs
 

@@ -20,7 +20,7 @@ from paleozoic.cli import main
 from paleozoic.ir.plan import Precision
 from paleozoic.optimize import fuse_all, per_layer
 from paleozoic.pipeline import build_session, compile_model, load_queue, with_precision
-from paleozoic.plan_runner import PlanRunner
+from paleozoic.runner.plan_runner import PlanRunner
 
 DIGITS = Path(__file__).resolve().parents[2] / "examples" / "digits"
 MODEL = DIGITS / "digits_cnn.onnx"

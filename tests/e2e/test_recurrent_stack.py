@@ -18,10 +18,10 @@ from paleozoic.pipeline import (
     resolve_plan,
     run_session,
 )
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.reference import Float64Reference
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.testing.recurrent import recurrent_stack
-from paleozoic.verify import reference_outputs
+from paleozoic.accuracy.verify import reference_outputs
 
 logger = logging.getLogger(__name__)
 

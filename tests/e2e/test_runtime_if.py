@@ -11,9 +11,9 @@ import pytest
 from helpers import runtime_if_model
 
 from paleozoic.pipeline import build_session, compile_model, load_queue, resolve_plan, run_session
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.sdk import sdk_available
-from paleozoic.verify import reference_outputs
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.runner.sdk import sdk_available
+from paleozoic.accuracy.verify import reference_outputs
 
 # x0 for each path: the sum's sign picks the outer branch; for the else branch, the inner If
 # takes Tanh when max(exp(x0)) < 0.5 (x0 < -0.7) and Neg otherwise.

@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic.pipeline import build_session, compile_model, run_session
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 
 
 def _model():

@@ -16,9 +16,9 @@ from helpers import onnxruntime_outputs
 
 from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.pipeline import build_session, compile_model, load_queue, run_session
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.reference import Float64Reference
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.accuracy.truth import Float64Reference
+from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing.speech import deconv_pool_1d, speech_encoder
 
 SDKS = ["mock", pytest.param("onednn", marks=pytest.mark.skipif(

@@ -16,8 +16,8 @@ from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.optimize.space import SearchSpace
 from paleozoic.passes import run_passes
 from paleozoic.pipeline import build_session, compile_model, run_session
-from paleozoic.reference import Float64Reference
-from paleozoic.sdk import sdk_available
+from paleozoic.accuracy.truth import Float64Reference
+from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing.blocks import googlenet_block
 from paleozoic.testing.zoo import random_inputs
 

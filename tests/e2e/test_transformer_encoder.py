@@ -14,10 +14,10 @@ import pytest
 from paleozoic.ir.plan import Precision
 from paleozoic.pipeline import (build_session, compile_model, load_queue, resolve_plan,
                                 run_session, with_precision)
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.reference import Float64Reference
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.testing.sequence import encoder_layer
-from paleozoic.verify import reference_outputs
+from paleozoic.accuracy.verify import reference_outputs
 
 logger = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ import pytest
 from helpers import runtime_outputs
 
 from paleozoic.pipeline import build_session, compile_model, load_queue, run_session
-from paleozoic.reference import Float64Reference
+from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.testing.sequence import vit_block
-from paleozoic.verify import reference_outputs
+from paleozoic.accuracy.verify import reference_outputs
 
 logger = logging.getLogger(__name__)
 

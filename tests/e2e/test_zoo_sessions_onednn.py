@@ -22,8 +22,8 @@ from paleozoic.pipeline import (
     resolve_plan,
     run_session,
 )
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.sdk import built_sdk, sdk_available
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.runner.sdk import built_sdk, sdk_available
 from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model, random_inputs
 
 pytestmark = pytest.mark.skipif(

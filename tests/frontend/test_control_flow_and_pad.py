@@ -16,9 +16,9 @@ from onnx import TensorProto, helper, numpy_helper
 from paleozoic.cli import main
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.pipeline import load_queue, resolve_plan
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.sdk import sdk_available
-from paleozoic.verify import reference_outputs
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.runner.sdk import sdk_available
+from paleozoic.accuracy.verify import reference_outputs
 
 SDKS = [s for s in ("mock", "onednn") if sdk_available(s)]
 

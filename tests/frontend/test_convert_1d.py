@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.pipeline import load_queue
-from paleozoic.reference import Float64Reference
+from paleozoic.accuracy.truth import Float64Reference
 
 
 def _model(nodes: list[onnx.NodeProto], x_shape: list[int], inits: dict[str, np.ndarray],

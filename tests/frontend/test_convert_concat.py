@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic.errors import PaleozoicError
 from paleozoic.pipeline import import_onnx, load_queue
-from paleozoic.verify import reference_outputs
+from paleozoic.accuracy.verify import reference_outputs
 
 
 def _concat_model(parts: list[str], consts: dict[str, np.ndarray], axis: int = 1,
@@ -42,7 +42,7 @@ def _const(*shape: int, seed: int = 0) -> np.ndarray:
 
 def _check_against_onnxruntime(model: onnx.ModelProto) -> None:
     from paleozoic.pipeline import resolve_plan
-    from paleozoic.plan_runner import PlanRunner
+    from paleozoic.runner.plan_runner import PlanRunner
 
     rng = np.random.default_rng(3)
     feeds = {i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim])

@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend import import_onnx
 from paleozoic.passes import run_passes
-from paleozoic.reference import Float64Reference
+from paleozoic.accuracy.truth import Float64Reference
 from helpers import onnxruntime_outputs, runtime_outputs
 
 

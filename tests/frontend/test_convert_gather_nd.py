@@ -14,8 +14,8 @@ from onnx.reference import ReferenceEvaluator
 from paleozoic.errors import PaleozoicError
 from paleozoic.frontend.convert.layout import gather_nd
 from paleozoic.pipeline import load_queue, resolve_plan
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.verify import reference_outputs
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.accuracy.verify import reference_outputs
 
 
 def _reference(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> np.ndarray:

@@ -1,6 +1,6 @@
 """GridSample as a host layer (HostGridSample): every mode (bilinear, nearest) x padding
 (zeros, border, reflection) x align_corners, at positions reaching past the border,
-against onnxruntime and against a float64 evaluation (paleozoic.reference), on both SDKs;
+against onnxruntime and against a float64 evaluation (paleozoic.accuracy.truth), on both SDKs;
 cubic and 5-D sampling are refused by name."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from onnx import TensorProto, helper
 
 from paleozoic.errors import PaleozoicError
 from paleozoic.pipeline import load_queue, resolve_plan
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.reference import Float64Reference
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.accuracy.truth import Float64Reference
+from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing.host import grid_sampler
-from paleozoic.verify import reference_outputs
+from paleozoic.accuracy.verify import reference_outputs
 
 SDKS = [s for s in ("mock", "onednn") if sdk_available(s)]
 COMBOS = list(itertools.product(("bilinear", "nearest"), ("zeros", "border", "reflection"),

@@ -11,9 +11,9 @@ import pytest
 
 from paleozoic.errors import PaleozoicError
 from paleozoic.pipeline import import_onnx, load_queue, resolve_plan
-from paleozoic.plan_runner import PlanRunner
+from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.testing.precision import single_node
-from paleozoic.verify import reference_outputs
+from paleozoic.accuracy.verify import reference_outputs
 
 
 def _layers(case) -> list[tuple[str, dict]]:
@@ -335,7 +335,7 @@ def _decomposed_layer_norm(square: str, affine: bool, eps: float = 1e-5,
 @pytest.mark.parametrize("square", ["pow", "mul"])
 @pytest.mark.parametrize("affine", [True, False])
 def test_decomposed_layer_norm_is_one_layer(square: str, affine: bool) -> None:
-    from paleozoic.reference import Float64Reference
+    from paleozoic.accuracy.truth import Float64Reference
     from helpers import runtime_outputs
 
     model = _decomposed_layer_norm(square, affine)

@@ -11,9 +11,9 @@ from onnx import TensorProto, helper
 
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.pipeline import load_queue, resolve_plan
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.sdk import sdk_available
-from paleozoic.verify import reference_outputs
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.runner.sdk import sdk_available
+from paleozoic.accuracy.verify import reference_outputs
 
 # equation, a's shape, b's shape, out's shape
 EQUATIONS = [

@@ -88,7 +88,7 @@ def test_huggingface_mask_forms_run_on_the_host(exporter: str) -> None:
     import onnxruntime as ort
 
     from paleozoic.pipeline import resolve_plan
-    from paleozoic.plan_runner import PlanRunner
+    from paleozoic.runner.plan_runner import PlanRunner
     from paleozoic.testing.host import hf_masked_softmax
 
     s = 6

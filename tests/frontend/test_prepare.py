@@ -151,8 +151,8 @@ def test_a_nonzero_pad_stays_a_pad_of_its_own() -> None:
     """A Pad of 1.0 cannot merge into the Conv (whose padding is zeros): it becomes
     Concats with constant blocks, and the result is onnxruntime's."""
     from paleozoic.pipeline import resolve_plan, run_passes
-    from paleozoic.plan_runner import PlanRunner
-    from paleozoic.verify import reference_outputs
+    from paleozoic.runner.plan_runner import PlanRunner
+    from paleozoic.accuracy.verify import reference_outputs
 
     model = _pad_model(1.0, "Conv")
     queue = run_passes(import_onnx(model))

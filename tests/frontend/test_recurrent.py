@@ -14,8 +14,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.pipeline import import_onnx, resolve_plan
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.reference import Float64Reference
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.testing.recurrent import random_weights, recurrent_stack
 
 

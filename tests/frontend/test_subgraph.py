@@ -13,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 from paleozoic.cli import main
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.pipeline import build_session, compile_model, load_queue
-from paleozoic.verify import verify_session
+from paleozoic.accuracy.verify import verify_session
 
 
 def _detector() -> onnx.ModelProto:

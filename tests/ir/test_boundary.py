@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from paleozoic.ir.boundary import block_boundary, read_counts
-from paleozoic.optimize.device_cost import build_runtime_graph
+from paleozoic.runner.graph import build_runtime_graph
 from paleozoic.pipeline import load_queue
 from paleozoic.testing.zoo import load_zoo_model
 

@@ -20,7 +20,7 @@ from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.optimize.sparse import paying_sparse, sparse_candidates, with_sparse
 from paleozoic.pipeline import (build_session, compile_model, load_queue, resolve_plan,
                                 run_session)
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing.zoo import random_inputs
 
 pytest.importorskip("paleozoic.optimize.device_cost")

@@ -20,8 +20,8 @@ from paleozoic.optimize import SearchSpace, load_optimizer, run_optimizer
 from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.optimize.plans import fuse_all
 from paleozoic.pipeline import load_queue, resolve_plan
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.verify import reference_outputs
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.accuracy.verify import reference_outputs
 
 OUTER, INNER = "outer_if", "outer_if/else/inner_if"
 

@@ -11,7 +11,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic.pipeline import load_queue, resolve_plan
-from paleozoic.plan_runner import PlanRunner
+from paleozoic.runner.plan_runner import PlanRunner
 
 
 def _model(second_bias: float = 1.0, extra_output: bool = False) -> onnx.ModelProto:

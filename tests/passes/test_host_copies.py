@@ -9,7 +9,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper
 
 from paleozoic.pipeline import load_queue, resolve_plan
-from paleozoic.plan_runner import PlanRunner
+from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.testing.bert import BERT_INPUTS, bert_model
 
 

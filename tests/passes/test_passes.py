@@ -114,7 +114,7 @@ def _mlp(activation: str) -> onnx.ModelProto:
 def test_activation_between_linear_layers_leaves_one_reshape_each_side(activation) -> None:
     from helpers import runtime_outputs
 
-    from paleozoic.reference import Float64Reference
+    from paleozoic.accuracy.truth import Float64Reference
 
     model = _mlp(activation)
     queue = run_passes(import_onnx(model))

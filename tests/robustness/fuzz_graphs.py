@@ -545,8 +545,8 @@ def check_outputs(model: onnx.ModelProto, ours: list[np.ndarray], refs: list[np.
     """Each output within rtol/atol of onnxruntime or, where not, no further from the
     float64 truth than 2x onnxruntime's (optimised or not) error: the verdict of
     `paleozoic verify` (needs `feeds` for that second look)."""
-    from paleozoic.reference import Float64Reference
-    from paleozoic.verify import TRUTH_FACTOR, ULP, onnxruntime_session, truth_error
+    from paleozoic.accuracy.truth import Float64Reference
+    from paleozoic.accuracy.verify import TRUTH_FACTOR, ULP, onnxruntime_session, truth_error
 
     assert len(ours) == len(refs) == len(model.graph.output), \
         f"{len(ours)} outputs, onnxruntime {len(refs)}, graph {len(model.graph.output)}"

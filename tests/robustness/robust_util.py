@@ -14,8 +14,8 @@ from paleozoic.ir import LayerQueue, Plan
 
 def run_queue(queue: LayerQueue, plan: Plan, feeds: list[np.ndarray],
               sdk: str = "mock") -> list[np.ndarray]:
-    from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.graph import InputRecorder, build_runtime_graph
+    from paleozoic.runner.sdk import runtime_module
 
     session = runtime_module(sdk).Session()
     recorder = InputRecorder(session)

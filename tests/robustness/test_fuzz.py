@@ -40,7 +40,7 @@ from paleozoic.optimize.base import spans_to_plan
 from paleozoic.optimize.space import SearchSpace
 from paleozoic.optimize.sparse import with_sparse
 from paleozoic.pipeline import build_session, compile_model, load_queue, run_session
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 
 # Longer graphs for long runs (scripts/fuzz_long.py --max-steps); the CI profile keeps 7.
 MAX_STEPS = int(os.environ.get("PZ_FUZZ_MAX_STEPS", "7"))

@@ -22,7 +22,7 @@ import pytest
 from hostile import (
     PAYLOADS, NotInert, cmake_skeleton, make_hostile, preprocessor_lines, skeleton,
 )
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 
 # A file name cannot hold "/": the rest of the ways out are here.
 HOSTILE_FILE = 'evil\n#error injected_path "* ??=\\.onnx'

@@ -280,7 +280,7 @@ def cnrt_param(position: int, scale: float) -> P:
 @functools.lru_cache(maxsize=None)
 def onednn_driver() -> Any:
     """This driver over the oneDNN SDK's shared object instead (one copy per process)."""
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
 
     spec = importlib.util.spec_from_file_location("onednn_sdk", __file__)
     module = importlib.util.module_from_spec(spec)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from paleozoic.sdk import runtime_module, sdk_available
+from paleozoic.runner.sdk import runtime_module, sdk_available
 
 SDKS = [s for s in ("mock", "onednn") if sdk_available(s)]
 BOUNDS = [(1e-12, np.inf), (-np.inf, -2.0), (-0.5, 0.25), (2.0, 1.0), (0.0, 0.0)]

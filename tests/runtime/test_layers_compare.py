@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from paleozoic.sdk import runtime_module, sdk_available
+from paleozoic.runner.sdk import runtime_module, sdk_available
 
 SDKS = [s for s in ("mock", "onednn") if sdk_available(s)]
 

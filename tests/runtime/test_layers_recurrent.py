@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from paleozoic import _runtime as rt
-from paleozoic.sdk import runtime_module, sdk_available
+from paleozoic.runner.sdk import runtime_module, sdk_available
 from paleozoic.testing.recurrent import random_weights, reference
 
 DIRECTIONS = ("forward", "reverse", "bidirectional")

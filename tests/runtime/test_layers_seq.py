@@ -11,10 +11,10 @@ import pytest
 
 from paleozoic.ops import KINDS
 from paleozoic.pipeline import Precision, import_onnx, resolve_plan, with_precision
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.reference import Float64Reference
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.testing.precision import PrecisionCase, single_node
-from paleozoic.verify import reference_outputs
+from paleozoic.accuracy.verify import reference_outputs
 
 
 def _cases() -> list[PrecisionCase]:

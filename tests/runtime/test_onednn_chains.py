@@ -15,7 +15,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 
 pytestmark = pytest.mark.skipif(not sdk_available("onednn"),
                                 reason="the oneDNN SDK is not built")
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(not sdk_available("onednn"),
 _SCRIPT = textwrap.dedent("""
     import sys
     import numpy as np
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
 
     out = sys.argv[1]
     r = np.random.default_rng(0)
@@ -68,7 +68,7 @@ def test_relu_after_another_branch_is_a_post_op(tmp_path):
 _SHUFFLE = textwrap.dedent("""
     import json, sys
     import numpy as np
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
 
     out = sys.argv[1]
     r = np.random.default_rng(1)

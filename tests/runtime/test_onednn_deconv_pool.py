@@ -13,9 +13,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.pipeline import load_queue
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.reference import Float64Reference, ReferenceUnavailable
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.accuracy.truth import Float64Reference, ReferenceUnavailable
+from paleozoic.runner.sdk import sdk_available
 
 pytestmark = pytest.mark.skipif(not sdk_available("onednn"),
                                 reason="the oneDNN SDK is not built")

@@ -17,7 +17,7 @@ from collections import Counter
 
 import pytest
 
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 
 pytestmark = pytest.mark.skipif(not sdk_available("onednn"),
                                 reason="the oneDNN SDK is not built")
@@ -38,7 +38,7 @@ _SCRIPT = textwrap.dedent("""
     import importlib, sys
     from paleozoic.optimize.plans import fuse_all, per_layer
     from paleozoic.pipeline import load_queue
-    from paleozoic.plan_runner import PlanRunner
+    from paleozoic.runner.plan_runner import PlanRunner
     from paleozoic.testing.zoo import random_inputs
 
     for spec in sys.argv[1:]:

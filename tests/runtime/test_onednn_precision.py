@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from test_precision_int8 import CONVS, conv_int64, epilogue, quantize, rescale_factors
 
-from paleozoic.sdk import runtime_module, sdk_available
+from paleozoic.runner.sdk import runtime_module, sdk_available
 
 pytestmark = [
     pytest.mark.skipif(
@@ -559,7 +559,7 @@ def test_calibrated_digits_cnn_on_onednn(digits, precision: str) -> None:
     from paleozoic.ir.plan import Precision
     from paleozoic.optimize import fuse_all, per_layer
     from paleozoic.pipeline import with_precision
-    from paleozoic.plan_runner import PlanRunner
+    from paleozoic.runner.plan_runner import PlanRunner
 
     data, queue, quantization = digits
     images = data["test_x"][:40].astype(np.float32)
@@ -589,7 +589,7 @@ def test_calibrated_digits_cnn_on_onednn(digits, precision: str) -> None:
 _VERBOSE_SCRIPT = textwrap.dedent("""
     import numpy as np
     from paleozoic.calibration.quant import quantized_param
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
     rt = runtime_module("onednn")
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, 32, 28, 28)).astype(np.float32)

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 
 pytestmark = pytest.mark.skipif(not sdk_available("onednn"),
                                 reason="the oneDNN SDK is not built")
@@ -35,8 +35,8 @@ _SCRIPT = textwrap.dedent("""
     from onnx import TensorProto, helper, numpy_helper
     from paleozoic.optimize.plans import fuse_all, per_layer
     from paleozoic.pipeline import load_queue
-    from paleozoic.plan_runner import PlanRunner
-    from paleozoic.reference import Float64Reference
+    from paleozoic.runner.plan_runner import PlanRunner
+    from paleozoic.accuracy.truth import Float64Reference
 
     mode, coords, nearest, (h, w), (ho, wo), offset = json.loads(sys.argv[1])
     r = np.random.default_rng(0)

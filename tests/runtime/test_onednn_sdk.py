@@ -18,8 +18,8 @@ from onnx import TensorProto, helper, numpy_helper
 from paleozoic.ops import KINDS
 from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.pipeline import load_queue
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing.bert import BERT_INPUTS, bert_model
 from paleozoic.testing.blocks import BLOCKS
 from paleozoic.testing.host import (
@@ -383,7 +383,7 @@ def test_measured_oracle_times_onednn_blocks() -> None:
 _LAYOUT_SCRIPT = textwrap.dedent("""
     import sys
     import numpy as np
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
 
     def build(rt):
         r = np.random.default_rng(3)
@@ -499,7 +499,7 @@ def test_cli_tune_on_onednn_reports_whole_forwards(tmp_path) -> None:
 _RESIDUAL_SCRIPT = textwrap.dedent("""
     import sys
     import numpy as np
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
 
     def build(rt):
         r = np.random.default_rng(5)
@@ -567,7 +567,7 @@ def test_pool_then_residual_add_matches_the_mock(shape) -> None:
     """Max pooling fused with an add of a whole-shape fusion input. oneDNN 3.2's NCHW
     pooling kernel reads such a binary post-op at the wrong offsets (found by the oneDNN
     fuzz test: errors of 1e10); the SDK pools in channels last instead."""
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
 
     r = np.random.default_rng(0)
     x, y = (r.standard_normal(shape).astype(np.float32) for _ in range(2))
@@ -592,7 +592,7 @@ def test_squeeze_excitation_scale_writes_over_its_input() -> None:
     global average of x)), x * s (the SDK's broadcast operand is the second), conv. The
     Mul is x's last reader and writes over x's buffer (oneDNN's binary in place). Two
     forwards (the second reads buffers the first overwrote) match the mock."""
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
 
     r = np.random.default_rng(3)
     x = r.standard_normal((1, 16, 12, 12)).astype(np.float32)

@@ -14,7 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 
 pytestmark = pytest.mark.skipif(not sdk_available("onednn"),
                                 reason="the oneDNN SDK is not built")
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(not sdk_available("onednn"),
 _SCRIPT = textwrap.dedent("""
     import sys
     import numpy as np
-    from paleozoic.sdk import runtime_module
+    from paleozoic.runner.sdk import runtime_module
 
     out, scale = sys.argv[1], float(sys.argv[2])
     r = np.random.default_rng(0)
@@ -104,7 +104,7 @@ _HARDSWISH = textwrap.dedent("""
     from onnx import TensorProto, helper, numpy_helper
     from paleozoic.optimize.plans import fuse_all
     from paleozoic.pipeline import load_queue
-    from paleozoic.plan_runner import PlanRunner
+    from paleozoic.runner.plan_runner import PlanRunner
 
     out, scale, form = sys.argv[1], float(sys.argv[2]), sys.argv[3]
     r = np.random.default_rng(1)

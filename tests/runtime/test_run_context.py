@@ -14,7 +14,7 @@ import onnx
 import pytest
 
 from paleozoic.pipeline import build_session, compile_model, run_session
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing.bert import bert_inputs, bert_model
 from paleozoic.testing.host import integer_ops, integer_ops_inputs
 from paleozoic.testing.recurrent import recurrent_stack

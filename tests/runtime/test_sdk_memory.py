@@ -13,7 +13,7 @@ import pytest
 
 import mock_sdk as m
 from paleozoic import _runtime
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 
 F32 = np.float32
 SHAPE = (1, 16, 32, 32)

@@ -12,7 +12,7 @@ import mock_sdk as m
 from mock_sdk import INVALIDARG, INVALIDPARAM, SUCCESS
 from paleozoic import _runtime
 from paleozoic.frontend.prune import prune_pairs
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.sdk import sdk_available
 
 F32 = np.float32
 

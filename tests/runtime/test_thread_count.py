@@ -9,7 +9,7 @@ import pytest
 
 from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.pipeline import load_queue
-from paleozoic.plan_runner import PlanRunner
+from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.testing.bert import bert_model
 from paleozoic.testing.blocks import BLOCKS
 from paleozoic.testing.recurrent import recurrent_stack

@@ -7,8 +7,8 @@ import pytest
 
 from paleozoic.optimize.plans import per_layer
 from paleozoic.pipeline import load_queue
-from paleozoic.plan_runner import PlanRunner
-from paleozoic.sdk import sdk_available
+from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing.precision import kind_cases, markdown_table, measure
 
 

@@ -9,9 +9,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from paleozoic.reference import Float64Reference, ReferenceUnavailable, float64_model
+from paleozoic.accuracy.truth import Float64Reference, ReferenceUnavailable, float64_model
 from paleozoic.testing.precision import kind_cases, relative_error, single_node
-from paleozoic.verify import onnxruntime_session
+from paleozoic.accuracy.verify import onnxruntime_session
 
 # Well-conditioned single operators: fp32 onnxruntime is within a few roundings of the
 # truth, so a reference that computes something else shows up far above this.

@@ -1,4 +1,4 @@
-"""SDK selection (paleozoic.sdk): names, the folder's memory of its build, the errors when
+"""SDK selection (paleozoic.runner.sdk): names, the folder's memory of its build, the errors when
 the oneDNN SDK was not built or its library is not installed, where the oneDNN wheels'
 files are found (paleozoic.onednn_wheel, which the runtime's CMake build runs too), and the
 CLI options that take an SDK. scripts/check_install.sh checks a fresh install by hand."""
@@ -20,7 +20,7 @@ from paleozoic import onednn_wheel, sdk
 from paleozoic.cli import main
 from paleozoic.errors import BuildError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_unknown_sdk_is_refused() -> None:

@@ -11,7 +11,7 @@ import onnx
 import pytest
 
 from paleozoic.cli import main
-from paleozoic.verify import FP32_FLOOR, ULP, _judge_on_truth, compare, truth_limit
+from paleozoic.accuracy.verify import FP32_FLOOR, ULP, _judge_on_truth, compare, truth_limit
 
 
 @pytest.fixture(scope="module")

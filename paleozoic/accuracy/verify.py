@@ -2,7 +2,7 @@
 
 The verdict for each output, in order:
 1. Within RTOL/ATOL of onnxruntime (optimised graph): pass.
-2. Otherwise the model is evaluated in float64 (paleozoic.reference) and the session's
+2. Otherwise the model is evaluated in float64 (paleozoic.accuracy.truth) and the session's
    error against that truth is compared with onnxruntime's own, optimised and unoptimised:
    the output passes when its error is at most TRUTH_FACTOR times the larger of the two,
    plus one fp32 rounding at the output's scale. Two fp32 implementations that sum in a
@@ -310,7 +310,7 @@ def verify_session(out: str | Path, model: onnx.ModelProto, seed: int = 0,
     if all(c.passed for c in checks) and not float64:
         return report
     plain = onnxruntime_session(model, optimize=False).run(None, feeds)
-    from paleozoic.reference import Float64Reference, ReferenceUnavailable
+    from paleozoic.accuracy.truth import Float64Reference, ReferenceUnavailable
 
     try:
         truths = Float64Reference(model).run(feeds)
@@ -343,11 +343,11 @@ def _judge_against_runtime(out: Path, manifest: dict[str, Any], model: onnx.Mode
     from paleozoic.codegen.weights import read_weights
     from paleozoic.ir import Plan
     from paleozoic.pipeline import load_queue
-    from paleozoic.plan_runner import PlanRunner
+    from paleozoic.runner.plan_runner import PlanRunner
 
     queue = load_queue(model, input_shapes=shapes)
     quantization = quantization_from_tensors(read_weights(out / "weights.bin"))
-    from paleozoic.sdk import built_sdk
+    from paleozoic.runner.sdk import built_sdk
 
     expected = PlanRunner(queue, Plan.load(out / "plan.json"), quantization,
                           sdk=built_sdk(out)).run(feeds)

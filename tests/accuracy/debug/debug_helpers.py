@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic.codegen.weights import read_weights, write_weights
 
-DIGITS = Path(__file__).resolve().parents[2] / "examples" / "digits"
+DIGITS = Path(__file__).resolve().parents[3] / "examples" / "digits"
 
 
 def branch_model(seed: int = 0) -> onnx.ModelProto:

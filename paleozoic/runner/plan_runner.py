@@ -19,17 +19,17 @@ class PlanRunner:
     """`queue` compiled as `plan` says. With `keep` (tensor names), those layer outputs stay
     readable: their producers are compiled outside fusion so nothing internal is lost, at
     the cost of the fused timing — use it for per-layer inspection, not timing. `sdk`: the
-    SDK that computes (paleozoic.sdk)."""
+    SDK that computes (paleozoic.runner.sdk)."""
 
     def __init__(self, queue: LayerQueue, plan: Plan,
                  quantization: Mapping[str, Any] | None = None,
                  keep: Iterable[str] = (), sdk: str = "mock") -> None:
-        from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
+        from paleozoic.runner.graph import InputRecorder, build_runtime_graph
 
         plan.validate(queue)
         self.queue = queue
         self.plan = plan
-        from paleozoic.sdk import runtime_module
+        from paleozoic.runner.sdk import runtime_module
 
         self.session = runtime_module(sdk).Session()
         keep = set(keep)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from paleozoic.calibration.data import data_files, load_feeds
-from paleozoic.debug.folder import SessionFolder
+from paleozoic.accuracy.debug.folder import SessionFolder
 
 
 def load_batches(folder: SessionFolder, data: Sequence[str] | None,
@@ -19,7 +19,7 @@ def load_batches(folder: SessionFolder, data: Sequence[str] | None,
         files = data_files(data)
         return [load_feeds(path, folder.queue) for path in files], \
             f"data from {len(files)} file(s)"
-    from paleozoic.verify import seeded_inputs
+    from paleozoic.accuracy.verify import seeded_inputs
 
     feeds = seeded_inputs(folder.model, seed, folder.input_shapes, "normal")
     order = folder.queue.onnx_input_names or list(feeds)

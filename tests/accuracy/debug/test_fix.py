@@ -12,12 +12,12 @@ import pytest
 from debug_helpers import corrupt_filter, write_plan
 from test_analyse import BRANCH_FUSED
 
-import paleozoic.debug.runner as runner
+import paleozoic.accuracy.debug.runner as runner
 from paleozoic.cli import main
-from paleozoic.debug import Budget, apply_changes, fix_plan, load_folder, measure
-from paleozoic.debug.data import load_batches
-from paleozoic.debug.fix import _Changes
-from paleozoic.debug.reference import OnnxReference
+from paleozoic.accuracy.debug import Budget, apply_changes, fix_plan, load_folder, measure
+from paleozoic.accuracy.debug.data import load_batches
+from paleozoic.accuracy.debug.fix import _Changes
+from paleozoic.accuracy.debug.onnx_tensors import OnnxReference
 from paleozoic.errors import BudgetError
 from paleozoic.ir import Plan
 from paleozoic.optimize import fusible_kinds

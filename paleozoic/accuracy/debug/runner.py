@@ -27,7 +27,7 @@ def _build_blocks(queue: LayerQueue, plan: Plan, session: Any,
     and compiles `plan`'s blocks in order, each at its precision (int8 layers with
     `quantization`, layer -> LayerQuantization); returns the input tensors (queue input
     order) and every runtime tensor by queue tensor name."""
-    from paleozoic.optimize.device_cost import InputRecorder, build_runtime_graph
+    from paleozoic.runner.graph import InputRecorder, build_runtime_graph
 
     recorder = InputRecorder(session)
     built = build_runtime_graph(queue, recorder, bind_weights=True,
@@ -94,7 +94,7 @@ class PlanRun:
 
     def __init__(self, queue: LayerQueue, plan: Plan, read: Iterable[str],
                  quantization: Mapping[str, Any] | None = None) -> None:
-        from paleozoic.sdk import runtime_module
+        from paleozoic.runner.sdk import runtime_module
 
         self.session = runtime_module().Session()
         self.inputs, tensors = _build_blocks(queue, plan, self.session, quantization)

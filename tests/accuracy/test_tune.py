@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paleozoic.accuracy_tune import compare, outputs_on
+from paleozoic.accuracy.tune import compare, outputs_on
 from paleozoic.calibration.file import load_calibration
 from paleozoic.calibration.params import layer_quantization
 from paleozoic.cli import main
@@ -19,7 +19,7 @@ from paleozoic.errors import BudgetError
 from paleozoic.ir import Plan
 from paleozoic.pipeline import load_queue
 
-DIGITS = Path(__file__).resolve().parents[1] / "examples" / "digits"
+DIGITS = Path(__file__).resolve().parents[2] / "examples" / "digits"
 MODEL = str(DIGITS / "digits_cnn.onnx")
 
 
@@ -66,7 +66,7 @@ def test_the_plan_written_meets_its_budget_on_held_out_data(folders, tmp_path: P
     queue = load_queue(MODEL)
     quantization = layer_quantization(queue, load_calibration(folders["calib.json"], queue))
     batches = [[np.load(p)] for p in sorted(folders["holdout"].glob("*.npy"))]
-    from paleozoic.accuracy_tune import uniform_plan
+    from paleozoic.accuracy.tune import uniform_plan
     got = compare(outputs_on(queue, plan, quantization, batches),
                   outputs_on(queue, uniform_plan(queue), quantization, batches), (1, 10))
     assert getattr(got, metric) >= target

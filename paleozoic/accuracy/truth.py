@@ -6,7 +6,7 @@ float tensor widened to float64 (weights, inputs, Cast targets, constants) and r
 onnx's reference evaluator, which is numpy throughout; the few operators whose reference
 implementations loop in Python (convolution, pooling) are replaced by vectorised numpy
 versions in float64, so the zoo's networks evaluate in seconds, and those it gets wrong
-(LRN, opset-9 BatchNormalization, pre-13 Softmax) by correct ones. tests/test_reference.py
+(LRN, opset-9 BatchNormalization, pre-13 Softmax) by correct ones. tests/accuracy/test_truth.py
 checks the replacements, and every operator the frontend maps, against onnxruntime.
 """
 

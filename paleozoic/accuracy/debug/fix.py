@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from paleozoic.debug.analyse import Budget, DebugReport
-from paleozoic.debug.folder import SessionFolder
-from paleozoic.debug.metrics import Pooled
-from paleozoic.debug.runner import PlanRun
+from paleozoic.accuracy.debug.analyse import Budget, DebugReport
+from paleozoic.accuracy.debug.folder import SessionFolder
+from paleozoic.accuracy.debug.metrics import Pooled
+from paleozoic.accuracy.debug.runner import PlanRun
 from paleozoic.errors import BudgetError
 from paleozoic.ir import LayerQueue, Plan, PlannedBlock
 from paleozoic.ir.plan import Precision

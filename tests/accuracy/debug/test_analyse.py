@@ -1,4 +1,4 @@
-"""paleozoic.debug.measure: fp32 agreement levels, and a corrupted filter found as the first
+"""paleozoic.accuracy.debug.measure: fp32 agreement levels, and a corrupted filter found as the first
 jump under per-layer and fused plans, on hand-built models and the digits CNN."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from debug_helpers import DIGITS, corrupt_filter, write_plan
 
-from paleozoic.debug import CEILING_DB, load_folder, measure, report_lines
-from paleozoic.debug.data import load_batches
+from paleozoic.accuracy.debug import CEILING_DB, load_folder, measure, report_lines
+from paleozoic.accuracy.debug.data import load_batches
 from paleozoic.errors import PrecisionUnavailableError
 from paleozoic.pipeline import compile_model
 

@@ -31,7 +31,7 @@ class SessionFolder:
 def load_folder(out: str | Path, model_path: str | Path | None = None) -> SessionFolder:
     from paleozoic.optimize import fusible_kinds
     from paleozoic.pipeline import load_queue
-    from paleozoic.verify import model_for
+    from paleozoic.accuracy.verify import model_for
 
     out = Path(out)
     manifest_path = out / "session.json"

@@ -17,7 +17,7 @@ class OnnxReference:
     def __init__(self, model: onnx.ModelProto, queue: LayerQueue,
                  only: Collection[str] | None = None) -> None:
         """`only`: the queue tensors wanted (default: every one with an ONNX tensor)."""
-        from paleozoic.verify import onnxruntime_session
+        from paleozoic.accuracy.verify import onnxruntime_session
 
         copy = onnx.ModelProto()
         copy.CopyFrom(model)

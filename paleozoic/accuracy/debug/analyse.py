@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from paleozoic.debug.folder import SessionFolder
-from paleozoic.debug.metrics import Pooled
-from paleozoic.debug.reference import OnnxReference
-from paleozoic.debug.runner import PlanRun, block_outputs, per_layer_plan
+from paleozoic.accuracy.debug.folder import SessionFolder
+from paleozoic.accuracy.debug.metrics import Pooled
+from paleozoic.accuracy.debug.onnx_tensors import OnnxReference
+from paleozoic.accuracy.debug.runner import PlanRun, block_outputs, per_layer_plan
 from paleozoic.ir import LayerQueue, Plan
 
 logger = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from paleozoic.debug.analyse import BlockFigures, DebugReport, LayerFigures
+from paleozoic.accuracy.debug.analyse import BlockFigures, DebugReport, LayerFigures
 
 WIDTH = 80
 

@@ -26,7 +26,7 @@ from paleozoic.optimize.accuracy import AccuracyBudget, Candidate, search_accura
 from paleozoic.optimize.oracle import plan_cost
 from paleozoic.optimize.sensitivities import Sensitivities
 from paleozoic.optimize.space import SearchSpace
-from paleozoic.plan_runner import PlanRunner
+from paleozoic.runner.plan_runner import PlanRunner
 
 logger = logging.getLogger(__name__)
 
