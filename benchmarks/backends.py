@@ -48,7 +48,8 @@ from paleozoic.pipeline import build_session, compile_model, load_queue
 from paleozoic.runner.sdk import SDKS, sdk_available
 from paleozoic.testing.workloads import WORKLOADS
 from paleozoic.testing.workloads import build as build_workload
-from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model, random_inputs
+from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model
+from paleozoic.accuracy.inputs import random_inputs
 from paleozoic.accuracy.verify import onnxruntime_session
 
 logger = logging.getLogger("backends")

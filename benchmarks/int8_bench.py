@@ -25,7 +25,7 @@ import onnx
 
 from acceptance_bench import shapes_for  # the exports' static shapes, in one place
 from paleozoic.bench import BenchReport, bench, resolve_configs
-from paleozoic.testing.zoo import random_inputs
+from paleozoic.accuracy.inputs import random_inputs
 
 DEFAULT_MODELS = "resnet50,mobilenet_v2,distilbert,bert"
 

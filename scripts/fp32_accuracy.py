@@ -31,7 +31,8 @@ from paleozoic.errors import PaleozoicError
 from paleozoic.frontend.prepare import parse_shape
 from paleozoic.pipeline import build_session, compile_model, run_session
 from paleozoic.accuracy.truth import Float64Reference
-from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model, random_inputs
+from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model
+from paleozoic.accuracy.inputs import random_inputs
 from paleozoic.accuracy.verify import TRUTH_FACTOR, ULP, onnxruntime_session, truth_error
 
 

@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.pipeline import build_session, compile_model, run_session
-from paleozoic.testing.zoo import random_inputs
+from paleozoic.accuracy.inputs import random_inputs
 from paleozoic.accuracy.verify import reference_outputs
 
 

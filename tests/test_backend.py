@@ -24,7 +24,7 @@ from paleozoic import backend
 from paleozoic.testing import backend_suite as suite
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend.support import ONNX_OPS
-from paleozoic.testing.zoo import random_inputs
+from paleozoic.accuracy.inputs import random_inputs
 
 NODE_CASES = suite.suite_cases_from_node(suite.supported_node_test_cases())
 

@@ -170,7 +170,7 @@ def test_compile_refuses_a_plan_above_the_devices_memory(
 def test_the_session_report_gives_its_peak_resident_memory(
         tmp_path: Path, small_cnn_path: Path) -> None:
     from paleozoic.pipeline import build_session, compile_model, run_session
-    from paleozoic.testing.zoo import random_inputs
+    from paleozoic.accuracy.inputs import random_inputs
 
     out = compile_model(str(small_cnn_path), tmp_path / "session")
     build_session(out)

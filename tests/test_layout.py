@@ -86,3 +86,11 @@ def test_no_import_circle_in_paleozoic() -> None:
     graph = import_graph()
     assert "paleozoic.codegen.emit" in graph and graph["paleozoic.codegen.emit"]
     assert circles(graph) == []
+
+
+def test_the_library_does_not_import_the_test_helpers() -> None:
+    graph = import_graph()
+    leaning = sorted(name for name, imports in graph.items()
+                     if not name.startswith("paleozoic.testing")
+                     and any(t.startswith("paleozoic.testing") for t in imports))
+    assert leaning == []

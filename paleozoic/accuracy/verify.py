@@ -101,7 +101,7 @@ class VerifyReport:
 def seeded_inputs(model: onnx.ModelProto, seed: int,
                   shapes: dict[str, tuple[int, ...]] | None = None,
                   distribution: str = "normal") -> dict[str, np.ndarray]:
-    from paleozoic.testing.zoo import random_inputs
+    from paleozoic.accuracy.inputs import random_inputs
 
     return random_inputs(model, seed, shapes, distribution)
 

@@ -116,7 +116,7 @@ def test_token_ids_calibrate_a_transformer_as_integers(tmp_path) -> None:
     (they run as integers, as `verify` feeds them); floats for an integer input are refused
     naming the input."""
     from paleozoic.testing.bert import BERT_INPUTS, bert_model
-    from paleozoic.testing.zoo import random_inputs
+    from paleozoic.accuracy.inputs import random_inputs
 
     model = bert_model(seed=0, batch=1, seq=8, vocab=37)
     queue = load_queue(model)

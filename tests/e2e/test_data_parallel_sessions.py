@@ -16,7 +16,7 @@ from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.optimize.plans import fuse_all
 from paleozoic.passes import run_passes
 from paleozoic.pipeline import build_session, compile_model, run_session
-from paleozoic.testing.zoo import random_inputs
+from paleozoic.accuracy.inputs import random_inputs
 
 from helpers import onnxruntime_outputs
 from ir.test_plan_data_parallel import batched

@@ -10,7 +10,7 @@ import pytest
 
 from paleozoic.pipeline import build_session, compile_model, run_session
 from paleozoic.testing.blocks import BLOCKS
-from paleozoic.testing.zoo import random_inputs
+from paleozoic.accuracy.inputs import random_inputs
 from paleozoic.accuracy.verify import reference_outputs
 
 STATIC = [name for name in BLOCKS if name != "dynamic_resnet_block"]

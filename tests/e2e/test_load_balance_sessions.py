@@ -25,7 +25,7 @@ from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing.blocks import googlenet_block, mobilenet_v2_block
-from paleozoic.testing.zoo import random_inputs
+from paleozoic.accuracy.inputs import random_inputs
 
 SDKS = ["mock", pytest.param("onednn", marks=pytest.mark.skipif(
     not sdk_available("onednn"), reason="the oneDNN SDK is not built"))]

@@ -13,7 +13,8 @@ import pytest
 from paleozoic.ir import Model
 from paleozoic.ir.memory import ALIGNMENT, plan_memory
 from paleozoic.pipeline import build_session, compile_model, load_queue, resolve_plan, run_session
-from paleozoic.testing.zoo import load_zoo_model, random_inputs
+from paleozoic.testing.zoo import load_zoo_model
+from paleozoic.accuracy.inputs import random_inputs
 
 
 def _model(name: str, plan: str) -> Model:

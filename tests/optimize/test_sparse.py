@@ -21,7 +21,7 @@ from paleozoic.optimize.sparse import paying_sparse, sparse_candidates, with_spa
 from paleozoic.pipeline import (build_session, compile_model, load_queue, resolve_plan,
                                 run_session)
 from paleozoic.runner.sdk import sdk_available
-from paleozoic.testing.zoo import random_inputs
+from paleozoic.accuracy.inputs import random_inputs
 
 pytest.importorskip("paleozoic.optimize.device_cost")
 

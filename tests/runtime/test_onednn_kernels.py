@@ -39,7 +39,7 @@ _SCRIPT = textwrap.dedent("""
     from paleozoic.optimize.plans import fuse_all, per_layer
     from paleozoic.pipeline import load_queue
     from paleozoic.runner.plan_runner import PlanRunner
-    from paleozoic.testing.zoo import random_inputs
+    from paleozoic.accuracy.inputs import random_inputs
 
     for spec in sys.argv[1:]:
         module, name, *op = spec.split(":")

@@ -34,7 +34,8 @@ from paleozoic.testing.host import (
 )
 from paleozoic.testing.recurrent import recurrent_stack
 from paleozoic.testing.sequence import encoder_layer, pooled_classifier, vit_block
-from paleozoic.testing.zoo import load_zoo_model, random_inputs
+from paleozoic.testing.zoo import load_zoo_model
+from paleozoic.accuracy.inputs import random_inputs
 
 pytestmark = pytest.mark.skipif(
     not sdk_available("onednn"),
@@ -75,7 +76,7 @@ _MODELS = {
 
 def _feeds(queue, model, seed: int = 0) -> list[np.ndarray]:
     """Seeded inputs in the queue's input order: standard normal floats, ids inside their
-    tables, 0/1 masks (paleozoic.testing.zoo.random_inputs)."""
+    tables, 0/1 masks (paleozoic.accuracy.inputs.random_inputs)."""
     shapes = {name: info.shape for name, info in zip(queue.onnx_input_names, queue.inputs)}
     by_name = random_inputs(model, seed, shapes=shapes)
     return [by_name[name] for name in queue.onnx_input_names]

@@ -18,7 +18,7 @@ from paleozoic.runner.sdk import sdk_available
 from paleozoic.testing.bert import bert_inputs, bert_model
 from paleozoic.testing.host import integer_ops, integer_ops_inputs
 from paleozoic.testing.recurrent import recurrent_stack
-from paleozoic.testing.zoo import random_inputs
+from paleozoic.accuracy.inputs import random_inputs
 from helpers import onnxruntime_outputs, runtime_if_model, small_cnn_model
 
 CONCURRENT = re.compile(r"concurrent sessions: (\d+) over one set of compiled blocks .*"

@@ -14,7 +14,7 @@ from paleozoic.testing.bert import bert_model
 from paleozoic.testing.blocks import BLOCKS
 from paleozoic.testing.recurrent import recurrent_stack
 from paleozoic.testing.sequence import encoder_layer
-from paleozoic.testing.zoo import random_inputs
+from paleozoic.accuracy.inputs import random_inputs
 
 MODELS = {
     "efficientnet_b0_block": BLOCKS["efficientnet_b0_block"],

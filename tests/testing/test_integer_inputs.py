@@ -8,7 +8,7 @@ import numpy as np
 
 from paleozoic.testing.bert import BERT_INPUTS, bert_model
 from paleozoic.testing.host import uint8_classifier
-from paleozoic.testing.zoo import integer_input_ranges, random_inputs
+from paleozoic.accuracy.inputs import integer_input_ranges, random_inputs
 
 
 def test_ids_stay_inside_their_tables_and_masks_mask() -> None:
