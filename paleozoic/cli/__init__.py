@@ -1,0 +1,44 @@
+"""The `paleozoic` command line: compile, build, verify, inspect, prune, space, tune, calibrate,
+debug, bench, prefix. This module assembles the parser from the command groups (session,
+tuning, accuracy, bench; shared argument helpers in args) and runs the chosen command,
+turning Paleozoic's errors into a message and their exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from paleozoic import __version__
+from paleozoic.cli import accuracy, bench, session, tuning
+from paleozoic.errors import PaleozoicError
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="paleozoic", description="ONNX -> hand-editable C++ inference sessions over a "
+        "CNML-style accelerator SDK (built and run here on the CPU mock SDK).")
+    parser.add_argument("--version", action="version", version=f"paleozoic {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    sub = parser.add_subparsers(dest="command", required=True)
+    # --help lists the commands in the order they are added here.
+    session.register(sub)
+    tuning.register(sub)
+    accuracy.register(sub)
+    bench.register(sub)
+    session.register_prefix(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except PaleozoicError as err:
+        print(f"paleozoic {args.command}: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        return 130

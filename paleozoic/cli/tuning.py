@@ -1,0 +1,218 @@
+"""The `paleozoic` commands that choose a plan: space (the size of a model's plan search
+space), and tune, which runs an optimizer with the knobs asked for, or, given an accuracy
+budget, searches for the fastest plan that keeps it on measured sensitivities. Which oracle
+prices the search and how a wall-clock search's plan is confirmed are the optimize
+package's rules (paleozoic.optimize.oracles); these handlers parse, call and print.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from paleozoic.cli.args import (
+    accuracy_budget_arg, add_shape_options, knobs_arg, parse_options, precisions_arg, shapes,
+)
+from paleozoic.errors import PaleozoicError
+from paleozoic.runner.sdk import SDKS
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from paleozoic.ir import LayerQueue
+    from paleozoic.optimize import CostOracle
+    from paleozoic.optimize.knobs import OracleMaker
+
+
+def _oracles(args: argparse.Namespace, queue: LayerQueue) -> OracleMaker:
+    """The oracle maker the knobs take: --cost, --sdk and --profile applied to any sparse
+    layers and data parallelism."""
+    from paleozoic.optimize.oracles import make_oracle
+
+    def oracle(sparse: Collection[str], dp: int) -> CostOracle:
+        return make_oracle(queue, args.cost, args.sdk, args.profile, sparse, dp)
+
+    return oracle
+
+
+def _cmd_space(args: argparse.Namespace) -> int:
+    from paleozoic.optimize import SearchSpace
+    from paleozoic.optimize.report import space_lines
+    from paleozoic.pipeline import load_queue
+
+    queue = load_queue(args.model, **shapes(args))
+    print("\n".join(space_lines(queue, SearchSpace.from_queue(queue))))
+    return 0
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from paleozoic.errors import OutputExistsError
+    from paleozoic.optimize import SearchSpace, load_optimizer
+    from paleozoic.optimize.knobs import refuse_knobs, tune_with_knobs
+    from paleozoic.optimize.oracles import confirm_measured, wall_clock
+    from paleozoic.optimize.report import plan_table
+    from paleozoic.pipeline import load_queue
+
+    out = Path(args.output)
+    if out.exists() and not args.force:
+        raise OutputExistsError(f"{out}: exists; choose another file or pass --force to "
+                                f"replace it")
+    if args.accuracy_budget is not None:
+        return _tune_for_accuracy(args, out)
+    optimizer = load_optimizer(args.optimizer, seed=args.seed, budget_s=args.budget,
+                               **parse_options(args.option))
+    queue = load_queue(args.model, **shapes(args))
+    oracle_for = _oracles(args, queue)
+    refuse_knobs(args.knobs, oracle_for, wall_clock=wall_clock(args.cost, args.sdk))
+    steps = 1000
+    with tqdm(total=steps, desc=optimizer.name, unit="step", leave=False,
+              bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} "
+              "{postfix}") as bar:
+        def report(fraction: float, best_cost: float) -> None:
+            done = min(steps, max(0, int(fraction * steps)))
+            if best_cost == best_cost:  # not NaN
+                bar.set_postfix_str(f"best {best_cost:,.1f} us", refresh=False)
+            if done > bar.n:
+                bar.update(done - bar.n)
+
+        space = SearchSpace.from_queue(queue, report=report, precisions=args.precisions)
+        tuned = tune_with_knobs(optimizer, queue, space, args.knobs, oracle_for,
+                                profile=args.profile, precisions=args.precisions)
+    cost = tuned.cost
+    for line in tuned.lines:
+        print(line)
+    plan, confirmed = confirm_measured(tuned.plan, cost, mp=space.max_mp)
+    for line in confirmed:
+        print(line)
+    out.write_text(plan.to_json())
+    print("\n".join(plan_table(plan, queue, cost)))
+    if "data_parallelism_us" in plan.notes:
+        from paleozoic.optimize.report import data_parallelism_line
+
+        print(data_parallelism_line(plan, queue))
+    print(f"wrote {out} (re-emit with `paleozoic compile {args.model} --plan {out} -o DIR`)")
+    return 0
+
+
+def _tune_for_accuracy(args: argparse.Namespace, out: Path) -> int:
+    """tune --accuracy-budget: sensitivities on --data, exact search, held-out checks."""
+    from paleozoic.accuracy.tune import RuntimeNoiseProbe, measure_sensitivities, \
+        tune_for_accuracy
+    from paleozoic.calibration.data import data_files, iter_batches
+    from paleozoic.calibration.file import load_calibration
+    from paleozoic.calibration.params import layer_quantization
+    from paleozoic.optimize.report import plan_table
+    from paleozoic.errors import BudgetError
+    from paleozoic.optimize.knobs import (choose_sparse, knobs_after_accuracy,
+                                          refuse_accuracy_knobs, refuse_knobs)
+    from paleozoic.optimize.oracles import wall_clock
+    from paleozoic.optimize.sensitivities import Sensitivities
+    from paleozoic.ir.plan import Precision
+    from paleozoic.pipeline import load_queue
+
+    refuse_accuracy_knobs(args.knobs)
+    if args.calibration is None or not args.data:
+        raise PaleozoicError("--accuracy-budget needs --calibration CALIB.json and --data "
+                             "PATH... (the inputs sensitivities are measured on)")
+    queue = load_queue(args.model, **shapes(args))
+    quantization = layer_quantization(queue, load_calibration(args.calibration, queue),
+                                      args.calibration)
+    batches = [feeds for _, feeds in iter_batches(data_files(args.data), queue)]
+    holdout = ([feeds for _, feeds in iter_batches(data_files(args.holdout), queue)]
+               if args.holdout else batches)
+    if args.sensitivities and Path(args.sensitivities).is_file():
+        sensitivities = Sensitivities.load(args.sensitivities)
+        print(f"read sensitivities from {args.sensitivities}")
+    else:
+        probe = RuntimeNoiseProbe(queue, quantization, batches)
+        sensitivities = measure_sensitivities(queue, probe)
+        if args.sensitivities:
+            sensitivities.save(args.sensitivities)
+        print(f"measured sensitivities: {probe.runs} runs on {len(batches)} batch(es)")
+    oracle_for = _oracles(args, queue)
+    refuse_knobs(args.knobs, oracle_for, wall_clock=wall_clock(args.cost, args.sdk))
+    sparse, lines = choose_sparse(args.knobs, queue, args.profile,
+                                  (Precision.FP32, Precision.FP16, Precision.INT8))
+    cost = oracle_for(sparse, 1)
+    metric, target = args.accuracy_budget
+    try:
+        result = tune_for_accuracy(queue, quantization, sensitivities, cost, metric, target,
+                                   holdout)
+    except ValueError as err:
+        raise BudgetError(f"{args.model}: {err}; nothing written") from None
+    tuned = knobs_after_accuracy(result.plan, queue, args.knobs, sparse, oracle_for,
+                                 args.profile)
+    for line in lines + tuned.lines:
+        print(line)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(tuned.plan.to_json())
+    tmp.replace(out)
+    print("\n".join(plan_table(tuned.plan, queue, tuned.cost)))
+    where = "held-out data" if args.holdout else "the --data batches (no --holdout given)"
+    m = result.measured
+    print(f"measured on {where}: SQNR {m.sqnr_db:.1f} dB, cosine {m.cosine:.6f}, top-1 "
+          f"agreement {m.top1:.4f}; {len(result.tried)} candidate(s) run")
+    print(f"wrote {out} (compile with `paleozoic compile {args.model} --plan {out} "
+          f"--calibration {args.calibration} -o DIR`)")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Adds space and tune."""
+    p = sub.add_parser("space", help="size of the plan search space (paper Eq. 3) for a model")
+    p.add_argument("model", help="the .onnx file")
+    add_shape_options(p)
+    p.set_defaults(func=_cmd_space)
+
+    p = sub.add_parser("tune", help="search for a plan with an optimizer; write plan.json")
+    p.add_argument("model", help="the .onnx file")
+    p.add_argument("--optimizer", default="dp",
+                   help="a built-in (per-layer, fuse-all, greedy, dp, annealing), "
+                   "module:Class, path/to/file.py:Class, or an installed entry point in "
+                   "group paleozoic.optimizers (default: dp)")
+    p.add_argument("--seed", type=int, default=0, help="seed for randomised optimizers")
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help="wall-time budget for optimizers that search")
+    p.add_argument("--cost", choices=("model", "measured"), default="model",
+                   help="cost oracle: the analytic device model (default) or measurement "
+                   "through the runtime (device time reported by the SDK timers)")
+    p.add_argument("--profile", help="device profile file for --cost model")
+    p.add_argument("--sdk", choices=SDKS, default="mock",
+                   help="with --cost measured: the SDK whose runs are timed (onednn: real "
+                        "wall-clock time of oneDNN primitives on MP threads)")
+    p.add_argument("--precisions", type=precisions_arg, default=precisions_arg("fp32"),
+                   metavar="LIST", help="precisions a block may compute in, e.g. "
+                   "fp32,fp16,int8; the optimizer picks one per block for speed (default: "
+                   "fp32). The cost oracle must price them")
+    p.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option of the optimizer, e.g. -O iterations=20000 (repeatable)")
+    p.add_argument("--knobs", type=knobs_arg, default=frozenset(), metavar="LIST",
+                   help="Table 4 knobs to search besides cuts, MP and precision: sparsity "
+                        "(the SDK's sparse mode for layers with zero weight pairs, e.g. from "
+                        "`paleozoic prune`, where the device model says it pays), dp (data "
+                        "parallelism: the batch split into groups of frames on disjoint "
+                        "cores, dp x MP <= 32; the search runs once per dp the batch allows), "
+                        "concat (stages: an Inception module's branches as blocks that run at "
+                        "once on disjoint cores, where the device model says it pays), "
+                        "balance (load balance: each input's and output's float32 <-> float16 "
+                        "conversion on the host or the device, whichever the device model "
+                        "prices lower)")
+    p.add_argument("--accuracy-budget", type=accuracy_budget_arg, metavar="METRIC=VALUE",
+                   help="accuracy-aware tuning: the fastest plan (cuts, MP, precision) whose "
+                        "outputs keep sqnr=DB, cosine=X or top1=X against fp32; needs "
+                        "--calibration and --data (sensitivities are measured there) and "
+                        "checks candidates on --holdout")
+    p.add_argument("--calibration", metavar="CALIB.json", help="from `paleozoic calibrate`")
+    p.add_argument("--data", nargs="+", metavar="PATH", help="batches to measure "
+                   "sensitivities on (as for calibrate)")
+    p.add_argument("--holdout", nargs="+", metavar="PATH",
+                   help="batches the chosen plan must meet the budget on (default: --data)")
+    p.add_argument("--sensitivities", metavar="FILE.json",
+                   help="reuse this file's sensitivities if it exists, else write them there")
+    p.add_argument("-o", "--output", required=True, help="plan file to write (plan.json)")
+    p.add_argument("--force", action="store_true", help="replace an existing plan file")
+    add_shape_options(p)
+    p.set_defaults(func=_cmd_tune)
