@@ -16,7 +16,8 @@ import onnx
 import pytest
 from packaging.requirements import Requirement
 
-from paleozoic import onednn_wheel, sdk
+from paleozoic import onednn_wheel
+from paleozoic.runner import sdk
 from paleozoic.cli import main
 from paleozoic.errors import BuildError
 
