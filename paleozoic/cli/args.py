@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
+
+from paleozoic.errors import OutputExistsError
 
 
 def _shape_arg(text: str) -> tuple[str, tuple[int, ...]]:
@@ -137,3 +140,12 @@ def paragraphs(text: str, width: int = 78) -> str:
 
     return "\n\n".join(textwrap.fill(" ".join(par.split()), width)
                        for par in text.strip().split("\n\n"))
+
+
+def new_output(path: str, force: bool) -> Path:
+    """The file a command writes: OutputExistsError when it exists and --force is not given."""
+    out = Path(path)
+    if out.exists() and not force:
+        raise OutputExistsError(f"{out}: exists; choose another file or pass --force to "
+                                f"replace it")
+    return out

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from paleozoic.cli.args import add_shape_options, mb, positive_int, shapes
+from paleozoic.cli.args import add_shape_options, mb, new_output, positive_int, shapes
 from paleozoic.codegen.escape import terminal_text
 from paleozoic.errors import ModelLoadError
 from paleozoic.runner.sdk import SDKS
@@ -183,14 +183,10 @@ def _cmd_prune(args: argparse.Namespace) -> int:
 
     import onnx
 
-    from paleozoic.errors import OutputExistsError
     from paleozoic.frontend.loader import load_onnx
     from paleozoic.frontend.prune import parse_sparsity, prune
 
-    out = Path(args.output)
-    if out.exists() and not args.force:
-        raise OutputExistsError(f"{out}: exists; choose another file or pass --force to "
-                                f"replace it")
+    out = new_output(args.output, args.force)
     default, per_layer = parse_sparsity(args.sparsity)
     loaded = load_onnx(args.model)
     model, report = prune(loaded, default, per_layer, args.pattern)

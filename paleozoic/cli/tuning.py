@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paleozoic.cli.args import (
-    accuracy_budget_arg, add_shape_options, knobs_arg, parse_options, precisions_arg, shapes,
+    accuracy_budget_arg, add_shape_options, knobs_arg, new_output, parse_options, precisions_arg,
+    shapes,
 )
 from paleozoic.errors import PaleozoicError
 from paleozoic.runner.sdk import SDKS
@@ -49,17 +50,13 @@ def _cmd_space(args: argparse.Namespace) -> int:
 def _cmd_tune(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from paleozoic.errors import OutputExistsError
     from paleozoic.optimize import SearchSpace, load_optimizer
     from paleozoic.optimize.knobs import refuse_knobs, tune_with_knobs
     from paleozoic.optimize.oracles import confirm_measured, wall_clock
     from paleozoic.optimize.report import plan_table
     from paleozoic.pipeline import load_queue
 
-    out = Path(args.output)
-    if out.exists() and not args.force:
-        raise OutputExistsError(f"{out}: exists; choose another file or pass --force to "
-                                f"replace it")
+    out = new_output(args.output, args.force)
     if args.accuracy_budget is not None:
         return _tune_for_accuracy(args, out)
     optimizer = load_optimizer(args.optimizer, seed=args.seed, budget_s=args.budget,

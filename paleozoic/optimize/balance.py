@@ -51,7 +51,6 @@ def io_conversions(plan: Plan, queue: LayerQueue, profile: str | None = None,
     from paleozoic.runner.sdk import runtime_module
 
     rt = runtime_module()
-
     if profile is None:
         rt.reset_device_profile()
     else:
@@ -67,12 +66,13 @@ def io_conversions(plan: Plan, queue: LayerQueue, profile: str | None = None,
         touching = ([layer for layer in queue.layers if name in layer.inputs] if is_input
                     else [producer[name]])
         blocks = {block_of[layer.name].name: block_of[layer.name] for layer in touching}
-        if not blocks or all(block.precision_of(layer.name) is Precision.FP32
-                             for layer in touching for block in [block_of[layer.name]]):
+        if not blocks or all(block_of[layer.name].precision_of(layer.name) is Precision.FP32
+                             for layer in touching):
             continue  # an fp32 block's tensor: nothing to convert
         elements = int(np.prod(queue.shape(name)))
         # Each fusion op touching the tensor casts it at its edge on its own cores.
-        on_device = [rt.estimate_preprocess(elements, True, block.mp) for block in blocks.values()]
+        on_device = [rt.estimate_preprocess(elements, True, block.mp)
+                     for block in blocks.values()]
         device_side = (on_device[0][0], sum(device for _, device in on_device))
         host_side = rt.estimate_preprocess(elements, False, max(b.mp for b in blocks.values()))
         strategy = "mlu_priority" if sum(device_side) < sum(host_side) else "cpu_priority"
