@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,36 +51,69 @@ def _constant_value(walker: Walker, var: Any) -> np.ndarray | None:
     return np.asarray(value.value) if isinstance(value, Const) else None
 
 
-def import_onnx(model: str | Path | onnx.ModelProto,
-                input_shapes: Mapping[str, tuple[int, ...]] | None = None,
-                batch: int | None = None,
-                input_values: Mapping[str, np.ndarray] | None = None,
-                outputs: Sequence[str] | None = None) -> LayerQueue:
-    """`input_shapes` (by input name) and `batch` (a symbolic first axis) fix symbolic
-    input dimensions; every other dimension must be static in the model. `input_values`
-    makes inputs constants (--input-value: a sample rate an If checks). `outputs` names the
-    tensors to compute instead of the graph's outputs (--outputs: a detector up to its raw
-    scores and boxes)."""
-    loaded = load_onnx(model)
-    proto, source = loaded.proto, loaded.source
-    if isinstance(model, onnx.ModelProto):  # the caller's proto is not ours to rewrite
-        proto = onnx.ModelProto()
-        proto.CopyFrom(model)
-    if outputs:
-        select_outputs(proto, source, outputs)
-    bound = bind_input_values(proto, source, input_values or {})
-    shapes = fix_input_shapes(proto, source, input_shapes, batch)
-    fold_constants(proto, source, loaded.weights)
-    selects: dict[str, str] = {}
+@dataclass
+class _Import:
+    """What the steps of one import share: the model as it is rewritten, then parsed and
+    walked, and what each step leaves for the later ones."""
+
+    model: str | Path | onnx.ModelProto
+    input_shapes: Mapping[str, tuple[int, ...]] | None
+    batch: int | None
+    input_values: Mapping[str, np.ndarray] | None
+    outputs: Sequence[str] | None
+    source: str = ""
+    proto: onnx.ModelProto = field(default_factory=onnx.ModelProto)
+    weights: dict[str, np.ndarray] = field(default_factory=dict)  # streamed initializers
+    bound: dict[str, np.ndarray] = field(default_factory=dict)    # inputs made constants
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    selects: dict[str, str] = field(default_factory=dict)         # run-time Ifs' selects
+    data_inputs: list[onnx.ValueInfoProto] = field(default_factory=list)
+    input_dtypes: dict[str, str] = field(default_factory=dict)
+    onnx_output_names: list[str] = field(default_factory=list)
+    cuts: list[Any] = field(default_factory=list)                 # recurrent nodes cut out
+    stand_ins: dict[str, str] = field(default_factory=dict)
+    renames: dict[str, str] = field(default_factory=dict)
+    func: Any = None                                               # TVM's Relax main
+    renamed: dict[str, str] = field(default_factory=dict)
+    produced: Any = None
+    walker: Walker | None = None
+    inputs: list[TensorInfo] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)
+    onnx_vars: Any = None
+    queue: LayerQueue | None = None
+
+
+def _load(state: _Import) -> None:
+    loaded = load_onnx(state.model)
+    state.proto, state.source, state.weights = loaded.proto, loaded.source, loaded.weights
+    if isinstance(state.model, onnx.ModelProto):  # the caller's proto is not ours to rewrite
+        state.proto = onnx.ModelProto()
+        state.proto.CopyFrom(state.model)
+
+
+def _rewrite_onnx(state: _Import) -> None:
+    """The ONNX-level rewrites that come before TVM sees the graph: outputs selected, inputs
+    bound or their shapes fixed, constants folded (again inside each run-time If's branches
+    once split), and the forms TVM's frontend or our converters cannot take rewritten."""
+    proto, source, weights = state.proto, state.source, state.weights
+    if state.outputs:
+        select_outputs(proto, source, state.outputs)
+    state.bound = bind_input_values(proto, source, state.input_values or {})
+    state.shapes = fix_input_shapes(proto, source, state.input_shapes, state.batch)
+    fold_constants(proto, source, weights)
     while split := split_runtime_ifs(proto, source):  # then the branches' constant work
-        selects.update(split)
-        fold_constants(proto, source, loaded.weights)
+        state.selects.update(split)
+        fold_constants(proto, source, weights)
     fold_pads(proto, source)
-    rewrite_pads(proto, source, loaded.weights)
+    rewrite_pads(proto, source, weights)
     rewrite_einsum(proto, source)
-    expand_layer_norm_statistics(proto, source, loaded.weights)
+    expand_layer_norm_statistics(proto, source, weights)
     float_pow_exponents(proto, source)
-    check_resize_scales(proto, source, loaded.weights)
+    check_resize_scales(proto, source, weights)
+
+
+def _check(state: _Import) -> None:
+    proto, source = state.proto, state.source
     constant_outputs = [o.name for o in proto.graph.output
                         if o.name in {t.name for t in proto.graph.initializer}]
     if constant_outputs:
@@ -88,10 +122,14 @@ def import_onnx(model: str | Path | onnx.ModelProto,
             f"on the inputs); a session computes outputs from its inputs only")
     check_supported(proto, source)
     check_attributes(proto, source)
-    init_names = {t.name for t in proto.graph.initializer}
-    data_inputs = [v for v in proto.graph.input if v.name not in init_names]
-    input_dtypes: dict[str, str] = {}
-    for value in data_inputs:
+
+
+def _graph_inputs(state: _Import) -> None:
+    """The data inputs' types and shapes as a session takes them."""
+    source, shapes = state.source, state.shapes
+    init_names = {t.name for t in state.proto.graph.initializer}
+    state.data_inputs = [v for v in state.proto.graph.input if v.name not in init_names]
+    for value in state.data_inputs:
         elem = value.type.tensor_type.elem_type
         dtype = _INPUT_TYPES.get(elem)
         if dtype is None:
@@ -100,7 +138,7 @@ def import_onnx(model: str | Path | onnx.ModelProto,
                 f"{onnx.TensorProto.DataType.Name(elem).lower()}; inputs must be float32, or "
                 f"int64, int32, uint8 or bool (token ids, masks, images), which host layers "
                 f"read")
-        input_dtypes[value.name] = dtype
+        state.input_dtypes[value.name] = dtype
         if value.name in shapes and len(shapes[value.name]) > MAX_RANK:
             raise UnsupportedModelError(
                 f"{source}: input {value.name!r} has {len(shapes[value.name])} axes "
@@ -109,45 +147,48 @@ def import_onnx(model: str | Path | onnx.ModelProto,
             # The SDK's tensors have an axis: a 0-d input is a one-element [1] tensor (same
             # bytes in the session's input file; broadcasting gives the same results).
             shapes[value.name] = SCALAR_SHAPE
-    onnx_output_names = [o.name for o in proto.graph.output]
+    state.onnx_output_names = [o.name for o in state.proto.graph.output]
+
+
+def _cut_recurrent(state: _Import) -> None:
     # LSTM/GRU/RNN have no TVM converter: cut out here, their layers spliced in after the walk.
-    cuts = cut_recurrent(proto, source, loaded.weights)
-    stand_in_onnx = stand_in_names(cuts)
-    stand_ins: dict[str, str] = {}
-    renames: dict[str, str] = {}
+    state.cuts = cut_recurrent(state.proto, state.source, state.weights)
 
-    # Imported late: TVM takes a second to import and is needed only here.
-    import tvm.ir as tvm_ir  # noqa: F401  (Constant lives in tvm.ir.expr in 0.27)
-    from tvm import relax
 
+def _parse(state: _Import) -> None:
+    """TVM's Relax ONNX frontend parses the graph (its weights left out: the walker reads the
+    ONNX initializers)."""
     try:
-        light, renamed = _without_large_weights(proto)
-        mod, produced = _parse_with_tvm(light)
+        light, state.renamed = _without_large_weights(state.proto)
+        mod, state.produced = _parse_with_tvm(light)
         del light
     except Exception as err:  # TVM raises many types; name the model and the cause
-        raise UnsupportedModelError(f"{source}: TVM's ONNX frontend failed: "
+        raise UnsupportedModelError(f"{state.source}: TVM's ONNX frontend failed: "
                                     f"{type(err).__name__}: {err}") from None
     func = mod["main"]
     # from_onnx keeps its own copy of every initializer in the function's "params"
     # attribute; the walker reads the ONNX initializers, so drop TVM's copy now.
     if func.attrs is not None and "params" in func.attrs:
         func = func.without_attr("params")
-    del mod
-    streamed = loaded.weights
+    state.func = func
 
-    # Parameters are matched by name: TVM keeps graph.input order (weights may come
-    # before the data input in IR-3 models), so positions are not reliable.
-    walker = Walker(source)
-    inputs: list[TensorInfo] = []
-    by_name = {v.name: v for v in data_inputs}
-    initializers = {t.name: t for t in proto.graph.initializer}
+
+def _bind_parameters(state: _Import) -> None:
+    """The Relax function's parameters as inputs, recurrent stand-ins and constants, matched
+    by name: TVM keeps graph.input order (weights may come before the data input in IR-3
+    models), so positions are not reliable."""
+    source = state.source
+    walker = state.walker = Walker(source)
+    by_name = {v.name: v for v in state.data_inputs}
+    initializers = {t.name: t for t in state.proto.graph.initializer}
+    stand_in_onnx = stand_in_names(state.cuts)
     converted: dict[str, np.ndarray] = {}
-    for var in func.params:
-        name = renamed.get(str(var.name), str(var.name))
+    for var in state.func.params:
+        name = state.renamed.get(str(var.name), str(var.name))
         if name in by_name:
             ident = walker.unique(clean_identifier(name))
-            info = TensorInfo(ident, shapes[name], input_dtypes[name])
-            inputs.append(info)
+            info = TensorInfo(ident, state.shapes[name], state.input_dtypes[name])
+            state.inputs.append(info)
             walker.tensors[ident] = info
             walker.env[var] = MaskOf(Act(ident), zero_one=True) \
                 if by_name[name].type.tensor_type.elem_type == onnx.TensorProto.BOOL \
@@ -156,10 +197,10 @@ def import_onnx(model: str | Path | onnx.ModelProto,
             ident = walker.unique(clean_identifier(name))
             walker.tensors[ident] = TensorInfo(ident, _shape_of(var))
             walker.env[var] = Act(ident)
-            stand_ins[name] = ident
+            state.stand_ins[name] = ident
         elif name in initializers:
-            if name in streamed:
-                converted[name] = streamed[name]
+            if name in state.weights:
+                converted[name] = state.weights[name]
             elif name not in converted:  # TVM may give one initializer several parameters
                 tensor = initializers[name]
                 converted[name] = numpy_helper.to_array(tensor)
@@ -171,65 +212,115 @@ def import_onnx(model: str | Path | onnx.ModelProto,
             raise UnsupportedModelError(f"{source}: TVM parameter {name!r} is neither an "
                                         f"input nor an initializer")
 
-    owners = binding_owners(func, list(proto.graph.node), produced, relax)
-    onnx_vars = tensor_bindings(func, list(proto.graph.node), produced, relax)
-    del produced
+
+def _walk(state: _Import) -> None:
+    """Every binding converted into layers, each named after the ONNX node that owns it."""
+    from tvm import relax
+
+    func, walker, nodes = state.func, state.walker, list(state.proto.graph.node)
+    owners = binding_owners(func, nodes, state.produced, relax)
+    state.onnx_vars = tensor_bindings(func, nodes, state.produced, relax)
+    state.produced = None
     matches = find_matches(func, relax, constant=lambda var: _constant_value(walker, var))
     for block in func.body.blocks:
         for binding in block.bindings:
             walker.current_node = owners.get(binding.var)
             walker.env[binding.var] = _convert_binding(walker, binding, matches, relax)
     walker.current_node = None  # output copies below belong to no node
-
     result = _lookup(walker, func.body.body, relax)
     results = list(result.items) if isinstance(result, Tup) else [result]
-    results = [r.make() if isinstance(r, Deferred) else r for r in results]
-    if cuts:
-        extra = results[len(onnx_output_names):]
-        results = results[:len(onnx_output_names)]
-        activations = {}
-        for o, value in zip(list(proto.graph.output)[len(onnx_output_names):], extra):
-            if not isinstance(value, Act):
-                raise UnsupportedModelError(f"{source}: the input {o.name!r} of a recurrent "
-                                            f"node is not computed by a layer")
-            activations[o.name] = value
-        for name in onnx_output_names:  # model outputs that are also recurrent inputs
-            if name in {n for c in cuts for n in c.activations}:
-                activations[name] = results[onnx_output_names.index(name)]
-        renames = splice_recurrent(walker, cuts, stand_ins, activations)
-        results = [Act(renames.get(v.name, v.name)) if isinstance(v, Act) else v
-                   for v in results]
-    outputs = []
-    for value in results:
+    state.results = [r.make() if isinstance(r, Deferred) else r for r in results]
+
+
+def _splice_recurrent(state: _Import) -> None:
+    """The recurrent nodes cut out before parsing, as layers over the walked activations."""
+    if not state.cuts:
+        return
+    names, source = state.onnx_output_names, state.source
+    extra = state.results[len(names):]
+    results = state.results[:len(names)]
+    activations = {}
+    for o, value in zip(list(state.proto.graph.output)[len(names):], extra):
+        if not isinstance(value, Act):
+            raise UnsupportedModelError(f"{source}: the input {o.name!r} of a recurrent "
+                                        f"node is not computed by a layer")
+        activations[o.name] = value
+    for name in names:  # model outputs that are also recurrent inputs
+        if name in {n for c in state.cuts for n in c.activations}:
+            activations[name] = results[names.index(name)]
+    state.renames = splice_recurrent(state.walker, state.cuts, state.stand_ins, activations)
+    state.results = [Act(state.renames.get(v.name, v.name)) if isinstance(v, Act) else v
+                     for v in results]
+
+
+def _make_queue(state: _Import) -> None:
+    walker, proto, source = state.walker, state.proto, state.source
+    outputs: list[str] = []
+    for value in state.results:
         value = bool_output(walker, value)
         if not isinstance(value, Act):
             raise UnsupportedModelError(f"{source}: a graph output is not computed by a "
                                         f"layer (constant outputs are not supported)")
-        if value.name in {i.name for i in inputs} or value.name in outputs:
+        if value.name in {i.name for i in state.inputs} or value.name in outputs:
             # An output that is an input (Identity, inference Dropout) or another output
             # still needs its own buffer: a copy, which the SDK does as a reshape.
             value = walker.emit("Reshape", [value], {"shape": list(walker.tensors[
                 value.name].shape)}, part="copy")
         outputs.append(value.name)
-    queue = LayerQueue(layers=walker.layers, inputs=inputs, outputs=outputs,
+    queue = LayerQueue(layers=walker.layers, inputs=state.inputs, outputs=outputs,
                        tensors=walker.tensors, weights=walker.weights, source=source,
                        opset=max((o.version for o in proto.opset_import
                                   if o.domain in ("", "ai.onnx")), default=0),
                        ir_version=int(proto.ir_version))
-    if not isinstance(model, onnx.ModelProto):
-        queue.source_path = str(Path(model).resolve())
-    queue.onnx_output_names = onnx_output_names
-    queue.onnx_input_names = [v.name for v in data_inputs]
-    queue.input_values = bound
-    queue.onnx_tensors = _onnx_tensors(walker, onnx_vars, inputs, queue.onnx_input_names)
-    for cut in cuts:
+    if not isinstance(state.model, onnx.ModelProto):
+        queue.source_path = str(Path(state.model).resolve())
+    queue.onnx_output_names = state.onnx_output_names
+    queue.onnx_input_names = [v.name for v in state.data_inputs]
+    queue.input_values = state.bound
+    queue.onnx_tensors = _onnx_tensors(walker, state.onnx_vars, state.inputs,
+                                       queue.onnx_input_names)
+    for cut in state.cuts:
         for name in cut.outputs.values():
-            layer = renames.get(stand_ins[name])
+            layer = state.renames.get(state.stand_ins[name])
             if layer is not None:
                 queue.onnx_tensors.setdefault(layer, []).append(name)
-    mark_selects(queue, selects)
-    logger.info("%s: %d layers, %d weights", source, len(queue.layers), len(queue.weights))
-    return queue
+    mark_selects(queue, state.selects)
+    state.queue = queue
+
+
+# What import_onnx does, in order (each step reads what the steps before it left).
+IMPORT_STEPS: tuple[tuple[str, Callable[[_Import], None]], ...] = (
+    ("load the model", _load),
+    ("rewrite the ONNX graph", _rewrite_onnx),
+    ("check its operators and attributes", _check),
+    ("type and shape the inputs", _graph_inputs),
+    ("cut out the recurrent nodes", _cut_recurrent),
+    ("parse with TVM's Relax frontend", _parse),
+    ("bind the parameters", _bind_parameters),
+    ("walk the bindings into layers", _walk),
+    ("splice the recurrent layers in", _splice_recurrent),
+    ("make the layer queue", _make_queue),
+)
+
+
+def import_onnx(model: str | Path | onnx.ModelProto,
+                input_shapes: Mapping[str, tuple[int, ...]] | None = None,
+                batch: int | None = None,
+                input_values: Mapping[str, np.ndarray] | None = None,
+                outputs: Sequence[str] | None = None) -> LayerQueue:
+    """The model's LayerQueue, made by IMPORT_STEPS. `input_shapes` (by input name) and
+    `batch` (a symbolic first axis) fix symbolic input dimensions; every other dimension
+    must be static in the model. `input_values` makes inputs constants (--input-value: a
+    sample rate an If checks). `outputs` names the tensors to compute instead of the
+    graph's outputs (--outputs: a detector up to its raw scores and boxes)."""
+    state = _Import(model, input_shapes, batch, input_values, outputs)
+    for name, step in IMPORT_STEPS:
+        logger.debug("%s: %s", state.source or model, name)
+        step(state)
+    assert state.queue is not None
+    logger.info("%s: %d layers, %d weights", state.source, len(state.queue.layers),
+                len(state.queue.weights))
+    return state.queue
 
 
 def mark_selects(queue: LayerQueue, selects: Mapping[str, str]) -> None:
