@@ -10,25 +10,25 @@ from typing import Any
 
 import numpy as np
 
-from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
+from paleozoic.frontend.convert.registry import OnnxNode, OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Cond, Const, Deferred, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, scalar
 from paleozoic.ops.host import ELEMENT_TYPES, GRID_SAMPLE_MODES, HOST_ARITH_BOOL_OPS
 
 
-def _check_argmax(attrs: dict[str, Any]) -> list[str]:
+def _check_argmax(n: OnnxNode) -> list[str]:
     # TVM lowers select_last_index=1 to flip, argmax and a subtraction of int64 tensors,
     # which the walker cannot give back to one host layer; HostArgMaxLayer has the mode for
     # hand-written sessions.
-    if int(attrs.get("select_last_index", 0)):
+    if int(n.attrs.get("select_last_index", 0)):
         return [("select_last_index=1 (the last of equal maxima) is not supported from "
                  "ONNX; ArgMax takes the first (0)")]
     return []
 
 
-def _check_topk(attrs: dict[str, Any]) -> list[str]:
+def _check_topk(n: OnnxNode) -> list[str]:
     # Any order is valid then, so no two runtimes need agree; TVM refuses it too.
-    if not int(attrs.get("sorted", 1)):
+    if not int(n.attrs.get("sorted", 1)):
         return ["sorted=0 (the k values in any order) is not supported; give sorted=1"]
     return []
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnx
 
 from paleozoic.frontend.convert.patterns import Match
 from paleozoic.frontend.convert.registry import (
+    OnnxNode,
     OnnxOp,
     converter,
     onnx_ops,
@@ -24,10 +26,38 @@ from paleozoic.frontend.convert.registry import (
 from paleozoic.frontend.convert.values import Act, Const, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, channel_vector, ints
 
+def _check_batchnorm(n: OnnxNode) -> list[str]:
+    problems = []
+    if int(n.attrs.get("training_mode", 0)):
+        problems.append("training_mode=1 (batch statistics); only inference "
+                        "BatchNormalization with running mean and var is supported; export "
+                        "the model in eval mode")
+    if "spatial" in n.attrs and not int(n.attrs["spatial"]):
+        problems.append("spatial=0 (per-element statistics); only per-channel "
+                        "BatchNormalization is supported")
+    extra = [o for o in n.node.output[1:] if o and o in n.consumed]
+    if extra:
+        problems.append(f"outputs {extra} (running statistics) are used; only the "
+                        f"normalised output is supported")
+    return problems
+
+
+def _check_dropout(n: OnnxNode) -> list[str]:
+    node = n.node
+    if len(node.input) > 2 and node.input[2]:
+        mode = n.constants.get(node.input[2])
+        if mode is None or bool(onnx.numpy_helper.to_array(mode).reshape(())):
+            return [f"training_mode input {node.input[2]!r} is "
+                    f"{'not a constant' if mode is None else 'true'}; only inference Dropout "
+                    f"(the identity) is supported"]
+    return []
+
+
 onnx_ops({
     "LRN": OnnxOp("LRN"),
-    "BatchNormalization": OnnxOp("BatchNorm + Scale", weights=(1, 2, 3, 4)),
-    "Dropout": OnnxOp("(removed)", parameters=(1, 2)),
+    "BatchNormalization": OnnxOp("BatchNorm + Scale", weights=(1, 2, 3, 4),
+                                 check=_check_batchnorm),
+    "Dropout": OnnxOp("(removed)", parameters=(1, 2), check=_check_dropout),
     "LayerNormalization": OnnxOp("LayerNorm", weights=(1, 2)),
     "InstanceNormalization": OnnxOp("LayerNorm + Scale", weights=(1, 2)),
     "GroupNormalization": OnnxOp("Reshape + LayerNorm + Reshape + Scale", weights=(1, 2)),

@@ -7,6 +7,7 @@ shape of TVM's own converter table).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Callable
 
 ConverterFn = Callable[[Any, Any, list[Any]], Any]   # (walker, call, args) -> value
@@ -57,6 +58,25 @@ def pattern_converter(kind: str) -> Callable[[PatternConverterFn], PatternConver
 
 
 @dataclass(frozen=True)
+class OnnxNode:
+    """One ONNX node as an operator's check hook sees it, before TVM parses the graph."""
+
+    node: Any                        # onnx.NodeProto
+    attrs: dict[str, Any]            # attribute name -> value
+    constants: Mapping[str, Any]     # initializers and Constant outputs (onnx.TensorProto)
+    consumed: frozenset[str]         # every tensor a node or the graph's outputs read
+
+
+def attr_text(value: object) -> str:
+    """An attribute value as a check's message quotes it."""
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(attr_text(v) for v in value) + "]"
+    return str(value)
+
+
+@dataclass(frozen=True)
 class OnnxOp:
     """What the frontend does with one ONNX operator."""
 
@@ -67,10 +87,12 @@ class OnnxOp:
     # Other input slots that must be constant once shapes are fixed (Resize scales, Clip
     # bounds, Dropout ratio): read at compile time, never a run-time tensor.
     parameters: tuple[int, ...] = ()
-    # Attribute values the frontend cannot map, checked on the ONNX node before TVM parses
-    # the graph (frontend.attribute_checks): attrs -> problems, each a sentence without the
-    # node's name, which the caller prefixes.
-    check: Callable[[dict[str, Any]], list[str]] | None = None
+    # Attribute values and operands the frontend cannot map faithfully, checked on the ONNX
+    # node before TVM parses the graph (frontend.attribute_checks): each problem a sentence
+    # without the node's name, which the caller prefixes. Each rule exists because TVM's
+    # frontend refuses the value naming no node, or converts it into something that
+    # computes a different answer (tests/robustness/test_attribute_checks.py probes them).
+    check: Callable[[OnnxNode], list[str]] | None = None
 
     @property
     def constant_slots(self) -> tuple[int, ...]:

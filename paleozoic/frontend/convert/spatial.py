@@ -11,18 +11,95 @@ from __future__ import annotations
 
 from typing import Any
 
-from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
+from paleozoic.frontend.convert.registry import (
+    OnnxNode, OnnxOp, attr_text, converter, onnx_ops,
+)
 from paleozoic.frontend.convert.values import Act, Const, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, ints
 from paleozoic.ops.interp import COORDINATES as INTERP_COORDINATES
 from paleozoic.ops.interp import ROUNDINGS as INTERP_ROUNDING
 
+def _spatial_checks(op: str, attrs: dict[str, Any]) -> list[str]:
+    problems = []
+    pads = attrs.get("pads")
+    if pads is not None and any(int(p) < 0 for p in pads):
+        problems.append(f"pads={attr_text(pads)} has negative values (cropping); the SDK's "
+                        f"{'convolution' if op == 'Conv' else 'pooling'} pads with zeros "
+                        f"only; crop the input in the exporter instead")
+    for key in ("strides", "dilations"):
+        values = attrs.get(key)
+        if values is not None and any(int(v) < 1 for v in values):
+            problems.append(f"{key}={attr_text(values)} must be >= 1")
+    return problems
+
+
+def _auto_pad(attrs: dict[str, Any]) -> str:
+    return attr_text(attrs.get("auto_pad", "NOTSET"))
+
+
+def _check_conv(n: OnnxNode) -> list[str]:
+    problems = []
+    node, attrs = n.node, n.attrs
+    weight = n.constants.get(node.input[1]) if len(node.input) > 1 else None
+    if weight is None:
+        problems.append(f"weight {node.input[1]!r} is not an initializer or Constant; the "
+                        f"SDK's convolution needs constant weights (fold them in the exporter)")
+    elif len(weight.dims) not in (3, 4):
+        problems.append(f"a {len(weight.dims) - 2}-D convolution (weight shape "
+                        f"{list(weight.dims)}); only 1-D and 2-D convolutions (NCL with weight "
+                        f"OIL, NCHW with weight OIHW) are supported")
+    kernel = attrs.get("kernel_shape")
+    if weight is not None and len(weight.dims) in (3, 4) and kernel is not None and \
+            [int(k) for k in kernel] != list(weight.dims[2:]):
+        problems.append(f"kernel_shape={attr_text(kernel)} disagrees with the weight's "
+                        f"spatial shape {list(weight.dims[2:])}; fix the attribute or drop it")
+    if _auto_pad(attrs) not in ("NOTSET", "VALID"):
+        problems.append(f"auto_pad={_auto_pad(attrs)} is not supported for Conv (TVM's "
+                        f"frontend cannot lower it); give explicit pads (pads=[top, left, "
+                        f"bottom, right]) and auto_pad=NOTSET")
+    return problems + _spatial_checks("Conv", attrs)
+
+
+def _check_pool(n: OnnxNode) -> list[str]:
+    problems = []
+    node, attrs, op = n.node, n.attrs, n.node.op_type
+    kernel = attrs.get("kernel_shape") or []
+    if len(kernel) not in (1, 2):
+        problems.append(f"kernel_shape={attr_text(kernel)} is {len(kernel)}-D; only 1-D "
+                        f"pooling over NCL and 2-D pooling over NCHW are supported")
+    if op == "MaxPool" and _auto_pad(attrs) == "SAME_LOWER":
+        problems.append("auto_pad=SAME_LOWER is not supported for MaxPool (TVM's frontend "
+                        "computes the wrong output size); give explicit pads and "
+                        "auto_pad=NOTSET")
+    dilations = attrs.get("dilations")
+    if dilations is not None and any(int(d) != 1 for d in dilations):
+        problems.append(f"dilations={attr_text(dilations)}; the SDK's pool op has no "
+                        f"dilation (only 1 is supported)")
+    if op == "MaxPool" and len(node.output) > 1 and node.output[1] in n.consumed:
+        problems.append(f"its second output (Indices, {node.output[1]!r}) is used; the SDK's "
+                        f"pool op returns values only")
+    return problems + _spatial_checks(op, attrs)
+
+
+def _check_deconv(n: OnnxNode) -> list[str]:
+    if "output_shape" in n.attrs:
+        return [f"output_shape={attr_text(n.attrs['output_shape'])}; give the output size "
+                f"with pads and output_padding instead"]
+    return []
+
+
+def _check_resize(n: OnnxNode) -> list[str]:
+    if int(n.attrs.get("antialias", 0)):
+        return ["antialias=1; the SDK's interpolation has no antialiasing filter"]
+    return []
+
+
 onnx_ops({
-    "Conv": OnnxOp("Conv", weights=(1, 2)),
-    "ConvTranspose": OnnxOp("Deconv", weights=(1, 2)),
-    "Resize": OnnxOp("Interp", parameters=(1, 2, 3)),
-    "MaxPool": OnnxOp("Pool"),
-    "AveragePool": OnnxOp("Pool"),
+    "Conv": OnnxOp("Conv", weights=(1, 2), check=_check_conv),
+    "ConvTranspose": OnnxOp("Deconv", weights=(1, 2), check=_check_deconv),
+    "Resize": OnnxOp("Interp", parameters=(1, 2, 3), check=_check_resize),
+    "MaxPool": OnnxOp("Pool", check=_check_pool),
+    "AveragePool": OnnxOp("Pool", check=_check_pool),
     "GlobalAveragePool": OnnxOp("GlobalAvgPool"),
     "GlobalMaxPool": OnnxOp("Pool"),
 })
