@@ -13,7 +13,7 @@ import numpy as np
 
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.ir.boundary import block_boundary, read_counts
-from paleozoic.ir.plan import DDR_CHANNELS, MP_MAX, Precision
+from paleozoic.ir.plan import MP_MAX, Precision
 from paleozoic.optimize.oracle import stage_total, staged_cores
 from paleozoic.runner.graph import build_runtime_graph
 
@@ -137,11 +137,19 @@ class DeviceModelOracle:
             self._tables[key] = table
         return self._tables[key]
 
+    def _channel_cores(self) -> int:
+        """The cores one DDR channel serves in this oracle's profile: a forward placed on a
+        channel (MP 1) has their share of the DRAM, as the mock prices it."""
+        self._apply_profile()
+        profile = self._rt.device_profile()
+        return max(1, int(profile["cores"] // profile["dram_channels"]))
+
     def plan_cost(self, plan: Plan) -> float:
         """The plan's time at its own data parallelism: its blocks one after another (a block
         with fuse=False the sum of its layers alone at the block's MP), each stage once, as
         long as its longest block pinned to its cores."""
         pinned = staged_cores(plan)
+        channel_cores = self._channel_cores() if plan.channel is not None else 0
         costs = []
         for block in plan.blocks:
             try:
@@ -153,9 +161,8 @@ class DeviceModelOracle:
             if not cores and idx != list(range(idx[0], idx[0] + len(idx))):
                 raise ValueError(f"block {block.name!r}: layers are not a contiguous run of "
                                  f"the queue")
-            if not cores and block.mp == 1 and plan.channel is not None:
-                # Placed on a DDR channel: the channel's cores and its share of the DRAM.
-                cores = MP_MAX // DDR_CHANNELS
+            if not cores and block.mp == 1:
+                cores = channel_cores  # 0 without a channel placement
             dp = plan.data_parallelism
             if block.fuse or len(idx) == 1:
                 costs.append(self._block_cost(idx, block.mp, block.precision, dp, cores))

@@ -107,14 +107,13 @@ def knobs_after_accuracy(plan: Plan, queue: LayerQueue, knobs: Collection[str],
     data parallelism for those blocks, and each I/O tensor's conversion side."""
     refuse_accuracy_knobs(knobs)
     lines: list[str] = []
-    cost = make_oracle(sparse, 1)
     if "dp" in knobs:
         from paleozoic.optimize.data_parallel import best_data_parallelism
 
         plan = best_data_parallelism(plan, queue, lambda dp: make_oracle(sparse, dp))
-        cost = make_oracle(sparse, plan.data_parallelism)
         lines.append(f"data parallelism: {plan.data_parallelism} for the accuracy-checked "
                      f"blocks ({plan.notes['cost_us']:,.1f} us per batch)")
+    cost = make_oracle(sparse, plan.data_parallelism)
     return KnobTuning(_per_layer_knobs(plan, queue, knobs, sparse, profile, lines), cost,
                       lines)
 
