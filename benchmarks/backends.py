@@ -46,9 +46,9 @@ from paleozoic.optimize.measured import MeasuredOracle
 from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.pipeline import build_session, compile_model, load_queue
 from paleozoic.runner.sdk import SDKS, sdk_available
-from paleozoic.testing.workloads import WORKLOADS
-from paleozoic.testing.workloads import build as build_workload
-from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model
+from paleozoic_testing.workloads import WORKLOADS
+from paleozoic_testing.workloads import build as build_workload
+from paleozoic_testing.zoo import ZOO_MODELS, load_zoo_model
 from paleozoic.accuracy.inputs import random_inputs
 from paleozoic.accuracy.verify import onnxruntime_session
 

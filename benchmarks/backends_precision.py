@@ -30,7 +30,7 @@ from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.pipeline import load_queue, with_precision
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.runner.sdk import sdk_available
-from paleozoic.testing import workloads
+from paleozoic_testing import workloads
 
 PLANS = {"per-layer": per_layer, "fuse-all": fuse_all}
 PRECISIONS = (Precision.FP32, Precision.FP16, Precision.INT8)

@@ -70,7 +70,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="pz-mem-") as tmp:
         path = Path(args.model)
         if not path.is_file():
-            from paleozoic.testing.zoo import load_zoo_model
+            from paleozoic_testing.zoo import load_zoo_model
 
             path = Path(tmp) / f"{args.model}.onnx"
             onnx.save(load_zoo_model(args.model), path)

@@ -34,7 +34,7 @@ from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.optimize.space import SearchSpace
 from paleozoic.passes import run_passes
 from paleozoic.pipeline import build_session, compile_model
-from paleozoic.testing.zoo import load_zoo_model
+from paleozoic_testing.zoo import load_zoo_model
 
 EXPORTS = Path("/work/exported/torch")
 # The zoo's Inception v1 and v2 reshape to [1, 1024]: batch 1 only.

@@ -6,7 +6,7 @@ per second of both, measured in the same run (median of --repeat runs each).
     python benchmarks/generate_bench.py /work/exported/families/gpt2_kv_op17.onnx \\
         /work/exported/families/llama_kv_op17.onnx [--sdk mock,onednn] [--new-tokens 64]
 
-Without model arguments it uses the test decoder (paleozoic.testing.decoder). Prints a
+Without model arguments it uses the test decoder (paleozoic_testing.decoder). Prints a
 markdown table; --json writes the figures."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import onnx
 from paleozoic.codegen.generate import compile_generator
 from paleozoic.pipeline import build_session
 from paleozoic.runner.sdk import sdk_available
-from paleozoic.testing.decoder import greedy_reference, tiny_decoder
+from paleozoic_testing.decoder import greedy_reference, tiny_decoder
 
 
 def onnxruntime_timing(path: str, prompt: list[int], new_tokens: int) -> tuple[float, float]:

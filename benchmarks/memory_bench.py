@@ -36,7 +36,7 @@ from paleozoic.errors import PaleozoicError
 from paleozoic.ir import Model
 from paleozoic.ir.memory import plan_memory
 from paleozoic.pipeline import build_session, compile_model, load_queue, resolve_plan
-from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model
+from paleozoic_testing.zoo import ZOO_MODELS, load_zoo_model
 
 _ORT_PEAK = r"""
 import sys

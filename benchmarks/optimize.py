@@ -21,7 +21,7 @@ from paleozoic.optimize import (
 )
 from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.pipeline import load_queue
-from paleozoic.testing.zoo import ZOO_MODELS, zoo_path
+from paleozoic_testing.zoo import ZOO_MODELS, zoo_path
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "optimizers"
 MPS = tuple(range(1, 33))

@@ -2,7 +2,7 @@
 optimisation space (Eq. 3, Fig. 14), the wrapper's overhead (Fig. 15) and the knob table
 (Table 4), for ResNet-18, ResNet-50, VGG-16, VGG-19, MobileNetV2 and AlexNet.
 
-    pip install -e '.[eval]' && python benchmarks/paper_eval.py        # ~15 min on 2 cores
+    pip install -e '.[eval]' ./testing && python benchmarks/paper_eval.py        # ~15 min on 2 cores
     python benchmarks/paper_eval.py --networks alexnet --rounds 3       # a quick look
 
 Writes benchmarks/results/paper_eval.md and benchmarks/results/paper_eval_fig14.png.
@@ -43,7 +43,7 @@ from paleozoic.codegen.loc import count_loc  # noqa: E402
 from paleozoic.ir import Model  # noqa: E402
 from paleozoic.optimize.space import eq3_space  # noqa: E402
 from paleozoic.pipeline import build_session, compile_model, load_queue, resolve_plan  # noqa: E402
-from paleozoic.testing.workloads import DISPLAY_NAMES, PAPER_LOC, WORKLOADS, build  # noqa: E402
+from paleozoic_testing.workloads import DISPLAY_NAMES, PAPER_LOC, WORKLOADS, build  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 PLANS = ("per-layer", "fuse-all")

@@ -112,7 +112,7 @@ def digits() -> Workload:
 
 
 def classifier() -> Workload:
-    from paleozoic.testing import ocr
+    from paleozoic_testing import ocr
 
     queue = load_queue(str(ocr.model_path(ocr.CLASSIFIER)), {"x": (1, *ocr.CLASSIFIER_SHAPE)})
     calib = _feeds(ocr.classifier_data(128, seed=1).images, 1)
@@ -135,7 +135,7 @@ def classifier() -> Workload:
 
 
 def detector() -> Workload:
-    from paleozoic.testing import ocr
+    from paleozoic_testing import ocr
 
     queue = load_queue(str(ocr.model_path(ocr.DETECTOR)), {"x": (1, 3, *ocr.DETECTOR_SIZE)})
     calib = _feeds(ocr.detector_data(8, seed=1).images, 1)
@@ -155,7 +155,7 @@ def detector() -> Workload:
 
 
 def network(name: str, label: str) -> Workload:
-    from paleozoic.testing import workloads
+    from paleozoic_testing import workloads
 
     queue = load_queue(workloads.build(name))
     shape = tuple(queue.inputs[0].shape)

@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from paleozoic.runner.sdk import runtime_module
-from paleozoic.testing.recurrent import random_weights
+from paleozoic_testing.recurrent import random_weights
 
 
 def forward_ms(rt, op: str, hidden: int, batch: int, mp: int, steps: int = 50,

@@ -41,7 +41,7 @@ from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.optimize.space import SearchSpace
 from paleozoic.optimize.sparse import sparse_candidates
 from paleozoic.pipeline import load_queue
-from paleozoic.testing.zoo import load_zoo_model
+from paleozoic_testing.zoo import load_zoo_model
 
 MEASURED = {Precision.FP16: 1.068, Precision.INT8: 1.089}  # median sparse / dense fps
 

@@ -28,7 +28,7 @@ import onnx
 
 from paleozoic.pipeline import compile_model, runtime_prefix
 from paleozoic.accuracy.verify import onnxruntime_session
-from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model
+from paleozoic_testing.zoo import ZOO_MODELS, load_zoo_model
 from paleozoic.accuracy.inputs import random_inputs
 
 THREADS = 2  # the machine's cores; the mock uses min(MP, cores) OpenMP threads

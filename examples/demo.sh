@@ -7,7 +7,7 @@ model="${1:-squeezenet}"
 plan="${2:-fuse-all}"
 work="examples/build"
 
-python -m pip install --quiet '.[test]'
+python -m pip install --quiet '.[test]' ./testing
 python examples/make_example.py "$model" "$work/$model.onnx"
 paleozoic inspect "$work/$model.onnx" | tail -n 1
 paleozoic compile "$work/$model.onnx" -o "$work/${model}_session" --plan "$plan" --force

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import onnx
 
-from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model
+from paleozoic_testing.zoo import ZOO_MODELS, load_zoo_model
 
 
 def main() -> None:

@@ -39,7 +39,7 @@ operators of the nodes that compute on run-time values (the frontend folds the r
 when nothing is left to fold, the attributes. The frontend itself runs at `run`.
 
 Running onnx's backend test suite through it (many models per build):
-paleozoic.testing.backend_suite.
+paleozoic_testing.backend_suite.
 """
 
 from __future__ import annotations

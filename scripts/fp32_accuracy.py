@@ -31,7 +31,7 @@ from paleozoic.errors import PaleozoicError
 from paleozoic.frontend.prepare import parse_shape
 from paleozoic.pipeline import build_session, compile_model, run_session
 from paleozoic.accuracy.truth import Float64Reference
-from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model
+from paleozoic_testing.zoo import ZOO_MODELS, load_zoo_model
 from paleozoic.accuracy.inputs import random_inputs
 from paleozoic.accuracy.verify import TRUTH_FACTOR, ULP, onnxruntime_session, truth_error
 
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="NAME=1x3x224x224 for symbolic inputs (all models)")
     parser.add_argument("--kinds", action="store_true",
                         help="also measure each layer kind alone on adversarial inputs "
-                             "(paleozoic.testing.precision) and print that table first")
+                             "(paleozoic_testing.precision) and print that table first")
     parser.add_argument("-o", "--output", help="write the markdown table here")
     parser.add_argument("--json", help="write every run as JSON here")
     args = parser.parse_args(argv)
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     kinds_table = ""
     if args.kinds:
-        from paleozoic.testing.precision import kind_cases, markdown_table, measure
+        from paleozoic_testing.precision import kind_cases, markdown_table, measure
 
         with tempfile.TemporaryDirectory(prefix="pz-kinds-") as tmp:
             kinds_table = ("## Layer kinds alone, adversarial inputs\n\n" +

@@ -50,8 +50,8 @@ from onnx import numpy_helper
 
 from paleozoic import backend
 from paleozoic.frontend.support import ONNX_OPS
-from paleozoic.testing import backend_suite as suite
-from paleozoic.testing.backend_suite import FAILED, PASSED, UNSUPPORTED, CaseResult, SuiteCase
+from paleozoic_testing import backend_suite as suite
+from paleozoic_testing.backend_suite import FAILED, PASSED, UNSUPPORTED, CaseResult, SuiteCase
 
 KINDS = ("node", "pytorch-converted", "pytorch-operator", "simple", "light")
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@
 # ThreadSanitizer build runs several ResNet-50 sessions at once in one process (-s N), and
 # Inception-v1 with its modules as stages (blocks run at once from several threads).
 #
-# Usage: scripts/sanitize.sh [WORK_DIR]     (needs the package installed: pip install .)
+# Usage: scripts/sanitize.sh [WORK_DIR]     (needs the package and its test helpers installed: pip install . ./testing)
 # With VALGRIND=1 it also builds the runtime without sanitizers (valgrind cannot run AVX-512
 # or ASan binaries) and runs one session under valgrind memcheck.
 set -euo pipefail
@@ -42,7 +42,7 @@ python - "$work" $models <<'PY'
 import sys
 from pathlib import Path
 import onnx
-from paleozoic.testing.zoo import load_zoo_model
+from paleozoic_testing.zoo import load_zoo_model
 work = Path(sys.argv[1])
 for spec in sys.argv[2:]:
     name = spec.split(":")[0]
@@ -139,7 +139,7 @@ if [ -n "$(find "$pyprefix" -iname "dnnl*config.cmake" -print -quit 2>/dev/null)
   configure_runtime "$work/runtime-san-onednn" "$work/prefix-san-onednn" \
       -DPALEOZOIC_SANITIZE=ON -DPALEOZOIC_ONEDNN=ON -DCMAKE_PREFIX_PATH="$pyprefix"
   for name in resnet50 inception_v1; do
-    [ -f "$work/$name.onnx" ] || python -c "import onnx, sys; from paleozoic.testing.zoo \
+    [ -f "$work/$name.onnx" ] || python -c "import onnx, sys; from paleozoic_testing.zoo \
 import load_zoo_model; onnx.save(load_zoo_model(sys.argv[1]), sys.argv[2])" \
         "$name" "$work/$name.onnx"
     out="$work/$name-onednn"
@@ -177,7 +177,7 @@ tsan_check() {  # log file: fail on any ThreadSanitizer report
     exit 1
   fi
 }
-[ -f "$work/resnet50.onnx" ] || python -c "import onnx, sys; from paleozoic.testing.zoo \
+[ -f "$work/resnet50.onnx" ] || python -c "import onnx, sys; from paleozoic_testing.zoo \
 import load_zoo_model; onnx.save(load_zoo_model('resnet50'), sys.argv[1])" "$work/resnet50.onnx"
 python -c "import numpy as np, sys; np.random.default_rng(0).standard_normal((1, 3, 224, 224))\
 .astype(np.float32).tofile(sys.argv[1])" "$work/resnet50-input.bin"
@@ -215,7 +215,7 @@ done
 # Stages (pz::Stage: blocks that run at once from host threads the stage keeps, each on a
 # queue of its own) under ThreadSanitizer: each Inception-v1 module's branches as a stage,
 # checked against onnxruntime, then two and four such sessions at once.
-[ -f "$work/inception_v1.onnx" ] || python -c "import onnx, sys; from paleozoic.testing.zoo \
+[ -f "$work/inception_v1.onnx" ] || python -c "import onnx, sys; from paleozoic_testing.zoo \
 import load_zoo_model; onnx.save(load_zoo_model('inception_v1'), sys.argv[1])" \
     "$work/inception_v1.onnx"
 python - "$work/inception_v1.onnx" "$work/inception_v1-stages.json" <<'PY'

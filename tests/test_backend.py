@@ -21,7 +21,7 @@ from helpers import onnxruntime_outputs
 from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic import backend
-from paleozoic.testing import backend_suite as suite
+from paleozoic_testing import backend_suite as suite
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend.support import ONNX_OPS
 from paleozoic.accuracy.inputs import random_inputs

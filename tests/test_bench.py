@@ -22,7 +22,7 @@ from paleozoic.runner.sdk import sdk_available
 
 @pytest.fixture
 def models(tmp_path, small_cnn):
-    from paleozoic.testing.blocks import BLOCKS
+    from paleozoic_testing.blocks import BLOCKS
 
     paths = [tmp_path / "small.onnx", tmp_path / "effnet.onnx"]
     onnx.save(small_cnn, str(paths[0]))

@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic.accuracy.truth import Float64Reference, ReferenceUnavailable, float64_model
-from paleozoic.testing.precision import kind_cases, relative_error, single_node
+from paleozoic_testing.precision import kind_cases, relative_error, single_node
 from paleozoic.accuracy.verify import onnxruntime_session
 
 # Well-conditioned single operators: fp32 onnxruntime is within a few roundings of the

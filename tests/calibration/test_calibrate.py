@@ -101,7 +101,7 @@ def test_bad_data_is_refused_naming_the_file(small_cnn_path, tmp_path, capsys) -
 
 def test_deconv_filters_are_ranged_per_output_channel() -> None:
     from paleozoic.calibration.calibrate import _weight_ranges
-    from paleozoic.testing.blocks import BLOCKS
+    from paleozoic_testing.blocks import BLOCKS
 
     queue = load_queue(BLOCKS["detection_head"]())
     deconv = next(l for l in queue.layers if l.kind == "Deconv")
@@ -115,7 +115,7 @@ def test_token_ids_calibrate_a_transformer_as_integers(tmp_path) -> None:
     """A model with int64 token ids and mask is calibrated from .npz files of integers
     (they run as integers, as `verify` feeds them); floats for an integer input are refused
     naming the input."""
-    from paleozoic.testing.bert import BERT_INPUTS, bert_model
+    from paleozoic_testing.bert import BERT_INPUTS, bert_model
     from paleozoic.accuracy.inputs import random_inputs
 
     model = bert_model(seed=0, batch=1, seq=8, vocab=37)

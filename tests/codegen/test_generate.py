@@ -18,7 +18,7 @@ from paleozoic.cli import main
 from paleozoic.codegen.generate import compile_generator
 from paleozoic.pipeline import build_session
 from paleozoic.runner.sdk import sdk_available
-from paleozoic.testing.decoder import greedy_reference, tiny_decoder
+from paleozoic_testing.decoder import greedy_reference, tiny_decoder
 
 PROMPTS = {"short": [3, 14, 15], "exact": [3, 14, 15, 9, 26, 5], "long": list(range(7, 63, 6))}
 

@@ -17,7 +17,7 @@ from paleozoic.codegen.environment import template_dir
 from paleozoic.codegen.loc import count_loc
 from paleozoic.ir import Model
 from paleozoic.pipeline import build_session, load_queue, resolve_plan, run_session
-from paleozoic.testing.workloads import build
+from paleozoic_testing.workloads import build
 
 
 def test_raw_form_is_deterministic_and_names_handles_after_layers(
@@ -151,7 +151,7 @@ def test_raw_matches_wrapper_with_mixed_blocks(small_cnn: onnx.ModelProto,
 def test_raw_form_refuses_host_layers_cleanly(tmp_path: Path, capsys) -> None:
     """A model with host layers has no raw form: the CLI says which layer, exit 3, no
     output folder (it was a traceback)."""
-    from paleozoic.testing.host import compare_select
+    from paleozoic_testing.host import compare_select
 
     model = tmp_path / "cmp.onnx"
     onnx.save(compare_select(), model)

@@ -1,4 +1,4 @@
-"""A BERT-style encoder (paleozoic.testing.bert) with int64 token ids, token types and an
+"""A BERT-style encoder (paleozoic_testing.bert) with int64 token ids, token types and an
 attention mask, its sequence axis symbolic in the model and fixed by input_shapes: run under
 per-layer and fuse-all plans and compared with onnxruntime and the float64 truth, with a
 mask that really masks; one emitted session built with g++ and run."""
@@ -20,7 +20,7 @@ from paleozoic.pipeline import (
 )
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.accuracy.truth import Float64Reference
-from paleozoic.testing.bert import bert_inputs, bert_model
+from paleozoic_testing.bert import bert_inputs, bert_model
 from paleozoic.accuracy.verify import reference_outputs
 
 logger = logging.getLogger(__name__)

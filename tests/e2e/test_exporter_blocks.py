@@ -1,4 +1,4 @@
-"""Exporter-style blocks (paleozoic.testing.blocks) end to end: compile, g++, run, compare
+"""Exporter-style blocks (paleozoic_testing.blocks) end to end: compile, g++, run, compare
 with onnxruntime, under per-layer and fuse-all; the symbolic-batch block at batch 1 and 3."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from paleozoic.pipeline import build_session, compile_model, run_session
-from paleozoic.testing.blocks import BLOCKS
+from paleozoic_testing.blocks import BLOCKS
 from paleozoic.accuracy.inputs import random_inputs
 from paleozoic.accuracy.verify import reference_outputs
 

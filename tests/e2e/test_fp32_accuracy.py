@@ -11,7 +11,7 @@ import pytest
 
 from paleozoic.pipeline import build_session, compile_model, run_session
 from paleozoic.accuracy.truth import Float64Reference
-from paleozoic.testing.blocks import regnety_stages
+from paleozoic_testing.blocks import regnety_stages
 from paleozoic.accuracy.inputs import random_inputs
 from paleozoic.accuracy.verify import TRUTH_FACTOR, ULP, onnxruntime_session, truth_error
 

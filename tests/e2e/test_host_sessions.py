@@ -1,5 +1,5 @@
 """Integer inputs and outputs end to end: a uint8 image classifier whose Cast runs as a host
-layer and whose ArgMax output is computed on the host (paleozoic.testing.host), compiled to
+layer and whose ArgMax output is computed on the host (paleozoic_testing.host), compiled to
 C++, built with g++, run, and compared with onnxruntime (logits at fp32's level, class
 indices exactly), and run through the runtime under per-layer and fuse-all plans."""
 
@@ -18,7 +18,7 @@ from paleozoic.pipeline import (
 )
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.runner.sdk import sdk_available
-from paleozoic.testing.host import (
+from paleozoic_testing.host import (
     compare_select,
     compare_select_inputs,
     grid_sampler,

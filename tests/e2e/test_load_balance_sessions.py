@@ -24,7 +24,7 @@ from paleozoic.pipeline import build_session, compile_model, run_session
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.runner.sdk import sdk_available
-from paleozoic.testing.blocks import googlenet_block, mobilenet_v2_block
+from paleozoic_testing.blocks import googlenet_block, mobilenet_v2_block
 from paleozoic.accuracy.inputs import random_inputs
 
 SDKS = ["mock", pytest.param("onednn", marks=pytest.mark.skipif(

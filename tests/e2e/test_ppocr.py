@@ -1,5 +1,5 @@
 """Trained PP-OCR networks from the rapidocr_onnxruntime wheel on text Pillow renders
-(paleozoic.testing.ocr): the fp32 sessions of the text-direction classifier and of the
+(paleozoic_testing.ocr): the fp32 sessions of the text-direction classifier and of the
 DBNet text detector match onnxruntime on real data, image for image and map for map. The
 fp32 baseline that the fp16 and int8 work of issue 12 is measured against, on these same
 seeds and sizes.
@@ -39,7 +39,7 @@ def _onnxruntime(path, images: np.ndarray) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def ocr():
-    from paleozoic.testing import ocr
+    from paleozoic_testing import ocr
 
     return ocr
 

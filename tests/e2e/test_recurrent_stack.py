@@ -1,4 +1,4 @@
-"""LSTM and GRU stacks (paleozoic.testing.recurrent.recurrent_stack: two recurrent nodes
+"""LSTM and GRU stacks (paleozoic_testing.recurrent.recurrent_stack: two recurrent nodes
 with PyTorch's Transpose/Reshape between them and a MatMul head on Y_h) in every direction
 and layout, imported, run per layer and fused on the runtime, and compared with the float64
 truth and onnxruntime (which runs layout 0 only: its CPU kernels refuse layout=1); one
@@ -20,7 +20,7 @@ from paleozoic.pipeline import (
 )
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.accuracy.truth import Float64Reference
-from paleozoic.testing.recurrent import recurrent_stack
+from paleozoic_testing.recurrent import recurrent_stack
 from paleozoic.accuracy.verify import reference_outputs
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Speech-like 1-D models end to end on both SDKs: the speech encoder (Conv1d stride 2,
 GroupNorm as PyTorch exports it, GELU, Conv1d, mean over time, Linear) and a 1-D transposed
-convolution + max pool (paleozoic.testing.speech), in-process under per-layer and fuse-all
+convolution + max pool (paleozoic_testing.speech), in-process under per-layer and fuse-all
 and as emitted sessions built with g++, against onnxruntime and the float64 truth (the
 cancellation case of instance normalisation, a large mean over a unit spread, is in
 tests/frontend/test_convert_1d.py)."""
@@ -19,7 +19,7 @@ from paleozoic.pipeline import build_session, compile_model, load_queue, run_ses
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.runner.sdk import sdk_available
-from paleozoic.testing.speech import deconv_pool_1d, speech_encoder
+from paleozoic_testing.speech import deconv_pool_1d, speech_encoder
 
 SDKS = ["mock", pytest.param("onednn", marks=pytest.mark.skipif(
     not sdk_available("onednn"), reason="the oneDNN SDK is not built"))]

@@ -18,7 +18,7 @@ from paleozoic.passes import run_passes
 from paleozoic.pipeline import build_session, compile_model, run_session
 from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.runner.sdk import sdk_available
-from paleozoic.testing.blocks import googlenet_block
+from paleozoic_testing.blocks import googlenet_block
 from paleozoic.accuracy.inputs import random_inputs
 
 from helpers import onnxruntime_outputs

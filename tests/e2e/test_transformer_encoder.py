@@ -1,4 +1,4 @@
-"""A transformer encoder layer (paleozoic.testing.sequence: LayerNorm, Q/K/V by constant
+"""A transformer encoder layer (paleozoic_testing.sequence: LayerNorm, Q/K/V by constant
 MatMuls, BatchDot(Q, K^T), scale, Softmax(axis=-1), BatchDot(., V), residual, LayerNorm,
 MatMul, GELU, MatMul, residual) compiled to C++, built with g++, run, and compared with
 onnxruntime and the float64 truth, per layer and fused; in fp16 (the emitted session equals
@@ -16,7 +16,7 @@ from paleozoic.pipeline import (build_session, compile_model, load_queue, resolv
                                 run_session, with_precision)
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.accuracy.truth import Float64Reference
-from paleozoic.testing.sequence import encoder_layer
+from paleozoic_testing.sequence import encoder_layer
 from paleozoic.accuracy.verify import reference_outputs
 
 logger = logging.getLogger(__name__)

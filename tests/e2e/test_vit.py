@@ -1,4 +1,4 @@
-"""A ViT in small (paleozoic.testing.sequence.vit_block: patch-embedding Conv, Reshape,
+"""A ViT in small (paleozoic_testing.sequence.vit_block: patch-embedding Conv, Reshape,
 Transpose, the class token concatenated before the patch tokens as a constant operand of
 ConcatConstant, position embedding, an encoder layer, LayerNorm, the class token's row, the
 head) against onnxruntime and float64, per layer and fused, at batch 1 and 2 (the token is
@@ -14,7 +14,7 @@ from helpers import runtime_outputs
 
 from paleozoic.pipeline import build_session, compile_model, load_queue, run_session
 from paleozoic.accuracy.truth import Float64Reference
-from paleozoic.testing.sequence import vit_block
+from paleozoic_testing.sequence import vit_block
 from paleozoic.accuracy.verify import reference_outputs
 
 logger = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from paleozoic.optimize import load_optimizer, run_optimizer
 from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.ir import Plan
 from paleozoic.pipeline import load_queue
-from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model
+from paleozoic_testing.zoo import ZOO_MODELS, load_zoo_model
 
 _cache: dict[str, onnx.ModelProto] = {}
 

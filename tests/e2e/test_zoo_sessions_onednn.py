@@ -24,7 +24,7 @@ from paleozoic.pipeline import (
 )
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.runner.sdk import built_sdk, sdk_available
-from paleozoic.testing.zoo import ZOO_MODELS, load_zoo_model
+from paleozoic_testing.zoo import ZOO_MODELS, load_zoo_model
 from paleozoic.accuracy.inputs import random_inputs
 
 pytestmark = pytest.mark.skipif(

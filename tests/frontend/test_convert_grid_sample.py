@@ -17,7 +17,7 @@ from paleozoic.pipeline import load_queue, resolve_plan
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.accuracy.truth import Float64Reference
 from paleozoic.runner.sdk import sdk_available
-from paleozoic.testing.host import grid_sampler
+from paleozoic_testing.host import grid_sampler
 from paleozoic.accuracy.verify import reference_outputs
 
 SDKS = [s for s in ("mock", "onednn") if sdk_available(s)]

@@ -12,7 +12,7 @@ import pytest
 from paleozoic.errors import PaleozoicError
 from paleozoic.pipeline import import_onnx, load_queue, resolve_plan
 from paleozoic.runner.plan_runner import PlanRunner
-from paleozoic.testing.precision import single_node
+from paleozoic_testing.precision import single_node
 from paleozoic.accuracy.verify import reference_outputs
 
 
@@ -291,7 +291,7 @@ def test_erf_gelu_form_with_other_constants_is_not_gelu() -> None:
 @pytest.mark.parametrize("form, function", [("op", "gelu"), ("tanh", "gelu_tanh"),
                                             ("erf", "gelu"), ("torch_tanh", "gelu_tanh")])
 def test_every_gelu_form_of_the_encoder_is_one_layer(form: str, function: str) -> None:
-    from paleozoic.testing.sequence import encoder_layer
+    from paleozoic_testing.sequence import encoder_layer
 
     layers = import_onnx(encoder_layer(gelu=form)).layers
     unary = [l.op.attrs["function"] for l in layers if l.kind == "Unary"]

@@ -89,7 +89,7 @@ def test_huggingface_mask_forms_run_on_the_host(exporter: str) -> None:
 
     from paleozoic.pipeline import resolve_plan
     from paleozoic.runner.plan_runner import PlanRunner
-    from paleozoic.testing.host import hf_masked_softmax
+    from paleozoic_testing.host import hf_masked_softmax
 
     s = 6
     model = hf_masked_softmax(seq=s, exporter=exporter)

@@ -16,7 +16,7 @@ from paleozoic.errors import UnsupportedModelError
 from paleozoic.pipeline import import_onnx, resolve_plan
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.accuracy.truth import Float64Reference
-from paleozoic.testing.recurrent import random_weights, recurrent_stack
+from paleozoic_testing.recurrent import random_weights, recurrent_stack
 
 
 def _single(op: str, outputs: tuple[str, ...] = ("y",), *, extra: dict[str, Any] | None = None,

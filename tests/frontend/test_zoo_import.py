@@ -8,7 +8,7 @@ import pytest
 
 from paleozoic.frontend import import_onnx
 from paleozoic.passes import run_passes
-from paleozoic.testing.zoo import ZOO_MODELS, materialise, zoo_path
+from paleozoic_testing.zoo import ZOO_MODELS, materialise, zoo_path
 
 EXPECTED_KINDS = {
     "bvlc_alexnet": {"Conv": 5, "LRN": 2, "FullyConnected": 3},

@@ -10,7 +10,7 @@ import pytest
 from paleozoic.ir.boundary import block_boundary, read_counts
 from paleozoic.runner.graph import build_runtime_graph
 from paleozoic.pipeline import load_queue
-from paleozoic.testing.zoo import load_zoo_model
+from paleozoic_testing.zoo import load_zoo_model
 
 
 def _dead_branch_queue():

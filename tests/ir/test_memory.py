@@ -13,7 +13,7 @@ import pytest
 from paleozoic.ir import Model
 from paleozoic.ir.memory import ALIGNMENT, plan_memory
 from paleozoic.pipeline import build_session, compile_model, load_queue, resolve_plan, run_session
-from paleozoic.testing.zoo import load_zoo_model
+from paleozoic_testing.zoo import load_zoo_model
 from paleozoic.accuracy.inputs import random_inputs
 
 

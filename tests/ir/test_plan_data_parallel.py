@@ -63,7 +63,7 @@ def test_with_data_parallelism_lowers_mps_to_fit(queue4) -> None:
 def test_recurrent_models_keep_one_group() -> None:
     # Batch-first, batch 4: the batch would split, but a recurrent layer's steps are ops on
     # slices of the sequence, which the SDK would split along time.
-    from paleozoic.testing.recurrent import recurrent_stack
+    from paleozoic_testing.recurrent import recurrent_stack
 
     model, _ = recurrent_stack("LSTM", layout=1, batch=4)
     queue = run_passes(import_onnx(model))

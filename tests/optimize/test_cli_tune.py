@@ -84,7 +84,7 @@ def test_tune_searches_data_parallelism(small_cnn: object, tmp_path: Path,
 def test_tune_searches_stages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import onnx
 
-    from paleozoic.testing.blocks import googlenet_block
+    from paleozoic_testing.blocks import googlenet_block
 
     model = tmp_path / "inception.onnx"
     onnx.save(googlenet_block(seed=3), model)

@@ -14,7 +14,7 @@ from paleozoic.optimize.device_cost import DeviceModelOracle
 from paleozoic.optimize.run import run_optimizer
 from paleozoic.optimize.space import SearchSpace
 from paleozoic.pipeline import load_queue
-from paleozoic.testing.bert import BERT_INPUTS, bert_model
+from paleozoic_testing.bert import BERT_INPUTS, bert_model
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from paleozoic.optimize.knobs import refuse_knobs, tune_with_knobs
 from paleozoic.optimize.measured import MeasuredOracle
 from paleozoic.optimize.space import SearchSpace
 from paleozoic.passes import run_passes
-from paleozoic.testing.blocks import googlenet_block
+from paleozoic_testing.blocks import googlenet_block
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from onnx import TensorProto, helper
 
 from paleozoic.pipeline import load_queue, resolve_plan
 from paleozoic.runner.plan_runner import PlanRunner
-from paleozoic.testing.bert import BERT_INPUTS, bert_model
+from paleozoic_testing.bert import BERT_INPUTS, bert_model
 
 
 def test_mask_chain_is_one_host_layer() -> None:

@@ -10,7 +10,7 @@ import pytest
 from paleozoic import _runtime as rt
 from paleozoic.optimize import fuse_all, per_layer
 from paleozoic.optimize.device_cost import DeviceModelOracle
-from paleozoic.testing.zoo import ZOO_MODELS
+from paleozoic_testing.zoo import ZOO_MODELS
 
 REPO_PROFILE = Path(__file__).resolve().parents[2] / "runtime_cpp" / "profiles" / "mlu100.profile"
 MPS = list(range(1, 33))
@@ -225,7 +225,7 @@ _oracles = {}
 def oracle(name):
     if name not in _oracles:
         from paleozoic.pipeline import load_queue
-        from paleozoic.testing.zoo import load_zoo_model
+        from paleozoic_testing.zoo import load_zoo_model
 
         _oracles[name] = DeviceModelOracle(load_queue(load_zoo_model(name)))
     return _oracles[name]
@@ -312,7 +312,7 @@ def test_unit_axis_reshapes_are_free_views():
     time alone, none added to a block (no bytes, no barrier); a reshape that regroups
     channels (GroupNorm's [N, G, -1]) is a copy and costs."""
     from paleozoic.pipeline import load_queue
-    from paleozoic.testing.speech import deconv_pool_1d, speech_encoder
+    from paleozoic_testing.speech import deconv_pool_1d, speech_encoder
 
     queue = load_queue(speech_encoder())
     oracle = DeviceModelOracle(queue)

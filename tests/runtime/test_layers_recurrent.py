@@ -1,6 +1,6 @@
 """The recurrent layers (pz::LstmLayer, GruLayer, RnnLayer) on both SDKs (the mock: per-step
 SDK ops; oneDNN: one recurrent SDK op per direction) against a float64 numpy implementation
-of ONNX's LSTM / GRU / RNN (paleozoic.testing.recurrent.reference): every direction and
+of ONNX's LSTM / GRU / RNN (paleozoic_testing.recurrent.reference): every direction and
 layout, one step and many, hidden sizes that are not multiples of 8, GRU's
 linear_before_reset both ways, LSTM peepholes, initial states given and absent, the Y, Y_h
 and Y_c outputs, compiled alone (op by op) and fused, in fp16 blocks; the device model
@@ -15,7 +15,7 @@ import pytest
 
 from paleozoic import _runtime as rt
 from paleozoic.runner.sdk import runtime_module, sdk_available
-from paleozoic.testing.recurrent import random_weights, reference
+from paleozoic_testing.recurrent import random_weights, reference
 
 DIRECTIONS = ("forward", "reverse", "bidirectional")
 SDKS = [pytest.param("mock"), pytest.param("onednn", marks=pytest.mark.skipif(

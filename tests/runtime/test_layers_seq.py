@@ -13,7 +13,7 @@ from paleozoic.ops import KINDS
 from paleozoic.pipeline import Precision, import_onnx, resolve_plan, with_precision
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.accuracy.truth import Float64Reference
-from paleozoic.testing.precision import PrecisionCase, single_node
+from paleozoic_testing.precision import PrecisionCase, single_node
 from paleozoic.accuracy.verify import reference_outputs
 
 

@@ -44,7 +44,7 @@ _SCRIPT = textwrap.dedent("""
     for spec in sys.argv[1:]:
         module, name, *op = spec.split(":")
         kwargs = {"seq": 16} if name == "bert_model" else {}  # a static sequence length
-        make = getattr(importlib.import_module("paleozoic.testing." + module), name)
+        make = getattr(importlib.import_module("paleozoic_testing." + module), name)
         if op:  # a recurrent stack of this op, bidirectional: (model, feeds)
             model = make(op[0], direction="bidirectional", linear_before_reset=1)[0]
         else:

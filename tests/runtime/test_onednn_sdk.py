@@ -20,9 +20,9 @@ from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.pipeline import load_queue
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.runner.sdk import sdk_available
-from paleozoic.testing.bert import BERT_INPUTS, bert_model
-from paleozoic.testing.blocks import BLOCKS
-from paleozoic.testing.host import (
+from paleozoic_testing.bert import BERT_INPUTS, bert_model
+from paleozoic_testing.blocks import BLOCKS
+from paleozoic_testing.host import (
     compare_select,
     grid_sampler,
     hf_masked_softmax,
@@ -32,9 +32,9 @@ from paleozoic.testing.host import (
     topk_gather_head,
     uint8_classifier,
 )
-from paleozoic.testing.recurrent import recurrent_stack
-from paleozoic.testing.sequence import encoder_layer, pooled_classifier, vit_block
-from paleozoic.testing.zoo import load_zoo_model
+from paleozoic_testing.recurrent import recurrent_stack
+from paleozoic_testing.sequence import encoder_layer, pooled_classifier, vit_block
+from paleozoic_testing.zoo import load_zoo_model
 from paleozoic.accuracy.inputs import random_inputs
 
 pytestmark = pytest.mark.skipif(

@@ -15,9 +15,9 @@ import pytest
 
 from paleozoic.pipeline import build_session, compile_model, run_session
 from paleozoic.runner.sdk import sdk_available
-from paleozoic.testing.bert import bert_inputs, bert_model
-from paleozoic.testing.host import integer_ops, integer_ops_inputs
-from paleozoic.testing.recurrent import recurrent_stack
+from paleozoic_testing.bert import bert_inputs, bert_model
+from paleozoic_testing.host import integer_ops, integer_ops_inputs
+from paleozoic_testing.recurrent import recurrent_stack
 from paleozoic.accuracy.inputs import random_inputs
 from helpers import onnxruntime_outputs, runtime_if_model, small_cnn_model
 

@@ -10,10 +10,10 @@ import pytest
 from paleozoic.optimize.plans import fuse_all, per_layer
 from paleozoic.pipeline import load_queue
 from paleozoic.runner.plan_runner import PlanRunner
-from paleozoic.testing.bert import bert_model
-from paleozoic.testing.blocks import BLOCKS
-from paleozoic.testing.recurrent import recurrent_stack
-from paleozoic.testing.sequence import encoder_layer
+from paleozoic_testing.bert import bert_model
+from paleozoic_testing.blocks import BLOCKS
+from paleozoic_testing.recurrent import recurrent_stack
+from paleozoic_testing.sequence import encoder_layer
 from paleozoic.accuracy.inputs import random_inputs
 
 MODELS = {

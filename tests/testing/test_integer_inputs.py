@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from paleozoic.testing.bert import BERT_INPUTS, bert_model
-from paleozoic.testing.host import uint8_classifier
+from paleozoic_testing.bert import BERT_INPUTS, bert_model
+from paleozoic_testing.host import uint8_classifier
 from paleozoic.accuracy.inputs import integer_input_ranges, random_inputs
 
 

@@ -1,4 +1,4 @@
-"""paleozoic.testing.ocr: the rendered data is deterministic and labelled right, its
+"""paleozoic_testing.ocr: the rendered data is deterministic and labelled right, its
 preprocessing is RapidOCR's own (compared with rapidocr_onnxruntime's code), and the
 metrics count what they say."""
 
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from paleozoic.testing import ocr
+from paleozoic_testing import ocr
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("rapidocr_onnxruntime") is None,

@@ -1,5 +1,5 @@
 """Each layer kind's fp32 error against float64 is at onnxruntime's level on inputs that
-stress precision (paleozoic.testing.precision builds the cases; one g++ build for all)."""
+stress precision (paleozoic_testing.precision builds the cases; one g++ build for all)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from paleozoic.optimize.plans import per_layer
 from paleozoic.pipeline import load_queue
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.runner.sdk import sdk_available
-from paleozoic.testing.precision import kind_cases, markdown_table, measure
+from paleozoic_testing.precision import kind_cases, markdown_table, measure
 
 
 @pytest.fixture(scope="module")

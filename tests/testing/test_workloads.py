@@ -10,7 +10,7 @@ import onnx
 import pytest
 from helpers import compile_build_compare, onnxruntime_outputs
 
-from paleozoic.testing.workloads import WORKLOADS, _Graph, build, parameter_count
+from paleozoic_testing.workloads import WORKLOADS, _Graph, build, parameter_count
 
 # Published parameter counts (torchvision / Keras), plus BatchNorm running statistics.
 PARAMS = {"resnet18": 11.69e6, "resnet50": 25.56e6, "vgg16": 138.36e6, "vgg19": 143.67e6,

@@ -30,7 +30,7 @@ IoU of the probability maps thresholded at DBNet's 0.3 (RapidOCR's `thresh`) bet
 session and a reference, and the same IoU against the drawn text-box mask (a sanity check:
 DBNet's map covers a shrunk text region, so it is well below 1 even for onnxruntime).
 
-    from paleozoic.testing import ocr
+    from paleozoic_testing import ocr
     data = ocr.classifier_data(64, seed=0)   # data.images: 64 x 3 x 48 x 192 float32
     pages = ocr.detector_data(8, seed=0)     # pages.images: 8 x 3 x 96 x 320 float32
 """

@@ -9,7 +9,7 @@ approximate="tanh"), "erf" (PyTorch's export: Div by sqrt 2, Erf, Add 1, Mul x, 
 "torch_tanh" (PyTorch's export of approximate="tanh": x * x * x, Mul 0.044715, Add x,
 Mul sqrt(2/pi), Tanh, Add 1, Mul x, Mul 0.5).
 
-    from paleozoic.testing.sequence import encoder_layer
+    from paleozoic_testing.sequence import encoder_layer
     model = encoder_layer(seed=0)
 
 `vit_block` puts a ViT's patch embedding and class token before one such layer.
@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from paleozoic.testing.workloads import _Graph
+from paleozoic_testing.workloads import _Graph
 
 
 def _matmul(g: _Graph, x: str, cin: int, cout: int) -> str:
@@ -92,7 +92,7 @@ def _finish(g: _Graph, inputs: list[onnx.ValueInfoProto], output: str,
         g.nodes, g.name, inputs,
         [helper.make_tensor_value_info(output, TensorProto.FLOAT, shape)], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)],
-                              producer_name="paleozoic.testing.sequence")
+                              producer_name="paleozoic_testing.sequence")
     model.ir_version = 9
     onnx.checker.check_model(model)
     return model
@@ -183,7 +183,7 @@ def pooled_classifier(seed: int = 0, batch: int = 2, seq: int = 16, dim: int = 3
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, dim])],
         [helper.make_tensor_value_info(y, TensorProto.FLOAT, [batch, classes])], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)],
-                              producer_name="paleozoic.testing.sequence")
+                              producer_name="paleozoic_testing.sequence")
     model.ir_version = 9
     onnx.checker.check_model(model)
     return model

@@ -6,7 +6,7 @@
     topk_classifier:  float image -> the same CNN -> logits; TopK(logits, k) as the indices
                       (int64) and Softmax of the top values
 
-    from paleozoic.testing.host import uint8_classifier
+    from paleozoic_testing.host import uint8_classifier
     model = uint8_classifier(seed=0)
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from paleozoic.testing.workloads import _Graph
+from paleozoic_testing.workloads import _Graph
 
 
 def uint8_classifier(seed: int = 0, batch: int = 2, size: int = 8,
@@ -322,7 +322,7 @@ def grid_sampler(mode: str = "bilinear", padding_mode: str = "zeros", align_corn
 def _checked(graph: onnx.GraphProto) -> onnx.ModelProto:
     """An opset-17, IR-8 model of `graph`, through the ONNX checker."""
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="paleozoic.testing.host")
+                              producer_name="paleozoic_testing.host")
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model

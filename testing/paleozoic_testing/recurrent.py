@@ -7,7 +7,7 @@ stack of recurrent nodes (LSTM or GRU, in the given direction and layout) with t
 Transpose/Reshape between them that PyTorch's export writes, and a MatMul head on the last
 node's Y_h.
 
-    from paleozoic.testing.recurrent import recurrent_stack
+    from paleozoic_testing.recurrent import recurrent_stack
     model, feeds = recurrent_stack("LSTM", direction="bidirectional", layout=1, seed=0)
 """
 

@@ -6,7 +6,7 @@ HardSwish, squeeze-and-excite as ReduceMean -> 1x1 convs -> Sigmoid -> broadcast
 four-branch concat, channel shuffle with Split, and a flatten computed from the run-time
 shape with a symbolic batch (`dynamic_resnet_block`, which needs --batch).
 
-    from paleozoic.testing.blocks import BLOCKS
+    from paleozoic_testing.blocks import BLOCKS
     model = BLOCKS["efficientnet_b0_block"](seed=0)
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from paleozoic.testing.workloads import _Graph
+from paleozoic_testing.workloads import _Graph
 
 SIZE = 16  # input height and width
 
@@ -33,7 +33,7 @@ def _finish(g: _Graph, output: str, channels: int, classes: int = 10,
         [helper.make_tensor_value_info("data", TensorProto.FLOAT, [batch, 16, SIZE, SIZE])],
         [helper.make_tensor_value_info(y, TensorProto.FLOAT, [batch, classes])], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)],
-                              producer_name="paleozoic.testing.blocks")
+                              producer_name="paleozoic_testing.blocks")
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
@@ -163,7 +163,7 @@ def dynamic_resnet_block(seed: int = 0) -> onnx.ModelProto:
         [helper.make_tensor_value_info("data", TensorProto.FLOAT, ["batch", 16, SIZE, SIZE])],
         [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", 10])], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)],
-                              producer_name="paleozoic.testing.blocks")
+                              producer_name="paleozoic_testing.blocks")
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
@@ -195,7 +195,7 @@ def detection_head(seed: int = 0) -> onnx.ModelProto:
         [helper.make_tensor_value_info(score, TensorProto.FLOAT, [1, 4, SIZE, SIZE])],
         g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)],
-                              producer_name="paleozoic.testing.blocks")
+                              producer_name="paleozoic_testing.blocks")
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
@@ -236,7 +236,7 @@ def regnety_stages(seed: int = 0) -> onnx.ModelProto:
         [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, 3, 64, 64])],
         [helper.make_tensor_value_info(y, TensorProto.FLOAT, [1, 10])], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="paleozoic.testing.blocks")
+                              producer_name="paleozoic_testing.blocks")
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model

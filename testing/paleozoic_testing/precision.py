@@ -237,7 +237,7 @@ def measure(cases: list[PrecisionCase], work: Path,
     """Compiles all cases as one merged model (per-layer plan), runs it once, and returns
     each case's error beside onnxruntime's, all against float64."""
     from paleozoic.accuracy.truth import Float64Reference
-    from paleozoic.testing.backend_suite import merge_models
+    from paleozoic_testing.backend_suite import merge_models
     from paleozoic.accuracy.verify import onnxruntime_session
 
     merged = merge_models([c.model for c in cases])

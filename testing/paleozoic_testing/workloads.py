@@ -7,7 +7,7 @@ small scale (0.2) at the end of every residual branch, so activations keep a san
 through the deep residual networks. MobileNetV2's ReLU6 is ONNX Clip(0, 6), as PyTorch's
 exporter writes it.
 
-    from paleozoic.testing.workloads import WORKLOADS, build
+    from paleozoic_testing.workloads import WORKLOADS, build
     model = build("resnet50", seed=0)
 """
 
@@ -115,7 +115,7 @@ class _Graph:
             [helper.make_tensor_value_info(output, TensorProto.FLOAT, [self.batch, classes])],
             self.inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                                  producer_name="paleozoic.testing.workloads")
+                                  producer_name="paleozoic_testing.workloads")
         model.ir_version = 8
         onnx.checker.check_model(model)
         return model

@@ -102,7 +102,7 @@ def tiny_decoder(layers: int = 2, heads: int = 2, dim: int = 8, vocab: int = 64,
                                        ["batch", heads, "window", dim])
          for i in range(layers) for kind in ("key", "value")], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="paleozoic.testing.decoder")
+                              producer_name="paleozoic_testing.decoder")
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model

@@ -13,7 +13,7 @@ and a symbolic sequence axis that `input_shapes` fixes at compile time.
     pooler = Tanh(MatMul(hidden[:, 0]) + bias)
     outputs: last_hidden_state [batch, seq, dim], pooler_output [batch, dim]
 
-    from paleozoic.testing.bert import bert_model
+    from paleozoic_testing.bert import bert_model
     model = bert_model(seed=0)       # compile with input_shapes={name: (2, 16) for each}
 """
 
@@ -23,8 +23,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from paleozoic.testing.sequence import _gelu, _layer_norm
-from paleozoic.testing.workloads import _Graph
+from paleozoic_testing.sequence import _gelu, _layer_norm
+from paleozoic_testing.workloads import _Graph
 
 BERT_INPUTS = ("input_ids", "token_type_ids", "attention_mask")
 
@@ -92,7 +92,7 @@ def bert_model(seed: int = 0, batch: int = 2, seq: int | str = "seq", vocab: int
         [helper.make_tensor_value_info(h, TensorProto.FLOAT, [batch, seq, dim]),
          helper.make_tensor_value_info(pooled, TensorProto.FLOAT, [batch, dim])], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="paleozoic.testing.bert")
+                              producer_name="paleozoic_testing.bert")
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model

@@ -11,7 +11,7 @@ exports them, for the 1-D layers and group normalisation:
 The input of speech_encoder has a large offset in its tests (instance normalisation
 cancels catastrophically if the variance is taken as E[x^2] - E[x]^2).
 
-    from paleozoic.testing.speech import speech_encoder
+    from paleozoic_testing.speech import speech_encoder
     model = speech_encoder(seed=0)
 """
 
@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from paleozoic.testing.workloads import _Graph
+from paleozoic_testing.workloads import _Graph
 
 OPSET = 17
 
@@ -65,7 +65,7 @@ def _finish(g: _Graph, x_shape: list[int], output: str, shape: list[int]) -> onn
         g.nodes, g.name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
         [helper.make_tensor_value_info(output, TensorProto.FLOAT, shape)], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="paleozoic.testing.speech")
+                              producer_name="paleozoic_testing.speech")
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
