@@ -63,7 +63,7 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
-from paleozoic import __version__
+from paleozoic.version import __version__
 from paleozoic.errors import ModelLoadError, PaleozoicError, UnsupportedModelError
 from paleozoic.frontend.attribute_checks import check_attributes
 from paleozoic.frontend.support import ONNX_OPS, check_supported

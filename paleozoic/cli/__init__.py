@@ -10,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from paleozoic import __version__
+from paleozoic.version import __version__
 from paleozoic.cli import accuracy, bench, session, tuning
 from paleozoic.errors import PaleozoicError
 

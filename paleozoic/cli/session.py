@@ -18,14 +18,14 @@ from paleozoic.runner.sdk import SDKS
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
-    from paleozoic.pipeline import compile_model
+    from paleozoic import api
 
     if args.generate:
         return _compile_generator(args)
-    out = compile_model(args.model, args.output, plan=args.plan, force=args.force,
-                        emit=args.emit, precision=args.precision,
-                        calibration=args.calibration, profile=args.profile,
-                        data_parallelism=args.data_parallelism, **shapes(args))
+    out = api.compile(args.model, args.output, plan=args.plan, force=args.force,
+                      emit=args.emit, precision=args.precision, calibration=args.calibration,
+                      profile=args.profile, data_parallelism=args.data_parallelism,
+                      **shapes(args))
     print(f"wrote {out}/ (session.cpp, weights.bin, CMakeLists.txt, plan.json, session.json)")
     memory = json.loads((Path(out) / "session.json").read_text()).get("memory")
     if memory:
@@ -59,24 +59,21 @@ def _compile_generator(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from paleozoic.pipeline import build_session
+    from paleozoic import api
     from paleozoic.runner.sdk import built_sdk
 
-    exe = build_session(args.output, sdk=args.sdk)
+    exe = api.build(args.output, sdk=args.sdk)
     print(f"built {exe} (SDK: {built_sdk(args.output)})")
     return 0
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from paleozoic.pipeline import build_session
-    from paleozoic.accuracy.verify import (
-        ATOL, FP32_FLOOR, RTOL, TRUTH_FACTOR, load_input_files, model_for, verify_session,
-    )
+    from paleozoic import api
+    from paleozoic.accuracy.verify import ATOL, FP32_FLOOR, RTOL, TRUTH_FACTOR, load_input_files
 
     out = Path(args.output)
     if not (out / "session.json").is_file():
         raise ModelLoadError(f"{out}: no session.json; run `paleozoic compile` first")
-    model = model_for(out, args.model)
     inputs = None
     if args.input:
         manifest = json.loads((out / "session.json").read_text())
@@ -84,10 +81,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
                                                for i in manifest["inputs"]},
                                   {i["onnx_name"]: i.get("dtype", "float32")
                                    for i in manifest["inputs"]})
-    if not (out / "build" / "session").is_file():
-        build_session(out)
-    report = verify_session(out, model, args.seed, inputs, args.distribution, args.float64,
-                            args.sessions)
+    report = api.verify(out, model=args.model, inputs=inputs, seed=args.seed,
+                        distribution=args.distribution, float64=args.float64,
+                        sessions=args.sessions)
     # Layers off the SDK library's fast kernels always show; the whole list with -v.
     if args.verbose or "slow paths" in report.kernels:
         for line in report.kernels.rstrip().splitlines():

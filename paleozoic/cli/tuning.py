@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from paleozoic.cli.args import (
     accuracy_budget_arg, add_shape_options, knobs_arg, new_output, parse_options, precisions_arg,
@@ -17,24 +16,6 @@ from paleozoic.cli.args import (
 )
 from paleozoic.errors import PaleozoicError
 from paleozoic.runner.sdk import SDKS
-
-if TYPE_CHECKING:
-    from collections.abc import Collection
-
-    from paleozoic.ir import LayerQueue
-    from paleozoic.optimize import CostOracle
-    from paleozoic.optimize.knobs import OracleMaker
-
-
-def _oracles(args: argparse.Namespace, queue: LayerQueue) -> OracleMaker:
-    """The oracle maker the knobs take: --cost, --sdk and --profile applied to any sparse
-    layers and data parallelism."""
-    from paleozoic.optimize.oracles import make_oracle
-
-    def oracle(sparse: Collection[str], dp: int) -> CostOracle:
-        return make_oracle(queue, args.cost, args.sdk, args.profile, sparse, dp)
-
-    return oracle
 
 
 def _cmd_space(args: argparse.Namespace) -> int:
@@ -50,22 +31,13 @@ def _cmd_space(args: argparse.Namespace) -> int:
 def _cmd_tune(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from paleozoic.optimize import SearchSpace, load_optimizer
-    from paleozoic.optimize.knobs import refuse_knobs, tune_with_knobs
-    from paleozoic.optimize.oracles import confirm_measured, wall_clock
-    from paleozoic.optimize.report import plan_table
-    from paleozoic.pipeline import load_queue
+    from paleozoic import api
 
     out = new_output(args.output, args.force)
     if args.accuracy_budget is not None:
         return _tune_for_accuracy(args, out)
-    optimizer = load_optimizer(args.optimizer, seed=args.seed, budget_s=args.budget,
-                               **parse_options(args.option))
-    queue = load_queue(args.model, **shapes(args))
-    oracle_for = _oracles(args, queue)
-    refuse_knobs(args.knobs, oracle_for, wall_clock=wall_clock(args.cost, args.sdk))
     steps = 1000
-    with tqdm(total=steps, desc=optimizer.name, unit="step", leave=False,
+    with tqdm(total=steps, desc=args.optimizer, unit="step", leave=False,
               bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} "
               "{postfix}") as bar:
         def report(fraction: float, best_cost: float) -> None:
@@ -75,83 +47,42 @@ def _cmd_tune(args: argparse.Namespace) -> int:
             if done > bar.n:
                 bar.update(done - bar.n)
 
-        space = SearchSpace.from_queue(queue, report=report, precisions=args.precisions)
-        tuned = tune_with_knobs(optimizer, queue, space, args.knobs, oracle_for,
-                                profile=args.profile, precisions=args.precisions)
-    cost = tuned.cost
+        tuned = api.tune(args.model, optimizer=args.optimizer, cost=args.cost, sdk=args.sdk,
+                         profile=args.profile, precisions=args.precisions, knobs=args.knobs,
+                         seed=args.seed, budget_s=args.budget,
+                         options=parse_options(args.option), progress=report, **shapes(args))
     for line in tuned.lines:
         print(line)
-    plan, confirmed = confirm_measured(tuned.plan, cost, mp=space.max_mp)
-    for line in confirmed:
-        print(line)
-    out.write_text(plan.to_json())
-    print("\n".join(plan_table(plan, queue, cost)))
-    if "data_parallelism_us" in plan.notes:
-        from paleozoic.optimize.report import data_parallelism_line
-
-        print(data_parallelism_line(plan, queue))
+    out.write_text(tuned.plan.to_json())
+    print("\n".join(tuned.table()))
     print(f"wrote {out} (re-emit with `paleozoic compile {args.model} --plan {out} -o DIR`)")
     return 0
 
 
 def _tune_for_accuracy(args: argparse.Namespace, out: Path) -> int:
     """tune --accuracy-budget: sensitivities on --data, exact search, held-out checks."""
-    from paleozoic.accuracy.tune import RuntimeNoiseProbe, measure_sensitivities, \
-        tune_for_accuracy
-    from paleozoic.calibration.data import data_files, iter_batches
-    from paleozoic.calibration.file import load_calibration
-    from paleozoic.calibration.params import layer_quantization
-    from paleozoic.optimize.report import plan_table
-    from paleozoic.errors import BudgetError
-    from paleozoic.optimize.knobs import (choose_sparse, knobs_after_accuracy,
-                                          refuse_accuracy_knobs, refuse_knobs)
-    from paleozoic.optimize.oracles import wall_clock
-    from paleozoic.optimize.sensitivities import Sensitivities
-    from paleozoic.ir.plan import Precision
-    from paleozoic.pipeline import load_queue
+    from paleozoic import api
+    from paleozoic.optimize.knobs import refuse_accuracy_knobs
 
     refuse_accuracy_knobs(args.knobs)
     if args.calibration is None or not args.data:
         raise PaleozoicError("--accuracy-budget needs --calibration CALIB.json and --data "
                              "PATH... (the inputs sensitivities are measured on)")
-    queue = load_queue(args.model, **shapes(args))
-    quantization = layer_quantization(queue, load_calibration(args.calibration, queue),
-                                      args.calibration)
-    batches = [feeds for _, feeds in iter_batches(data_files(args.data), queue)]
-    holdout = ([feeds for _, feeds in iter_batches(data_files(args.holdout), queue)]
-               if args.holdout else batches)
-    if args.sensitivities and Path(args.sensitivities).is_file():
-        sensitivities = Sensitivities.load(args.sensitivities)
-        print(f"read sensitivities from {args.sensitivities}")
-    else:
-        probe = RuntimeNoiseProbe(queue, quantization, batches)
-        sensitivities = measure_sensitivities(queue, probe)
-        if args.sensitivities:
-            sensitivities.save(args.sensitivities)
-        print(f"measured sensitivities: {probe.runs} runs on {len(batches)} batch(es)")
-    oracle_for = _oracles(args, queue)
-    refuse_knobs(args.knobs, oracle_for, wall_clock=wall_clock(args.cost, args.sdk))
-    sparse, lines = choose_sparse(args.knobs, queue, args.profile,
-                                  (Precision.FP32, Precision.FP16, Precision.INT8))
-    cost = oracle_for(sparse, 1)
-    metric, target = args.accuracy_budget
-    try:
-        result = tune_for_accuracy(queue, quantization, sensitivities, cost, metric, target,
-                                   holdout)
-    except ValueError as err:
-        raise BudgetError(f"{args.model}: {err}; nothing written") from None
-    tuned = knobs_after_accuracy(result.plan, queue, args.knobs, sparse, oracle_for,
-                                 args.profile)
-    for line in lines + tuned.lines:
+    tuned = api.tune_for_accuracy(args.model, budget=args.accuracy_budget,
+                                  calibration=args.calibration, data=args.data,
+                                  holdout=args.holdout, sensitivities=args.sensitivities,
+                                  cost=args.cost, sdk=args.sdk, profile=args.profile,
+                                  knobs=args.knobs, **shapes(args))
+    for line in tuned.lines:
         print(line)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(tuned.plan.to_json())
     tmp.replace(out)
-    print("\n".join(plan_table(tuned.plan, queue, tuned.cost)))
+    print("\n".join(tuned.table()))
     where = "held-out data" if args.holdout else "the --data batches (no --holdout given)"
-    m = result.measured
+    m = tuned.search.measured
     print(f"measured on {where}: SQNR {m.sqnr_db:.1f} dB, cosine {m.cosine:.6f}, top-1 "
-          f"agreement {m.top1:.4f}; {len(result.tried)} candidate(s) run")
+          f"agreement {m.top1:.4f}; {len(tuned.search.tried)} candidate(s) run")
     print(f"wrote {out} (compile with `paleozoic compile {args.model} --plan {out} "
           f"--calibration {args.calibration} -o DIR`)")
     return 0

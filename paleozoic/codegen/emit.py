@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 
-from paleozoic import __version__
+from paleozoic.version import __version__
 from paleozoic.codegen.environment import make_environment
 from paleozoic.codegen.escape import Code, cpp_comment, cpp_string
 from paleozoic.codegen.escape import cpp_ident as _escaped_ident

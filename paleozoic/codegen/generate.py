@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from paleozoic import __version__
+from paleozoic.version import __version__
 from paleozoic.codegen.emit import SessionViews, session_views
 from paleozoic.codegen.environment import make_environment
 from paleozoic.codegen.escape import Code

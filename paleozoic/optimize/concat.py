@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from paleozoic.ir import LayerQueue, Plan, PlannedBlock
-from paleozoic.ir.plan import MP_MAX, Precision
+from paleozoic.ir.plan import MP_MAX
 from paleozoic.optimize.base import CostLookup
 from paleozoic.optimize.oracle import CostOracle, plan_cost
 from paleozoic.optimize.space import SearchSpace
