@@ -338,7 +338,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--all", action="store_true",
-                        help="every kind and every operator (slow: see README)")
+                        help="every kind and every operator (slow: see docs/onnx-backend-suite.md)")
     parser.add_argument("--kind", default=None,
                         help=f"comma-separated kinds among {', '.join(KINDS)} (default: node)")
     parser.add_argument("--all-ops", action="store_true",

@@ -29,7 +29,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                              "leave --plot out")
     missing = [sdk for sdk in sdks if not sdk_available(sdk)]
     if missing:
-        fix = ("pip install 'paleozoic[onednn]' (README, oneDNN SDK), or bench --sdk mock"
+        fix = ("pip install 'paleozoic[onednn]' (docs/onednn.md), or bench --sdk mock"
                if missing[0] == "onednn" else "install Paleozoic with `pip install .`, which "
                "builds the runtime extension")
         raise BuildError(f"the {missing[0]} SDK is not built: {fix}")

@@ -151,7 +151,7 @@ def test_channel_placement_session_wrapper_and_raw(tmp_path) -> None:
     for name in ("placed", "placed-raw"):
         assert np.array_equal(outputs[name], outputs["free"])
     assert totals["placed-raw"] == pytest.approx(totals["placed"], rel=1e-6)
-    # A quarter of the DRAM bandwidth at MP 1: slower alone, as the README says.
+    # A quarter of the DRAM bandwidth at MP 1: slower alone, as docs/command-line.md says.
     assert totals["placed"] > totals["free"]
 
 
