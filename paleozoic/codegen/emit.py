@@ -11,24 +11,26 @@ from pathlib import Path
 from typing import Any
 
 
-from paleozoic.version import __version__
 from paleozoic.codegen.environment import make_environment
 from paleozoic.codegen.escape import Code, cpp_comment, cpp_string
 from paleozoic.codegen.escape import cpp_ident as _escaped_ident
 from paleozoic.codegen.names import cpp_ident
 from paleozoic.codegen.raw import raw_context, raw_title
+from paleozoic.codegen.scopes import section_comments
 from paleozoic.codegen.weights import write_weights
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.ir import FBlock, Layer, Model
 from paleozoic.ir.memory import MemoryPlan, plan_memory
 from paleozoic.ir.plan import Precision
 
-PRECISION_CPP = {Precision.FP32: "pz::Precision::kFp32", Precision.FP16: "pz::Precision::kFp16",
-                 Precision.INT8: "pz::Precision::kInt8"}
 from paleozoic.ops import KINDS
 from paleozoic.ops.sparsity import sparsity_of
+from paleozoic.version import __version__
 
 logger = logging.getLogger(__name__)
+
+PRECISION_CPP = {Precision.FP32: "pz::Precision::kFp32", Precision.FP16: "pz::Precision::kFp16",
+                 Precision.INT8: "pz::Precision::kInt8"}
 
 POINTERS_PER_LINE = 6
 # Arena places per line of the emitted memory plan ({&tensor, offset, bytes}).
@@ -50,6 +52,7 @@ class LayerView:
     input_shapes: list[tuple[int, ...]] = field(default_factory=list)
     # In the SDK's sparse mode: the fraction of its filter's pairs that are zero; else None.
     zero_pairs: float | None = None
+    section: str = ""  # the ONNX name scope whose section starts here (codegen.scopes)
 
     @property
     def name(self) -> str:
@@ -165,7 +168,7 @@ def session_views(model: Model, env: Any, block_prefix: str = "",
     macros: dict[str, Any] = {}
     views: list[LayerView] = []
     sparse = model.sparse_layers
-    for layer in queue.layers:
+    for layer, section in zip(queue.layers, section_comments(queue.layers)):
         ident = unique_ident(layer.name)
         idents[layer.name] = ident
         kind = KINDS[layer.kind]
@@ -180,7 +183,7 @@ def session_views(model: Model, env: Any, block_prefix: str = "",
             input_shapes=[queue.shape(name) for name in layer.inputs],
             zero_pairs=(sparsity_of(queue.weights[layer.weights["weight"]],
                                     kind.weight_channel_axis).pairs
-                        if layer.name in sparse else None)))
+                        if layer.name in sparse else None), section=section))
         expr[layer.output] = f"{ident}.output()"
     outputs = [TensorView(t.name, expr[t.name], t.shape, expr[t.name], f"&{expr[t.name]}",
                           t.dtype, *_preprocess(model, t.name))
