@@ -21,7 +21,7 @@ from paleozoic.frontend.convert.walker import MAX_RANK, SCALAR_SHAPE
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.recurrent import cut_recurrent, splice_recurrent, stand_in_names
 from paleozoic.frontend.convert import (
-    CONST_EVAL, CONVERTERS, PATTERN_CONVERTERS, TAKES_HELD, TIR_CONVERTERS, Absorbed, Act,
+    CONST_EVAL, CONVERTERS, PATTERNS, TAKES_HELD, TIR_CONVERTERS, Absorbed, Act,
     Const, Deferred,
     Match, Tup, Walker, binding_owners, clean_identifier, find_matches, tensor_bindings,
 )
@@ -540,7 +540,7 @@ def _convert_match(walker: Walker, var: Any, match: Match, relax: Any) -> Any:
     operands = {role: _materialized(walker, _lookup(walker, expr, relax))
                 for role, expr in match.operands.items()}
     try:
-        result = PATTERN_CONVERTERS[match.kind](walker, match, operands)
+        result = PATTERNS[match.kind].convert(walker, match, operands)
     except ShapeError as err:
         raise walker.fail(str(err)) from None
     if isinstance(result, Act) and walker.current_shape:

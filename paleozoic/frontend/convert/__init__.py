@@ -34,7 +34,7 @@ from paleozoic.frontend.convert.patterns import Match, find_matches
 from paleozoic.frontend.convert.registry import (
     CONVERTERS,
     ONNX_OPS,
-    PATTERN_CONVERTERS,
+    PATTERNS,
     TAKES_HELD,
     TIR_CONVERTERS,
     OnnxOp,
@@ -53,7 +53,7 @@ from paleozoic.frontend.convert.values import (
 from paleozoic.frontend.convert.nodes import clean_identifier
 from paleozoic.frontend.convert.walker import Walker
 
-__all__ = ["ONNX_OPS", "OnnxOp", "CONST_EVAL", "CONVERTERS", "PATTERN_CONVERTERS", "TAKES_HELD", "TIR_CONVERTERS", "Absorbed", "Deferred",
+__all__ = ["ONNX_OPS", "OnnxOp", "CONST_EVAL", "CONVERTERS", "PATTERNS", "TAKES_HELD", "TIR_CONVERTERS", "Absorbed", "Deferred",
            "Act", "Const", "ConversionError", "Match", "NodeInfo", "Tup", "Value", "Walker",
            "binding_owners", "tensor_bindings", "clean_identifier", "converter", "find_matches",
            "pattern_converter"]

@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from paleozoic.frontend.convert.patterns import Match
+from paleozoic.frontend.convert.patterns import (
+    Dpl, Forms, Found, Match, PatternError, Read, VarOf, constants_are, stacked_items,
+)
 from paleozoic.frontend.convert.registry import (
     OnnxOp,
     converter,
@@ -17,7 +19,7 @@ from paleozoic.frontend.convert.registry import (
     tir_converter,
 )
 from paleozoic.frontend.convert.values import Act, Const, Value
-from paleozoic.frontend.convert.walker import Walker, act_of, scalar
+from paleozoic.frontend.convert.walker import Walker, act_of, ints, scalar
 
 onnx_ops({
     "Relu": OnnxOp("Active"),
@@ -77,13 +79,58 @@ def _register_unary_converters() -> None:
 _register_unary_converters()
 
 
-@pattern_converter("gelu")
+def _gelu_form(dpl: Dpl) -> dict[str, Any]:
+    """PyTorch's export of exact GELU: Div, Erf, Add, Mul, Mul (either operand order of the
+    Add and the Muls)."""
+    p = {name: dpl.wildcard() for name in ("x", "root2", "one", "half")}
+    p["div"] = dpl.is_op("relax.divide")(p["x"], p["root2"])
+    p["erf"] = dpl.is_op("relax.erf")(p["div"])
+    p["add"] = dpl.either("relax.add", p["erf"], p["one"])
+    p["mul"] = dpl.either("relax.multiply", p["x"], p["add"])
+    p["root"] = dpl.either("relax.multiply", p["mul"], p["half"])
+    return p
+
+
+def _read_gelu(forms: Forms, found: Found, var_of: VarOf) -> Read | None:
+    if not constants_are(forms, found, var_of,
+                         {"root2": np.sqrt(2.0), "one": 1.0, "half": 0.5}):
+        return None
+    return {"x": var_of(found[forms.x])}, {}
+
+
+def _gelu_tanh_form(dpl: Dpl) -> dict[str, Any]:
+    """PyTorch's export of GELU(approximate="tanh") before opset 20: 0.5 * (x * (1 +
+    tanh(sqrt(2/pi) * (x + 0.044715 * (x * (x * x)))))), either operand order."""
+    p = {name: dpl.wildcard() for name in ("x", "kappa", "beta", "one", "half")}
+    p["square"] = dpl.is_op("relax.multiply")(p["x"], p["x"])
+    p["cube"] = dpl.either("relax.multiply", p["x"], p["square"])
+    p["scaled_cube"] = dpl.either("relax.multiply", p["kappa"], p["cube"])
+    p["sum"] = dpl.either("relax.add", p["x"], p["scaled_cube"])
+    p["inner"] = dpl.either("relax.multiply", p["beta"], p["sum"])
+    p["tanh"] = dpl.is_op("relax.tanh")(p["inner"])
+    p["plus_one"] = dpl.either("relax.add", p["one"], p["tanh"])
+    p["times_x"] = dpl.either("relax.multiply", p["x"], p["plus_one"])
+    p["root"] = dpl.either("relax.multiply", p["half"], p["times_x"])
+    return p
+
+
+def _read_gelu_tanh(forms: Forms, found: Found, var_of: VarOf) -> Read | None:
+    if not constants_are(forms, found, var_of, {"kappa": 0.044715, "beta": np.sqrt(2.0 / np.pi),
+                                                "one": 1.0, "half": 0.5}):
+        return None
+    return {"x": var_of(found[forms.x])}, {}
+
+
+@pattern_converter("gelu", form=_gelu_form, root="root", inner=("div", "erf", "add", "mul"),
+                   read=_read_gelu)
 def convert_gelu_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     """PyTorch's exact GELU, x * (1 + erf(x / sqrt 2)) * 0.5: one layer."""
     return unary(w, operands["x"], "gelu")
 
 
-@pattern_converter("gelu_tanh")
+@pattern_converter("gelu_tanh", form=_gelu_tanh_form, root="root",
+                   inner=("square", "cube", "scaled_cube", "sum", "inner", "tanh", "plus_one",
+                          "times_x"), read=_read_gelu_tanh)
 def convert_gelu_tanh_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     """PyTorch's tanh GELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): one layer."""
     return unary(w, operands["x"], "gelu_tanh")
@@ -167,13 +214,39 @@ def _bound_of(w: Walker, match: Match, operands: dict[str, Value], which: str,
     return acts[0], bound
 
 
-@pattern_converter("max")
+def _stacked_form(reduction: str) -> Callable[[Dpl], dict[str, Any]]:
+    """ONNX Max / Min of n operands: TVM stacks the (broadcast) operands on axis 0 and
+    reduces over axis 0."""
+    def form(dpl: Dpl) -> dict[str, Any]:
+        p = {"items": dpl.wildcard()}
+        p["stack"] = dpl.is_op("relax.stack")(p["items"])
+        p["root"] = dpl.is_op(reduction)(p["stack"])
+        return p
+    return form
+
+
+def _stacked_reader(which: str) -> Callable[[Forms, Found, VarOf], Read]:
+    def read(forms: Forms, found: Found, var_of: VarOf) -> Read:
+        total, stack = found[forms.root].attrs, found[forms.stack].attrs
+        if int(stack.axis) != 0 or total.axis is None or ints(total.axis) != [0] \
+                or total.keepdims:
+            raise PatternError(f"stack then {which} is supported as ONNX "
+                               f"{which.capitalize()} only (stack on axis 0, {which} over "
+                               f"axis 0 without keepdims)")
+        items = stacked_items(found, forms.items, var_of)
+        return items, {"count": len(items)}
+    return read
+
+
+@pattern_converter("max", form=_stacked_form("relax.max"), root="root", inner=("stack",),
+                   read=_stacked_reader("max"))
 def convert_max(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     x, bound = _bound_of(w, match, operands, "Max", max)
     return clip_layer(w, x, bound, float("inf"))
 
 
-@pattern_converter("min")
+@pattern_converter("min", form=_stacked_form("relax.min"), root="root", inner=("stack",),
+                   read=_stacked_reader("min"))
 def convert_min(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     x, bound = _bound_of(w, match, operands, "Min", min)
     return clip_layer(w, x, float("-inf"), bound)
@@ -255,7 +328,20 @@ def convert_tir_minimum(w: Walker, call: Any, args: list[Value]) -> Value:
     return clip_layer(w, args[0], float("-inf"), scalar(w, args[1], "Clip's upper bound"))
 
 
-@pattern_converter("clip")
+def _clip_form(dpl: Dpl) -> dict[str, Any]:
+    """Clip with both bounds, which TVM emits as TIR functions (emit_te), numbered per shape
+    (maximum, maximum1, ...): the pattern matches the name as a prefix."""
+    p = {name: dpl.wildcard() for name in ("x", "lo", "hi")}
+    p["max"] = dpl.is_call_tir("maximum", [p["x"], p["lo"]])
+    p["root"] = dpl.is_call_tir("minimum", [p["max"], p["hi"]])
+    return p
+
+
+def _read_clip(forms: Forms, found: Found, var_of: VarOf) -> Read:
+    return {name: var_of(found[getattr(forms, name)]) for name in ("x", "lo", "hi")}, {}
+
+
+@pattern_converter("clip", form=_clip_form, root="root", inner=("max",), read=_read_clip)
 def convert_clip_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     x, lo, hi = operands["x"], operands["lo"], operands["hi"]
     if not isinstance(x, Act) or not isinstance(lo, Const) or not isinstance(hi, Const):

@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from paleozoic.frontend.convert.patterns import Match
+from paleozoic.frontend.convert.patterns import (
+    Dpl, Forms, Found, Match, PatternError, Read, VarOf, stacked_items,
+)
 from paleozoic.frontend.convert.registry import (
     OnnxOp,
     converter,
@@ -15,7 +17,7 @@ from paleozoic.frontend.convert.registry import (
     pattern_converter,
 )
 from paleozoic.frontend.convert.values import Act, Const, Value
-from paleozoic.frontend.convert.walker import Walker, channel_vector
+from paleozoic.frontend.convert.walker import Walker, channel_vector, ints
 
 onnx_ops({
     "Add": OnnxOp("Add, Binary or Scale"),
@@ -35,7 +37,25 @@ def convert_stack(w: Walker, call: Any, args: list[Value]) -> Value:
                  "over axis 0)")
 
 
-@pattern_converter("sum")
+def _sum_form(dpl: Dpl) -> dict[str, Any]:
+    """ONNX Sum of n operands: TVM stacks them and sums over the stacked axis."""
+    p = {"items": dpl.wildcard()}
+    p["stack"] = dpl.is_op("relax.stack")(p["items"])
+    p["root"] = dpl.is_op("relax.sum")(p["stack"])
+    return p
+
+
+def _read_sum(forms: Forms, found: Found, var_of: VarOf) -> Read:
+    total, stack = found[forms.root].attrs, found[forms.stack].attrs
+    if int(stack.axis) != 0 or total.axis is None or ints(total.axis) != [0] \
+            or total.keepdims:
+        raise PatternError("stack then sum is supported as ONNX Sum only (stack on "
+                           "axis 0, sum over axis 0 without keepdims)")
+    items = stacked_items(found, forms.items, var_of)
+    return items, {"count": len(items)}
+
+
+@pattern_converter("sum", form=_sum_form, root="root", inner=("stack",), read=_read_sum)
 def convert_sum(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     items = [operands[f"item{i}"] for i in range(match.attrs["count"])]
     acts = [item for item in items if isinstance(item, Act)]

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 import onnx
 
-from paleozoic.frontend.convert.patterns import Match
+from paleozoic.frontend.convert.patterns import (
+    Dpl, Forms, Found, Match, PatternError, Read, VarOf, constant_value, constants_are, scalar,
+)
 from paleozoic.frontend.convert.registry import (
     OnnxNode,
     OnnxOp,
@@ -101,8 +103,52 @@ def layer_norm(w: Walker, x: Act, axes: list[int], epsilon: float,
                   {"gamma": full(gamma, "scale"), "beta": full(beta, "bias")})
 
 
+def _layer_norm_form(dpl: Dpl) -> dict[str, Any]:
+    """A decomposed LayerNormalization (paddle2onnx, PyTorch before opset 17): d = x -
+    mean(x); d / sqrt(mean(d ** 2) + eps) (the square as d ** 2 or d * d), optionally *
+    gamma + beta."""
+    p = {name: dpl.wildcard() for name in ("x", "two", "eps", "gamma", "beta")}
+    p["mean"] = dpl.is_op("relax.mean")(p["x"])
+    p["centred"] = dpl.is_op("relax.subtract")(p["x"], p["mean"])
+    p["square"] = (dpl.is_op("relax.power")(p["centred"], p["two"])
+                   | dpl.is_op("relax.multiply")(p["centred"], p["centred"]))
+    p["var"] = dpl.is_op("relax.mean")(p["square"])
+    p["var_eps"] = dpl.either("relax.add", p["var"], p["eps"])
+    p["sqrt"] = dpl.is_op("relax.sqrt")(p["var_eps"])
+    p["norm"] = dpl.is_op("relax.divide")(p["centred"], p["sqrt"])
+    p["scaled"] = dpl.either("relax.multiply", p["norm"], p["gamma"])
+    p["affine"] = dpl.either("relax.add", p["scaled"], p["beta"])
+    return p
+
+
+def _layer_norm_reader(affine: bool) -> Any:
+    def read(forms: Forms, found: Found, var_of: VarOf) -> Read | None:
+        means = [found[forms.mean].attrs, found[forms.var].attrs]
+        if not all(m.keepdims for m in means) or ints(means[0].axis or []) != \
+                ints(means[1].axis or []) or not means[0].axis:
+            return None
+        if forms.two in found and not constants_are(forms, found, var_of, {"two": 2.0}):
+            return None
+        eps = forms.constant(var_of(found[forms.eps]))
+        if eps is None or np.size(eps) != 1:
+            return None
+        operands = {"x": var_of(found[forms.x])}
+        if affine:
+            operands.update(gamma=var_of(found[forms.gamma]), beta=var_of(found[forms.beta]))
+        return operands, {"axes": ints(means[0].axis),
+                          "epsilon": float(np.asarray(eps).reshape(-1)[0])}
+    return read
+
+
+_LN_INNER = ("mean", "centred", "square", "var", "var_eps", "sqrt")
+
+
+@pattern_converter("layer_norm_affine", form=_layer_norm_form, root="affine",
+                   inner=(*_LN_INNER, "norm", "scaled"), read=_layer_norm_reader(affine=True))
+@pattern_converter("layer_norm", form=_layer_norm_form, root="norm", inner=_LN_INNER,
+                   read=_layer_norm_reader(affine=False))
 def _layer_norm_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
-    """A decomposed LayerNorm (patterns.py), with its affine terms when the match has them;
+    """A decomposed LayerNorm (_layer_norm_form), with its affine terms when the match has them;
     gamma and beta must then be constants that broadcast to the normalised shape."""
     x = act_of(w, operands["x"])
     gamma, beta = operands.get("gamma", Const(np.float32(1))), \
@@ -113,10 +159,51 @@ def _layer_norm_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> 
                       beta.value)
 
 
-for _kind in ("layer_norm", "layer_norm_affine"):
-    pattern_converter(_kind)(_layer_norm_pattern)
+
+def _instance_norm_form(dpl: Dpl) -> dict[str, Any]:
+    """TVM's lowering of InstanceNormalization: (x - mean(x)) / sqrt(variance(x) + eps) over
+    the axes after the channel, then its per-channel scale and bias (PyTorch exports
+    GroupNorm as Reshape to [N, G, -1], this with a unit scale and zero bias, Reshape back,
+    Mul, Add)."""
+    p = {name: dpl.wildcard() for name in ("x", "eps", "gamma", "beta")}
+    p["mean"] = dpl.is_op("relax.mean")(p["x"])
+    p["var"] = dpl.is_op("relax.variance")(p["x"])
+    p["var_eps"] = dpl.either("relax.add", p["var"], p["eps"])
+    p["sqrt"] = dpl.is_op("relax.sqrt")(p["var_eps"])
+    p["centred"] = dpl.is_op("relax.subtract")(p["x"], p["mean"])
+    p["norm"] = dpl.is_op("relax.divide")(p["centred"], p["sqrt"])
+    p["scaled"] = dpl.either("relax.multiply", p["norm"], p["gamma"])
+    p["affine"] = dpl.either("relax.add", p["scaled"], p["beta"])
+    return p
 
 
+def _instance_norm_reader(affine: bool) -> Any:
+    def read(forms: Forms, found: Found, var_of: VarOf) -> Read | None:
+        """The mean and the variance over one run of axes, kept; epsilon a scalar
+        constant. The converter checks the axes are the ones after the channel axis."""
+        mean, var = found[forms.mean].attrs, found[forms.var].attrs
+        axes = ints(mean.axis or [])
+        if not (mean.keepdims and var.keepdims and axes and axes == ints(var.axis or [])):
+            return None
+        eps = forms.constant(var_of(found[forms.eps]))
+        if eps is None:  # TVM writes InstanceNormalization's epsilon as a Relax constant
+            eps = constant_value(found[forms.eps])
+        if eps is None or np.size(eps) != 1:
+            return None
+        operands = {"x": var_of(found[forms.x])}
+        if affine:
+            operands.update(gamma=var_of(found[forms.gamma]), beta=var_of(found[forms.beta]))
+        return operands, {"axes": axes, "epsilon": float(np.asarray(eps).reshape(-1)[0])}
+    return read
+
+
+_IN_INNER = ("mean", "var", "var_eps", "sqrt", "centred")
+
+
+@pattern_converter("instance_norm_affine", form=_instance_norm_form, root="affine",
+                   inner=(*_IN_INNER, "norm", "scaled"), read=_instance_norm_reader(affine=True))
+@pattern_converter("instance_norm", form=_instance_norm_form, root="norm", inner=_IN_INNER,
+                   read=_instance_norm_reader(affine=False))
 def _instance_norm(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     """TVM's InstanceNormalization, normalised over every axis after the channel axis; its
     scale and bias a Scale layer unless they are 1 and 0 (PyTorch's GroupNorm export)."""
@@ -139,9 +226,6 @@ def _instance_norm(w: Walker, match: Match, operands: dict[str, Value]) -> Value
         return normed
     return w.emit("Scale", [normed], {}, {"alpha": alpha, "beta": shift}, part="affine")
 
-
-for _kind in ("instance_norm", "instance_norm_affine"):
-    pattern_converter(_kind)(_instance_norm)
 
 
 @converter("relax.nn.group_norm")
@@ -201,7 +285,7 @@ def convert_dropout(w: Walker, call: Any, args: list[Value]) -> Value:
 
 @converter("relax.nn.avg_pool3d")
 def convert_avg_pool3d(w: Walker, call: Any, args: list[Value]) -> Value:
-    # Outside a match of TVM's LRN decomposition (patterns.py): a 3-D pool, or a
+    # Outside a match of TVM's LRN decomposition (_lrn_form): a 3-D pool, or a
     # hand-written LRN, which the SDK cannot run as such.
     raise w.fail("3-D average pooling is supported only as part of TVM's decomposition of "
                  "an ONNX LRN node, x / (bias + alpha * avg_pool3d(x * x)) ** beta with "
@@ -209,7 +293,48 @@ def convert_avg_pool3d(w: Walker, call: Any, args: list[Value]) -> Value:
                  "use an LRN node")
 
 
-@pattern_converter("lrn")
+def _lrn_form(dpl: Dpl) -> dict[str, Any]:
+    """TVM's lowering of LRN: x / (bias + alpha * squeeze(avg_pool3d(expand_dims(x * x))))
+    ** beta. `x` appears twice, and the pattern language requires both to be one value."""
+    x = dpl.wildcard()
+    p = {"x": x, "alpha": dpl.is_const(), "bias": dpl.is_const(), "beta": dpl.is_const()}
+    p["square"] = dpl.is_op("relax.multiply")(x, x)
+    p["expand"] = dpl.is_op("relax.expand_dims")(p["square"])
+    p["window"] = dpl.is_op("relax.nn.avg_pool3d")(p["expand"])
+    p["squeeze"] = dpl.is_op("relax.squeeze")(p["window"])
+    p["scaled"] = dpl.is_op("relax.multiply")(p["squeeze"], p["alpha"])
+    p["biased"] = dpl.is_op("relax.add")(p["scaled"], p["bias"])
+    p["power"] = dpl.is_op("relax.power")(p["biased"], p["beta"])
+    p["root"] = dpl.is_op("relax.divide")(x, p["power"])
+    return p
+
+
+def _read_lrn(forms: Forms, found: Found, var_of: VarOf) -> Read:
+    window = found[forms.window].attrs
+    size, rest = ints(window.pool_size)[0], ints(window.pool_size)[1:]
+    half = size // 2
+    geometry_ok = (
+        rest == [1, 1] and ints(window.strides) == [1, 1, 1]
+        and ints(window.dilation) == [1, 1, 1] and not window.ceil_mode
+        and bool(window.count_include_pad) and size % 2 == 1
+        and ints(window.padding) == [half, 0, 0, half, 0, 0]
+        and ints(found[forms.expand].attrs.axis) == [1]
+        and ints(found[forms.squeeze].attrs.axis or []) == [1])
+    if not geometry_ok:
+        raise PatternError(
+            f"has the form of TVM's LRN decomposition but its channel window is not LRN's "
+            f"(avg_pool3d pool_size {ints(window.pool_size)}, strides {ints(window.strides)}, "
+            f"padding {ints(window.padding)}, count_include_pad {bool(window.count_include_pad)}"
+            f"; LRN averages a centred, zero-padded window of channels): this TVM lowers LRN "
+            f"unlike the one Paleozoic supports")
+    attrs = {"size": size, **{name: scalar(found[getattr(forms, name)])
+                              for name in ("alpha", "beta", "bias")}}
+    return {"x": var_of(found[forms.x])}, attrs
+
+
+@pattern_converter("lrn", form=_lrn_form, root="root",
+                   inner=("square", "expand", "window", "squeeze", "scaled", "biased", "power"),
+                   read=_read_lrn)
 def convert_lrn(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     x = operands["x"]
     if not isinstance(x, Act):

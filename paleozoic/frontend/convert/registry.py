@@ -1,5 +1,5 @@
 """The converter tables: which function converts each Relax operator (each TIR primitive
-TVM's frontend lowers straight to call_tir, each multi-binding pattern of patterns.py),
+TVM's frontend lowers straight to call_tir, each multi-binding pattern with its form),
 filled by the decorators below as the family modules of this package are imported (the
 shape of TVM's own converter table).
 """
@@ -48,13 +48,39 @@ def tir_converter(primitive: str) -> Callable[[ConverterFn], ConverterFn]:
 # (walker, match, operands) -> value; operands are the match's operands as walk values.
 PatternConverterFn = Callable[[Any, Any, dict[str, Any]], Any]
 
-PATTERN_CONVERTERS: dict[str, PatternConverterFn] = {}
+
+@dataclass(frozen=True)
+class Pattern:
+    """A form in which TVM lowers one operator to several Relax bindings that are one layer
+    (patterns.py finds them before the walk)."""
+
+    # Builds the form's dataflow patterns by name from patterns.Dpl (TVM's constructors);
+    # one build serves every kind that shares the form function.
+    form: Callable[[Any], dict[str, Any]]
+    root: str                       # the pattern of the last binding, where it converts
+    inner: tuple[str, ...]          # the patterns whose bindings the match absorbs
+    # (patterns.Forms, found, var_of) -> (operands, attributes), or None when the bindings
+    # have the form with other constants (not this operator); PatternError when they have
+    # the form but parameters Paleozoic cannot map.
+    read: Callable[[Any, Any, Any], Any]
+    convert: PatternConverterFn     # called at the root binding with the match's operands
 
 
-def pattern_converter(kind: str) -> Callable[[PatternConverterFn], PatternConverterFn]:
-    """Registers the decorated function for a match of the pattern `kind` (patterns.py)
-    (patterns.py), called at the match's root binding."""
-    return _register(PATTERN_CONVERTERS, kind)  # type: ignore[arg-type]
+PATTERNS: dict[str, Pattern] = {}
+
+
+def pattern_converter(kind: str, *, form: Callable[[Any], dict[str, Any]], root: str,
+                      inner: tuple[str, ...], read: Callable[[Any, Any, Any], Any]
+                      ) -> Callable[[PatternConverterFn], PatternConverterFn]:
+    """Registers the pattern `kind` (its form, root, inner bindings and reader) with the
+    decorated function as its converter."""
+    def add(fn: PatternConverterFn) -> PatternConverterFn:
+        if kind in PATTERNS:
+            raise ValueError(f"pattern {kind} has two converters: "
+                             f"{PATTERNS[kind].convert.__name__} and {fn.__name__}")
+        PATTERNS[kind] = Pattern(form, root, inner, read, fn)
+        return fn
+    return add
 
 
 @dataclass(frozen=True)
