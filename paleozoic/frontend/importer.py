@@ -21,7 +21,7 @@ from paleozoic.frontend.convert.walker import MAX_RANK, SCALAR_SHAPE
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.recurrent import cut_recurrent, splice_recurrent, stand_in_names
 from paleozoic.frontend.convert import (
-    CONST_EVAL, CONVERTERS, PATTERNS, TAKES_HELD, TIR_CONVERTERS, Absorbed, Act,
+    CONST_EVAL, CONVERTERS, ONNX_OPS, PATTERNS, TAKES_HELD, TIR_CONVERTERS, Absorbed, Act,
     Const, Deferred,
     Match, Tup, Walker, binding_owners, clean_identifier, find_matches, tensor_bindings,
 )
@@ -414,12 +414,9 @@ def _without_large_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dic
             if name in rename and not (copy.op_type == "Expand" and k == 1
                                        and name in initializers):
                 copy.input[k] = rename[name]
-        for attr in copy.attribute:
-            # TVM pads size // 2 channels on both sides, which for an even size gives one
-            # channel too many; the LRN converter takes the size back from the node that
-            # emitted the match (normalize.convert_lrn).
-            if copy.op_type == "LRN" and attr.name == "size" and attr.i % 2 == 0:
-                attr.i += 1
+        entry = ONNX_OPS.get(copy.op_type)
+        if entry is not None and entry.tvm_form is not None:
+            entry.tvm_form(copy)
     light.graph.output.extend(graph.output)
     light.graph.value_info.extend(graph.value_info)
     for tensor in graph.initializer:

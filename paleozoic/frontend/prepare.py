@@ -467,7 +467,7 @@ def expand_layer_norm_statistics(proto: onnx.ModelProto, source: str,
     """A LayerNormalization whose Mean or InvStdDev output is used (training graphs, onnx's
     node tests) keeps its Y and gets those outputs from ReduceMean, Sub, Mul, Add, Sqrt and
     Reciprocal nodes, as ONNX's function body defines them: TVM's converter leaves them
-    unset. They become Reduce and element-wise layers; Y stays the one LayerNorm op. Returns
+    unset. They become Reduce and element-wise layers; Y stays the one normalisation. Returns
     the number of nodes expanded."""
     graph = proto.graph
     consumed = {name for node in graph.node for name in node.input} | \

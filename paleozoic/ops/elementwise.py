@@ -137,8 +137,14 @@ def prelu_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     return x
 
 
+def any_shape(attrs: Attrs, before: tuple[int, ...], after: tuple[int, ...]) -> Attrs:
+    """An element-wise function of one input computes the same numbers in any shape."""
+    return attrs
+
+
 ACTIVE = LayerKind(name="Active", cpp_class="pz::ActiveLayer", template="active",
-                   binding="active", shape=active_shape, attrs=ActiveAttrs)
+                   binding="active", shape=active_shape, attrs=ActiveAttrs,
+                   through_reshape=any_shape)
 ADD = LayerKind(name="Add", cpp_class="pz::AddLayer", template="add", binding="add",
                 shape=add_shape, arity=2)
 # attrs {"op": one of BINARY_OPS}; inputs [a, b], b broadcast to a.
@@ -153,7 +159,7 @@ CLIP = LayerKind(name="Clip", cpp_class="pz::ClipLayer", template="clip", bindin
                  shape=clip_shape, attrs=ClipAttrs)
 # attrs {"function": one of UNARY_FUNCTIONS, "power": the exponent of "pow"}.
 UNARY = LayerKind(name="Unary", cpp_class="pz::UnaryLayer", template="unary", binding="unary",
-                  shape=unary_shape, attrs=UnaryAttrs)
+                  shape=unary_shape, attrs=UnaryAttrs, through_reshape=any_shape)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (ACTIVE, ADD, BINARY, CLIP, PRELU, UNARY,)

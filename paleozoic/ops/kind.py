@@ -75,6 +75,11 @@ class LayerKind:
     # The roles a layer of these attributes declares, when not all of config_roles (a host
     # layer's constant operand exists only when an operand is constant); None: all.
     roles_for: Callable[[Attrs], tuple[str, ...]] | None = None
+    # A one-input layer's attributes on a reshape's input (shape `before`) that compute the
+    # numbers it computes on the reshape's output (shape `after`), or None where no such
+    # attributes exist; None here: the kind never moves before a reshape (passes/reshape.py).
+    through_reshape: Callable[[Attrs, tuple[int, ...], tuple[int, ...]], Attrs | None] | None \
+        = None
 
     def dtype_of(self, attrs: Attrs, inputs: list[str]) -> str:
         if self.output_dtype is None:

@@ -70,9 +70,19 @@ LRN = LayerKind(name="LRN", cpp_class="pz::LrnLayer", template="lrn", binding="l
 # per-element gamma; one op is also one pass and one rounding in fp16. Weights "gamma" and
 # "beta" of prod(shape[axis:]) values (ONNX's Scale and B; the frontend gives zeros for a
 # missing B). Not named "bias": that role is per output channel to the passes.
+def _rows_through_reshape(attrs: Attrs, before: tuple[int, ...], after: tuple[int, ...]
+                          ) -> Attrs | None:
+    """Normalised over the last axis alone, the layer sees the same rows on either side of
+    a reshape that keeps that axis."""
+    if attrs["axis"] != len(after) - 1 or before[-1:] != after[-1:]:
+        return None
+    return {**attrs, "axis": len(before) - 1}
+
+
 LAYER_NORM = LayerKind(name="LayerNorm", cpp_class="pz::LayerNormLayer", template="layer_norm",
                        binding="layer_norm", shape=layer_norm_shape, macs=layer_norm_ops,
-                       weight_roles=("gamma", "beta"), attrs=LayerNormAttrs)
+                       weight_roles=("gamma", "beta"), attrs=LayerNormAttrs,
+                       through_reshape=_rows_through_reshape)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (BATCH_NORM, SCALE, LRN, LAYER_NORM,)

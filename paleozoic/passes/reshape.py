@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from paleozoic.ir import Layer, LayerQueue
+from paleozoic.ops import KINDS
 from paleozoic.passes.rewrite import remove_forwarding, rewrite_pairs, sole_consumer
 
 
@@ -56,20 +58,13 @@ def drop_flatten_before_fc(queue: LayerQueue) -> int:
     return changed
 
 
-# Element-wise layers of one input, indifferent to the shape they see.
-_ANY_SHAPE = frozenset({"Unary", "Active"})
-
-
-def _commutes(queue: LayerQueue, reshape: Layer, layer: Layer) -> bool:
-    """`layer` computes the same numbers on the reshape's input as on its output."""
-    if len(layer.inputs) != 1 or layer.weights and layer.kind != "LayerNorm":
-        return False
-    if layer.kind in _ANY_SHAPE:
-        return True
-    before, after = queue.shape(reshape.inputs[0]), queue.shape(reshape.output)
-    # A LayerNorm over the last axis alone sees the same rows if the reshape keeps that axis.
-    return (layer.kind == "LayerNorm" and layer.op.attrs["axis"] == len(after) - 1
-            and before[-1:] == after[-1:])
+def _attrs_before(queue: LayerQueue, reshape: Layer, layer: Layer) -> dict[str, Any] | None:
+    """The attributes under which `layer` computes the same numbers on the reshape's input
+    as on its output (its kind's through_reshape), or None."""
+    rule = KINDS[layer.kind].through_reshape
+    if rule is None or len(layer.inputs) != 1:
+        return None
+    return rule(layer.op.attrs, queue.shape(reshape.inputs[0]), queue.shape(reshape.output))
 
 
 def move_elementwise_before_reshapes(queue: LayerQueue) -> int:
@@ -91,9 +86,12 @@ def move_elementwise_before_reshapes(queue: LayerQueue) -> int:
                 continue
             readers = consumers.get(layer.output, [])
             if layer.output in queue.outputs or not readers or \
-                    any(r.kind != "Reshape" for r in readers) or \
-                    not _commutes(queue, reshape, layer):
+                    any(r.kind != "Reshape" for r in readers):
                 continue
+            attrs = _attrs_before(queue, reshape, layer)
+            if attrs is None:
+                continue
+            layer.op.attrs.update(attrs)
             _swap(queue, reshape, layer)
             changed += 1
             progress = True
@@ -128,8 +126,6 @@ def _swap(queue: LayerQueue, reshape: Layer, layer: Layer) -> None:
     shape they had, and the layer's readers read that."""
     source = reshape.inputs[0]
     shape = queue.shape(source)
-    if layer.kind == "LayerNorm":
-        layer.op.attrs["axis"] = len(shape) - 1
     layer.inputs = [source]
     queue.tensors[layer.output] = replace(queue.tensors[layer.output], shape=shape)
     for other in queue.layers:

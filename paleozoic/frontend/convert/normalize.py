@@ -28,6 +28,15 @@ from paleozoic.frontend.convert.registry import (
 from paleozoic.frontend.convert.values import Act, Const, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, channel_vector, ints
 
+def _lrn_odd_size(node: onnx.NodeProto) -> None:
+    """TVM pads size // 2 channels on both sides, which for an even size gives one channel
+    too many: it parses the next odd size, and convert_lrn takes the size back from the
+    node that emitted the match."""
+    for attr in node.attribute:
+        if attr.name == "size" and attr.i % 2 == 0:
+            attr.i += 1
+
+
 def _check_batchnorm(n: OnnxNode) -> list[str]:
     problems = []
     if int(n.attrs.get("training_mode", 0)):
@@ -56,7 +65,7 @@ def _check_dropout(n: OnnxNode) -> list[str]:
 
 
 onnx_ops({
-    "LRN": OnnxOp("LRN"),
+    "LRN": OnnxOp("LRN", tvm_form=_lrn_odd_size),
     "BatchNormalization": OnnxOp("BatchNorm + Scale", weights=(1, 2, 3, 4),
                                  check=_check_batchnorm),
     "Dropout": OnnxOp("(removed)", parameters=(1, 2), check=_check_dropout),
@@ -342,8 +351,8 @@ def convert_lrn(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     attrs = dict(match.attrs)
     node = w.current_node
     if node is not None and node.op_type == "LRN":
-        # TVM pads size // 2 channels on both sides, one too many for an even size, so
-        # the importer hands it size + 1: the node that emitted this match has the size.
+        # TVM parsed the next odd size (_lrn_odd_size): the node that emitted this match
+        # has the size.
         size = int(node.attrs["size"])
         if attrs["size"] != size + (1 - size % 2):
             raise w.fail(f"TVM's LRN window has size {attrs['size']}, the node's size is "

@@ -119,6 +119,9 @@ class OnnxOp:
     # frontend refuses the value naming no node, or converts it into something that
     # computes a different answer (tests/robustness/test_attribute_checks.py probes them).
     check: Callable[[OnnxNode], list[str]] | None = None
+    # Adjusts the copy of the node TVM parses, where TVM's frontend would convert the node
+    # as it is into something else; the operator's converter undoes it from the node.
+    tvm_form: Callable[[Any], None] | None = None
 
     @property
     def constant_slots(self) -> tuple[int, ...]:
