@@ -19,7 +19,7 @@ from paleozoic.frontend.attribute_checks import check_attributes
 from paleozoic.frontend.convert.host import MaskOf, bool_output
 from paleozoic.frontend.convert.walker import MAX_RANK, SCALAR_SHAPE
 from paleozoic.frontend.loader import load_onnx
-from paleozoic.frontend.recurrent import cut_recurrent, splice_recurrent, stand_in_names
+from paleozoic.frontend.beside_tvm import cut_nodes, splice, stand_in_names
 from paleozoic.frontend.convert import (
     CONST_EVAL, CONVERTERS, ONNX_OPS, PATTERNS, TAKES_HELD, TIR_CONVERTERS, Absorbed, Act,
     Const, Deferred,
@@ -70,7 +70,7 @@ class _Import:
     data_inputs: list[onnx.ValueInfoProto] = field(default_factory=list)
     input_dtypes: dict[str, str] = field(default_factory=dict)
     onnx_output_names: list[str] = field(default_factory=list)
-    cuts: list[Any] = field(default_factory=list)                 # recurrent nodes cut out
+    cuts: list[Any] = field(default_factory=list)       # nodes converted beside TVM
     stand_ins: dict[str, str] = field(default_factory=dict)
     renames: dict[str, str] = field(default_factory=dict)
     func: Any = None                                               # TVM's Relax main
@@ -150,9 +150,9 @@ def _graph_inputs(state: _Import) -> None:
     state.onnx_output_names = [o.name for o in state.proto.graph.output]
 
 
-def _cut_recurrent(state: _Import) -> None:
-    # LSTM/GRU/RNN have no TVM converter: cut out here, their layers spliced in after the walk.
-    state.cuts = cut_recurrent(state.proto, state.source, state.weights)
+def _cut_beside_tvm(state: _Import) -> None:
+    # Operators TVM has no converter for: cut out here, their layers spliced in after the walk.
+    state.cuts = cut_nodes(state.proto, state.source, state.weights)
 
 
 def _parse(state: _Import) -> None:
@@ -174,7 +174,7 @@ def _parse(state: _Import) -> None:
 
 
 def _bind_parameters(state: _Import) -> None:
-    """The Relax function's parameters as inputs, recurrent stand-ins and constants, matched
+    """The Relax function's parameters as inputs, stand-ins of cut nodes and constants, matched
     by name: TVM keeps graph.input order (weights may come before the data input in IR-3
     models), so positions are not reliable."""
     source = state.source
@@ -232,8 +232,8 @@ def _walk(state: _Import) -> None:
     state.results = [r.make() if isinstance(r, Deferred) else r for r in results]
 
 
-def _splice_recurrent(state: _Import) -> None:
-    """The recurrent nodes cut out before parsing, as layers over the walked activations."""
+def _splice_beside_tvm(state: _Import) -> None:
+    """The nodes cut out before parsing, as layers over the walked activations."""
     if not state.cuts:
         return
     names, source = state.onnx_output_names, state.source
@@ -242,13 +242,15 @@ def _splice_recurrent(state: _Import) -> None:
     activations = {}
     for o, value in zip(list(state.proto.graph.output)[len(names):], extra):
         if not isinstance(value, Act):
-            raise UnsupportedModelError(f"{source}: the input {o.name!r} of a recurrent "
-                                        f"node is not computed by a layer")
+            reader = next(c.info for c in state.cuts if o.name in c.activations)
+            raise UnsupportedModelError(f"{source}: the input {o.name!r} of node "
+                                        f"{reader.label!r} ({reader.op_type}) is not computed "
+                                        f"by a layer")
         activations[o.name] = value
-    for name in names:  # model outputs that are also recurrent inputs
+    for name in names:  # model outputs that are also inputs of cut nodes
         if name in {n for c in state.cuts for n in c.activations}:
             activations[name] = results[names.index(name)]
-    state.renames = splice_recurrent(state.walker, state.cuts, state.stand_ins, activations)
+    state.renames = splice(state.walker, state.cuts, state.stand_ins, activations)
     state.results = [Act(state.renames.get(v.name, v.name)) if isinstance(v, Act) else v
                      for v in results]
 
@@ -280,7 +282,7 @@ def _make_queue(state: _Import) -> None:
     queue.onnx_tensors = _onnx_tensors(walker, state.onnx_vars, state.inputs,
                                        queue.onnx_input_names)
     for cut in state.cuts:
-        for name in cut.outputs.values():
+        for name in cut.outputs:
             layer = state.renames.get(state.stand_ins[name])
             if layer is not None:
                 queue.onnx_tensors.setdefault(layer, []).append(name)
@@ -294,11 +296,11 @@ IMPORT_STEPS: tuple[tuple[str, Callable[[_Import], None]], ...] = (
     ("rewrite the ONNX graph", _rewrite_onnx),
     ("check its operators and attributes", _check),
     ("type and shape the inputs", _graph_inputs),
-    ("cut out the recurrent nodes", _cut_recurrent),
+    ("cut out the nodes converted beside TVM", _cut_beside_tvm),
     ("parse with TVM's Relax frontend", _parse),
     ("bind the parameters", _bind_parameters),
     ("walk the bindings into layers", _walk),
-    ("splice the recurrent layers in", _splice_recurrent),
+    ("splice their layers in", _splice_beside_tvm),
     ("make the layer queue", _make_queue),
 )
 

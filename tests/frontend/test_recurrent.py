@@ -1,7 +1,7 @@
-"""ONNX LSTM / GRU / RNN in the frontend (paleozoic.frontend.recurrent): cut out of the graph
-TVM parses and spliced back as one layer per consumed output, in topological order, named
-after the node; Y_h sliced from Y; constant zero states and full constant sequence_lens
-accepted; everything the layers cannot compute refused naming the node."""
+"""ONNX LSTM / GRU / RNN in the frontend (convert/recurrent.py, beside_tvm.py): cut out of
+the graph TVM parses and spliced back as one layer per consumed output, in topological
+order, named after the node; Y_h sliced from Y; constant zero states and full constant
+sequence_lens accepted; everything the layers cannot compute refused naming the node."""
 
 from __future__ import annotations
 

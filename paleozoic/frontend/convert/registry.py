@@ -122,6 +122,10 @@ class OnnxOp:
     # Adjusts the copy of the node TVM parses, where TVM's frontend would convert the node
     # as it is into something else; the operator's converter undoes it from the node.
     tvm_form: Callable[[Any], None] | None = None
+    # For an operator TVM's frontend has no converter for: reads the node (onnx.NodeProto,
+    # its NodeInfo, an onnx_level.OnnxReader, the model's name) into an onnx_level.Cut, and
+    # the node is converted from ONNX beside TVM (paleozoic.frontend.beside_tvm).
+    cut: Callable[[Any, Any, Any, str], Any] | None = None
 
     @property
     def constant_slots(self) -> tuple[int, ...]:
