@@ -57,11 +57,15 @@ def test_converter_registers_its_onnx_operator_and_relax_converter(monkeypatch) 
 def test_template_renders() -> None:
     env = make_environment()
     macros = env.from_string((SKELETON / "example.cpp.j2").read_text()).module
+    defaults = {"axis": 1}
     layer = SimpleNamespace(cpp_class="pz::ExampleLayer", ident="leaky", name="leaky",
                             inputs=["conv1.output()"], attrs={"axis": 3},
+                            given=lambda name: layer.attrs[name] != defaults[name],
                             weight=lambda role: Code(f'weights.get("leaky.{role}", {{8}})'))
     assert str(macros.construct(layer)) == \
         'pz::ExampleLayer leaky{"leaky", conv1.output(), /*axis=*/3};'
+    layer.attrs = {"axis": 1}  # the default is left out
+    assert str(macros.construct(layer)) == 'pz::ExampleLayer leaky{"leaky", conv1.output()};'
     assert str(macros.configure(layer)) == 'leaky.configLayer(weights.get("leaky.slope", {8}));'
 
 

@@ -28,10 +28,10 @@ def example_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 
 EXAMPLE = LayerKind(
-    name="Example",                      # the IR's op_type
-    cpp_class="pz::ExampleLayer",        # the wrapper class
-    template="example",                  # templates/layers/example.cpp.j2
-    binding="example",                   # the wrapper factory's name (pz::LayerFactory)
+    # The IR's op_type; the wrapper class (pz::ExampleLayer), the template
+    # (templates/layers/example.cpp.j2) and the wrapper factory's name ("example") follow
+    # from it. Give cpp_class=, template= or binding= only where yours differ.
+    name="Example",
     shape=example_shape,
     macs=elementwise_ops,                # what the device cost and `inspect` count
     weight_roles=("slope",),             # in the order configLayer takes them

@@ -3,6 +3,7 @@ CMakeLists.txt and plan.json. Output is deterministic: same model and plan, same
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -29,8 +30,8 @@ from paleozoic.version import __version__
 
 logger = logging.getLogger(__name__)
 
-PRECISION_CPP = {Precision.FP32: "pz::Precision::kFp32", Precision.FP16: "pz::Precision::kFp16",
-                 Precision.INT8: "pz::Precision::kInt8"}
+# pz::Precision's enumerators are the plan's names (core.h): kFp32, kFp16, kInt8.
+PRECISION_CPP = {p: f"pz::Precision::k{p.value.capitalize()}" for p in Precision}
 
 POINTERS_PER_LINE = 6
 # Arena places per line of the emitted memory plan ({&tensor, offset, bytes}).
@@ -65,6 +66,19 @@ class LayerView:
     @property
     def cpp_class(self) -> str:
         return KINDS[self.layer.kind].cpp_class
+
+    def given(self, name: str) -> bool:
+        """Whether the attribute differs from its kind's default, so the template spells it
+        out: defaults are written once, in the kind's attributes dataclass (and the C++
+        constructor's matching default arguments), never in a template."""
+        field = next(f for f in dataclasses.fields(KINDS[self.layer.kind].attrs)
+                     if f.name == name)
+        value = self.attrs[name]
+        if field.default is dataclasses.MISSING:
+            return True
+        if isinstance(value, (list, tuple)):
+            return list(value) != list(field.default)
+        return bool(value != field.default)
 
     @property
     def has_configure(self) -> bool:

@@ -206,8 +206,8 @@ def _fold_pass(proto: onnx.ModelProto, source: str, streamed: Mapping[str, np.nd
         t.name: numpy_helper.to_array(t) for t in graph.initializer
         if t.name not in streamed and t.data_location != onnx.TensorProto.EXTERNAL}
     # Streamed constants up to 16 MB are folded through (Swin's attention-mask tables built
-    # by ScatterND, the gate reordering the dynamo exporter writes as Slice + Concat of an
-    # LSTM's weights); larger ones are weights, kept as they are.
+    # by ScatterND, the gate reordering the dynamo exporter writes as Slice + Concat of a
+    # recurrent node's weights); larger ones are weights, kept as they are.
     known.update((name, value) for name, value in streamed.items()
                  if value.size <= _FOLD_STREAMED_MAX_ELEMENTS)
     static = _static_shapes(proto, streamed)

@@ -15,10 +15,10 @@ Quad = tuple[int, int, int, int]
 class ConvAttrs:
     out_channels: int
     kernel: Pair
-    stride: Pair
-    pads: Quad                       # top, bottom, left, right
-    dilation: Pair
-    groups: int
+    stride: Pair = (1, 1)
+    pads: Quad = (0, 0, 0, 0)        # top, bottom, left, right
+    dilation: Pair = (1, 1)
+    groups: int = 1
 
 
 @dataclass(frozen=True)
@@ -66,11 +66,9 @@ def conv_sparse_refusal(attrs: Attrs) -> str | None:
     return None
 
 
-CONV = LayerKind(
-    name="Conv", cpp_class="pz::ConvLayer", template="conv", binding="conv",
-    shape=conv_shape, macs=conv_macs, weight_roles=("weight",), optional_roles=("bias",),
-    attrs=ConvAttrs, int8_mode=True, sparse_mode=True, sparse_refusal=conv_sparse_refusal,
-)
+CONV = LayerKind(name="Conv", shape=conv_shape, macs=conv_macs, weight_roles=("weight",),
+                 optional_roles=("bias",), attrs=ConvAttrs, int8_mode=True, sparse_mode=True,
+                 sparse_refusal=conv_sparse_refusal)
 
 
 def deconv_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
@@ -116,11 +114,8 @@ def deconv_macs(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 # "dilation", "groups", "output_padding": [oh, ow]}; weight (C_in, C_out / groups, kh, kw)
 # as ONNX's ConvTranspose; optional bias (C_out,), folded from a following Scale.
 
-DECONV = LayerKind(
-    name="Deconv", cpp_class="pz::DeconvLayer", template="deconv", binding="deconv",
-    shape=deconv_shape, macs=deconv_macs, weight_roles=("weight",), optional_roles=("bias",),
-    attrs=DeconvAttrs, weight_channel_axis=1,
-)
+DECONV = LayerKind(name="Deconv", shape=deconv_shape, macs=deconv_macs, weight_roles=("weight",),
+                   optional_roles=("bias",), attrs=DeconvAttrs, weight_channel_axis=1)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (CONV, DECONV,)

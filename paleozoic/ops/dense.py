@@ -75,19 +75,16 @@ def softmax_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     return x
 
 
-FULLY_CONNECTED = LayerKind(
-    name="FullyConnected", cpp_class="pz::FullyConnectedLayer", template="fully_connected",
-    binding="fully_connected", shape=fc_shape, macs=fc_macs, weight_roles=("weight",),
-    optional_roles=("bias",), attrs=FullyConnectedAttrs, int8_mode=True, sparse_mode=True)
+FULLY_CONNECTED = LayerKind(name="FullyConnected", shape=fc_shape, macs=fc_macs,
+                            weight_roles=("weight",), optional_roles=("bias",),
+                            attrs=FullyConnectedAttrs, int8_mode=True, sparse_mode=True)
 # Two activations, numpy-broadcast batch dims (ONNX MatMul). No int8 mode: in an int8
 # block it computes in fp16 (both operands are activations, without a calibrated filter).
-BATCH_DOT = LayerKind(name="BatchDot", cpp_class="pz::BatchDotLayer", template="batch_dot",
-                      binding="batch_dot", shape=batch_dot_shape, macs=batch_dot_macs,
-                      arity=2, attrs=BatchDotAttrs)
+BATCH_DOT = LayerKind(name="BatchDot", shape=batch_dot_shape, macs=batch_dot_macs, arity=2,
+                      attrs=BatchDotAttrs)
 # LogSoftmax is a Softmax with `log`: one op, max-subtracted (the SDK's NdLogSoftmax), so a
 # large logit neither overflows exp nor loses the small ones to log(0).
-SOFTMAX = LayerKind(name="Softmax", cpp_class="pz::SoftmaxLayer", template="softmax",
-                    binding="softmax", shape=softmax_shape, attrs=SoftmaxAttrs)
+SOFTMAX = LayerKind(name="Softmax", shape=softmax_shape, attrs=SoftmaxAttrs)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (FULLY_CONNECTED, BATCH_DOT, SOFTMAX,)

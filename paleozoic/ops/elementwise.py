@@ -142,24 +142,17 @@ def any_shape(attrs: Attrs, before: tuple[int, ...], after: tuple[int, ...]) -> 
     return attrs
 
 
-ACTIVE = LayerKind(name="Active", cpp_class="pz::ActiveLayer", template="active",
-                   binding="active", shape=active_shape, attrs=ActiveAttrs,
-                   through_reshape=any_shape)
-ADD = LayerKind(name="Add", cpp_class="pz::AddLayer", template="add", binding="add",
-                shape=add_shape, arity=2)
+ACTIVE = LayerKind(name="Active", shape=active_shape, attrs=ActiveAttrs, through_reshape=any_shape)
+ADD = LayerKind(name="Add", shape=add_shape, arity=2)
 # attrs {"op": one of BINARY_OPS}; inputs [a, b], b broadcast to a.
-BINARY = LayerKind(name="Binary", cpp_class="pz::BinaryLayer", template="binary",
-                   binding="binary", shape=binary_shape, arity=2, attrs=BinaryAttrs)
+BINARY = LayerKind(name="Binary", shape=binary_shape, arity=2, attrs=BinaryAttrs)
 # weight "slope" of shape (C,); LeakyRelu is a PRelu with every slope equal to alpha.
-PRELU = LayerKind(name="PRelu", cpp_class="pz::PReluLayer", template="prelu", binding="prelu",
-                  shape=prelu_shape, weight_roles=("slope",))
+PRELU = LayerKind(name="PRelu", shape=prelu_shape, weight_roles=("slope",))
 # ONNX Clip with bounds the SDK's activations lack (cosine attention's [1e-12, inf], Max or
 # Min with a number): the SDK's Clip op.
-CLIP = LayerKind(name="Clip", cpp_class="pz::ClipLayer", template="clip", binding="clip",
-                 shape=clip_shape, attrs=ClipAttrs)
+CLIP = LayerKind(name="Clip", shape=clip_shape, attrs=ClipAttrs)
 # attrs {"function": one of UNARY_FUNCTIONS, "power": the exponent of "pow"}.
-UNARY = LayerKind(name="Unary", cpp_class="pz::UnaryLayer", template="unary", binding="unary",
-                  shape=unary_shape, attrs=UnaryAttrs, through_reshape=any_shape)
+UNARY = LayerKind(name="Unary", shape=unary_shape, attrs=UnaryAttrs, through_reshape=any_shape)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (ACTIVE, ADD, BINARY, CLIP, PRELU, UNARY,)

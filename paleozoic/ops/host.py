@@ -59,13 +59,11 @@ def host_argmax_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     return x[:axis] + x[axis + 1:] or (1,)
 
 
-HOST_CAST = LayerKind(name="HostCast", cpp_class="pz::HostCastLayer", template="host_cast",
-                      binding="host_cast", shape=host_cast_shape, attrs=HostCastAttrs,
-                      fusible=False, host=True, output_dtype=lambda a, _: a["to"])
-HOST_ARGMAX = LayerKind(name="HostArgMax", cpp_class="pz::HostArgMaxLayer",
-                        template="host_argmax", binding="host_argmax",
-                        shape=host_argmax_shape, attrs=HostArgMaxAttrs, fusible=False,
-                        host=True, output_dtype=lambda a, _: "int64")
+HOST_CAST = LayerKind(name="HostCast", shape=host_cast_shape, attrs=HostCastAttrs, fusible=False,
+                      host=True, output_dtype=lambda a, _: a["to"])
+HOST_ARGMAX = LayerKind(name="HostArgMax", template="host_argmax", binding="host_argmax",
+                        shape=host_argmax_shape, attrs=HostArgMaxAttrs, fusible=False, host=True,
+                        output_dtype=lambda a, _: "int64")
 
 
 
@@ -88,10 +86,8 @@ def host_select_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 
 # ONNX Where with a run-time condition (attention masks, softmax's NaN guard), on the host.
-HOST_SELECT = LayerKind(name="HostSelect", cpp_class="pz::HostSelectLayer",
-                        template="host_select", binding="host_select",
-                        shape=host_select_shape, attrs=HostSelectAttrs, fusible=False,
-                        host=True)
+HOST_SELECT = LayerKind(name="HostSelect", shape=host_select_shape, attrs=HostSelectAttrs,
+                        fusible=False, host=True)
 
 
 
@@ -116,11 +112,9 @@ def host_topk_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 
 # ONNX TopK (sorted): one layer per output read, values (the input's type) or int64 indices.
-HOST_TOPK = LayerKind(name="HostTopK", cpp_class="pz::HostTopKLayer", template="host_topk",
-                      binding="host_topk", shape=host_topk_shape, attrs=HostTopKAttrs,
-                      fusible=False, host=True,
-                      output_dtype=lambda a, ins: "int64" if a["output"] == "indices"
-                      else ins[0])
+HOST_TOPK = LayerKind(name="HostTopK", template="host_topk", binding="host_topk",
+                      shape=host_topk_shape, attrs=HostTopKAttrs, fusible=False, host=True,
+                      output_dtype=lambda a, ins: "int64" if a["output"] == "indices" else ins[0])
 
 
 
@@ -145,9 +139,8 @@ def host_where_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 # ONNX Where with a run-time condition and run-time values: y = cond != 0 ? then : otherwise,
 # element by element on the host (the SDK has no select op; a blend would make the
 # unselected side's inf and nan nan).
-HOST_WHERE = LayerKind(name="HostWhere", cpp_class="pz::HostWhereLayer", template="host_where",
-                       binding="host_where", shape=host_where_shape, attrs=HostWhereAttrs,
-                       arity=None, fusible=False, host=True,
+HOST_WHERE = LayerKind(name="HostWhere", shape=host_where_shape, attrs=HostWhereAttrs, arity=None,
+                       fusible=False, host=True,
                        output_dtype=lambda a, ins: ins[1] if len(ins) > 1 else "float32")
 
 
@@ -174,11 +167,9 @@ def host_gather_elements_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 # ONNX GatherElements of run-time data by run-time int64 indices (a detection head's
 # scores by TopK's indices): out[..., j, ...] = data[..., indices[..., j, ...], ...] along
 # `axis`, negative indices counting from the end; an index out of range is an error.
-HOST_GATHER_ELEMENTS = LayerKind(
-    name="HostGatherElements", cpp_class="pz::HostGatherElementsLayer",
-    template="host_gather_elements", binding="host_gather_elements",
-    shape=host_gather_elements_shape, attrs=HostGatherElementsAttrs, arity=2, fusible=False,
-    host=True, output_dtype=lambda a, ins: ins[0])
+HOST_GATHER_ELEMENTS = LayerKind(name="HostGatherElements", shape=host_gather_elements_shape,
+                                 attrs=HostGatherElementsAttrs, arity=2, fusible=False, host=True,
+                                 output_dtype=lambda a, ins: ins[0])
 
 
 
@@ -200,10 +191,8 @@ def host_gather_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 # of the end-of-text token): out[a, i..., b] = data[a, indices[i...], b], negative indices
 # from the end, an index out of range an error. Gathers from constant tables are the
 # device's (GatherV2).
-HOST_GATHER = LayerKind(
-    name="HostGather", cpp_class="pz::HostGatherLayer", template="host_gather",
-    binding="host_gather", shape=host_gather_shape, attrs=HostGatherAttrs, arity=2,
-    fusible=False, host=True, output_dtype=lambda a, ins: ins[0])
+HOST_GATHER = LayerKind(name="HostGather", shape=host_gather_shape, attrs=HostGatherAttrs, arity=2,
+                        fusible=False, host=True, output_dtype=lambda a, ins: ins[0])
 
 # The element-wise ops of HostArith, ONNX's semantics on integers: div truncates toward
 # zero, mod takes the divisor's sign (Python's %, ONNX Mod fmod=0), fmod the dividend's (C's
@@ -262,12 +251,10 @@ def host_arith_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 # Element-wise arithmetic, comparisons and logic the device has no op for, on the host:
 # integer tensors (token ids compared with an end-of-text id, a flat index split into a row
 # and a class by div and mod), and Mod of any tensor. An operand may be a number.
-HOST_ARITH = LayerKind(name="HostArith", cpp_class="pz::HostArithLayer", template="host_arith",
-                       binding="host_arith", shape=host_arith_shape, attrs=HostArithAttrs,
+HOST_ARITH = LayerKind(name="HostArith", shape=host_arith_shape, attrs=HostArithAttrs,
                        weight_roles=("constant",), arity=None, fusible=False, host=True,
                        output_dtype=lambda a, _: a["to"],
-                       roles_for=lambda a: ("constant",) if "constant" in (a["a"], a["b"])
-                       else ())
+                       roles_for=lambda a: ("constant",) if "constant" in (a["a"], a["b"]) else ())
 
 
 GRID_SAMPLE_MODES = CppEnum("GridSampleMode", "", "GridSample mode", (
@@ -316,11 +303,10 @@ def host_grid_sample_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 # ONNX GridSample (opset 16) of 4-D data: deformable attention's sampling of a feature map
 # at run-time positions. The grid arrives with x and y on axis 1 (TVM's layout: a
 # Transpose of ONNX's [N, H_out, W_out, 2] on the device before it).
-HOST_GRID_SAMPLE = LayerKind(
-    name="HostGridSample", cpp_class="pz::HostGridSampleLayer", template="host_grid_sample",
-    binding="host_grid_sample", shape=host_grid_sample_shape, attrs=HostGridSampleAttrs,
-    weight_roles=("grid",), arity=None, fusible=False, host=True,
-    roles_for=lambda a: ("grid",) if a["grid"] == "constant" else ())
+HOST_GRID_SAMPLE = LayerKind(name="HostGridSample", shape=host_grid_sample_shape,
+                             attrs=HostGridSampleAttrs, weight_roles=("grid",), arity=None,
+                             fusible=False, host=True,
+                             roles_for=lambda a: ("grid",) if a["grid"] == "constant" else ())
 
 FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT, HOST_TOPK, HOST_WHERE, HOST_GATHER_ELEMENTS,
           HOST_GATHER, HOST_ARITH, HOST_GRID_SAMPLE)

@@ -64,9 +64,7 @@ def interp_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 
 # attrs {"mode": "nearest" | "linear", "size": [out_h, out_w], "coordinates": one of
 # COORDINATES, "rounding": one of ROUNDINGS for nearest, "" for linear}.
-INTERP = LayerKind(name="Interp", cpp_class="pz::InterpLayer", template="interp",
-                   binding="interp", shape=interp_shape, macs=interp_ops,
-                   attrs=InterpAttrs)
+INTERP = LayerKind(name="Interp", shape=interp_shape, macs=interp_ops, attrs=InterpAttrs)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (INTERP,)

@@ -8,6 +8,8 @@ wrapper class, a pybind binding and a kernel test.
 
 from __future__ import annotations
 
+import re
+
 import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -38,13 +40,21 @@ class NoAttrs:
     """The attributes of a kind that has none."""
 
 
-@dataclass(frozen=True)
+def snake_case(name: str) -> str:
+    """"LayerNorm" -> "layer_norm"."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+@dataclass(frozen=True, kw_only=True)
 class LayerKind:
     name: str                       # the IR's op_type, e.g. "Conv"
-    cpp_class: str                  # wrapper class in runtime_cpp, e.g. "pz::ConvLayer"
-    template: str                   # templates/layers/<template>.cpp.j2
-    binding: str                    # the wrapper's registry name (pz::LayerFactory::kind)
     shape: ShapeFn
+    # Where the kind lives in the wrapper, by default named after it (LayerNorm:
+    # pz::LayerNormLayer, templates/layers/layer_norm.cpp.j2, registry name "layer_norm");
+    # given only where a name differs.
+    cpp_class: str = ""             # wrapper class in runtime_cpp
+    template: str = ""              # templates/layers/<template>.cpp.j2
+    binding: str = ""               # the wrapper's registry name (pz::LayerFactory::kind)
     macs: CountFn = elementwise_ops
     weight_roles: tuple[str, ...] = ()
     # An optional "bias" holds one value per output channel (axis 1): the passes fold a
@@ -80,6 +90,13 @@ class LayerKind:
     # attributes exist; None here: the kind never moves before a reshape (passes/reshape.py).
     through_reshape: Callable[[Attrs, tuple[int, ...], tuple[int, ...]], Attrs | None] | None \
         = None
+
+    def __post_init__(self) -> None:
+        for field_name, derived in (("cpp_class", f"pz::{self.name}Layer"),
+                                    ("template", snake_case(self.name)),
+                                    ("binding", snake_case(self.name))):
+            if not getattr(self, field_name):
+                object.__setattr__(self, field_name, derived)
 
     def dtype_of(self, attrs: Attrs, inputs: list[str]) -> str:
         if self.output_dtype is None:

@@ -103,22 +103,16 @@ def slice_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     return tuple(out)
 
 
-CONCAT = LayerKind(name="Concat", cpp_class="pz::ConcatLayer", template="concat",
-                   binding="concat", shape=concat_shape, arity=None, attrs=AxisAttrs)
+CONCAT = LayerKind(name="Concat", shape=concat_shape, arity=None, attrs=AxisAttrs)
 # A concat with one constant operand (ViT's class token expanded over the batch): the SDK's
 # concat reads it as a CNML_CONST tensor, so it needs no layer of its own.
 CONCAT_CONSTANT = LayerKind(name="ConcatConstant", cpp_class="pz::ConcatLayer",
-                            template="concat_constant", binding="concat_constant",
-                            shape=concat_constant_shape, arity=None,
-                            weight_roles=("constant",), attrs=ConcatConstantAttrs)
-RESHAPE = LayerKind(name="Reshape", cpp_class="pz::ReshapeLayer", template="reshape",
-                    binding="reshape", shape=reshape_shape, attrs=ReshapeAttrs)
-TRANSPOSE = LayerKind(name="Transpose", cpp_class="pz::TransposeLayer",
-                      template="transpose", binding="transpose", shape=transpose_shape,
-                      attrs=TransposeAttrs)
+                            shape=concat_constant_shape, arity=None, weight_roles=("constant",),
+                            attrs=ConcatConstantAttrs)
+RESHAPE = LayerKind(name="Reshape", shape=reshape_shape, attrs=ReshapeAttrs)
+TRANSPOSE = LayerKind(name="Transpose", shape=transpose_shape, attrs=TransposeAttrs)
 # attrs {"begin": [...], "end": [...], "step": [...]}: one int per input axis.
-SLICE = LayerKind(name="Slice", cpp_class="pz::SliceLayer", template="slice", binding="slice",
-                  shape=slice_shape, attrs=SliceAttrs)
+SLICE = LayerKind(name="Slice", shape=slice_shape, attrs=SliceAttrs)
 
 # Rows of a constant table by int32 indices (the SDK's GatherV2): embeddings. The indices are
 # an integer tensor (a host cast makes int32 of int64 token ids).

@@ -56,15 +56,11 @@ def lrn_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
     return elements(out) * (attrs["size"] + 3)
 
 
-BATCH_NORM = LayerKind(
-    name="BatchNorm", cpp_class="pz::BatchNormLayer", template="batch_norm",
-    binding="batch_norm", shape=channel_shape, weight_roles=("mean", "inv_std"),
-    attrs=BatchNormAttrs)
-SCALE = LayerKind(
-    name="Scale", cpp_class="pz::ScaleLayer", template="scale", binding="scale",
-    shape=channel_shape, weight_roles=("alpha", "beta"))
-LRN = LayerKind(name="LRN", cpp_class="pz::LrnLayer", template="lrn", binding="lrn",
-                shape=channel_shape, macs=lrn_ops, attrs=LrnAttrs)
+BATCH_NORM = LayerKind(name="BatchNorm", shape=channel_shape, weight_roles=("mean", "inv_std"),
+                       attrs=BatchNormAttrs)
+SCALE = LayerKind(name="Scale", shape=channel_shape, weight_roles=("alpha", "beta"))
+LRN = LayerKind(name="LRN", cpp_class="pz::LrnLayer", shape=channel_shape, macs=lrn_ops,
+                attrs=LrnAttrs)
 # One SDK op (cnmlCreateNdLayerNormOp), not MeanVarNorm + Scale: the SDK's Scale is per
 # channel (axis 1) and MeanVarNorm normalises NCHW's C*H*W, neither a trailing axis with a
 # per-element gamma; one op is also one pass and one rounding in fp16. Weights "gamma" and
@@ -79,8 +75,7 @@ def _rows_through_reshape(attrs: Attrs, before: tuple[int, ...], after: tuple[in
     return {**attrs, "axis": len(before) - 1}
 
 
-LAYER_NORM = LayerKind(name="LayerNorm", cpp_class="pz::LayerNormLayer", template="layer_norm",
-                       binding="layer_norm", shape=layer_norm_shape, macs=layer_norm_ops,
+LAYER_NORM = LayerKind(name="LayerNorm", shape=layer_norm_shape, macs=layer_norm_ops,
                        weight_roles=("gamma", "beta"), attrs=LayerNormAttrs,
                        through_reshape=_rows_through_reshape)
 

@@ -11,8 +11,8 @@ from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
 class PoolAttrs:
     mode: str                        # "max" | "avg"
     kernel: tuple[int, int]
-    stride: tuple[int, int]
-    pads: tuple[int, int, int, int]  # top, bottom, left, right
+    stride: tuple[int, int] = (1, 1)
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)  # top, bottom, left, right
     ceil_mode: bool = False
     count_include_pad: bool = False
 
@@ -61,11 +61,8 @@ def global_pool_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 
 
 
-POOL = LayerKind(name="Pool", cpp_class="pz::PoolLayer", template="pool", binding="pool",
-                 shape=pool_shape, macs=pool_ops, attrs=PoolAttrs)
-GLOBAL_AVG_POOL = LayerKind(
-    name="GlobalAvgPool", cpp_class="pz::GlobalAvgPoolLayer", template="global_avg_pool",
-    binding="global_avg_pool", shape=global_pool_shape, macs=global_pool_ops)
+POOL = LayerKind(name="Pool", shape=pool_shape, macs=pool_ops, attrs=PoolAttrs)
+GLOBAL_AVG_POOL = LayerKind(name="GlobalAvgPool", shape=global_pool_shape, macs=global_pool_ops)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (POOL, GLOBAL_AVG_POOL,)

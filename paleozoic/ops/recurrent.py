@@ -112,15 +112,15 @@ def _recurrent_macs(kind: str) -> object:
     return macs
 
 
-LSTM = LayerKind(name="Lstm", cpp_class="pz::LstmLayer", template="lstm", binding="lstm",
-                 shape=lstm_shape, macs=_recurrent_macs("Lstm"),  # type: ignore[arg-type]
+LSTM = LayerKind(name="Lstm", shape=lstm_shape,
+                 macs=_recurrent_macs("Lstm"),  # type: ignore[arg-type]
                  weight_roles=("W", "R"), optional_roles=("B", "P"), arity=None,
                  attrs=LstmAttrs)
-GRU = LayerKind(name="Gru", cpp_class="pz::GruLayer", template="gru", binding="gru",
-                shape=gru_shape, macs=_recurrent_macs("Gru"),  # type: ignore[arg-type]
+GRU = LayerKind(name="Gru", shape=gru_shape,
+                macs=_recurrent_macs("Gru"),  # type: ignore[arg-type]
                 weight_roles=("W", "R"), optional_roles=("B",), arity=None, attrs=GruAttrs)
-RNN = LayerKind(name="Rnn", cpp_class="pz::RnnLayer", template="rnn", binding="rnn",
-                shape=rnn_shape, macs=_recurrent_macs("Rnn"),  # type: ignore[arg-type]
+RNN = LayerKind(name="Rnn", shape=rnn_shape,
+                macs=_recurrent_macs("Rnn"),  # type: ignore[arg-type]
                 weight_roles=("W", "R"), optional_roles=("B",), arity=None, attrs=RnnAttrs)
 
 FAMILY = (LSTM, GRU, RNN)

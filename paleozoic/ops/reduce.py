@@ -49,8 +49,7 @@ def reduce_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 
 # One SDK op over all the reduced axes (not one per axis): one pass, one rounding, and the
 # sum of a long row accumulated in double.
-REDUCE = LayerKind(name="Reduce", cpp_class="pz::ReduceLayer", template="reduce",
-                   binding="reduce", shape=reduce_shape, macs=reduce_ops, attrs=ReduceAttrs)
+REDUCE = LayerKind(name="Reduce", shape=reduce_shape, macs=reduce_ops, attrs=ReduceAttrs)
 
 # The kinds of this family, collected by paleozoic.ops.
 FAMILY = (REDUCE,)

@@ -1,5 +1,5 @@
 """Operators converted from their ONNX node, beside TVM: TVM's Relax ONNX frontend has no
-converter for them (LSTM, GRU and RNN), so they never reach a Relax binding. An operator
+converter for them (the recurrent operators), so they never reach a Relax binding. An operator
 whose OnnxOp has a `cut` function is one: paleozoic.frontend.beside_tvm takes its nodes out
 of the graph TVM parses with what `cut` read of each (a Cut: the node's run-time inputs,
 the outputs something reads and how to emit its layers), and emits those layers after the

@@ -1,16 +1,15 @@
 """Multi-binding forms of TVM's ONNX frontend, found with TVM's dataflow pattern language.
 
-TVM lowers some ONNX operators to several Relax bindings that have one Paleozoic layer (LRN
-as x / (bias + alpha * squeeze(avg_pool3d(expand_dims(x * x))))) ** beta, PyTorch's exact
-GELU as Div, Erf, Add, Mul, Mul, a decomposed LayerNorm, ...). Each such form is registered
+TVM lowers some ONNX operators to several Relax bindings that have one Paleozoic layer
+(PyTorch's exact GELU as Div, Erf, Add, Mul, Mul, for one). Each such form is registered
 with its converter, in the family module of the layer it becomes (@pattern_converter: the
 form's patterns, its root and inner bindings, and a reader of its operands and attributes).
 
 Each match is found before the walk. Its root binding (the last one) is converted in one
 step by the kind's converter; the bindings inside are absorbed. A match is accepted only
 when nothing outside it reads its inner bindings. Larger forms are tried first over the whole
-function (more inner bindings, then the kind's name), so a LayerNorm with its affine terms
-claims its bindings before the bare LayerNorm inside it could.
+function (more inner bindings, then the kind's name), so a normalisation with its affine
+terms claims its bindings before the bare normalisation inside it could.
 """
 
 from __future__ import annotations
@@ -120,7 +119,7 @@ def find_matches(func: Any, relax: Any,
             inner = tuple(dict.fromkeys(var_of(found[getattr(forms, p)])
                                         for p in pattern.inner if getattr(forms, p) in found))
             # An inner value read outside the match is needed as a tensor of its own: no
-            # match. (One read inside it more than once, LayerNorm's x - mean, is fine.)
+            # match. (One read inside it more than once, a normalisation's x - mean, is fine.)
             inside: dict[Any, int] = {}
             for member in (*inner, var):
                 for read_var in vars_read(bound.get(member), relax) if member in bound else ():
