@@ -26,10 +26,11 @@ from paleozoic.frontend.convert import (
     Match, Tup, Walker, binding_owners, clean_identifier, find_matches, tensor_bindings,
 )
 from paleozoic.frontend.control_flow import split_runtime_ifs
-from paleozoic.frontend.prepare import (
-    bind_input_values, check_resize_scales, expand_layer_norm_statistics, fix_input_shapes,
-    float_pow_exponents, fold_constants, fold_pads, rewrite_einsum, rewrite_pads,
+from paleozoic.frontend.onnx_rewrites import (
+    check_resize_scales, expand_layer_norm_statistics, float_pow_exponents, fold_pads,
+    rewrite_einsum, rewrite_pads,
 )
+from paleozoic.frontend.prepare import bind_input_values, fix_input_shapes, fold_constants
 from paleozoic.frontend.subgraph import select_outputs
 from paleozoic.frontend.support import check_supported
 from paleozoic.frontend.weight_stream import STREAM_MIN_ELEMENTS

@@ -12,12 +12,8 @@ from onnx import TensorProto, helper, numpy_helper
 from paleozoic.cli import main
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend import import_onnx
-from paleozoic.frontend.prepare import (
-    fix_input_shapes,
-    fold_constants,
-    fold_pads,
-    parse_shape,
-)
+from paleozoic.frontend.onnx_rewrites import fold_pads
+from paleozoic.frontend.prepare import fix_input_shapes, fold_constants, parse_shape
 
 
 def _dynamic_model() -> onnx.ModelProto:

@@ -14,7 +14,7 @@ from paleozoic.frontend.convert.walker import Walker
 onnx_ops({
     # B is not a weight slot: a B given as a graph input is an activation (BatchDot).
     "MatMul": OnnxOp("FullyConnected (constant 2-D B) or BatchDot (two activations)"),
-    # Rewritten before TVM (prepare.rewrite_einsum); other equations are refused there.
+    # Rewritten before TVM (onnx_rewrites.rewrite_einsum); other equations are refused there.
     "Einsum": OnnxOp("MatMul and Transposes (two-operand batched matrix products)"),
     "Gemm": OnnxOp("FullyConnected", weights=(1, 2)),
 })
