@@ -38,7 +38,6 @@ import argparse
 import contextlib
 import importlib.util
 import io
-import random
 import shutil
 import sys
 import time
@@ -47,20 +46,15 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import torch
 import torchvision
 from torch import nn
 
+from torch_export import no_zero_weights, seed_everything
+
 SEED = 0
 SEQ = 128           # traced sequence length (the exported axis stays symbolic)
 FEATURES = 40       # per-step features of the recurrent models (a filterbank frame)
-
-
-def seed_everything(seed: int = SEED) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 class LstmClassifier(nn.Module):
@@ -202,16 +196,6 @@ def example(kind: str) -> tuple[tuple[torch.Tensor, ...], list[str], dict]:
         return (torch.randn(1, 50, FEATURES, generator=gen),), ["input"], \
             {"input": {1: "sequence"}}
     return (torch.randn(50, 1, FEATURES, generator=gen),), ["input"], {"input": {0: "sequence"}}
-
-
-@torch.no_grad()
-def no_zero_weights(model: nn.Module) -> nn.Module:
-    """Weights initialised to zeros (ViT's classification head) get seeded small normal
-    values, so the output depends on the input and a comparison means something."""
-    for param in model.parameters():
-        if param.dim() >= 2 and not param.any():
-            param.normal_(0.0, 0.02)
-    return model
 
 
 def export_one(model: nn.Module, args: tuple[torch.Tensor, ...], names: list[str],

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import random
 import re
 import sys
 import time
@@ -37,18 +36,13 @@ import traceback
 import warnings
 from pathlib import Path
 
-import numpy as np
 import torch
 import torchvision
 from torch import nn
 
+from torch_export import seed_everything
+
 SEED = 0
-
-
-def seed_everything(seed: int = SEED) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 # ---- small custom modules: decoder-style upsampling and a detection-like head -----------
