@@ -13,6 +13,7 @@ import numpy as np
 
 from paleozoic.errors import PaleozoicError
 from paleozoic.ir import LayerQueue
+from paleozoic.ir.file_format import format_problem
 
 FORMAT = "paleozoic-calibration"
 VERSION = 1
@@ -54,11 +55,10 @@ def load_calibration(path: str | Path, queue: LayerQueue) -> dict[str, Any]:
                                f"`paleozoic calibrate MODEL --data ... -o {path}`") from None
     except json.JSONDecodeError as err:
         raise CalibrationError(f"{path}: not valid JSON ({err})") from None
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise CalibrationError(f"{path}: not a Paleozoic calibration file")
-    if record.get("version") != VERSION:
-        raise CalibrationError(f"{path}: calibration format version {record.get('version')}, "
-                               f"this Paleozoic reads {VERSION}; re-run paleozoic calibrate")
+    problem = format_problem(record, str(path), FORMAT, VERSION, "calibration file",
+                             "; re-run paleozoic calibrate")
+    if problem:
+        raise CalibrationError(problem)
     want = model_id(queue)
     if record.get("model_id") != want:
         raise CalibrationError(

@@ -14,6 +14,7 @@ from pathlib import Path
 from enum import Enum
 from typing import Any
 
+from paleozoic.ir.file_format import format_problem
 from paleozoic.ir.layer import LayerQueue
 from paleozoic.ops.sparsity import sparse_refusal
 
@@ -114,12 +115,9 @@ class Plan:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "plan") -> Plan:
-        if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
-            raise PlanError(f"{source}: not a Paleozoic plan (expected \"format\": "
-                            f"\"{PLAN_FORMAT}\")")
-        if data.get("version") != PLAN_VERSION:
-            raise PlanError(f"{source}: plan version {data.get('version')!r} is not "
-                            f"supported (this Paleozoic reads version {PLAN_VERSION})")
+        problem = format_problem(data, source, PLAN_FORMAT, PLAN_VERSION, "plan")
+        if problem:
+            raise PlanError(problem)
         blocks = []
         for i, raw in enumerate(data.get("blocks", [])):
             where = f"{source}: block {i} ({raw.get('name', '?')!r})"

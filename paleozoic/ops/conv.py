@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, nchw_input
 
 Pair = tuple[int, int]
 Quad = tuple[int, int, int, int]
@@ -27,10 +27,7 @@ class DeconvAttrs(ConvAttrs):
 
 
 def conv_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
-    (x,) = inputs
-    if len(x) != 4:
-        raise ShapeError(f"Conv needs an NCHW input, got shape {x}")
-    n, c, h, w = x
+    n, c, h, w = nchw_input(inputs, "Conv")
     kh, kw = attrs["kernel"]
     sh, sw = attrs["stride"]
     top, bottom, left, right = attrs["pads"]
@@ -73,10 +70,7 @@ CONV = LayerKind(name="Conv", shape=conv_shape, macs=conv_macs, weight_roles=("w
 
 def deconv_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     """ONNX ConvTranspose: H_out = (H - 1) * sh - top - bottom + dh * (kh - 1) + oh + 1."""
-    (x,) = inputs
-    if len(x) != 4:
-        raise ShapeError(f"Deconv needs an NCHW input, got shape {x}")
-    n, c, h, w = x
+    n, c, h, w = nchw_input(inputs, "Deconv")
     kh, kw = attrs["kernel"]
     sh, sw = attrs["stride"]
     top, bottom, left, right = attrs["pads"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paleozoic.ops.enums import CppEnum, Member
+from paleozoic.ops.enums import TRUTH_OPS, CppEnum, Member
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
 
 ACTIVATIONS = CppEnum("Active", "cnmlActiveFunction_t", "activation", (
@@ -24,21 +24,10 @@ BINARY_OPS = CppEnum("Binary", "", "Binary op", (
     Member("mul", "kMul"),
     Member("div", "kDiv"),
     Member("pow", "kPow"),            # a ** b (ONNX Pow with a tensor exponent)
-    # Comparisons and logic: 1.0 where true, 0.0 where not (the SDK's bools are floats); the
-    # logic ops take any nonzero value (nan included) as true.
-    Member("equal", "kEqual"),
-    Member("not_equal", "kNotEqual"),
-    Member("less", "kLess"),
-    Member("less_equal", "kLessEqual"),
-    Member("greater", "kGreater"),
-    Member("greater_equal", "kGreaterEqual"),
-    Member("and", "kAnd"),
-    Member("or", "kOr"),
-    Member("xor", "kXor"),
+    *TRUTH_OPS,                       # 1.0 or 0.0: the SDK's bools are floats
 ))
 # The Binary ops whose result is a bool (1.0 or 0.0).
-BOOL_BINARY_OPS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-                   "and", "or", "xor")
+BOOL_BINARY_OPS = tuple(m.value for m in TRUTH_OPS)
 
 # Unary has no SDK enum either: pz::UnaryLayer picks the SDK op (Sqrt, Rsqrt, Power, Erf,
 # Gelu, Exp, Log, Abs, Neg) from it. Reciprocal is "pow" with power -1 (the SDK's BasicDiv,

@@ -44,3 +44,19 @@ class CppEnum:
 
     def cpp(self, value: str) -> str:
         return self.member(value).cpp
+
+
+# Comparisons and logic, in Binary (the device's, on floats) and HostArith (the host's, on
+# integers) alike: 1 where true, 0 where not; the logic ops take any nonzero value (nan
+# included) as true.
+TRUTH_OPS = (
+    Member("equal", "kEqual"),
+    Member("not_equal", "kNotEqual"),
+    Member("less", "kLess"),
+    Member("less_equal", "kLessEqual"),
+    Member("greater", "kGreater"),
+    Member("greater_equal", "kGreaterEqual"),
+    Member("and", "kAnd"),
+    Member("or", "kOr"),
+    Member("xor", "kXor"),
+)

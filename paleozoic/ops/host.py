@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paleozoic.ops.enums import CppEnum, Member
+from paleozoic.ops.enums import TRUTH_OPS, CppEnum, Member
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, elements
 
 # The element types a tensor of the queue may have (TensorInfo.dtype), as numpy spells them.
@@ -66,7 +66,6 @@ HOST_ARGMAX = LayerKind(name="HostArgMax", template="host_argmax", binding="host
                         output_dtype=lambda a, _: "int64")
 
 
-
 @dataclass(frozen=True)
 class HostSelectAttrs:
     test: str                        # "nonzero" (a bool mask) or "isnan"
@@ -88,7 +87,6 @@ def host_select_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 # ONNX Where with a run-time condition (attention masks, softmax's NaN guard), on the host.
 HOST_SELECT = LayerKind(name="HostSelect", shape=host_select_shape, attrs=HostSelectAttrs,
                         fusible=False, host=True)
-
 
 
 @dataclass(frozen=True)
@@ -117,7 +115,6 @@ HOST_TOPK = LayerKind(name="HostTopK", template="host_topk", binding="host_topk"
                       output_dtype=lambda a, ins: "int64" if a["output"] == "indices" else ins[0])
 
 
-
 @dataclass(frozen=True)
 class HostWhereAttrs:
     shape: tuple[int, ...]           # the output shape: every input broadcast (numpy)
@@ -142,7 +139,6 @@ def host_where_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 HOST_WHERE = LayerKind(name="HostWhere", shape=host_where_shape, attrs=HostWhereAttrs, arity=None,
                        fusible=False, host=True,
                        output_dtype=lambda a, ins: ins[1] if len(ins) > 1 else "float32")
-
 
 
 @dataclass(frozen=True)
@@ -170,8 +166,6 @@ def host_gather_elements_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 HOST_GATHER_ELEMENTS = LayerKind(name="HostGatherElements", shape=host_gather_elements_shape,
                                  attrs=HostGatherElementsAttrs, arity=2, fusible=False, host=True,
                                  output_dtype=lambda a, ins: ins[0])
-
-
 
 
 @dataclass(frozen=True)
@@ -204,19 +198,10 @@ HOST_ARITH_OPS = CppEnum("HostArith", "", "host arithmetic op", (
     Member("div", "kDiv"),
     Member("mod", "kMod"),
     Member("fmod", "kFmod"),
-    Member("equal", "kEqual"),
-    Member("not_equal", "kNotEqual"),
-    Member("less", "kLess"),
-    Member("less_equal", "kLessEqual"),
-    Member("greater", "kGreater"),
-    Member("greater_equal", "kGreaterEqual"),
-    Member("and", "kAnd"),
-    Member("or", "kOr"),
-    Member("xor", "kXor"),
+    *TRUTH_OPS,
 ))
 # The HostArith ops whose result is a truth value.
-HOST_ARITH_BOOL_OPS = ("equal", "not_equal", "less", "less_equal", "greater",
-                       "greater_equal", "and", "or", "xor")
+HOST_ARITH_BOOL_OPS = tuple(m.value for m in TRUTH_OPS)
 
 
 @dataclass(frozen=True)

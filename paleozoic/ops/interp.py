@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paleozoic.ops.enums import CppEnum, Member
-from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, nchw_input
 
 # ONNX Resize: how an output pixel maps to the input (coordinate_transformation_mode) and
 # how nearest rounds (nearest_mode).
@@ -36,9 +36,7 @@ class InterpAttrs:
 
 
 def interp_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
-    (x,) = inputs
-    if len(x) != 4:
-        raise ShapeError(f"Interp needs an NCHW input, got shape {x}")
+    n, c, _, _ = nchw_input(inputs, "Interp")
     mode = attrs["mode"]
     if mode not in INTERP_MODES:
         raise ShapeError(f"Interp mode {mode!r} is not one of {INTERP_MODES}")
@@ -53,7 +51,7 @@ def interp_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     size = [int(d) for d in attrs["size"]]
     if len(size) != 2 or min(size) < 1:
         raise ShapeError(f"Interp size must be [out_h, out_w] >= 1, got {attrs['size']}")
-    return (x[0], x[1], size[0], size[1])
+    return (n, c, size[0], size[1])
 
 
 def interp_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:

@@ -161,5 +161,14 @@ class LayerKind:
         return build(name, *given, **self.runtime_attrs(attrs))
 
 
+def nchw_input(inputs: list[Shape], kind: str) -> tuple[int, int, int, int]:
+    """The one input of a kind that takes NCHW, or ShapeError."""
+    (x,) = inputs
+    if len(x) != 4:
+        raise ShapeError(f"{kind} needs an NCHW input, got shape {x}")
+    n, c, h, w = x
+    return n, c, h, w
+
+
 def elements(shape: Shape) -> int:
     return _elements(shape)

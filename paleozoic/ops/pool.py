@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
+from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, nchw_input
 
 
 @dataclass(frozen=True)
@@ -31,10 +31,7 @@ def pooled_size(size: int, kernel: int, stride: int, before: int, after: int,
 
 
 def pool_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
-    (x,) = inputs
-    if len(x) != 4:
-        raise ShapeError(f"Pool needs an NCHW input, got shape {x}")
-    n, c, h, w = x
+    n, c, h, w = nchw_input(inputs, "Pool")
     kh, kw = attrs["kernel"]
     sh, sw = attrs["stride"]
     top, bottom, left, right = attrs["pads"]
@@ -49,10 +46,8 @@ def pool_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:
 
 
 def global_pool_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
-    (x,) = inputs
-    if len(x) != 4:
-        raise ShapeError(f"GlobalAvgPool needs an NCHW input, got shape {x}")
-    return (x[0], x[1], 1, 1)
+    n, c, _, _ = nchw_input(inputs, "GlobalAvgPool")
+    return (n, c, 1, 1)
 
 
 def global_pool_ops(attrs: Attrs, inputs: list[Shape], out: Shape) -> int:

@@ -25,6 +25,7 @@ from typing import Any, Mapping, Protocol, Sequence
 import numpy as np
 
 from paleozoic.ir import LayerQueue
+from paleozoic.ir.file_format import format_problem
 from paleozoic.ir.plan import Precision
 
 SENSITIVITIES_FORMAT = "paleozoic-sensitivities"
@@ -106,12 +107,10 @@ class Sensitivities:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "sensitivities") -> Sensitivities:
-        if not isinstance(data, Mapping) or data.get("format") != SENSITIVITIES_FORMAT:
-            raise ValueError(f"{source}: not a Paleozoic sensitivities file (expected "
-                             f"\"format\": \"{SENSITIVITIES_FORMAT}\")")
-        if data.get("version") != SENSITIVITIES_VERSION:
-            raise ValueError(f"{source}: version {data.get('version')!r} is not supported "
-                             f"(this Paleozoic reads {SENSITIVITIES_VERSION})")
+        problem = format_problem(data, source, SENSITIVITIES_FORMAT, SENSITIVITIES_VERSION,
+                                 "sensitivities file")
+        if problem:
+            raise ValueError(problem)
         try:
             layers = {name: {Precision(p): v for p, v in row.items()}
                       for name, row in data.get("layers", {}).items()}

@@ -91,11 +91,14 @@ def _gelu_form(dpl: Dpl) -> dict[str, Any]:
     return p
 
 
-def _read_gelu(forms: Forms, found: Found, var_of: VarOf) -> Read | None:
-    if not constants_are(forms, found, var_of,
-                         {"root2": np.sqrt(2.0), "one": 1.0, "half": 0.5}):
-        return None
-    return {"x": var_of(found[forms.x])}, {}
+def _x_if_constants(expected: dict[str, float]) -> Callable[[Forms, Found, VarOf], Read | None]:
+    """A reader of a one-input form whose other operands must be these constants (else the
+    bindings are another computation of the same shape)."""
+    def read(forms: Forms, found: Found, var_of: VarOf) -> Read | None:
+        if not constants_are(forms, found, var_of, expected):
+            return None
+        return {"x": var_of(found[forms.x])}, {}
+    return read
 
 
 def _gelu_tanh_form(dpl: Dpl) -> dict[str, Any]:
@@ -114,15 +117,8 @@ def _gelu_tanh_form(dpl: Dpl) -> dict[str, Any]:
     return p
 
 
-def _read_gelu_tanh(forms: Forms, found: Found, var_of: VarOf) -> Read | None:
-    if not constants_are(forms, found, var_of, {"kappa": 0.044715, "beta": np.sqrt(2.0 / np.pi),
-                                                "one": 1.0, "half": 0.5}):
-        return None
-    return {"x": var_of(found[forms.x])}, {}
-
-
 @pattern_converter("gelu", form=_gelu_form, root="root", inner=("div", "erf", "add", "mul"),
-                   read=_read_gelu)
+                   read=_x_if_constants({"root2": np.sqrt(2.0), "one": 1.0, "half": 0.5}))
 def convert_gelu_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     """PyTorch's exact GELU, x * (1 + erf(x / sqrt 2)) * 0.5: one layer."""
     return unary(w, operands["x"], "gelu")
@@ -130,7 +126,9 @@ def convert_gelu_pattern(w: Walker, match: Match, operands: dict[str, Value]) ->
 
 @pattern_converter("gelu_tanh", form=_gelu_tanh_form, root="root",
                    inner=("square", "cube", "scaled_cube", "sum", "inner", "tanh", "plus_one",
-                          "times_x"), read=_read_gelu_tanh)
+                          "times_x"),
+                   read=_x_if_constants({"kappa": 0.044715, "beta": np.sqrt(2.0 / np.pi),
+                                         "one": 1.0, "half": 0.5}))
 def convert_gelu_tanh_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     """PyTorch's tanh GELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): one layer."""
     return unary(w, operands["x"], "gelu_tanh")

@@ -3,6 +3,7 @@ two activations or with per-channel constants, and Sum; CastLike."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -197,21 +198,14 @@ def _scale(w: Walker, act: Act, view: list[int] | None, alpha: np.ndarray, beta:
     return w.emit("Reshape", [out], {"shape": shape}, part=f"{part}_unview", main=False)
 
 
-@converter("relax.add")
-def convert_add(w: Walker, call: Any, args: list[Value]) -> Value:
-    return binary_layer(w, "add", *args)
+def _binary_converter(op: str) -> Callable[[Walker, Any, list[Value]], Value]:
+    def convert(w: Walker, call: Any, args: list[Value]) -> Value:
+        return binary_layer(w, op, *args)
+
+    convert.__name__ = f"convert_{op}"
+    return convert
 
 
-@converter("relax.subtract")
-def convert_subtract(w: Walker, call: Any, args: list[Value]) -> Value:
-    return binary_layer(w, "sub", *args)
-
-
-@converter("relax.multiply")
-def convert_multiply(w: Walker, call: Any, args: list[Value]) -> Value:
-    return binary_layer(w, "mul", *args)
-
-
-@converter("relax.divide")
-def convert_divide(w: Walker, call: Any, args: list[Value]) -> Value:
-    return binary_layer(w, "div", *args)
+for _relax_op, _op in (("relax.add", "add"), ("relax.subtract", "sub"),
+                       ("relax.multiply", "mul"), ("relax.divide", "div")):
+    converter(_relax_op)(_binary_converter(_op))

@@ -168,7 +168,6 @@ def _layer_norm_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> 
                       beta.value)
 
 
-
 def _instance_norm_form(dpl: Dpl) -> dict[str, Any]:
     """TVM's lowering of InstanceNormalization: (x - mean(x)) / sqrt(variance(x) + eps) over
     the axes after the channel, then its per-channel scale and bias (PyTorch exports
@@ -231,10 +230,15 @@ def _instance_norm(w: Walker, match: Match, operands: dict[str, Value]) -> Value
     if alpha is None or shift is None:
         raise w.fail("InstanceNormalization's scale and bias must be constants of one value "
                      "per channel")
-    if np.all(alpha == 1) and np.all(shift == 0):
-        return normed
-    return w.emit("Scale", [normed], {}, {"alpha": alpha, "beta": shift}, part="affine")
+    return _channel_affine(w, normed, alpha, shift)
 
+
+def _channel_affine(w: Walker, x: Act, alpha: np.ndarray, shift: np.ndarray) -> Act:
+    """A normalisation's per-channel scale and bias: a Scale layer, unless they are 1 and 0
+    (PyTorch's GroupNorm export)."""
+    if np.all(alpha == 1) and np.all(shift == 0):
+        return x
+    return w.emit("Scale", [x], {}, {"alpha": alpha, "beta": shift}, part="affine")
 
 
 @converter("relax.nn.group_norm")
@@ -262,9 +266,7 @@ def convert_group_norm(w: Walker, call: Any, args: list[Value]) -> Value:
         if bool(a.scale) else np.ones(channels, np.float32)
     shift = np.broadcast_to(np.asarray(beta.value, np.float32).reshape(-1), (channels,)) \
         if bool(a.center) else np.zeros(channels, np.float32)
-    if np.all(alpha == 1) and np.all(shift == 0):
-        return back
-    return w.emit("Scale", [back], {}, {"alpha": alpha, "beta": shift}, part="affine")
+    return _channel_affine(w, back, alpha, shift)
 
 
 @converter("relax.nn.batch_norm")

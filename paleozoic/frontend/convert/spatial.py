@@ -105,16 +105,24 @@ onnx_ops({
 })
 
 
-def _conv_geometry(w: Walker, call: Any, args: list[Value], what: str,
-                   kernel_layout: str) -> tuple[Act, Const, dict[str, Any]]:
-    """The activation, the constant weight and the attributes Conv and Deconv share."""
+def _conv_operands(w: Walker, call: Any, args: list[Value], what: str, data_layout: str,
+                   kernel_layout: str) -> tuple[Act, Const, Any]:
+    """A convolution's activation, constant weight and call attributes, in the layouts the
+    layers take."""
     x, weight = args
     if not isinstance(x, Act) or not isinstance(weight, Const):
         raise w.fail(f"{what} needs an activation input and a constant weight")
     a = call.attrs
-    if a.data_layout != "NCHW" or a.kernel_layout != kernel_layout:
+    if a.data_layout != data_layout or a.kernel_layout != kernel_layout:
         raise w.fail(f"{what} layout {a.data_layout}/{a.kernel_layout} is not "
-                     f"NCHW/{kernel_layout}")
+                     f"{data_layout}/{kernel_layout}")
+    return x, weight, a
+
+
+def _conv_geometry(w: Walker, call: Any, args: list[Value], what: str,
+                   kernel_layout: str) -> tuple[Act, Const, dict[str, Any]]:
+    """The activation, the constant weight and the attributes Conv and Deconv share."""
+    x, weight, a = _conv_operands(w, call, args, what, "NCHW", kernel_layout)
     top, left, bottom, right = ints(a.padding)
     kh, kw = weight.value.shape[2:]
     return x, weight, {"kernel": [int(kh), int(kw)], "stride": ints(a.strides),
@@ -144,13 +152,7 @@ def _conv1d_geometry(w: Walker, call: Any, args: list[Value], what: str,
                      kernel_layout: str) -> tuple[Act, Any, dict[str, Any]]:
     """The 2-D input, weight ([O, I, 1, K] or [I, O, 1, K]) and attributes of a 1-D
     convolution or transposed convolution."""
-    x, weight = args
-    if not isinstance(x, Act) or not isinstance(weight, Const):
-        raise w.fail(f"{what} needs an activation input and a constant weight")
-    a = call.attrs
-    if a.data_layout != "NCW" or a.kernel_layout != kernel_layout:
-        raise w.fail(f"{what} layout {a.data_layout}/{a.kernel_layout} is not "
-                     f"NCW/{kernel_layout}")
+    x, weight, a = _conv_operands(w, call, args, what, "NCW", kernel_layout)
     left, right = ints(a.padding)
     (stride,), (dilation,) = ints(a.strides), ints(a.dilation)
     o, i, k = weight.value.shape
