@@ -10,6 +10,7 @@ mean do not cancel as E[x^2] - E[x]^2 would; no new layer kind is needed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -112,89 +113,46 @@ def layer_norm(w: Walker, x: Act, axes: list[int], epsilon: float,
                   {"gamma": full(gamma, "scale"), "beta": full(beta, "bias")})
 
 
-def _layer_norm_form(dpl: Dpl) -> dict[str, Any]:
-    """A decomposed LayerNormalization (paddle2onnx, PyTorch before opset 17): d = x -
-    mean(x); d / sqrt(mean(d ** 2) + eps) (the square as d ** 2 or d * d), optionally *
-    gamma + beta."""
-    p = {name: dpl.wildcard() for name in ("x", "two", "eps", "gamma", "beta")}
-    p["mean"] = dpl.is_op("relax.mean")(p["x"])
-    p["centred"] = dpl.is_op("relax.subtract")(p["x"], p["mean"])
-    p["square"] = (dpl.is_op("relax.power")(p["centred"], p["two"])
-                   | dpl.is_op("relax.multiply")(p["centred"], p["centred"]))
-    p["var"] = dpl.is_op("relax.mean")(p["square"])
-    p["var_eps"] = dpl.either("relax.add", p["var"], p["eps"])
-    p["sqrt"] = dpl.is_op("relax.sqrt")(p["var_eps"])
-    p["norm"] = dpl.is_op("relax.divide")(p["centred"], p["sqrt"])
-    p["scaled"] = dpl.either("relax.multiply", p["norm"], p["gamma"])
-    p["affine"] = dpl.either("relax.add", p["scaled"], p["beta"])
-    return p
+def _normalisation_form(decomposed: bool) -> Callable[[Dpl], dict[str, Any]]:
+    """(x - mean(x)) / sqrt(var + eps), optionally * gamma + beta. `decomposed`: var is
+    mean((x - mean(x)) ** 2), the square as d ** 2 or d * d (exporters that decompose
+    LayerNormalization: paddle2onnx, PyTorch before opset 17); else variance(x), TVM's
+    lowering of InstanceNormalization over the axes after the channel, before its
+    per-channel scale and bias (PyTorch exports GroupNorm as Reshape to [N, G, -1], this
+    with a unit scale and zero bias, Reshape back, Mul, Add)."""
+    def form(dpl: Dpl) -> dict[str, Any]:
+        p = {name: dpl.wildcard() for name in ("x", "two", "eps", "gamma", "beta")}
+        p["mean"] = dpl.is_op("relax.mean")(p["x"])
+        p["centred"] = dpl.is_op("relax.subtract")(p["x"], p["mean"])
+        if decomposed:
+            p["square"] = (dpl.is_op("relax.power")(p["centred"], p["two"])
+                           | dpl.is_op("relax.multiply")(p["centred"], p["centred"]))
+            p["var"] = dpl.is_op("relax.mean")(p["square"])
+        else:
+            p["var"] = dpl.is_op("relax.variance")(p["x"])
+        p["var_eps"] = dpl.either("relax.add", p["var"], p["eps"])
+        p["sqrt"] = dpl.is_op("relax.sqrt")(p["var_eps"])
+        p["norm"] = dpl.is_op("relax.divide")(p["centred"], p["sqrt"])
+        p["scaled"] = dpl.either("relax.multiply", p["norm"], p["gamma"])
+        p["affine"] = dpl.either("relax.add", p["scaled"], p["beta"])
+        return p
+    return form
 
 
-def _layer_norm_reader(affine: bool) -> Any:
+def _normalisation_reader(affine: bool, relax_eps: bool = False
+                          ) -> Callable[[Forms, Found, VarOf], Read | None]:
+    """The mean and the variance over one run of axes, kept; a square by 2; epsilon a
+    scalar constant (`relax_eps`: also a Relax constant, as TVM writes
+    InstanceNormalization's). The converters check the axes."""
     def read(forms: Forms, found: Found, var_of: VarOf) -> Read | None:
-        means = [found[forms.mean].attrs, found[forms.var].attrs]
-        if not all(m.keepdims for m in means) or ints(means[0].axis or []) != \
-                ints(means[1].axis or []) or not means[0].axis:
-            return None
-        if forms.two in found and not constants_are(forms, found, var_of, {"two": 2.0}):
-            return None
-        eps = forms.constant(var_of(found[forms.eps]))
-        if eps is None or np.size(eps) != 1:
-            return None
-        operands = {"x": var_of(found[forms.x])}
-        if affine:
-            operands.update(gamma=var_of(found[forms.gamma]), beta=var_of(found[forms.beta]))
-        return operands, {"axes": ints(means[0].axis),
-                          "epsilon": float(np.asarray(eps).reshape(-1)[0])}
-    return read
-
-
-_LN_INNER = ("mean", "centred", "square", "var", "var_eps", "sqrt")
-
-
-@pattern_converter("layer_norm_affine", form=_layer_norm_form, root="affine",
-                   inner=(*_LN_INNER, "norm", "scaled"), read=_layer_norm_reader(affine=True))
-@pattern_converter("layer_norm", form=_layer_norm_form, root="norm", inner=_LN_INNER,
-                   read=_layer_norm_reader(affine=False))
-def _layer_norm_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
-    """A decomposed LayerNorm (_layer_norm_form), with its affine terms when the match has them;
-    gamma and beta must then be constants that broadcast to the normalised shape."""
-    x = act_of(w, operands["x"])
-    gamma, beta = operands.get("gamma", Const(np.float32(1))), \
-        operands.get("beta", Const(np.float32(0)))
-    if not isinstance(gamma, Const) or not isinstance(beta, Const):
-        raise w.fail("a decomposed LayerNorm's scale and bias must be constants")
-    return layer_norm(w, x, match.attrs["axes"], match.attrs["epsilon"], gamma.value,
-                      beta.value)
-
-
-def _instance_norm_form(dpl: Dpl) -> dict[str, Any]:
-    """TVM's lowering of InstanceNormalization: (x - mean(x)) / sqrt(variance(x) + eps) over
-    the axes after the channel, then its per-channel scale and bias (PyTorch exports
-    GroupNorm as Reshape to [N, G, -1], this with a unit scale and zero bias, Reshape back,
-    Mul, Add)."""
-    p = {name: dpl.wildcard() for name in ("x", "eps", "gamma", "beta")}
-    p["mean"] = dpl.is_op("relax.mean")(p["x"])
-    p["var"] = dpl.is_op("relax.variance")(p["x"])
-    p["var_eps"] = dpl.either("relax.add", p["var"], p["eps"])
-    p["sqrt"] = dpl.is_op("relax.sqrt")(p["var_eps"])
-    p["centred"] = dpl.is_op("relax.subtract")(p["x"], p["mean"])
-    p["norm"] = dpl.is_op("relax.divide")(p["centred"], p["sqrt"])
-    p["scaled"] = dpl.either("relax.multiply", p["norm"], p["gamma"])
-    p["affine"] = dpl.either("relax.add", p["scaled"], p["beta"])
-    return p
-
-
-def _instance_norm_reader(affine: bool) -> Any:
-    def read(forms: Forms, found: Found, var_of: VarOf) -> Read | None:
-        """The mean and the variance over one run of axes, kept; epsilon a scalar
-        constant. The converter checks the axes are the ones after the channel axis."""
         mean, var = found[forms.mean].attrs, found[forms.var].attrs
         axes = ints(mean.axis or [])
         if not (mean.keepdims and var.keepdims and axes and axes == ints(var.axis or [])):
             return None
+        if forms.two in found and not constants_are(forms, found, var_of, {"two": 2.0}):
+            return None
         eps = forms.constant(var_of(found[forms.eps]))
-        if eps is None:  # TVM writes InstanceNormalization's epsilon as a Relax constant
+        if eps is None and relax_eps:
             eps = constant_value(found[forms.eps])
         if eps is None or np.size(eps) != 1:
             return None
@@ -205,13 +163,37 @@ def _instance_norm_reader(affine: bool) -> Any:
     return read
 
 
+_LAYER_NORM_FORM = _normalisation_form(decomposed=True)
+_INSTANCE_NORM_FORM = _normalisation_form(decomposed=False)
+
+
+_LN_INNER = ("mean", "centred", "square", "var", "var_eps", "sqrt")
+
+
+@pattern_converter("layer_norm_affine", form=_LAYER_NORM_FORM, root="affine",
+                   inner=(*_LN_INNER, "norm", "scaled"), read=_normalisation_reader(affine=True))
+@pattern_converter("layer_norm", form=_LAYER_NORM_FORM, root="norm", inner=_LN_INNER,
+                   read=_normalisation_reader(affine=False))
+def _layer_norm_pattern(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
+    """A decomposed LayerNorm (_normalisation_form), with its affine terms when the match has them;
+    gamma and beta must then be constants that broadcast to the normalised shape."""
+    x = act_of(w, operands["x"])
+    gamma, beta = operands.get("gamma", Const(np.float32(1))), \
+        operands.get("beta", Const(np.float32(0)))
+    if not isinstance(gamma, Const) or not isinstance(beta, Const):
+        raise w.fail("a decomposed LayerNorm's scale and bias must be constants")
+    return layer_norm(w, x, match.attrs["axes"], match.attrs["epsilon"], gamma.value,
+                      beta.value)
+
+
 _IN_INNER = ("mean", "var", "var_eps", "sqrt", "centred")
 
 
-@pattern_converter("instance_norm_affine", form=_instance_norm_form, root="affine",
-                   inner=(*_IN_INNER, "norm", "scaled"), read=_instance_norm_reader(affine=True))
-@pattern_converter("instance_norm", form=_instance_norm_form, root="norm", inner=_IN_INNER,
-                   read=_instance_norm_reader(affine=False))
+@pattern_converter("instance_norm_affine", form=_INSTANCE_NORM_FORM, root="affine",
+                   inner=(*_IN_INNER, "norm", "scaled"),
+                   read=_normalisation_reader(affine=True, relax_eps=True))
+@pattern_converter("instance_norm", form=_INSTANCE_NORM_FORM, root="norm", inner=_IN_INNER,
+                   read=_normalisation_reader(affine=False, relax_eps=True))
 def _instance_norm(w: Walker, match: Match, operands: dict[str, Value]) -> Value:
     """TVM's InstanceNormalization, normalised over every axis after the channel axis; its
     scale and bias a Scale layer unless they are 1 and 0 (PyTorch's GroupNorm export)."""
