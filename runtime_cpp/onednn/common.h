@@ -1,5 +1,6 @@
-// What both halves of the oneDNN SDK (backend.cpp: fp32; quantized.cpp: fp16 and int8)
-// share: one CPU engine, and the op's MP as the thread count its primitives run on.
+// What both halves of the oneDNN SDK (fp32: backend.cpp and the files it dispatches to;
+// quantized.cpp: fp16 and int8) share: one CPU engine, and the op's MP as the thread count
+// its primitives run on.
 #ifndef PZ_ONEDNN_COMMON_H_
 #define PZ_ONEDNN_COMMON_H_
 

@@ -803,7 +803,7 @@ std::unique_ptr<ConvertingOp> makeConvertingConv(const OpDesc& d,
         bias ? memory::desc({out[1]}, DT::f32, Tag::a) : memory::desc(), dst, {c.sh, c.sw},
         {c.dh - 1, c.dw - 1}, {c.pt, c.pl}, {c.pb, c.pr}, attrOf(int8, mask, p, requant != 0));
   };
-  // Chain inputs of the output's shape get the convolution's own layout (as backend.cpp).
+  // Chain inputs of the output's shape get the convolution's own layout (as makeConv's).
   const memory::desc layout = convPd(any(dst_user), ChainPostOps()).dst_desc();
   const std::vector<OpDesc> ops = asFloat(chain);
   ChainPostOps post = fp32.post_ops(pointers(ops), &layout);
