@@ -28,18 +28,27 @@ namespace onednn {
 // vcvtps2ph with round to nearest even gives numerics::floatToHalf's bits (subnormals kept,
 // overflow to inf, NaN quieted with its top payload bits), vcvtph2ps halfToFloat's.
 #if defined(__AVX512F__)
-inline __m512 loadHalf16(const std::uint16_t* p) {
+inline __m512 load16(const std::uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
+inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
 #endif
+
+// A row of `n` values: sixteen at a time through row.put where AVX-512 allows, the rest one
+// by one through `one`.
+template <typename Row, typename One, typename In, typename Out>
+inline void convertRow(const In* in, Out* out, long long n, [[maybe_unused]] const Row& row,
+                       One one) {
+  long long i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16) row.put(load16(in + i), out + i);
+#endif
+  for (; i < n; ++i) out[i] = one(in[i]);
+}
 
 struct EncodeRow {
   void operator()(const float* in, std::uint16_t* out, long long n) const {
-    long long i = 0;
-#if defined(__AVX512F__)
-    for (; i + 16 <= n; i += 16) put(_mm512_loadu_ps(in + i), out + i);
-#endif
-    for (; i < n; ++i) out[i] = numerics::floatToHalf(in[i]);
+    convertRow(in, out, n, *this, [](float x) { return numerics::floatToHalf(x); });
   }
 #if defined(__AVX512F__)
   void put(__m512 x, std::uint16_t* out) const {
@@ -51,11 +60,7 @@ struct EncodeRow {
 
 struct DecodeRow {
   void operator()(const std::uint16_t* in, float* out, long long n) const {
-    long long i = 0;
-#if defined(__AVX512F__)
-    for (; i + 16 <= n; i += 16) put(loadHalf16(in + i), out + i);
-#endif
-    for (; i < n; ++i) out[i] = numerics::halfToFloat(in[i]);
+    convertRow(in, out, n, *this, [](std::uint16_t h) { return numerics::halfToFloat(h); });
   }
 #if defined(__AVX512F__)
   void put(__m512 x, float* out) const { _mm512_storeu_ps(out, x); }
@@ -67,11 +72,9 @@ struct DecodeRow {
 struct QuantizeRow {
   double k;
   void operator()(const std::uint16_t* in, std::int8_t* out, long long n) const {
-    long long i = 0;
-#if defined(__AVX512F__)
-    for (; i + 16 <= n; i += 16) put(loadHalf16(in + i), out + i);
-#endif
-    for (; i < n; ++i) out[i] = numerics::quantize(numerics::halfToFloat(in[i]), k);
+    convertRow(in, out, n, *this, [k = k](std::uint16_t h) {
+      return numerics::quantize(numerics::halfToFloat(h), k);
+    });
   }
 #if defined(__AVX512F__)
   __m256i eight(__m256 x) const {
@@ -95,11 +98,7 @@ struct QuantizeRow {
 struct QuantizeFloatRow {
   QuantizeRow q;
   void operator()(const float* in, std::int8_t* out, long long n) const {
-    long long i = 0;
-#if defined(__AVX512F__)
-    for (; i + 16 <= n; i += 16) q.put(_mm512_loadu_ps(in + i), out + i);
-#endif
-    for (; i < n; ++i) out[i] = numerics::quantize(in[i], q.k);
+    convertRow(in, out, n, q, [k = q.k](float x) { return numerics::quantize(x, k); });
   }
 };
 
@@ -179,7 +178,7 @@ void toChannelsLast(const std::uint16_t* in, Out* out, const Planes& p, int thre
 #if defined(__AVX512F__)
     for (; cw == 16 && j0 + 16 <= sw; j0 += 16) {
       __m512 r[16];
-      for (int k = 0; k < 16; ++k) r[k] = loadHalf16(src + k * p.s + j0);
+      for (int k = 0; k < 16; ++k) r[k] = load16(src + k * p.s + j0);
       transpose16(r);
       for (int j = 0; j < 16; ++j) row.put(r[j], dst + (j0 + j) * p.c);
     }

@@ -3,11 +3,24 @@
 #include "heads.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace pz_mock {
 namespace onednn {
 
 namespace {
+
+// One primitive from the op's input to its output (the caller's dense buffers, in the
+// layouts `src` and `dst` inside), with the chain's post-ops' operands between.
+std::unique_ptr<DnnlOp> srcToDst(dnnl::primitive prim, const OpDesc& d, const memory::desc& src,
+                                 const memory::desc& dst, const PostOps& post, int threads) {
+  auto op = std::make_unique<DnnlOp>(threads);
+  op->prim_ = std::move(prim);
+  op->addPort(true, DNNL_ARG_SRC, plain(d.inputs[0].dims), src);
+  bindPostOps(*op, post);
+  op->addPort(false, DNNL_ARG_DST, plain(d.outputs[0].dims), dst);
+  return op;
+}
 
 // An average over a whole H x W plane (global average pooling, ReduceMean over H and W) in
 // two pooling stages, the mean of each row and then of the row means: oneDNN sums a window
@@ -80,12 +93,7 @@ std::unique_ptr<DnnlOp> makePool(const OpDesc& d, const PostOps& post, int threa
   const dnnl::pooling_forward::primitive_desc pd(
       cpuEngine(), dnnl::prop_kind::forward_inference, alg, src, dst, {p.sh, p.sw},
       {p.kh, p.kw}, {p.dh - 1, p.dw - 1}, {p.pt, p.pl}, {pb, pr}, attrOf(post));
-  auto op = std::make_unique<DnnlOp>(threads);
-  op->prim_ = dnnl::pooling_forward(pd);
-  op->addPort(true, DNNL_ARG_SRC, plain(in), src);
-  bindPostOps(*op, post);
-  op->addPort(false, DNNL_ARG_DST, plain(out), dst);
-  return op;
+  return srcToDst(dnnl::pooling_forward(pd), d, src, dst, post, threads);
 }
 
 // Resize of H and W as oneDNN's resampling, where its coordinates are ONNX's: bilinear with
@@ -117,12 +125,7 @@ std::unique_ptr<DnnlOp> makeResample(const OpDesc& d, const PostOps& post, int t
   const memory::desc src = act(in, cl), dst = act(out, cl);
   const dnnl::resampling_forward::primitive_desc pd(
       cpuEngine(), dnnl::prop_kind::forward_inference, alg, src, dst, attrOf(post));
-  auto op = std::make_unique<DnnlOp>(threads);
-  op->prim_ = dnnl::resampling_forward(pd);
-  op->addPort(true, DNNL_ARG_SRC, plain(in), src);
-  bindPostOps(*op, post);
-  op->addPort(false, DNNL_ARG_DST, plain(out), dst);
-  return op;
+  return srcToDst(dnnl::resampling_forward(pd), d, src, dst, post, threads);
 }
 
 // Cross-channel LRN with the mock's divisor (size for V3, and for V1 while the window fits
@@ -135,16 +138,12 @@ std::unique_ptr<DnnlOp> makeLrn(const OpDesc& d, int threads) {
   if (in.size() != 4 || p.size % 2 == 0 || p.type == CNML_LRN_V2 ||
       (p.type == CNML_LRN_V1 && p.size > 2 * in[1] - 1))
     return nullptr;
-  const memory::desc user = plain(in), inner(plain(in).get_dims(), DT::f32, Tag::acdb);
+  const memory::desc inner(plain(in).get_dims(), DT::f32, Tag::acdb);
   const dnnl::lrn_forward::primitive_desc pd(
       cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::lrn_across_channels,
       inner, inner, p.size, static_cast<float>(p.alpha), static_cast<float>(p.beta),
       static_cast<float>(p.k));
-  auto op = std::make_unique<DnnlOp>(threads);
-  op->prim_ = dnnl::lrn_forward(pd);
-  op->addPort(true, DNNL_ARG_SRC, user, pd.src_desc());
-  op->addPort(false, DNNL_ARG_DST, user, pd.dst_desc());
-  return op;
+  return srcToDst(dnnl::lrn_forward(pd), d, pd.src_desc(), pd.dst_desc(), PostOps(), threads);
 }
 
 }  // namespace onednn

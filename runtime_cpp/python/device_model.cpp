@@ -155,12 +155,6 @@ py::array_t<double> costTable(const std::vector<pz::Layer*>& layers,
   return table;
 }
 
-std::vector<pz::Layer*> layerPtrs(const std::vector<LayerRef>& layers) {
-  std::vector<pz::Layer*> ptrs;
-  for (const auto& l : layers) ptrs.push_back(l.layer);
-  return ptrs;
-}
-
 std::vector<pz::Tensor*> blockOutputs(const std::vector<pz::Layer*>& layers,
                                       const std::optional<std::vector<TensorRef>>& outputs) {
   if (!outputs) return defaultOutputs(layers);

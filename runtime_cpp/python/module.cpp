@@ -28,6 +28,12 @@ std::shared_ptr<pz::Device> sharedDevice() {
   return device;
 }
 
+std::vector<pz::Layer*> layerPtrs(const std::vector<LayerRef>& layers) {
+  std::vector<pz::Layer*> ptrs;
+  for (const auto& l : layers) ptrs.push_back(l.layer);
+  return ptrs;
+}
+
 pz::Shape toShape(const std::vector<int>& v) { return pz::Shape(v.begin(), v.end()); }
 
 py::tuple shapeTuple(const pz::Shape& s) {
@@ -56,9 +62,8 @@ std::map<std::string, pz::Precision> parsePrecisions(
 BlockRef addBlock(py::object self, const std::string& name, bool fuse, int mp,
                   const std::vector<LayerRef>& layers, const std::string& precision,
                   const std::map<std::string, std::string>& layer_precision) {
-  std::vector<pz::Layer*> ptrs;
-  for (const auto& l : layers) ptrs.push_back(l.layer);
-  return BlockRef{&sessionOf(self).addBlock(name, fuse, mp, ptrs, parsePrecision(precision),
+  return BlockRef{&sessionOf(self).addBlock(name, fuse, mp, layerPtrs(layers),
+                                            parsePrecision(precision),
                                             parsePrecisions(layer_precision)),
                   self};
 }
