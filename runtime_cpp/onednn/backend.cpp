@@ -34,91 +34,138 @@ bool wholeOperand(const PostOps& post, const Dims& out) {
   return false;
 }
 
+using Chain = std::vector<const OpDesc*>;
+
 // `b.cl`: layout-agnostic heads over channels-last activations (chain inputs of the
-// output's shape included); the others ignore it. `b.over`: convolutions, and binaries
-// over their first source.
-std::unique_ptr<DnnlOp> makeHead(const std::vector<const OpDesc*>& chain, int threads,
-                                 const Build& b = {}) {
+// output's shape included); the others ignore it. `b.over`: the chain input the output
+// overwrites (HeadKind::over).
+std::unique_ptr<DnnlOp> makeHead(const Chain& chain, int threads, const Build& b = {});
+
+// What the fp32 path does with an op kind at the head of a chain, in one place (headKind).
+struct HeadKind {
+  // The head's DnnlOp from the chain and its post-ops; null: the mock's kernels compute.
+  using Make = std::unique_ptr<DnnlOp> (*)(const Chain& chain, const PostOps& post,
+                                           int threads, const Build& b);
+  // What a chain may append after the head: nothing, the ops post-ops compute
+  // (backendCanAppend, canPost), or more reshapes and transposes (one reorder).
+  enum Follows { kNothing, kPostOps, kLayoutOps };
+  // Which chain input the output may overwrite (Build::over): none; a residual add's (as a
+  // sum post-op); the first source, of the destination's dims and layout (oneDNN's binary
+  // may write over src0).
+  enum Over { kNoInput, kResidual, kFirstSource };
+
+  Make make = nullptr;
+  Follows follows = kNothing;
+  // Its kernels take any layout of its NCHW activations: inside a fusion it adopts the
+  // channels last its producer's convolution hands over instead of a round trip through
+  // the dense layout (VGG-19: 3 of its 88 ms were the reorders around its pools).
+  bool agnostic = false;
+  Over over = kNoInput;
+};
+
+// A head that computes only alone (no post-ops), from its op.
+template <std::unique_ptr<DnnlOp> (*F)(const OpDesc&, int)>
+std::unique_ptr<DnnlOp> alone(const Chain& chain, const PostOps&, int threads, const Build&) {
+  return chain.size() == 1 ? F(*chain.front(), threads) : nullptr;
+}
+template <std::unique_ptr<DnnlOp> (*F)(const OpDesc&, int, bool)>
+std::unique_ptr<DnnlOp> aloneAnyLayout(const Chain& chain, const PostOps&, int threads,
+                                       const Build& b) {
+  return chain.size() == 1 ? F(*chain.front(), threads, b.cl) : nullptr;
+}
+// A head whose primitive takes the chain's post-ops.
+template <std::unique_ptr<DnnlOp> (*F)(const OpDesc&, const PostOps&, int, bool)>
+std::unique_ptr<DnnlOp> withPostOps(const Chain& chain, const PostOps& post, int threads,
+                                    const Build& b) {
+  return F(*chain.front(), post, threads, b.cl);
+}
+
+std::unique_ptr<DnnlOp> eltwiseHead(const Chain& chain, const PostOps& post, int threads,
+                                    const Build& b) {
+  return makeEltwise(*chain.front(), post, threads, b.cl);
+}
+
+std::unique_ptr<DnnlOp> convHead(const Chain& chain, const PostOps&, int threads,
+                                 const Build& b) {
+  return makeConv(*chain.front(), chain, threads, b.over);
+}
+
+std::unique_ptr<DnnlOp> mlpHead(const Chain& chain, const PostOps&, int threads, const Build&) {
+  return makeMlp(*chain.front(), chain, threads);
+}
+
+// oneDNN 3.2's pooling kernel in the dense NCHW layout gets a per-element binary post-op
+// wrong (a residual add read at the wrong offsets; per-channel operands and eltwise
+// post-ops are right): such a chain pools in channels last.
+std::unique_ptr<DnnlOp> poolHead(const Chain& chain, const PostOps& post, int threads,
+                                 const Build& b) {
   const OpDesc& d = *chain.front();
-  const bool cl = b.cl;
-  const bool conv = d.kind == OpKind::kConv || d.kind == OpKind::kConvGroup;
-  // In place: a convolution's residual add, or a binary over its first source (oneDNN's
-  // binary may write over src0, which has the destination's dims and layout).
-  const bool binary = d.kind == OpKind::kAdd || d.kind == OpKind::kBinary;
-  if (b.over >= 0 && !conv && !(binary && b.over == 0 && d.inputs[0].dims == d.outputs[0].dims))
-    return nullptr;
-  if (movesData(d.kind)) return makeLayoutChain(chain, threads, cl);  // no post-ops
+  if (!b.cl && wholeOperand(post, d.outputs[0].dims)) {
+    if (d.outputs[0].dims.size() != 4) return nullptr;
+    return makeHead(chain, threads, Build{true, b.over});
+  }
+  return makePool(d, post, threads, b.cl);
+}
+
+std::unique_ptr<DnnlOp> layoutHead(const Chain& chain, const PostOps&, int threads,
+                                   const Build& b) {
+  return makeLayoutChain(chain, threads, b.cl);
+}
+
+// Kinds left out compute on the mock's kernels (README: oneDNN backend).
+HeadKind headKind(OpKind kind) {
+  using K = HeadKind;
+  switch (kind) {
+    case OpKind::kConv:
+    case OpKind::kConvGroup: return {convHead, K::kPostOps, false, K::kResidual};
+    case OpKind::kMlp: return {mlpHead, K::kPostOps};
+    case OpKind::kPool: return {poolHead, K::kPostOps, true};
+    case OpKind::kActive:
+    case OpKind::kUnary: return {eltwiseHead, K::kPostOps, true};
+    case OpKind::kInterp:
+    case OpKind::kNearestNeighbor: return {withPostOps<makeResample>, K::kPostOps, true};
+    case OpKind::kAdd:
+    case OpKind::kBinary: return {withPostOps<makeBinary>, K::kPostOps, true, K::kFirstSource};
+    case OpKind::kBatchNorm:
+    case OpKind::kScale: return {withPostOps<makeBinary>, K::kPostOps, true};
+    case OpKind::kReshape:
+    case OpKind::kTranspose: return {layoutHead, K::kLayoutOps};
+    case OpKind::kSoftmax: return {alone<makeSoftmax>};
+    case OpKind::kConcat: return {aloneAnyLayout<makeConcat>, K::kNothing, true};
+    case OpKind::kLayerNorm: return {alone<makeLayerNorm>};
+    case OpKind::kBatchDot: return {alone<makeBatchDot>};
+    case OpKind::kSlice: return {aloneAnyLayout<makeSlice>, K::kNothing, true};
+    case OpKind::kDeconv:
+    case OpKind::kDeconvGroup: return {alone<makeDeconv>};
+    case OpKind::kPrelu: return {alone<makePrelu>};
+    case OpKind::kLrn: return {alone<makeLrn>};
+    case OpKind::kRnn: return {alone<makeRnn>};
+    default: return {};
+  }
+}
+
+std::unique_ptr<DnnlOp> makeHead(const Chain& chain, int threads, const Build& b) {
+  const OpDesc& d = *chain.front();
+  const HeadKind kind = headKind(d.kind);
+  const bool over_first = kind.over == HeadKind::kFirstSource && b.over == 0 &&
+                          d.inputs[0].dims == d.outputs[0].dims;
+  if (b.over >= 0 && kind.over != HeadKind::kResidual && !over_first) return nullptr;
+  if (kind.follows == HeadKind::kLayoutOps) return kind.make(chain, PostOps(), threads, b);
   const memory::desc out_cl = act(chain.back()->outputs[0].dims, true);
   Eltwise gate;
   const std::size_t gated = gateAt(chain, 0, &gate);
-  const PostOps post = postOpsOf(chain, cl ? &out_cl : nullptr, gated ? gated : 1);
-  if (gated) return makeEltwise(d, post, threads, cl, &gate);
-  const bool alone = chain.size() == 1;
-  switch (d.kind) {
-    case OpKind::kConv:
-    case OpKind::kConvGroup: return makeConv(d, chain, threads, b.over);
-    case OpKind::kMlp: return makeMlp(d, chain, threads);
-    case OpKind::kPool:
-      // oneDNN 3.2's pooling kernel in the dense NCHW layout gets a per-element binary
-      // post-op wrong (a residual add read at the wrong offsets; per-channel operands and
-      // eltwise post-ops are right): such a chain pools in channels last.
-      if (!cl && wholeOperand(post, d.outputs[0].dims)) {
-        if (d.outputs[0].dims.size() != 4) return nullptr;
-        return makeHead(chain, threads, Build{true, b.over});
-      }
-      return makePool(d, post, threads, cl);
-    case OpKind::kActive:
-    case OpKind::kUnary: return makeEltwise(d, post, threads, cl);
-    case OpKind::kInterp:
-    case OpKind::kNearestNeighbor: return makeResample(d, post, threads, cl);
-    case OpKind::kAdd:
-    case OpKind::kBinary:
-    case OpKind::kBatchNorm:
-    case OpKind::kScale: return makeBinary(d, post, threads, cl);
-    case OpKind::kSoftmax: return alone ? makeSoftmax(d, threads) : nullptr;
-    case OpKind::kConcat: return alone ? makeConcat(d, threads, cl) : nullptr;
-    case OpKind::kLayerNorm: return alone ? makeLayerNorm(d, threads) : nullptr;
-    case OpKind::kBatchDot: return alone ? makeBatchDot(d, threads) : nullptr;
-    case OpKind::kSlice: return alone ? makeSlice(d, threads, cl) : nullptr;
-    case OpKind::kDeconv:
-    case OpKind::kDeconvGroup: return alone ? makeDeconv(d, threads) : nullptr;
-    case OpKind::kPrelu: return alone ? makePrelu(d, threads) : nullptr;
-    case OpKind::kLrn: return alone ? makeLrn(d, threads) : nullptr;
-    case OpKind::kRnn: return alone ? makeRnn(d, threads) : nullptr;
-    default: return nullptr;  // the mock's kernels (README: oneDNN backend)
-  }
+  const PostOps post = postOpsOf(chain, b.cl ? &out_cl : nullptr, gated ? gated : 1);
+  if (gated) return makeEltwise(d, post, threads, b.cl, &gate);
+  return kind.make ? kind.make(chain, post, threads, b) : nullptr;
 }
 
-bool isHead(OpKind kind) {
-  switch (kind) {
-    case OpKind::kConv:
-    case OpKind::kConvGroup:
-    case OpKind::kMlp:
-    case OpKind::kPool:
-    case OpKind::kActive:
-    case OpKind::kUnary:
-    case OpKind::kAdd:
-    case OpKind::kBinary:
-    case OpKind::kBatchNorm:
-    case OpKind::kScale:
-    case OpKind::kInterp:
-    case OpKind::kNearestNeighbor: return true;
-    default: return false;
-  }
-}
-
-// Ops whose kernels take any layout of their NCHW activations (the heads but convolution
-// and inner product, and concat): inside a fusion they adopt the channels last their
-// producer's convolution hands over instead of a round trip through the dense layout
-// (VGG-19: 3 of its 88 ms were the reorders around its pools).
-bool layoutAgnostic(const std::vector<const OpDesc*>& chain) {
+// Whether the chain's head takes the channels last a fusion's convolutions hand over
+// (HeadKind::agnostic), over 4-D activations.
+bool layoutAgnostic(const Chain& chain) {
   const OpDesc& d = *chain.front();
-  if (movesData(d.kind)) return d.inputs[0].dims.size() == 4;  // reads any 4-D layout
-  const bool weighted = d.kind == OpKind::kConv || d.kind == OpKind::kConvGroup ||
-                        d.kind == OpKind::kMlp;
-  return ((isHead(d.kind) && !weighted) || d.kind == OpKind::kConcat ||
-          d.kind == OpKind::kSlice) &&
-         d.outputs.size() == 1 && d.outputs[0].dims.size() == 4 &&
+  const HeadKind kind = headKind(d.kind);
+  if (kind.follows == HeadKind::kLayoutOps) return d.inputs[0].dims.size() == 4;
+  return kind.agnostic && d.outputs.size() == 1 && d.outputs[0].dims.size() == 4 &&
          d.inputs[0].dims.size() == 4;
 }
 
@@ -245,15 +292,16 @@ std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain
 
 bool backendCanAppend(const std::vector<const OpDesc*>& chain, const OpDesc& next) {
   if (sparseTakes(*chain.front())) return false;  // its post-ops run apart
-  if (movesData(chain.front()->kind)) {  // one reorder, while the views compose
-    if (!movesData(next.kind)) return false;
+  const HeadKind::Follows follows = headKind(chain.front()->kind).follows;
+  if (follows == HeadKind::kLayoutOps) {  // one reorder, while the views compose
+    if (headKind(next.kind).follows != HeadKind::kLayoutOps) return false;
     std::vector<const OpDesc*> longer = chain;
     longer.push_back(&next);
     memory::desc src, dst;
     return layoutViews(longer, plain(chain.front()->inputs[0].dims),
                        plain(next.outputs[0].dims), &src, &dst);
   }
-  if (!isHead(chain.front()->kind)) return false;
+  if (follows != HeadKind::kPostOps) return false;
   if (chain.front()->kind == OpKind::kMlp && chain.front()->outputs[0].dims.size() != 2)
     return false;
   // A value computed inside the chain before its last op: only a gate's Mul reads one.

@@ -40,7 +40,6 @@ std::unique_ptr<DnnlOp> makeSoftmax(const OpDesc& d, int threads);
 std::unique_ptr<DnnlOp> makeLayerNorm(const OpDesc& d, int threads);
 
 // heads_layout.cpp.
-bool movesData(OpKind kind);
 // The chain of Reshape and Transpose ops as views: its input's memory seen in the dims
 // where the two sides meet (`src`), and its output's (`dst`), so that one reorder moves
 // the data. `in_md` / `out_md`: the layouts of the chain's input and output. False when a

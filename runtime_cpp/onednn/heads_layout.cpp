@@ -81,8 +81,6 @@ bool layoutViews(const std::vector<const OpDesc*>& chain, const memory::desc& in
   return true;
 }
 
-bool movesData(OpKind kind) { return kind == OpKind::kReshape || kind == OpKind::kTranspose; }
-
 // A channel shuffle (Reshape, Transpose, Reshape), or any chain of reshapes and transposes,
 // as one reorder between views of its input and output; a 4-D side in channels last when
 // `cl` (ShuffleNetV2's shuffle between channels-last convolutions; a flatten of NHWC).

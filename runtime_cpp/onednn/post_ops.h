@@ -38,7 +38,7 @@ bool eltwiseOf(cnmlActiveFunction_t fn, dnnl::algorithm* alg, float* alpha, floa
 bool unaryOf(const OpDesc& d, dnnl::algorithm* alg, float* alpha, float* beta);
 dnnl::algorithm binaryAlg(BinaryOp op);
 
-// Ops oneDNN has no primitive or post-op for, whatever makeHead's switch says of their kind.
+// Ops oneDNN has no primitive or post-op for, whatever headKind says of their kind.
 bool onMockOnly(const OpDesc& d);
 
 // The channel-affine ops as two binary steps with per-channel consts: batchnorm
