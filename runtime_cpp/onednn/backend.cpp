@@ -242,14 +242,9 @@ std::unique_ptr<BackendOp> makeBackendOp(const std::vector<const OpDesc*>& chain
       return makeReducedOp(chain, threads, fp32);
     }
   // fp32 data only: non-float activations stay on the mock.
-  auto f32 = [](const std::vector<Operand>& v) {
-    for (const Operand& o : v)
-      if (o.dtype != CNML_DATA_FLOAT32) return false;
-    return true;
-  };
   for (const OpDesc* d : chain)
-    if (onMockOnly(*d) || precisionOf(*d) != Precision::kFp32 || !f32(d->inputs) ||
-        !f32(d->outputs))
+    if (onMockOnly(*d) || precisionOf(*d) != Precision::kFp32 ||
+        !allOf(d->inputs, CNML_DATA_FLOAT32) || !allOf(d->outputs, CNML_DATA_FLOAT32))
       return nullptr;
   if (std::unique_ptr<BackendOp> sparse = makeSparseOp(chain, threads)) return sparse;
   ThreadScope scope(threads);

@@ -20,12 +20,6 @@ bool endsNonNegative(const std::vector<const OpDesc*>& chain) {
           d.active == CNML_ACTIVE_RELU1);
 }
 
-bool allOf(const std::vector<Operand>& v, cnmlDataType_t dtype) {
-  for (const Operand& o : v)
-    if (o.dtype != dtype) return false;
-  return true;
-}
-
 std::vector<OpDesc> asFloat(const std::vector<const OpDesc*>& chain) {
   std::vector<OpDesc> ops;
   for (const OpDesc* d : chain) {

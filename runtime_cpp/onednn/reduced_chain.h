@@ -17,8 +17,6 @@ dnnl::memory::desc dense(const Dims& dims, dnnl::memory::data_type dt);
 // Whether the chain's last op leaves no negative value (relu and its clipped forms).
 bool endsNonNegative(const std::vector<const OpDesc*>& chain);
 
-bool allOf(const std::vector<Operand>& v, cnmlDataType_t dtype);
-
 // The chain as FLOAT32 ops for the fp32 path (consts already hold their decoded values).
 std::vector<OpDesc> asFloat(const std::vector<const OpDesc*>& chain);
 

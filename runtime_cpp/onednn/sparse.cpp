@@ -34,12 +34,6 @@ constexpr double kConvKeptLargePlane = 0.2;
 constexpr double kConvKeptSmallPlane = 0.1;
 constexpr long long kLargePlane = 128;
 
-bool allFloat32(const std::vector<Operand>& operands) {
-  for (const Operand& o : operands)
-    if (o.dtype != CNML_DATA_FLOAT32) return false;
-  return true;
-}
-
 // A filter kept as pairs of output rows (2i, 2i+1: the pairs the sparse mode skips; an odd
 // last row pairs with zeros): per pair, the input columns where either row is non-zero, with
 // both rows' values there, and the bias.
@@ -252,7 +246,7 @@ class SparseConv1x1Op : public PairRowsOp {
 
 bool sparseHead(const OpDesc& d, OpKind kind) {
   if (d.kind != kind || !d.sparse || d.int8 || d.consts.empty() || !d.consts[0] ||
-      !allFloat32(d.inputs) || !allFloat32(d.outputs))
+      !allOf(d.inputs, CNML_DATA_FLOAT32) || !allOf(d.outputs, CNML_DATA_FLOAT32))
     return false;
   const TensorImpl& filter = *d.consts[0];
   return !filter.data.empty() && filter.dims.size() >= 2 && filter.zero_pairs >= 0;
