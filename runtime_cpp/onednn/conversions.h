@@ -132,6 +132,16 @@ struct Planes {
   long long tiles() const {
     return n * ((c + kTileC - 1) / kTileC) * ((s + kTileS - 1) / kTileS);
   }
+  // Tile t of tiles(): batch index n, channels [c0, c0 + cw), positions [s0, s0 + sw).
+  struct Tile {
+    long long n, c0, s0, cw, sw;
+  };
+  Tile tile(long long t) const {
+    const long long cb = (c + kTileC - 1) / kTileC, sb = (s + kTileS - 1) / kTileS;
+    const long long c0 = (t / sb) % cb * kTileC, s0 = t % sb * kTileS;
+    return {t / (cb * sb), c0, s0, std::min<long long>(kTileC, c - c0),
+            std::min<long long>(kTileS, s - s0)};
+  }
 };
 
 #if defined(__AVX512F__)
@@ -166,12 +176,9 @@ inline void transpose16(__m512 r[16]) {
 // Dense [n][c][s] binary16 -> [n][s][c] Out.
 template <typename Out, typename Row>
 void toChannelsLast(const std::uint16_t* in, Out* out, const Planes& p, int threads, Row row) {
-  const long long cb = (p.c + kTileC - 1) / kTileC, sb = (p.s + kTileS - 1) / kTileS;
 #pragma omp parallel for schedule(static) num_threads(threads) if (p.tiles() > 4)
   for (long long t = 0; t < p.tiles(); ++t) {
-    const long long n = t / (cb * sb), c0 = (t / sb) % cb * kTileC, s0 = t % sb * kTileS;
-    const long long cw = std::min<long long>(kTileC, p.c - c0);
-    const long long sw = std::min<long long>(kTileS, p.s - s0);
+    const auto [n, c0, s0, cw, sw] = p.tile(t);
     const std::uint16_t* src = in + (n * p.c + c0) * p.s + s0;
     Out* dst = out + (n * p.s + s0) * p.c + c0;
     long long j0 = 0;
@@ -196,12 +203,9 @@ void toChannelsLast(const std::uint16_t* in, Out* out, const Planes& p, int thre
 // Dense [n][s][c] fp32 -> [n][c][s] binary16.
 inline void fromChannelsLast(const float* in, std::uint16_t* out, const Planes& p, int threads) {
   const EncodeRow row;
-  const long long cb = (p.c + kTileC - 1) / kTileC, sb = (p.s + kTileS - 1) / kTileS;
 #pragma omp parallel for schedule(static) num_threads(threads) if (p.tiles() > 4)
   for (long long t = 0; t < p.tiles(); ++t) {
-    const long long n = t / (cb * sb), c0 = (t / sb) % cb * kTileC, s0 = t % sb * kTileS;
-    const long long cw = std::min<long long>(kTileC, p.c - c0);
-    const long long sw = std::min<long long>(kTileS, p.s - s0);
+    const auto [n, c0, s0, cw, sw] = p.tile(t);
     const float* src = in + (n * p.s + s0) * p.c + c0;
     std::uint16_t* dst = out + (n * p.c + c0) * p.s + s0;
     long long j0 = 0;
