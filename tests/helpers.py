@@ -82,34 +82,41 @@ static cnmlTensor_t tensor(cnmlTensorType_t type, std::vector<int> dims) {
 static void report(const char* name, int status) { std::printf("%s %d\n", name, status); }
 """
 
-_SDK_PROGRAM_CMAKE = """cmake_minimum_required(VERSION 3.18)
-project(sdk_rules LANGUAGES CXX)
+_PROGRAM_CMAKE = """cmake_minimum_required(VERSION 3.18)
+project(program LANGUAGES CXX)
 set(CMAKE_CXX_STANDARD 17)
 find_package(PaleozoicRuntime CONFIG REQUIRED)
-add_executable(rules rules.cpp)
-target_compile_options(rules PRIVATE -Wall -Wextra -Werror)
-target_link_libraries(rules PRIVATE Paleozoic::mock_sdk)
+add_executable(program program.cpp)
+target_compile_options(program PRIVATE -Wall -Wextra -Werror)
+target_link_libraries(program PRIVATE {target})
 """
 
 
-def sdk_program_statuses(source: str, folder: Path) -> dict[str, int]:
-    """Builds `source` (a whole program printing "<case> <status>" lines) against the
-    installed mock SDK in `folder`, runs it, and returns the statuses by case."""
+def cpp_program_output(source: str, folder: Path, target: str = "Paleozoic::mock_sdk") -> str:
+    """Builds `source` (a whole program) in `folder` against `target` of the installed
+    runtime (Paleozoic::mock_sdk: the mock SDK alone; Paleozoic::runtime: the wrapper over
+    it), runs it, and returns what it printed."""
     import subprocess
 
     from paleozoic.pipeline import runtime_prefix
 
-    (folder / "CMakeLists.txt").write_text(_SDK_PROGRAM_CMAKE)
-    (folder / "rules.cpp").write_text(source)
+    (folder / "CMakeLists.txt").write_text(_PROGRAM_CMAKE.format(target=target))
+    (folder / "program.cpp").write_text(source)
     build = folder / "build"
     for command in (["cmake", "-S", str(folder), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
                      f"-DCMAKE_PREFIX_PATH={runtime_prefix()}"],
                     ["cmake", "--build", str(build)]):
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         assert result.returncode == 0, result.stdout + result.stderr
-    run = subprocess.run([str(build / "rules")], capture_output=True, text=True, check=True)
+    return subprocess.run([str(build / "program")], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def sdk_program_statuses(source: str, folder: Path) -> dict[str, int]:
+    """Builds `source` (a whole program printing "<case> <status>" lines) against the
+    installed mock SDK in `folder`, runs it, and returns the statuses by case."""
     return {name: int(status) for name, status in
-            (line.split() for line in run.stdout.splitlines())}
+            (line.split() for line in cpp_program_output(source, folder).splitlines())}
 
 
 def hand_built_queue(layers: list, input_shape: tuple[int, ...], outputs: list[str]):

@@ -1,5 +1,6 @@
-// What both halves of the oneDNN SDK (backend.cpp: fp32; quantized.cpp: fp16 and int8)
-// share: one CPU engine, and the op's MP as the thread count its primitives run on.
+// What both halves of the oneDNN SDK (fp32: backend.cpp and the files it dispatches to;
+// quantized.cpp: fp16 and int8) share: one CPU engine, the op's MP as the thread count
+// its primitives run on, and reading an op's operands and primitives.
 #ifndef PZ_ONEDNN_COMMON_H_
 #define PZ_ONEDNN_COMMON_H_
 
@@ -8,6 +9,9 @@
 #include <dnnl.hpp>
 #include <dnnl_debug.h>
 #include <string>
+#include <vector>
+
+#include "state.h"
 
 namespace pz_mock {
 namespace onednn {
@@ -26,6 +30,13 @@ inline dnnl::memory inLayout(dnnl::memory user, const dnnl::memory::desc& md,
   dnnl::reorder(user, inner).execute(stream, user, inner);
   stream.wait();
   return inner;
+}
+
+// Whether every operand of `v` is of `dtype` (the ops each half computes are of one dtype).
+inline bool allOf(const std::vector<Operand>& v, cnmlDataType_t dtype) {
+  for (const Operand& o : v)
+    if (o.dtype != dtype) return false;
+  return true;
 }
 
 // "<primitive kind> <implementation>", as ONEDNN_VERBOSE names them ("convolution

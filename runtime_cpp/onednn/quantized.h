@@ -13,7 +13,7 @@
 namespace pz_mock {
 namespace onednn {
 
-// Post-ops for chain[1..] as backend.cpp builds them for fp32 chains, and the operands they
+// Post-ops for chain[1..] as post_ops.cpp builds them for fp32 chains, and the operands they
 // read: consts (`data`) or the chain's next input (`data` null; dense fp32 `user`, bound as
 // `md`).
 struct ChainPostOps {

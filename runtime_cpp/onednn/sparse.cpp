@@ -34,12 +34,6 @@ constexpr double kConvKeptLargePlane = 0.2;
 constexpr double kConvKeptSmallPlane = 0.1;
 constexpr long long kLargePlane = 128;
 
-bool allFloat32(const std::vector<Operand>& operands) {
-  for (const Operand& o : operands)
-    if (o.dtype != CNML_DATA_FLOAT32) return false;
-  return true;
-}
-
 // A filter kept as pairs of output rows (2i, 2i+1: the pairs the sparse mode skips; an odd
 // last row pairs with zeros): per pair, the input columns where either row is non-zero, with
 // both rows' values there, and the bias.
@@ -93,17 +87,32 @@ class PairRows {
   std::vector<float> bias_;
 };
 
-class SparseMlpOp : public BackendOp {
+// A layer computed over its filter's pairs of rows by a kernel of the SDK's own (`kernel`
+// names it in reports), on `threads` threads.
+class PairRowsOp : public BackendOp {
  public:
-  SparseMlpOp(const OpDesc& d, int threads)
+  PairRowsOp(const OpDesc& d, int threads, const char* kernel)
       : pairs_(*d.consts[0], d.consts.size() > 1 ? d.consts[1].get() : nullptr),
-        threads_(threads) {
-    batch_ = d.inputs[0].dims[0];
-    k_ = static_cast<int>(d.inputs[0].elements() / static_cast<std::size_t>(batch_));
-  }
+        threads_(threads),
+        kernel_(kernel) {}
 
   std::string describe() const override {
-    return "sparse inner product (SDK kernel, " + pairs_.keptText() + ")";
+    return std::string(kernel_) + " (SDK kernel, " + pairs_.keptText() + ")";
+  }
+
+ protected:
+  PairRows pairs_;
+  int threads_;
+
+ private:
+  const char* kernel_;
+};
+
+class SparseMlpOp : public PairRowsOp {
+ public:
+  SparseMlpOp(const OpDesc& d, int threads) : PairRowsOp(d, threads, "sparse inner product") {
+    batch_ = d.inputs[0].dims[0];
+    k_ = static_cast<int>(d.inputs[0].elements() / static_cast<std::size_t>(batch_));
   }
 
   void run(const void* const* inputs, void* const* outputs) override {
@@ -179,29 +188,21 @@ class SparseMlpOp : public BackendOp {
   }
 #pragma GCC diagnostic pop
 
-  PairRows pairs_;
-  int threads_;
   int batch_ = 1, k_ = 0;
 };
-
 
 // A 1x1 convolution (stride 1, no pads, one group) in sparse mode: out[2i], out[2i+1]
 // (planes of H x W) accumulate w * x[c] over the pair's kept input channels c, a tile of the
 // plane at a time, so a kept weight costs two multiply-adds per output element and a zero
 // pair none.
-class SparseConv1x1Op : public BackendOp {
+class SparseConv1x1Op : public PairRowsOp {
  public:
   SparseConv1x1Op(const OpDesc& conv, int threads)
-      : pairs_(*conv.consts[0], conv.consts.size() > 1 ? conv.consts[1].get() : nullptr),
-        threads_(threads) {
+      : PairRowsOp(conv, threads, "sparse 1x1 convolution") {
     const Dims& in = conv.inputs[0].dims;
     batch_ = in[0];
     ci_ = in[1];
     plane_ = static_cast<std::size_t>(in[2]) * in[3];
-  }
-
-  std::string describe() const override {
-    return "sparse 1x1 convolution (SDK kernel, " + pairs_.keptText() + ")";
   }
 
   void run(const void* const* inputs, void* const* outputs) override {
@@ -239,19 +240,13 @@ class SparseConv1x1Op : public BackendOp {
  private:
   static constexpr std::size_t kTile = 256;  // floats of a plane per task (two 1 KB rows)
 
-  PairRows pairs_;
-  int threads_;
   int batch_ = 1, ci_ = 0;
   std::size_t plane_ = 0;
 };
 
-}  // namespace
-
-namespace {
-
 bool sparseHead(const OpDesc& d, OpKind kind) {
   if (d.kind != kind || !d.sparse || d.int8 || d.consts.empty() || !d.consts[0] ||
-      !allFloat32(d.inputs) || !allFloat32(d.outputs))
+      !allOf(d.inputs, CNML_DATA_FLOAT32) || !allOf(d.outputs, CNML_DATA_FLOAT32))
     return false;
   const TensorImpl& filter = *d.consts[0];
   return !filter.data.empty() && filter.dims.size() >= 2 && filter.zero_pairs >= 0;

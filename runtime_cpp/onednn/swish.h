@@ -1,7 +1,7 @@
 // SiLU computed by the SDK itself: oneDNN 3.2's eltwise_swish, as a post-op or a primitive,
 // costs about 0.3 ns a value on this machine (a 1x1 convolution 16->96 at 112x112: 222 us,
 // 706 us with the swish post-op), so convolutions ending in a SiLU run it after the
-// primitive, over the destination in place (backend.cpp, PostOps::swish_tail).
+// primitive, over the destination in place (post_ops.h, PostOps::swish_tail).
 #ifndef PZ_ONEDNN_SWISH_H_
 #define PZ_ONEDNN_SWISH_H_
 
