@@ -1,7 +1,7 @@
 // The oneDNN SDK's backend hooks (mock/backend.h): an fp32 op, or a fusion's chain of an op
 // and the element-wise ops after it, becomes one oneDNN primitive with post-ops, created at
 // compile and executed at forward on the op's MP threads. Ops this file does not map are
-// left to the mock's kernels (README "oneDNN backend" lists them). Forwards are timed with
+// left to the mock's kernels (docs/onednn.md lists them). Forwards are timed with
 // the wall clock.
 #include <memory>
 #include <string>
@@ -112,7 +112,7 @@ std::unique_ptr<DnnlOp> layoutHead(const Chain& chain, const PostOps&, int threa
   return makeLayoutChain(chain, threads, b.cl);
 }
 
-// Kinds left out compute on the mock's kernels (README: oneDNN backend).
+// Kinds left out compute on the mock's kernels (docs/onednn.md).
 HeadKind headKind(OpKind kind) {
   using K = HeadKind;
   switch (kind) {

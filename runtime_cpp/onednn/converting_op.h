@@ -213,7 +213,7 @@ class ConvertingOp : public BackendOp {
   // their int8 codes itself (oneDNN's output scale and saturation, a clip to -127 as the
   // mock's): no fp32 result, no conversion pass. The codes skip the binary16 rounding in
   // between, so they may differ from the mock's by one where the fp32 value lies within
-  // half a binary16 step of a rounding tie (README "oneDNN SDK").
+  // half a binary16 step of a rounding tie (docs/onednn.md).
   void requantize() {
     if (!int8_ || readers_.empty() || operand_reader_) return;
     const double k = readers_.front()->step_inverse_;

@@ -1,5 +1,5 @@
 // fp16 and int8 ops on the oneDNN SDK, with the mock's arithmetic (mock/numerics.h) kept
-// wherever oneDNN allows it (README "oneDNN SDK" states what differs).
+// wherever oneDNN allows it (docs/onednn.md states what differs).
 //
 // int8 Conv/ConvGroup/Mlp: oneDNN's int8 convolution / inner product (s8 x s8, exact s32
 // sums) with per-output-channel weight scales f_c = numerics::rescaleFactor (so the
