@@ -147,6 +147,17 @@ Status logged(Status status, const char* fn, Describe&& describe) {
   return status;
 }
 
+// The destroy entry points of plain handles: takes the handle's id before it goes, frees it,
+// nulls the caller's slot and records the call.
+template <typename T>
+cnmlStatus_t destroyLogged(const char* fn, T** slot) {
+  const Doomed gone = doomed(slot);
+  if (!slot || !*slot) return CNML_STATUS_INVALIDPARAM;
+  delete *slot;
+  *slot = nullptr;
+  return logged(CNML_STATUS_SUCCESS, fn, [&](Call& c) { c.destroyed(gone); });
+}
+
 }  // namespace call_log
 }  // namespace pz_mock
 

@@ -22,7 +22,7 @@
 #include "workspace.h"
 
 using namespace pz_mock;
-using namespace pz_mock::call_log;  // logged(), doomed(), Call
+using namespace pz_mock::call_log;  // logged(), destroyLogged(), Call
 
 namespace {
 
@@ -813,11 +813,7 @@ cnmlStatus_t cnmlMockFusionScratchBytes(cnmlFusionOp_t fusion_op, size_t* bytes)
 }
 
 cnmlStatus_t cnmlDestroyFusionOp(cnmlFusionOp_t* fusion_op) {
-  const Doomed gone = doomed(fusion_op);
-  if (!fusion_op || !*fusion_op) return CNML_STATUS_INVALIDPARAM;
-  delete *fusion_op;
-  *fusion_op = nullptr;
-  return logged(CNML_STATUS_SUCCESS, "cnmlDestroyFusionOp", [&](Call& c) { c.destroyed(gone); });
+  return destroyLogged("cnmlDestroyFusionOp", fusion_op);
 }
 
 }  // extern "C"

@@ -7,10 +7,11 @@
 
 #include "backend.h"
 #include "call_log.h"
+#include "op_families.h"
 #include "state.h"
 
 using namespace pz_mock;
-using namespace pz_mock::call_log;  // logged(), doomed(), Call
+using namespace pz_mock::call_log;  // logged(), Call
 
 namespace {
 
@@ -180,6 +181,18 @@ cnmlStatus_t createBinary(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t i
   d.broadcast = broadcast;
   d.inputs = {operand(input_1), operand(input_2)};
   d.outputs = {operand(output)};
+  return finish(op, std::move(d));
+}
+
+// Softmax and LogSoftmax: same shape in and out, along one axis of the input.
+cnmlStatus_t createAlongAxis(cnmlBaseOp_t* op, OpKind kind, int axis, cnmlTensor_t input,
+                             cnmlTensor_t output) {
+  OpDesc d;
+  d.kind = kind;
+  cnmlStatus_t s = createSameShape(op, input, output, d);
+  if (s != CNML_STATUS_SUCCESS) return s;
+  if (axis < 0 || static_cast<std::size_t>(axis) >= dimsOf(input).size()) return kBad;
+  d.axis = axis;
   return finish(op, std::move(d));
 }
 
@@ -374,72 +387,7 @@ cnmlStatus_t cnmlCreateAddOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_
   });
 }
 
-cnmlStatus_t cnmlCreateSubOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
-                             cnmlTensor_t output) {
-  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kSub, false),
-                "cnmlCreateSubOp", [&](Call& c) {
-    c.created(op).handle(input_1).handle(input_2).handle(output);
-  });
-}
-
-cnmlStatus_t cnmlCreateMultOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
-                              cnmlTensor_t output) {
-  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kMult, false),
-                "cnmlCreateMultOp", [&](Call& c) {
-    c.created(op).handle(input_1).handle(input_2).handle(output);
-  });
-}
-
-cnmlStatus_t cnmlCreateRealDivOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
-                                 cnmlTensor_t output) {
-  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kRealDiv, false),
-                "cnmlCreateRealDivOp", [&](Call& c) {
-    c.created(op).handle(input_1).handle(input_2).handle(output);
-  });
-}
-
-cnmlStatus_t cnmlCreateBroadcastAddOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
-                                      cnmlTensor_t input_2, cnmlTensor_t output) {
-  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kAdd, true),
-                "cnmlCreateBroadcastAddOp", [&](Call& c) {
-    c.created(op).handle(input_1).handle(input_2).handle(output);
-  });
-}
-
-cnmlStatus_t cnmlCreateBroadcastSubOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
-                                      cnmlTensor_t input_2, cnmlTensor_t output) {
-  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kSub, true),
-                "cnmlCreateBroadcastSubOp", [&](Call& c) {
-    c.created(op).handle(input_1).handle(input_2).handle(output);
-  });
-}
-
-cnmlStatus_t cnmlCreateBroadcastMultOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
-                                       cnmlTensor_t input_2, cnmlTensor_t output) {
-  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kMult, true),
-                "cnmlCreateBroadcastMultOp", [&](Call& c) {
-    c.created(op).handle(input_1).handle(input_2).handle(output);
-  });
-}
-
-cnmlStatus_t cnmlCreatePowOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,
-                             cnmlTensor_t output) {
-  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kPow, false),
-                "cnmlCreatePowOp", [&](Call& c) {
-    c.created(op).handle(input_1).handle(input_2).handle(output);
-  });
-}
-
-cnmlStatus_t cnmlCreateBroadcastPowOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
-                                      cnmlTensor_t input_2, cnmlTensor_t output) {
-  return logged(createBinary(op, input_1, input_2, output, BinaryOp::kPow, true),
-                "cnmlCreateBroadcastPowOp", [&](Call& c) {
-    c.created(op).handle(input_1).handle(input_2).handle(output);
-  });
-}
-
-// The comparisons and the logic ops: element-wise (equal dims), and the Cycle* forms with
-// in2 broadcast to in1 as the Broadcast* ops take it.
+// The two-input element-wise family but Add, each form (element-wise or broadcast) its own.
 #define PZ_BINARY_CREATE(sdk_op, which, broadcast)                                          \
   cnmlStatus_t cnmlCreate##sdk_op##Op(cnmlBaseOp_t* op, cnmlTensor_t input_1,                \
                                       cnmlTensor_t input_2, cnmlTensor_t output) {           \
@@ -448,26 +396,7 @@ cnmlStatus_t cnmlCreateBroadcastPowOp(cnmlBaseOp_t* op, cnmlTensor_t input_1,
                     c.created(op).handle(input_1).handle(input_2).handle(output);            \
                   });                                                                        \
   }
-
-PZ_BINARY_CREATE(Equal, BinaryOp::kEqual, false)
-PZ_BINARY_CREATE(CycleEqual, BinaryOp::kEqual, true)
-PZ_BINARY_CREATE(NEqual, BinaryOp::kNotEqual, false)
-PZ_BINARY_CREATE(CycleNEqual, BinaryOp::kNotEqual, true)
-PZ_BINARY_CREATE(Less, BinaryOp::kLess, false)
-PZ_BINARY_CREATE(CycleLess, BinaryOp::kLess, true)
-PZ_BINARY_CREATE(LessEqual, BinaryOp::kLessEqual, false)
-PZ_BINARY_CREATE(CycleLessEqual, BinaryOp::kLessEqual, true)
-PZ_BINARY_CREATE(Greater, BinaryOp::kGreater, false)
-PZ_BINARY_CREATE(CycleGreater, BinaryOp::kGreater, true)
-PZ_BINARY_CREATE(GreaterEqual, BinaryOp::kGreaterEqual, false)
-PZ_BINARY_CREATE(CycleGreaterEqual, BinaryOp::kGreaterEqual, true)
-PZ_BINARY_CREATE(And, BinaryOp::kAnd, false)
-PZ_BINARY_CREATE(CycleAnd, BinaryOp::kAnd, true)
-PZ_BINARY_CREATE(Or, BinaryOp::kOr, false)
-PZ_BINARY_CREATE(CycleOr, BinaryOp::kOr, true)
-PZ_BINARY_CREATE(Xor, BinaryOp::kXor, false)
-PZ_BINARY_CREATE(CycleXor, BinaryOp::kXor, true)
-
+PZ_MOCK_BINARY_OPS(PZ_BINARY_CREATE)
 #undef PZ_BINARY_CREATE
 
 cnmlStatus_t cnmlCreatePreluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
@@ -511,41 +440,22 @@ cnmlStatus_t cnmlCreateMlpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t 
 
 cnmlStatus_t cnmlCreateSoftmaxOp(cnmlBaseOp_t* op, cnmlDimension_t dim, cnmlTensor_t input,
                                  cnmlTensor_t output) {
-  OpDesc d;
-  d.kind = OpKind::kSoftmax;
-  cnmlStatus_t s = createSameShape(op, input, output, d);
-  if (s != CNML_STATUS_SUCCESS) return s;
-  if (dim < 0 || static_cast<std::size_t>(dim) >= dimsOf(input).size()) return kBad;
-  d.axis = dim;
-  return logged(finish(op, std::move(d)), "cnmlCreateSoftmaxOp", [&](Call& c) {
-    c.created(op).value(dim).handle(input).handle(output);
-  });
+  return logged(createAlongAxis(op, OpKind::kSoftmax, dim, input, output), "cnmlCreateSoftmaxOp",
+                [&](Call& c) { c.created(op).value(dim).handle(input).handle(output); });
 }
 
 cnmlStatus_t cnmlCreateNdSoftmaxOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t input,
                                    cnmlTensor_t output) {
-  OpDesc d;
-  d.kind = OpKind::kSoftmax;
-  cnmlStatus_t s = createSameShape(op, input, output, d);
-  if (s != CNML_STATUS_SUCCESS) return s;
-  if (axis < 0 || static_cast<std::size_t>(axis) >= dimsOf(input).size()) return kBad;
-  d.axis = axis;
-  return logged(finish(op, std::move(d)), "cnmlCreateNdSoftmaxOp", [&](Call& c) {
-    c.created(op).value(axis).handle(input).handle(output);
-  });
+  return logged(createAlongAxis(op, OpKind::kSoftmax, axis, input, output),
+                "cnmlCreateNdSoftmaxOp",
+                [&](Call& c) { c.created(op).value(axis).handle(input).handle(output); });
 }
 
 cnmlStatus_t cnmlCreateNdLogSoftmaxOp(cnmlBaseOp_t* op, int axis, cnmlTensor_t input,
                                       cnmlTensor_t output) {
-  OpDesc d;
-  d.kind = OpKind::kLogSoftmax;
-  cnmlStatus_t s = createSameShape(op, input, output, d);
-  if (s != CNML_STATUS_SUCCESS) return s;
-  if (axis < 0 || static_cast<std::size_t>(axis) >= dimsOf(input).size()) return kBad;
-  d.axis = axis;
-  return logged(finish(op, std::move(d)), "cnmlCreateNdLogSoftmaxOp", [&](Call& c) {
-    c.created(op).value(axis).handle(input).handle(output);
-  });
+  return logged(createAlongAxis(op, OpKind::kLogSoftmax, axis, input, output),
+                "cnmlCreateNdLogSoftmaxOp",
+                [&](Call& c) { c.created(op).value(axis).handle(input).handle(output); });
 }
 
 cnmlStatus_t cnmlCreateBatchDotOp(cnmlBaseOp_t* op, cnmlTensor_t a, cnmlTensor_t b,
@@ -651,25 +561,10 @@ cnmlStatus_t cnmlCreateRnnOp(cnmlBaseOp_t* op, cnmlRnnCell_t cell, bool reverse,
   });
 }
 
-cnmlStatus_t cnmlCreateSqrtOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output) {
-  return logged(createUnary(op, input, output, UnaryFn::kSqrt, 1.0f), "cnmlCreateSqrtOp",
-                [&](Call& c) { c.created(op).handle(input).handle(output); });
-}
-
-cnmlStatus_t cnmlCreateRsqrtOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output) {
-  return logged(createUnary(op, input, output, UnaryFn::kRsqrt, 1.0f), "cnmlCreateRsqrtOp",
-                [&](Call& c) { c.created(op).handle(input).handle(output); });
-}
-
 cnmlStatus_t cnmlCreatePowerOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                                float power) {
   return logged(createUnary(op, input, output, UnaryFn::kPower, power), "cnmlCreatePowerOp",
                 [&](Call& c) { c.created(op).handle(input).handle(output).value(power); });
-}
-
-cnmlStatus_t cnmlCreateErfOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output) {
-  return logged(createUnary(op, input, output, UnaryFn::kErf, 1.0f), "cnmlCreateErfOp",
-                [&](Call& c) { c.created(op).handle(input).handle(output); });
 }
 
 cnmlStatus_t cnmlCreateGeluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
@@ -705,14 +600,7 @@ cnmlStatus_t cnmlCreateClipOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t
                   [&](Call& c) { c.created(op).handle(input).handle(output); });            \
   }
 
-PZ_UNARY_CREATE(Exp, UnaryFn::kExp)
-PZ_UNARY_CREATE(Log, UnaryFn::kLog)
-PZ_UNARY_CREATE(Abs, UnaryFn::kAbs)
-PZ_UNARY_CREATE(Neg, UnaryFn::kNeg)
-PZ_UNARY_CREATE(Not, UnaryFn::kNot)
-PZ_UNARY_CREATE(Sin, UnaryFn::kSin)
-PZ_UNARY_CREATE(Cos, UnaryFn::kCos)
-
+PZ_MOCK_UNARY_OPS(PZ_UNARY_CREATE)
 #undef PZ_UNARY_CREATE
 
 #define PZ_REDUCE_CREATE(sdk_op, fn)                                                       \
@@ -725,12 +613,7 @@ PZ_UNARY_CREATE(Cos, UnaryFn::kCos)
     });                                                                                     \
   }
 
-PZ_REDUCE_CREATE(NdReduceSum, ReduceFn::kSum)
-PZ_REDUCE_CREATE(NdReduceMean, ReduceFn::kMean)
-PZ_REDUCE_CREATE(NdReduceMax, ReduceFn::kMax)
-PZ_REDUCE_CREATE(NdReduceMin, ReduceFn::kMin)
-PZ_REDUCE_CREATE(NdReduceProd, ReduceFn::kProd)
-
+PZ_MOCK_REDUCE_OPS(PZ_REDUCE_CREATE)
 #undef PZ_REDUCE_CREATE
 
 cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs[],
