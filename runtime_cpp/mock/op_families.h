@@ -1,6 +1,6 @@
 // The CNML ops that share one OpKind and differ by a function (UnaryFn, BinaryOp, ReduceFn):
-// one row per CNML op name, expanded into its creator (ops_create.cpp) and its forward
-// (base_ops.cpp).
+// one row per CNML op name, expanded into its creator (ops_create_elementwise.cpp) and its
+// forward (base_ops.cpp).
 #ifndef PZ_MOCK_OP_FAMILIES_H_
 #define PZ_MOCK_OP_FAMILIES_H_
 
