@@ -97,10 +97,12 @@ cnmlStatus_t forward2(const char* name, Accepts accepts, cnmlBaseOp_t op, cnmlTe
   }
 #define PZ_FORWARD2(sdk_fn, accepts)                                                       \
   cnmlStatus_t sdk_fn(cnmlBaseOp_t op, cnmlTensor_t input_tensor_1, void* input_1,         \
-                      cnmlTensor_t input_tensor_2, void* input_2, cnmlTensor_t output_tensor, \
-                      void* output, cnrtQueue_t queue, void* extra) {                      \
+                      cnmlTensor_t input_tensor_2, void* input_2,                          \
+                      cnmlTensor_t output_tensor, void* output, cnrtQueue_t queue,         \
+                      void* extra) {                                                       \
     return forward2(#sdk_fn, [](const OpDesc& d) { return accepts; }, op, input_tensor_1,  \
-                    input_1, input_tensor_2, input_2, output_tensor, output, queue, extra); \
+                    input_1, input_tensor_2, input_2, output_tensor, output, queue,        \
+                    extra);                                                                \
   }
 #define PZ_UNARY_FORWARD(sdk_op, fn) \
   PZ_FORWARD1(cnmlCompute##sdk_op##OpForward_V4, isUnary(d, {fn}))
@@ -181,11 +183,9 @@ cnmlStatus_t cnmlComputeConcatOpForward_V4(cnmlBaseOp_t op, cnmlTensor_t input_t
   const cnmlStatus_t status = run(op, ofKind(OpKind::kConcat), input_tensors, inputs, input_num,
                                   output_tensors, outputs, output_num, queue, extra);
   return logged(status, "cnmlComputeConcatOpForward_V4", [&](Call& c) {
-    c.handle(op).tensors("inputs", input_tensors, input_num)
-        .buffers("in_data", inputs, input_tensors, input_num).value(input_num)
-        .tensors("outputs", output_tensors, output_num)
-        .buffers("out_data", outputs, output_tensors, output_num).value(output_num).queue()
-        .invoke(extra);
+    c.handle(op)
+        .forwardLists(input_tensors, inputs, input_num, output_tensors, outputs, output_num)
+        .queue().invoke(extra);
   });
 }
 

@@ -114,6 +114,9 @@ class Call {
   Call& newBuffer(void** slot);
   Call& buffer(void* data, cnmlTensor_t tensor);
   Call& buffers(const char* hint, void* const* data, const cnmlTensor_t* tensors, int count);
+  // A forward's lists of inputs and outputs (Concat's, a fusion op's): tensors, buffers, count.
+  Call& forwardLists(const cnmlTensor_t* in_tensors, void* const* inputs, int input_num,
+                     const cnmlTensor_t* out_tensors, void* const* outputs, int output_num);
 
   std::string json() const { return "[" + args_ + "]"; }
 

@@ -331,11 +331,9 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
     return CNML_STATUS_SUCCESS;
   });
   return logged(status, "cnmlComputeFusionOpForward_V4", [&](Call& c) {
-    c.handle(fusion_op).tensors("inputs", input_tensors, input_num)
-        .buffers("in_data", inputs, input_tensors, input_num).value(input_num)
-        .tensors("outputs", output_tensors, output_num)
-        .buffers("out_data", outputs, output_tensors, output_num).value(output_num).queue()
-        .invoke(extra);
+    c.handle(fusion_op)
+        .forwardLists(input_tensors, inputs, input_num, output_tensors, outputs, output_num)
+        .queue().invoke(extra);
   });
 }
 

@@ -64,14 +64,30 @@ int windowOutput(int size, int pad_sum, int k, int dil, int stride, bool ceil_mo
   return out;
 }
 
+// Conv and deconv operands: 4-D activations in and out, a 4-D filter, an optional bias and
+// a positive group count.
+bool filteredOperands(cnmlTensor_t input, cnmlTensor_t output, cnmlTensor_t filter,
+                      cnmlTensor_t bias, int group) {
+  if (!isActivation(input) || !isActivation(output) || !isWeight(filter)) return false;
+  if (bias && !isWeight(bias)) return false;
+  return dimsOf(input).size() == 4 && dimsOf(output).size() == 4 &&
+         dimsOf(filter).size() == 4 && group >= 1;
+}
+
+// A conv or deconv op over checked operands, before its window parameters.
+OpDesc filteredOp(OpKind kind, cnmlTensor_t input, cnmlTensor_t output, cnmlTensor_t filter,
+                  cnmlTensor_t bias, int group) {
+  OpDesc d = oneToOne(kind, input, output);
+  d.consts = {filter->impl, bias ? bias->impl : nullptr};
+  d.group = group;
+  return d;
+}
+
 cnmlStatus_t createConv(cnmlBaseOp_t* op, cnmlConvOpParam_t param, cnmlTensor_t input,
                         cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias, int group,
                         OpKind kind) {
-  if (!op || !param || !isActivation(input) || !isActivation(output) || !isWeight(filter))
-    return kBad;
-  if (bias && !isWeight(bias)) return kBad;
+  if (!op || !param || !filteredOperands(input, output, filter, bias, group)) return kBad;
   const Dims &in = dimsOf(input), &out = dimsOf(output), &f = dimsOf(filter);
-  if (in.size() != 4 || out.size() != 4 || f.size() != 4 || group < 1) return kBad;
   const ConvParams& p = param->p;
   if (p.sparse && kind != OpKind::kConv) return CNML_STATUS_INVALIDARG;  // MLU100: no sparse group conv
   const int ci = in[1], co = out[1];
@@ -80,13 +96,8 @@ cnmlStatus_t createConv(cnmlBaseOp_t* op, cnmlConvOpParam_t param, cnmlTensor_t 
   int ho = windowOutput(in[2], p.pt + p.pb, f[2], p.dh, p.sh, false, p.pt);
   int wo = windowOutput(in[3], p.pl + p.pr, f[3], p.dw, p.sw, false, p.pl);
   if (ho <= 0 || wo <= 0 || out[0] != in[0] || out[2] != ho || out[3] != wo) return kBad;
-  OpDesc d;
-  d.kind = kind;
-  d.inputs = {operand(input)};
-  d.outputs = {operand(output)};
-  d.consts = {filter->impl, bias ? bias->impl : nullptr};
+  OpDesc d = filteredOp(kind, input, output, filter, bias, group);
   d.conv = p;
-  d.group = group;
   d.sparse = p.sparse;
   return finish(op, std::move(d));
 }
@@ -100,11 +111,8 @@ int deconvOutput(int size, int k, int dil, int stride, int crop_lo, int crop_hi,
 cnmlStatus_t createDeconv(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param, cnmlTensor_t input,
                           cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias, int group,
                           OpKind kind) {
-  if (!op || !param || !isActivation(input) || !isActivation(output) || !isWeight(filter))
-    return kBad;
-  if (bias && !isWeight(bias)) return kBad;
+  if (!op || !param || !filteredOperands(input, output, filter, bias, group)) return kBad;
   const Dims &in = dimsOf(input), &out = dimsOf(output), &f = dimsOf(filter);
-  if (in.size() != 4 || out.size() != 4 || f.size() != 4 || group < 1) return kBad;
   const DeconvParams& p = param->p;
   const int ci = in[1], co = out[1];
   // Filter [ci, co / group, kh, kw].
@@ -113,13 +121,8 @@ cnmlStatus_t createDeconv(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param, cnmlTenso
   const int ho = deconvOutput(in[2], f[2], p.dh, p.sh, p.hu, p.hd, p.oph);
   const int wo = deconvOutput(in[3], f[3], p.dw, p.sw, p.wl, p.wr, p.opw);
   if (ho <= 0 || wo <= 0 || out[0] != in[0] || out[2] != ho || out[3] != wo) return kBad;
-  OpDesc d;
-  d.kind = kind;
-  d.inputs = {operand(input)};
-  d.outputs = {operand(output)};
-  d.consts = {filter->impl, bias ? bias->impl : nullptr};
+  OpDesc d = filteredOp(kind, input, output, filter, bias, group);
   d.deconv = p;
-  d.group = group;
   return finish(op, std::move(d));
 }
 
@@ -131,10 +134,7 @@ cnmlStatus_t createResize(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t out
   if (in.size() != 4 || out.size() != 4) return kBad;
   if (out[0] != in[0] || out[1] != in[1] || out[2] != p->out_h || out[3] != p->out_w)
     return kBad;
-  OpDesc d;
-  d.kind = kind;
-  d.inputs = {operand(input)};
-  d.outputs = {operand(output)};
+  OpDesc d = oneToOne(kind, input, output);
   d.interp = *p;
   return finish(op, std::move(d));
 }
@@ -221,10 +221,7 @@ cnmlStatus_t cnmlCreatePoolOp(cnmlBaseOp_t* op, cnmlPoolOpParam_t param, cnmlTen
   int wo = windowOutput(in[3], p.pl + p.pr, p.kw, p.dw, p.sw, ceil_mode, p.pl);
   if (ho <= 0 || wo <= 0 || out[0] != in[0] || out[1] != in[1] || out[2] != ho || out[3] != wo)
     return kBad;
-  OpDesc d;
-  d.kind = OpKind::kPool;
-  d.inputs = {operand(input)};
-  d.outputs = {operand(output)};
+  OpDesc d = oneToOne(OpKind::kPool, input, output);
   d.pool = p;
   return logged(finish(op, std::move(d)), "cnmlCreatePoolOp", [&](Call& c) {
     c.created(op).handle(param).handle(input).handle(output);
@@ -259,10 +256,7 @@ cnmlStatus_t cnmlCreateMlpOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t 
                 (out.size() == 4 && out[0] == in[0] && out[1] == co && out[2] == 1 && out[3] == 1);
   if (!out_ok) return kBad;
   if (bias && elementCount(dimsOf(bias)) != static_cast<std::size_t>(co)) return kBad;
-  OpDesc d;
-  d.kind = OpKind::kMlp;
-  d.inputs = {operand(input)};
-  d.outputs = {operand(output)};
+  OpDesc d = oneToOne(OpKind::kMlp, input, output);
   d.consts = {filter->impl, bias ? bias->impl : nullptr};
   d.sparse = sparse == CNML_Sparse;
   return logged(finish(op, std::move(d)), "cnmlCreateMlpOp", [&](Call& c) {

@@ -21,6 +21,15 @@ inline Operand operand(cnmlTensor_t t) {
   return Operand{t->impl->id, t->impl->dims, t->impl->dtype};
 }
 
+// The description of an op with one input and one output, before its parameters.
+inline OpDesc oneToOne(OpKind kind, cnmlTensor_t input, cnmlTensor_t output) {
+  OpDesc d;
+  d.kind = kind;
+  d.inputs = {operand(input)};
+  d.outputs = {operand(output)};
+  return d;
+}
+
 // Registers the op; rejects an op that writes one of its own inputs (no in-place ops:
 // fusion ordering is decided by tensor identity).
 // Every op but Cast computes in one precision: its activations share one dtype (Mock

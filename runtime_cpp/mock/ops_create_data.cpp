@@ -53,10 +53,7 @@ cnmlStatus_t cnmlCreateReshapeOp(cnmlBaseOp_t* op, cnmlReshapeOpParam_t param,
   if (!op || !param || !isActivation(input) || !isActivation(output)) return kBad;
   if (param->dims != dimsOf(output)) return kBad;
   if (elementCount(dimsOf(input)) != elementCount(dimsOf(output))) return kBad;
-  OpDesc d;
-  d.kind = OpKind::kReshape;
-  d.inputs = {operand(input)};
-  d.outputs = {operand(output)};
+  OpDesc d = oneToOne(OpKind::kReshape, input, output);
   return logged(finish(op, std::move(d)), "cnmlCreateReshapeOp", [&](Call& c) {
     c.created(op).handle(param).handle(input).handle(output);
   });
@@ -70,10 +67,7 @@ cnmlStatus_t cnmlCreateNdTransposeProOp(cnmlBaseOp_t* op, cnmlTensor_t input,
   if (perm.size() != in.size() || out.size() != in.size()) return kBad;
   for (std::size_t i = 0; i < perm.size(); ++i)
     if (out[i] != in[perm[i]]) return kBad;
-  OpDesc d;
-  d.kind = OpKind::kTranspose;
-  d.inputs = {operand(input)};
-  d.outputs = {operand(output)};
+  OpDesc d = oneToOne(OpKind::kTranspose, input, output);
   d.perm = perm;
   return logged(finish(op, std::move(d)), "cnmlCreateNdTransposeProOp", [&](Call& c) {
     c.created(op).handle(input).handle(output).handle(param);
@@ -90,10 +84,7 @@ cnmlStatus_t cnmlCreateNdStridedSliceOp(cnmlBaseOp_t* op, cnmlNdStridedSliceOpPa
     if (p.end[i] > in[i]) return kBad;
     if (out[i] != (p.end[i] - p.begin[i] + p.stride[i] - 1) / p.stride[i]) return kBad;
   }
-  OpDesc d;
-  d.kind = OpKind::kSlice;
-  d.inputs = {operand(input)};
-  d.outputs = {operand(output)};
+  OpDesc d = oneToOne(OpKind::kSlice, input, output);
   d.slice = p;
   return logged(finish(op, std::move(d)), "cnmlCreateNdStridedSliceOp", [&](Call& c) {
     c.created(op).handle(param).handle(input).handle(output);
@@ -112,11 +103,8 @@ cnmlStatus_t cnmlCreateGatherV2Op(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTens
   want.insert(want.end(), idx.begin(), idx.end());
   want.insert(want.end(), table.begin() + axis + 1, table.end());
   if (out != want) return kBad;
-  OpDesc d;
-  d.kind = OpKind::kGatherV2;
+  OpDesc d = oneToOne(OpKind::kGatherV2, index, output);
   d.axis = axis;
-  d.inputs = {operand(index)};
-  d.outputs = {operand(output)};
   d.consts = {input->impl};
   return logged(finish(op, std::move(d)), "cnmlCreateGatherV2Op", [&](Call& c) {
     c.created(op).handle(input).handle(index).handle(output).value(dim);
@@ -141,11 +129,8 @@ cnmlStatus_t cnmlCreateCastOp(cnmlBaseOp_t* op, cnmlCastType_t cast_type, cnmlTe
   }
   if (dimsOf(input) != dimsOf(output)) return kBad;
   if (input->impl->dtype != from || output->impl->dtype != to) return CNML_STATUS_INVALIDARG;
-  OpDesc d;
-  d.kind = OpKind::kCast;
+  OpDesc d = oneToOne(OpKind::kCast, input, output);
   d.cast = cast_type;
-  d.inputs = {operand(input)};
-  d.outputs = {operand(output)};
   return logged(finish(op, std::move(d)), "cnmlCreateCastOp", [&](Call& c) {
     c.created(op).value(cast_type).handle(input).handle(output);
   });

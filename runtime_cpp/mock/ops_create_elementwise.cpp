@@ -92,12 +92,9 @@ cnmlStatus_t createReduce(cnmlBaseOp_t* op, const int axes[], int axis_num, cnml
   }
   const Dims& out = dimsOf(output);
   if (out != kept && out != dropped) return kBad;
-  OpDesc d;
-  d.kind = OpKind::kReduce;
+  OpDesc d = oneToOne(OpKind::kReduce, input, output);
   d.reduce = fn;
   d.axes.assign(axes, axes + axis_num);
-  d.inputs = {operand(input)};
-  d.outputs = {operand(output)};
   return finish(op, std::move(d));
 }
 
