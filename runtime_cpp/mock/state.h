@@ -101,7 +101,7 @@ struct Operand {
   std::size_t bytes() const { return elements() * dtypeSize(dtype); }
 };
 
-
+// One per row of the op-kind table (op_kinds.h).
 enum class OpKind {
 #define PZ_MOCK_OP_KIND_ENUM(kind, name, prepare, kernel, work) kind,
   PZ_MOCK_OP_KINDS(PZ_MOCK_OP_KIND_ENUM)
