@@ -25,9 +25,41 @@ _HEAD = """\
 
 #include <cnml.h>
 
+#include <cstddef>
+#include <iterator>
 #include <string>
 
 namespace pz {
+
+// Each enum's IR names in member order (member i is the enumerator of value i) and, for the
+// enums the SDK takes, its SDK values: specialised after each enum below.
+template <typename E>
+struct EnumTable;
+
+template <typename E>
+const char* enumIrName(E v) {
+  const auto i = static_cast<std::size_t>(v);
+  return i < std::size(EnumTable<E>::ir) ? EnumTable<E>::ir[i] : "";
+}
+
+template <typename E>
+bool parseEnum(const std::string& text, E* out) {
+  for (std::size_t i = 0; i < std::size(EnumTable<E>::ir); ++i) {
+    if (text == EnumTable<E>::ir[i]) {
+      *out = static_cast<E>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+// A value outside the enum maps as its last member does.
+template <typename E>
+auto enumSdkValue(E v) {
+  const auto i = static_cast<std::size_t>(v);
+  const std::size_t last = std::size(EnumTable<E>::sdk) - 1;
+  return EnumTable<E>::sdk[i < last ? i : last];
+}
 """
 
 _TAIL = """
@@ -41,6 +73,22 @@ def _spoken(values: tuple[str, ...]) -> str:
     return ", ".join(values[:-1]) + " or " + values[-1] if len(values) > 1 else values[0]
 
 
+def _array(decl: str, items: list[str]) -> list[str]:
+    """A static constexpr array member in 100 columns: on one line, or its items packed on
+    the lines after it."""
+    one_line = f"  static constexpr {decl}[] = {{{', '.join(items)}}};"
+    if len(one_line) <= 100:
+        return [one_line]
+    lines = [f"  static constexpr {decl}[] = {{"]
+    row = ""
+    for item in items:
+        if row and len(f"      {row} {item},") > 100:
+            lines.append(f"      {row}")
+            row = ""
+        row = f"{row} {item}," if row else f"{item},"
+    return lines + [f"      {row}", "  };"]
+
+
 def _one(e: CppEnum) -> str:
     name = e.cpp_name
     one_line = f"enum class {name} {{ {', '.join(m.cpp for m in e.members)} }};"
@@ -48,22 +96,19 @@ def _one(e: CppEnum) -> str:
         lines = ["\n" + one_line, ""]
     else:  # one member a line, as clang-format wraps a long enum
         lines = [f"\nenum class {name} {{"] + [f"  {m.cpp}," for m in e.members] + ["};", ""]
-    lines.append(f"inline const char* irName({name} v) {{")
-    lines.append("  switch (v) {")
-    lines += [f'    case {name}::{m.cpp}: return "{m.value}";' for m in e.members]
-    lines += ["  }", '  return "";', "}", ""]
+    lines += ["template <>", f"struct EnumTable<{name}> {{"]
+    lines += _array("const char* ir", [f'"{m.value}"' for m in e.members])
+    if e.sdk_type:
+        lines += _array(f"{e.sdk_type} sdk", [m.sdk for m in e.members])
+    lines += ["};", ""]
+    lines += [f"inline const char* irName({name} v) {{ return enumIrName(v); }}", ""]
     lines.append(f"// The {e.what} called `text` in the IR; false if there is none.")
     lines.append(f"inline bool parse{name}(const std::string& text, {name}* out) {{")
-    for m in e.members:
-        lines.append(f'  if (text == "{m.value}") {{ *out = {name}::{m.cpp}; return true; }}')
-    lines += ["  return false;", "}", ""]
+    lines += ["  return parseEnum(text, out);", "}"]
     lines.append(f"inline const char* {name[0].lower()}{name[1:]}Choices() "
                  f'{{ return "{_spoken(e.values)}"; }}')
     if e.sdk_type:
-        lines += ["", f"inline {e.sdk_type} sdkValue({name} v) {{", "  switch (v) {"]
-        lines += [f"    case {name}::{m.cpp}: return {m.sdk};" for m in e.members[:-1]]
-        lines += [f"    case {name}::{e.members[-1].cpp}: break;", "  }",
-                  f"  return {e.members[-1].sdk};", "}"]
+        lines.append(f"inline {e.sdk_type} sdkValue({name} v) {{ return enumSdkValue(v); }}")
     return "\n".join(lines) + "\n"
 
 

@@ -351,6 +351,15 @@ Call& Call::buffers(const char* hint, void* const* data, const cnmlTensor_t* ten
              "],\"of\":[" + of + "]}");
 }
 
+Call& Call::forwardLists(const cnmlTensor_t* in_tensors, void* const* inputs, int input_num,
+                         const cnmlTensor_t* out_tensors, void* const* outputs,
+                         int output_num) {
+  return tensors("inputs", in_tensors, input_num)
+      .buffers("in_data", inputs, in_tensors, input_num).value(input_num)
+      .tensors("outputs", out_tensors, output_num)
+      .buffers("out_data", outputs, out_tensors, output_num).value(output_num);
+}
+
 }  // namespace call_log
 }  // namespace pz_mock
 

@@ -114,6 +114,9 @@ class Call {
   Call& newBuffer(void** slot);
   Call& buffer(void* data, cnmlTensor_t tensor);
   Call& buffers(const char* hint, void* const* data, const cnmlTensor_t* tensors, int count);
+  // A forward's lists of inputs and outputs (Concat's, a fusion op's): tensors, buffers, count.
+  Call& forwardLists(const cnmlTensor_t* in_tensors, void* const* inputs, int input_num,
+                     const cnmlTensor_t* out_tensors, void* const* outputs, int output_num);
 
   std::string json() const { return "[" + args_ + "]"; }
 
@@ -145,6 +148,17 @@ Status logged(Status status, const char* fn, Describe&& describe) {
     append(fn, call);
   }
   return status;
+}
+
+// The destroy entry points of plain handles: takes the handle's id before it goes, frees it,
+// nulls the caller's slot and records the call.
+template <typename T>
+cnmlStatus_t destroyLogged(const char* fn, T** slot) {
+  const Doomed gone = doomed(slot);
+  if (!slot || !*slot) return CNML_STATUS_INVALIDPARAM;
+  delete *slot;
+  *slot = nullptr;
+  return logged(CNML_STATUS_SUCCESS, fn, [&](Call& c) { c.destroyed(gone); });
 }
 
 }  // namespace call_log

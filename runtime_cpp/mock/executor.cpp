@@ -39,6 +39,33 @@ int threadsForWork(const std::vector<const OpDesc*>& ops, int threads) {
   return flops < kOneThreadFlops && bytes < kOneThreadBytes ? 1 : threads;
 }
 
+// The prepare column of the op-kind table (op_kinds.h).
+void prepareConvOp(PreparedOp& op) {
+  if (op.desc.int8) {
+    prepareConvInt8(op);
+    return;
+  }
+  prepareConv(op);
+  if (!op.depthwise) stripConstData(op.desc);  // packed filter and bias copied
+}
+void prepareMlpOp(PreparedOp& op) {
+  if (op.desc.int8) {
+    prepareMlpInt8(op);
+    return;
+  }
+  prepareMlp(op);
+  if (!op.packed_weights.empty()) stripConstData(op.desc);  // packed filter, bias copied
+}
+// Created only where the backend said it computes it (backendComputesRecurrent).
+void backendOnly(PreparedOp&) { throw OpDataError{CNML_STATUS_UNSUPPORT}; }
+
+using Prepare = void (*)(PreparedOp&);
+constexpr Prepare kPrepare[] = {
+#define PZ_MOCK_OP_KIND_PREPARE(kind, name, prepare, kernel, work) prepare,
+    PZ_MOCK_OP_KINDS(PZ_MOCK_OP_KIND_PREPARE)
+#undef PZ_MOCK_OP_KIND_PREPARE
+};
+
 }  // namespace
 
 std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
@@ -55,21 +82,7 @@ std::unique_ptr<PreparedOp> prepare(const OpDesc& desc, int threads) {
     return op;
   }
   const OpKind kind = op->desc.kind;
-  // Created only where the backend said it computes it (backendComputesRecurrent).
-  if (kind == OpKind::kRnn) throw OpDataError{CNML_STATUS_UNSUPPORT};
-  const bool int8 = op->desc.int8;
-  if ((kind == OpKind::kConv || kind == OpKind::kConvGroup) && !int8) {
-    prepareConv(*op);
-    if (!op->depthwise) stripConstData(op->desc);  // packed filter and bias copied
-  }
-  if ((kind == OpKind::kConv || kind == OpKind::kConvGroup) && int8) prepareConvInt8(*op);
-  if (kind == OpKind::kMlp && !int8) {
-    prepareMlp(*op);
-    if (!op->packed_weights.empty()) stripConstData(op->desc);  // packed filter, bias copied
-  }
-  if (kind == OpKind::kMlp && int8) prepareMlpInt8(*op);
-  if (kind == OpKind::kDeconv || kind == OpKind::kDeconvGroup) prepareDeconv(*op);
-  if (kind == OpKind::kNearestNeighbor || kind == OpKind::kInterp) prepareResize(*op);
+  if (const Prepare prepare_kind = kPrepare[static_cast<int>(kind)]) prepare_kind(*op);
   if (op->precision != Precision::kFp32 && kind != OpKind::kCast &&
       kind != OpKind::kHostTransfer && kind != OpKind::kGatherV2) {
     for (const Operand& o : op->desc.inputs) op->in32.emplace_back(o.elements());
@@ -92,52 +105,94 @@ std::unique_ptr<PreparedOp> prepareChain(const std::vector<const OpDesc*>& chain
 
 namespace {
 
-// The op's arithmetic on fp32 buffers (fp32 ops directly; fp16 and int8 ops on decoded
-// copies, numerics.h assumption 2).
+// The kernel column of the op-kind table (op_kinds.h): the op's arithmetic on fp32 buffers
+// (fp32 ops directly; fp16 and int8 ops on decoded copies, numerics.h assumption 2).
+using Kernel = void (*)(PreparedOp& op, const float* const* in, float* const* out);
+
+void convKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  if (op.desc.int8)
+    convForwardInt8(op, in[0], out[0]);
+  else
+    convForward(op, in[0], out[0]);
+}
+void mlpKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  if (op.desc.int8)
+    mlpForwardInt8(op, in[0], out[0]);
+  else
+    mlpForward(op, in[0], out[0]);
+}
+void poolKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  poolForward(op.desc, in[0], out[0], op.threads);
+}
+void lrnKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  lrnForward(op.desc, in[0], out[0], op.threads);
+}
+void activeKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  activeForward(op.desc.active, in[0], out[0], op.desc.inputs[0].elements(), op.threads);
+}
+void batchNormKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  channelAffineForward(op.desc, true, in[0], out[0], op.threads);
+}
+void scaleKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  channelAffineForward(op.desc, false, in[0], out[0], op.threads);
+}
+void addKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  addForward(in[0], in[1], out[0], op.desc.inputs[0].elements(), op.threads);
+}
+void softmaxKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  softmaxForward(op.desc, in[0], out[0], op.threads);
+}
+void concatKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  concatForward(op.desc, in, out[0], op.threads);
+}
+void transposeKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  transposeForward(op.desc, in[0], out[0], op.threads);
+}
+void reshapeKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  copyForward(in[0], out[0], op.desc.inputs[0].elements(), op.threads);
+}
+void binaryKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  binaryForward(op.desc, in[0], in[1], out[0], op.threads);
+}
+void sliceKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  sliceForward(op.desc, in[0], out[0], op.threads);
+}
+void preluKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  preluForward(op.desc, in[0], out[0], op.threads);
+}
+void deconvKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  deconvForward(op, in[0], out[0]);
+}
+void nearestKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  nearestForward(op, in[0], out[0]);
+}
+void bilinearKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  bilinearForward(op, in[0], out[0]);
+}
+void batchDotKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  batchDotForward(op.desc, in[0], in[1], out[0], op.threads);
+}
+void layerNormKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  layerNormForward(op.desc, in[0], out[0], op.threads);
+}
+void unaryKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  unaryForward(op.desc, in[0], out[0], op.threads);
+}
+void logSoftmaxKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  logSoftmaxForward(op.desc, in[0], out[0], op.threads);
+}
+void reduceKernel(PreparedOp& op, const float* const* in, float* const* out) {
+  reduceForward(op.desc, in[0], out[0], op.threads);
+}
+
+constexpr Kernel kKernels[] = {
+#define PZ_MOCK_OP_KIND_KERNEL(kind, name, prepare, kernel, work) kernel,
+    PZ_MOCK_OP_KINDS(PZ_MOCK_OP_KIND_KERNEL)
+#undef PZ_MOCK_OP_KIND_KERNEL
+};
+
 void executeFloat(PreparedOp& op, const float* const* in, float* const* out) {
-  const OpDesc& d = op.desc;
-  const int t = op.threads;
-  switch (d.kind) {
-    case OpKind::kConv:
-    case OpKind::kConvGroup:
-      if (d.int8)
-        convForwardInt8(op, in[0], out[0]);
-      else
-        convForward(op, in[0], out[0]);
-      break;
-    case OpKind::kMlp:
-      if (d.int8)
-        mlpForwardInt8(op, in[0], out[0]);
-      else
-        mlpForward(op, in[0], out[0]);
-      break;
-    case OpKind::kPool: poolForward(d, in[0], out[0], t); break;
-    case OpKind::kLrn: lrnForward(d, in[0], out[0], t); break;
-    case OpKind::kActive: activeForward(d.active, in[0], out[0], d.inputs[0].elements(), t); break;
-    case OpKind::kBatchNorm: channelAffineForward(d, true, in[0], out[0], t); break;
-    case OpKind::kScale: channelAffineForward(d, false, in[0], out[0], t); break;
-    case OpKind::kAdd: addForward(in[0], in[1], out[0], d.inputs[0].elements(), t); break;
-    case OpKind::kSoftmax: softmaxForward(d, in[0], out[0], t); break;
-    case OpKind::kConcat: concatForward(d, in, out[0], t); break;
-    case OpKind::kTranspose: transposeForward(d, in[0], out[0], t); break;
-    case OpKind::kReshape: copyForward(in[0], out[0], d.inputs[0].elements(), t); break;
-    case OpKind::kBinary: binaryForward(d, in[0], in[1], out[0], t); break;
-    case OpKind::kSlice: sliceForward(d, in[0], out[0], t); break;
-    case OpKind::kPrelu: preluForward(d, in[0], out[0], t); break;
-    case OpKind::kDeconv:
-    case OpKind::kDeconvGroup: deconvForward(op, in[0], out[0]); break;
-    case OpKind::kNearestNeighbor: nearestForward(op, in[0], out[0]); break;
-    case OpKind::kInterp: bilinearForward(op, in[0], out[0]); break;
-    case OpKind::kBatchDot: batchDotForward(d, in[0], in[1], out[0], t); break;
-    case OpKind::kLayerNorm: layerNormForward(d, in[0], out[0], t); break;
-    case OpKind::kUnary: unaryForward(d, in[0], out[0], t); break;
-    case OpKind::kLogSoftmax: logSoftmaxForward(d, in[0], out[0], t); break;
-    case OpKind::kReduce: reduceForward(d, in[0], out[0], t); break;
-    case OpKind::kCast: break;  // execute() handles it
-    case OpKind::kHostTransfer: break;  // the host computes it; no device work
-    case OpKind::kGatherV2: break;      // execute() handles it
-    case OpKind::kRnn: break;           // backend only (prepare refuses it otherwise)
-  }
+  if (const Kernel kernel = kKernels[static_cast<int>(op.desc.kind)]) kernel(op, in, out);
 }
 
 // The op's scratch parts, one after another in this thread's workspace.

@@ -14,6 +14,9 @@ struct ConvShape {
   int n, ci, h, w, co, ho, wo, kh, kw, group, cig, cog, k;
 };
 ConvShape convShapeOf(const OpDesc& d);
+// op.bias for conv, deconv and mlp ops: the bias const (consts[1]), or `channels` zeros when
+// the op has none.
+void prepareBias(PreparedOp& op, int channels);
 
 void prepareConv(PreparedOp& op);
 void convForward(PreparedOp& op, const float* in, float* out);

@@ -32,6 +32,13 @@ ConvShape convShapeOf(const OpDesc& d) {
   return s;
 }
 
+void prepareBias(PreparedOp& op, int channels) {
+  const OpDesc& d = op.desc;
+  op.bias.assign(channels, 0.0f);
+  if (d.consts.size() > 1 && d.consts[1])
+    std::copy(d.consts[1]->data.begin(), d.consts[1]->data.end(), op.bias.begin());
+}
+
 namespace {
 
 bool isPointwise(const OpDesc& d, const ConvShape& s) {
@@ -188,9 +195,7 @@ bool useBlocked(const ConvShape& s, int threads) {
 void prepareConv(PreparedOp& op) {
   const OpDesc& d = op.desc;
   ConvShape s = convShapeOf(d);
-  op.bias.assign(s.co, 0.0f);
-  if (d.consts.size() > 1 && d.consts[1])
-    std::copy(d.consts[1]->data.begin(), d.consts[1]->data.end(), op.bias.begin());
+  prepareBias(op, s.co);
   op.depthwise = s.group == s.ci && s.group == s.co && s.group > 1;
   if (op.depthwise) {
     prepareDepthwise(op);

@@ -22,27 +22,14 @@ namespace {
 // Columns floats per chunk: input rows are grouped until the columns would pass this.
 constexpr std::size_t kColumnBudget = std::size_t{1} << 20;
 
-struct DeconvShape {
-  int n, ci, h, w, co, ho, wo, kh, kw, group, cig, cog, m;  // m = cog * kh * kw
+// A conv's shape read off the deconv (filter [ci, co / group, kh, kw] has kh and kw where a
+// conv's has them; `k` is unused), and the columns per input pixel.
+struct DeconvShape : ConvShape {
+  int m;  // cog * kh * kw
 };
 
 DeconvShape shapeOf(const OpDesc& d) {
-  const Dims& in = d.inputs[0].dims;
-  const Dims& out = d.outputs[0].dims;
-  const Dims& f = d.consts[0]->dims;  // [ci, co / group, kh, kw]
-  DeconvShape s{};
-  s.n = in[0];
-  s.ci = in[1];
-  s.h = in[2];
-  s.w = in[3];
-  s.co = out[1];
-  s.ho = out[2];
-  s.wo = out[3];
-  s.kh = f[2];
-  s.kw = f[3];
-  s.group = d.group;
-  s.cig = s.ci / s.group;
-  s.cog = s.co / s.group;
+  DeconvShape s{convShapeOf(d), 0};
   s.m = s.cog * s.kh * s.kw;
   return s;
 }
@@ -158,9 +145,7 @@ void gemmCol2im(PreparedOp& op, const DeconvShape& s, const float* in, float* ou
 void prepareDeconv(PreparedOp& op) {
   const OpDesc& d = op.desc;
   const DeconvShape s = shapeOf(d);
-  op.bias.assign(s.co, 0.0f);
-  if (d.consts.size() > 1 && d.consts[1])
-    std::copy(d.consts[1]->data.begin(), d.consts[1]->data.end(), op.bias.begin());
+  prepareBias(op, s.co);
   if (s.cig == 1) return;  // singleInputChannel reads the filter as it is
   // A = W_g^T [m][cig] for each group, where W_g [cig][m] is the group's slice of the filter.
   const float* filter = d.consts[0]->data.data();

@@ -51,9 +51,7 @@ void prepareRescale(PreparedOp& op, int channels) {
     const float sw = q.scales.empty() ? q.scale : q.scales[c];
     op.rescale[c] = numerics::rescaleFactor(d.in_position, d.in_scale, pw, sw);
   }
-  op.bias.assign(channels, 0.0f);
-  if (d.consts.size() > 1 && d.consts[1])
-    std::copy(d.consts[1]->data.begin(), d.consts[1]->data.end(), op.bias.begin());
+  prepareBias(op, channels);
 }
 
 inline float rescale(std::int32_t acc, float f, float bias) {

@@ -29,9 +29,7 @@ MlpShape shapeOf(const OpDesc& d) {
 void prepareMlp(PreparedOp& op) {
   const OpDesc& d = op.desc;
   MlpShape s = shapeOf(d);
-  op.bias.assign(s.co, 0.0f);
-  if (d.consts.size() > 1 && d.consts[1])
-    std::copy(d.consts[1]->data.begin(), d.consts[1]->data.end(), op.bias.begin());
+  prepareBias(op, s.co);
   if (s.n <= kGemvMaxBatch) return;
   op.packed_weights.resize(gemm::packedBSize(s.k, s.co));
   gemm::packBTransposed(d.consts[0]->data.data(), s.k, s.k, s.co, op.packed_weights.data(),

@@ -140,6 +140,198 @@ std::vector<GraphLayer> baseGraph(const std::vector<const OpDesc*>& ops,
 
 const DeviceProfile& mockProfile() { return currentProfile(); }
 
+namespace {
+
+// The work column of the op-kind table (op_kinds.h): an op's flops and how its work is laid
+// out, beyond the bytes and the defaults layerWorkOf sets for every op.
+struct Extent {
+  const Dims& in;   // the first input's dims
+  const Dims& out;  // the first output's dims
+  double out_elems;
+};
+using Work = void (*)(const OpDesc& op, const Extent& e, LayerWork& w);
+
+void convWork(const OpDesc& op, const Extent& e, LayerWork& w) {
+  const Dims& f = op.consts[0]->dims;
+  w.flops = 2.0 * e.out_elems * f[1] * f[2] * f[3];
+  w.parallel_extent = e.out[1];
+  w.frames = 1;
+  rowLocal(w, e.out);
+  w.window_h = op.conv.dh * (f[2] - 1) + 1;
+  w.stride_h = op.conv.sh;
+}
+
+void deconvWork(const OpDesc& op, const Extent& e, LayerWork& w) {
+  // Every input pixel scatters into co / group * kh * kw outputs (filter [ci, co/g, kh, kw]).
+  const Dims& f = op.consts[0]->dims;
+  w.flops = 2.0 * static_cast<double>(op.inputs[0].elements()) * f[1] * f[2] * f[3];
+  w.parallel_extent = e.out[1];
+  w.frames = 1;
+  rowLocal(w, e.out);
+  // Upsampling by the stride: a tile of R output rows reads about R / sh input rows plus
+  // ceil(dh * (kh - 1) / sh) rows of halo.
+  const int sh = op.deconv.sh, reach = op.deconv.dh * (f[2] - 1);
+  w.upsample_h = sh;
+  w.stride_h = 1;
+  w.window_h = (reach + sh - 1) / sh + 1;
+}
+
+void resizeWork(const OpDesc& op, const Extent& e, LayerWork& w) {
+  // A gather: one move per output (nearest) or four multiply-adds (bilinear). An output
+  // row reads one input row (nearest) or two neighbouring ones (bilinear).
+  const bool linear = op.kind == OpKind::kInterp;
+  w.flops = (linear ? 8.0 : 1.0) * e.out_elems;
+  rowLocal(w, e.out);
+  const int taps = linear ? 2 : 1;
+  if (e.out[2] >= e.in[2]) {
+    w.upsample_h = e.out[2] / e.in[2];
+    w.stride_h = 1;
+    w.window_h = taps;
+  } else {
+    w.stride_h = (e.in[2] + e.out[2] - 1) / e.out[2];
+    w.window_h = w.stride_h + taps - 1;
+  }
+}
+
+void mlpWork(const OpDesc& op, const Extent& e, LayerWork& w) {
+  double k = static_cast<double>(op.inputs[0].elements()) / e.in[0];
+  w.flops = 2.0 * e.out_elems * k;
+  w.parallel_extent = e.out[1];
+  w.frames = 1;
+}
+
+void poolWork(const OpDesc& op, const Extent& e, LayerWork& w) {
+  w.flops = e.out_elems * op.pool.kh * op.pool.kw;
+  rowLocal(w, e.out);
+  w.window_h = op.pool.dh * (op.pool.kh - 1) + 1;
+  w.stride_h = op.pool.sh;
+}
+
+void lrnWork(const OpDesc& op, const Extent& e, LayerWork& w) {
+  w.flops = e.out_elems * (2.0 * op.lrn.size + 4.0);
+  rowLocal(w, e.out);
+}
+
+void softmaxWork(const OpDesc&, const Extent& e, LayerWork& w) { w.flops = 4.0 * e.out_elems; }
+
+void logSoftmaxWork(const OpDesc&, const Extent& e, LayerWork& w) {
+  w.flops = 5.0 * e.out_elems;  // softmax's passes + a log
+}
+
+void reduceWork(const OpDesc& op, const Extent&, LayerWork& w) {
+  // One op per input element (an add, a compare or a multiply); the whole input is
+  // read, and a reduction across rows needs every row, so no row tiling.
+  w.flops = static_cast<double>(op.inputs[0].elements());
+}
+
+void batchDotWork(const OpDesc& op, const Extent& e, LayerWork& w) {
+  // 2 m n k per output matrix, on the matrix units like Mlp; the whole of both inputs
+  // is needed (b is read by every row of a).
+  const Dims& a = op.inputs[0].dims;
+  const double k = op.trans_a ? a[a.size() - 2] : a[a.size() - 1];
+  w.flops = 2.0 * e.out_elems * k;
+  w.parallel_extent = static_cast<long long>(op.outputs[0].elements() / e.out.back());
+}
+
+void layerNormWork(const OpDesc&, const Extent& e, LayerWork& w) {
+  // Two reductions and a normalise-scale-shift per element (Mock assumption: like
+  // softmax's three passes, plus the affine).
+  w.flops = 6.0 * e.out_elems;
+}
+
+void unaryWork(const OpDesc& op, const Extent& e, LayerWork& w) {
+  // Mock assumption: a square or sqrt is a vector op or two; erf and GELU are a
+  // polynomial/exp evaluation, priced like ~10 vector ops.
+  w.flops = (op.unary == UnaryFn::kErf || op.unary == UnaryFn::kGelu ||
+                     op.unary == UnaryFn::kGeluTanh || op.unary == UnaryFn::kPower ||
+                     op.unary == UnaryFn::kExp || op.unary == UnaryFn::kLog ||
+                     op.unary == UnaryFn::kSin || op.unary == UnaryFn::kCos
+                 ? 10.0 : 2.0) * e.out_elems;
+  rowLocal(w, e.out);
+}
+
+// Active, BatchNorm, Scale, Add and Prelu (a compare-select and a multiply, like an
+// activation).
+void elementwiseWork(const OpDesc&, const Extent& e, LayerWork& w) {
+  w.flops = 2.0 * e.out_elems;
+  rowLocal(w, e.out);
+}
+
+void binaryWork(const OpDesc& op, const Extent& e, LayerWork& w) {
+  // Element-wise like Add; RealDiv counts twice (Mock assumption: a reciprocal, then a
+  // multiply). A broadcast b keeps rows local: each output row reads its own row of a
+  // and b's row for it, or b's only row (whose producer is not tiled, so the block
+  // completes b before the tiles read it).
+  // Pow is an exp of a log: priced like the transcendental unary ops.
+  w.flops = (op.binary == BinaryOp::kPow ? 10.0
+             : op.binary == BinaryOp::kRealDiv ? 4.0 : 2.0) * e.out_elems;
+  rowLocal(w, e.out);
+}
+
+void sliceWork(const OpDesc& op, const Extent& e, LayerWork& w) {
+  // Pure data movement. Rows stay local only when H is kept whole (the usual channel or
+  // width slice); a slice along H maps output rows to other input rows, so it needs its
+  // whole input like a transpose.
+  if (e.in.size() == 4 && op.slice.begin[2] == 0 && op.slice.end[2] == e.in[2] &&
+      op.slice.stride[2] == 1)
+    rowLocal(w, e.out);
+}
+
+void concatWork(const OpDesc& op, const Extent& e, LayerWork& w) {
+  if (op.axis != 2) rowLocal(w, e.out);  // channel (or batch / width) concat keeps rows
+}
+
+void reshapeWork(const OpDesc& op, const Extent&, LayerWork& w) {
+  if (isView(op)) {
+    w.view = true;
+    w.output_bytes = 0.0;
+  }
+}
+
+void movementWork(const OpDesc&, const Extent&, LayerWork&) {}  // whole tensors, no flops
+
+void gatherWork(const OpDesc& op, const Extent& e, LayerWork& w) {
+  // Data movement: the rows the indices select are read from the table (not the whole
+  // table) and written out; the int32 indices are read as 4 bytes each.
+  w.weight_bytes = w.output_bytes;
+  w.input_bytes = 4.0 * static_cast<double>(op.inputs[0].elements());
+  w.flops = e.out_elems;
+}
+
+void hostTransferWork(const OpDesc& op, const Extent&, LayerWork& w) {
+  // Nothing computed or moved through DRAM on the device: the inputs go to the host and
+  // the output comes back over the host link, one after the other.
+  w.input_bytes = w.output_bytes = 0.0;
+  w.host_us = (op.to_host_bytes + op.to_device_bytes) / mockProfile().hostLinkBytesPerUs();
+}
+
+void rnnWork(const OpDesc& op, const Extent&, LayerWork& w) {
+  // Only where a backend computes it (its forwards are wall-clock timed): the input
+  // projection and T steps of [B, H] x [H, G*H], sequential in time, so parallel over
+  // batch and gates only. The SDK's own model prices the cell ops the mock runs.
+  const Dims& x = op.inputs[0].dims;
+  const double steps = op.rnn.batch_first ? x[1] : x[0];
+  const double batch = op.rnn.batch_first ? x[0] : x[1];
+  const double gh = static_cast<double>(op.rnn.gates) * op.rnn.hidden;
+  w.flops = 2.0 * steps * batch * gh * (x[2] + op.rnn.hidden) + 10.0 * steps * batch * gh;
+  w.parallel_extent = static_cast<long long>(batch * gh);
+  w.frames = static_cast<long long>(batch);
+}
+
+void castWork(const OpDesc&, const Extent& e, LayerWork& w) {
+  // Element-wise conversion: one op per element, memory-bound in practice.
+  w.flops = e.out_elems;
+  rowLocal(w, e.out);
+}
+
+constexpr Work kWork[] = {
+#define PZ_MOCK_OP_KIND_WORK(kind, name, prepare, kernel, work) work,
+    PZ_MOCK_OP_KINDS(PZ_MOCK_OP_KIND_WORK)
+#undef PZ_MOCK_OP_KIND_WORK
+};
+
+}  // namespace
+
 LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
   const Pricing pr = pricingOf(op, as);
   LayerWork w;
@@ -150,173 +342,11 @@ LayerWork layerWorkOf(const OpDesc& op, PrecisionOverride as) {
     if (op.consts[i])
       w.weight_bytes += static_cast<double>(elementCount(op.consts[i]->dims)) *
                         pr.constant(*op.consts[i], i);
-  const Dims& in = op.inputs[0].dims;
-  const Dims& out = op.outputs[0].dims;
-  const double out_elems = static_cast<double>(op.outputs[0].elements());
-  w.parallel_extent = planeCount(out);
-  w.frames = out.empty() ? 1 : out[0];
-  switch (op.kind) {
-    case OpKind::kConv:
-    case OpKind::kConvGroup: {
-      const Dims& f = op.consts[0]->dims;
-      w.flops = 2.0 * out_elems * f[1] * f[2] * f[3];
-      w.parallel_extent = out[1];
-      w.frames = 1;
-      rowLocal(w, out);
-      w.window_h = op.conv.dh * (f[2] - 1) + 1;
-      w.stride_h = op.conv.sh;
-      break;
-    }
-    case OpKind::kDeconv:
-    case OpKind::kDeconvGroup: {
-      // Every input pixel scatters into co / group * kh * kw outputs (filter [ci, co/g, kh, kw]).
-      const Dims& f = op.consts[0]->dims;
-      w.flops = 2.0 * static_cast<double>(op.inputs[0].elements()) * f[1] * f[2] * f[3];
-      w.parallel_extent = out[1];
-      w.frames = 1;
-      rowLocal(w, out);
-      // Upsampling by the stride: a tile of R output rows reads about R / sh input rows plus
-      // ceil(dh * (kh - 1) / sh) rows of halo.
-      const int sh = op.deconv.sh, reach = op.deconv.dh * (f[2] - 1);
-      w.upsample_h = sh;
-      w.stride_h = 1;
-      w.window_h = (reach + sh - 1) / sh + 1;
-      break;
-    }
-    case OpKind::kNearestNeighbor:
-    case OpKind::kInterp: {
-      // A gather: one move per output (nearest) or four multiply-adds (bilinear). An output
-      // row reads one input row (nearest) or two neighbouring ones (bilinear).
-      const bool linear = op.kind == OpKind::kInterp;
-      w.flops = (linear ? 8.0 : 1.0) * out_elems;
-      rowLocal(w, out);
-      const int taps = linear ? 2 : 1;
-      if (out[2] >= in[2]) {
-        w.upsample_h = out[2] / in[2];
-        w.stride_h = 1;
-        w.window_h = taps;
-      } else {
-        w.stride_h = (in[2] + out[2] - 1) / out[2];
-        w.window_h = w.stride_h + taps - 1;
-      }
-      break;
-    }
-    case OpKind::kMlp: {
-      double k = static_cast<double>(op.inputs[0].elements()) / in[0];
-      w.flops = 2.0 * out_elems * k;
-      w.parallel_extent = out[1];
-      w.frames = 1;
-      break;
-    }
-    case OpKind::kPool:
-      w.flops = out_elems * op.pool.kh * op.pool.kw;
-      rowLocal(w, out);
-      w.window_h = op.pool.dh * (op.pool.kh - 1) + 1;
-      w.stride_h = op.pool.sh;
-      break;
-    case OpKind::kLrn:
-      w.flops = out_elems * (2.0 * op.lrn.size + 4.0);
-      rowLocal(w, out);
-      break;
-    case OpKind::kSoftmax: w.flops = 4.0 * out_elems; break;
-    case OpKind::kLogSoftmax: w.flops = 5.0 * out_elems; break;  // softmax's passes + a log
-    case OpKind::kReduce:
-      // One op per input element (an add, a compare or a multiply); the whole input is
-      // read, and a reduction across rows needs every row, so no row tiling.
-      w.flops = static_cast<double>(op.inputs[0].elements());
-      break;
-    case OpKind::kBatchDot: {
-      // 2 m n k per output matrix, on the matrix units like Mlp; the whole of both inputs
-      // is needed (b is read by every row of a).
-      const Dims& a = op.inputs[0].dims;
-      const double k = op.trans_a ? a[a.size() - 2] : a[a.size() - 1];
-      w.flops = 2.0 * out_elems * k;
-      w.parallel_extent = static_cast<long long>(op.outputs[0].elements() / out.back());
-      break;
-    }
-    case OpKind::kLayerNorm:
-      // Two reductions and a normalise-scale-shift per element (Mock assumption: like
-      // softmax's three passes, plus the affine).
-      w.flops = 6.0 * out_elems;
-      break;
-    case OpKind::kUnary:
-      // Mock assumption: a square or sqrt is a vector op or two; erf and GELU are a
-      // polynomial/exp evaluation, priced like ~10 vector ops.
-      w.flops = (op.unary == UnaryFn::kErf || op.unary == UnaryFn::kGelu ||
-                         op.unary == UnaryFn::kGeluTanh || op.unary == UnaryFn::kPower ||
-                         op.unary == UnaryFn::kExp || op.unary == UnaryFn::kLog ||
-                         op.unary == UnaryFn::kSin || op.unary == UnaryFn::kCos
-                     ? 10.0 : 2.0) * out_elems;
-      rowLocal(w, out);
-      break;
-    case OpKind::kActive:
-    case OpKind::kBatchNorm:
-    case OpKind::kScale:
-    case OpKind::kAdd:
-    case OpKind::kPrelu:  // compare-select and a multiply, like an activation
-      w.flops = 2.0 * out_elems;
-      rowLocal(w, out);
-      break;
-    case OpKind::kBinary:
-      // Element-wise like Add; RealDiv counts twice (Mock assumption: a reciprocal, then a
-      // multiply). A broadcast b keeps rows local: each output row reads its own row of a
-      // and b's row for it, or b's only row (whose producer is not tiled, so the block
-      // completes b before the tiles read it).
-      // Pow is an exp of a log: priced like the transcendental unary ops.
-      w.flops = (op.binary == BinaryOp::kPow ? 10.0
-                 : op.binary == BinaryOp::kRealDiv ? 4.0 : 2.0) * out_elems;
-      rowLocal(w, out);
-      break;
-    case OpKind::kSlice:
-      // Pure data movement. Rows stay local only when H is kept whole (the usual channel or
-      // width slice); a slice along H maps output rows to other input rows, so it needs its
-      // whole input like a transpose.
-      if (in.size() == 4 && op.slice.begin[2] == 0 && op.slice.end[2] == in[2] &&
-          op.slice.stride[2] == 1)
-        rowLocal(w, out);
-      break;
-    case OpKind::kConcat:
-      if (op.axis != 2) rowLocal(w, out);  // channel (or batch / width) concat keeps rows
-      break;
-    case OpKind::kReshape:
-      if (isView(op)) {
-        w.view = true;
-        w.output_bytes = 0.0;
-      }
-      break;
-    case OpKind::kTranspose: break;  // pure data movement, whole tensors
-    case OpKind::kGatherV2:
-      // Data movement: the rows the indices select are read from the table (not the whole
-      // table) and written out; the int32 indices are read as 4 bytes each.
-      w.weight_bytes = w.output_bytes;
-      w.input_bytes = 4.0 * static_cast<double>(op.inputs[0].elements());
-      w.flops = out_elems;
-      break;
-    case OpKind::kHostTransfer:
-      // Nothing computed or moved through DRAM on the device: the inputs go to the host and
-      // the output comes back over the host link, one after the other.
-      w.input_bytes = w.output_bytes = 0.0;
-      w.host_us = (op.to_host_bytes + op.to_device_bytes) / mockProfile().hostLinkBytesPerUs();
-      break;
-    case OpKind::kRnn: {
-      // Only where a backend computes it (its forwards are wall-clock timed): the input
-      // projection and T steps of [B, H] x [H, G*H], sequential in time, so parallel over
-      // batch and gates only. The SDK's own model prices the cell ops the mock runs.
-      const Dims& x = op.inputs[0].dims;
-      const double steps = op.rnn.batch_first ? x[1] : x[0];
-      const double batch = op.rnn.batch_first ? x[0] : x[1];
-      const double gh = static_cast<double>(op.rnn.gates) * op.rnn.hidden;
-      w.flops = 2.0 * steps * batch * gh * (x[2] + op.rnn.hidden) + 10.0 * steps * batch * gh;
-      w.parallel_extent = static_cast<long long>(batch * gh);
-      w.frames = static_cast<long long>(batch);
-      break;
-    }
-    case OpKind::kCast:
-      // Element-wise conversion: one op per element, memory-bound in practice.
-      w.flops = out_elems;
-      rowLocal(w, out);
-      break;
-  }
+  const Extent e{op.inputs[0].dims, op.outputs[0].dims,
+                 static_cast<double>(op.outputs[0].elements())};
+  w.parallel_extent = planeCount(e.out);
+  w.frames = e.out.empty() ? 1 : e.out[0];
+  kWork[static_cast<int>(op.kind)](op, e, w);
   if (op.sparse) priceSparse(w, op, pr);
   return w;
 }

@@ -5,17 +5,9 @@
 #include "state.h"
 
 using namespace pz_mock;
-using namespace pz_mock::call_log;  // logged(), doomed(), Call
+using namespace pz_mock::call_log;  // logged(), destroyLogged(), Call
 
 namespace {
-
-template <typename T>
-cnmlStatus_t destroy(T** p) {
-  if (!p || !*p) return CNML_STATUS_INVALIDPARAM;
-  delete *p;
-  *p = nullptr;
-  return CNML_STATUS_SUCCESS;
-}
 
 bool validCoordinateMode(cnmlInterpCoordinateMode_t mode) {
   return mode >= CNML_INTERP_ASYMMETRIC && mode <= CNML_INTERP_PYTORCH_HALF_PIXEL;
@@ -88,8 +80,7 @@ cnmlStatus_t cnmlCreateConvOpParam(cnmlConvOpParam_t* param, int stride_height, 
   });
 }
 cnmlStatus_t cnmlDestroyConvOpParam(cnmlConvOpParam_t* param) {
-  const Doomed gone = doomed(param);
-  return logged(destroy(param), "cnmlDestroyConvOpParam", [&](Call& c) { c.destroyed(gone); });
+  return destroyLogged("cnmlDestroyConvOpParam", param);
 }
 
 cnmlStatus_t cnmlCreatePoolOpParam_V3(cnmlPoolOpParam_t* param, int window_height,
@@ -136,8 +127,7 @@ cnmlStatus_t cnmlCreatePoolOpParam_V3(cnmlPoolOpParam_t* param, int window_heigh
   });
 }
 cnmlStatus_t cnmlDestroyPoolOpParam(cnmlPoolOpParam_t* param) {
-  const Doomed gone = doomed(param);
-  return logged(destroy(param), "cnmlDestroyPoolOpParam", [&](Call& c) { c.destroyed(gone); });
+  return destroyLogged("cnmlDestroyPoolOpParam", param);
 }
 
 cnmlStatus_t cnmlCreateLrnOpParam(cnmlLrnOpParam_t* param, cnmlLrnType_t lrn_type,
@@ -154,8 +144,7 @@ cnmlStatus_t cnmlCreateLrnOpParam(cnmlLrnOpParam_t* param, cnmlLrnType_t lrn_typ
   });
 }
 cnmlStatus_t cnmlDestroyLrnOpParam(cnmlLrnOpParam_t* param) {
-  const Doomed gone = doomed(param);
-  return logged(destroy(param), "cnmlDestroyLrnOpParam", [&](Call& c) { c.destroyed(gone); });
+  return destroyLogged("cnmlDestroyLrnOpParam", param);
 }
 
 cnmlStatus_t cnmlCreateNdReshapeOpParam(cnmlReshapeOpParam_t* param, int dims[], int dim_num) {
@@ -171,8 +160,7 @@ cnmlStatus_t cnmlCreateNdReshapeOpParam(cnmlReshapeOpParam_t* param, int dims[],
   });
 }
 cnmlStatus_t cnmlDestroyReshapeOpParam(cnmlReshapeOpParam_t* param) {
-  const Doomed gone = doomed(param);
-  return logged(destroy(param), "cnmlDestroyReshapeOpParam", [&](Call& c) { c.destroyed(gone); });
+  return destroyLogged("cnmlDestroyReshapeOpParam", param);
 }
 
 cnmlStatus_t cnmlCreateNdTransposeOpParam(cnmlTransposeOpParam_t* param, int dim_order[],
@@ -193,8 +181,7 @@ cnmlStatus_t cnmlCreateNdTransposeOpParam(cnmlTransposeOpParam_t* param, int dim
   });
 }
 cnmlStatus_t cnmlDestroyTransposeOpParam(cnmlTransposeOpParam_t* param) {
-  const Doomed gone = doomed(param);
-  return logged(destroy(param), "cnmlDestroyTransposeOpParam", [&](Call& c) { c.destroyed(gone); });
+  return destroyLogged("cnmlDestroyTransposeOpParam", param);
 }
 
 // Indices arrive normalised (Mock rule, cnml.h): a negative stride would reverse the axis,
@@ -219,10 +206,7 @@ cnmlStatus_t cnmlCreateNdStridedSliceOpParam(cnmlNdStridedSliceOpParam_t* param,
   });
 }
 cnmlStatus_t cnmlDestroyNdStridedSliceOpParam(cnmlNdStridedSliceOpParam_t* param) {
-  const Doomed gone = doomed(param);
-  return logged(destroy(param), "cnmlDestroyNdStridedSliceOpParam", [&](Call& c) {
-    c.destroyed(gone);
-  });
+  return destroyLogged("cnmlDestroyNdStridedSliceOpParam", param);
 }
 
 cnmlStatus_t cnmlCreateDeconvOpParam_V2(cnmlDeconvOpParam_t* param, int stride_height,
@@ -248,8 +232,7 @@ cnmlStatus_t cnmlCreateDeconvOpParam(cnmlDeconvOpParam_t* param, int stride_heig
   });
 }
 cnmlStatus_t cnmlDestroyDeconvOpParam(cnmlDeconvOpParam_t* param) {
-  const Doomed gone = doomed(param);
-  return logged(destroy(param), "cnmlDestroyDeconvOpParam", [&](Call& c) { c.destroyed(gone); });
+  return destroyLogged("cnmlDestroyDeconvOpParam", param);
 }
 
 // ---- NearestNeighbor and Interp (bilinear): output size first (width, then height). ----
@@ -296,10 +279,7 @@ cnmlStatus_t cnmlSetNearestNeighborRoundMode(cnmlNearestNeighborOpParam_t* param
   });
 }
 cnmlStatus_t cnmlDestroyNearestNeighborOpParam(cnmlNearestNeighborOpParam_t* param) {
-  const Doomed gone = doomed(param);
-  return logged(destroy(param), "cnmlDestroyNearestNeighborOpParam", [&](Call& c) {
-    c.destroyed(gone);
-  });
+  return destroyLogged("cnmlDestroyNearestNeighborOpParam", param);
 }
 
 cnmlStatus_t cnmlCreateInterpOpParam(cnmlInterpOpParam_t* param, int output_width,
@@ -326,8 +306,7 @@ cnmlStatus_t cnmlSetInterpCoordinateMode(cnmlInterpOpParam_t* param,
   });
 }
 cnmlStatus_t cnmlDestroyInterpOpParam(cnmlInterpOpParam_t* param) {
-  const Doomed gone = doomed(param);
-  return logged(destroy(param), "cnmlDestroyInterpOpParam", [&](Call& c) { c.destroyed(gone); });
+  return destroyLogged("cnmlDestroyInterpOpParam", param);
 }
 
 }  // extern "C"

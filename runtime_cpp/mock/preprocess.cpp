@@ -53,11 +53,7 @@ cnmlStatus_t cnmlCreateCpuTensor(cnmlCpuTensor_t* cpu_tensor, cnmlTensorType_t t
 }
 
 cnmlStatus_t cnmlDestroyCpuTensor(cnmlCpuTensor_t* cpu_tensor) {
-  const Doomed gone = doomed(cpu_tensor);
-  if (!cpu_tensor || !*cpu_tensor) return CNML_STATUS_INVALIDPARAM;
-  delete *cpu_tensor;
-  *cpu_tensor = nullptr;
-  return logged(CNML_STATUS_SUCCESS, "cnmlDestroyCpuTensor", [&](Call& c) { c.destroyed(gone); });
+  return destroyLogged("cnmlDestroyCpuTensor", cpu_tensor);
 }
 
 cnmlStatus_t cnmlSetDataPreprocessStrategy(cnmlTensor_t tensor, cnmlCpuTensor_t twins_cpu_tensor,

@@ -19,38 +19,12 @@ std::size_t elementCount(const Dims& dims) {
 }
 
 const char* opKindName(OpKind kind) {
-  switch (kind) {
-    case OpKind::kConv: return "Conv";
-    case OpKind::kConvGroup: return "ConvGroup";
-    case OpKind::kPool: return "Pool";
-    case OpKind::kActive: return "Active";
-    case OpKind::kBatchNorm: return "BatchNorm";
-    case OpKind::kScale: return "Scale";
-    case OpKind::kAdd: return "Add";
-    case OpKind::kMlp: return "Mlp";
-    case OpKind::kSoftmax: return "Softmax";
-    case OpKind::kBatchDot: return "BatchDot";
-    case OpKind::kLayerNorm: return "LayerNorm";
-    case OpKind::kUnary: return "Unary";
-    case OpKind::kLogSoftmax: return "LogSoftmax";
-    case OpKind::kReduce: return "Reduce";
-    case OpKind::kConcat: return "Concat";
-    case OpKind::kLrn: return "Lrn";
-    case OpKind::kReshape: return "Reshape";
-    case OpKind::kTranspose: return "Transpose";
-    case OpKind::kBinary: return "Binary";
-    case OpKind::kSlice: return "NdStridedSlice";
-    case OpKind::kPrelu: return "Prelu";
-    case OpKind::kDeconv: return "Deconv";
-    case OpKind::kDeconvGroup: return "DeconvGroup";
-    case OpKind::kNearestNeighbor: return "NearestNeighbor";
-    case OpKind::kInterp: return "Interp";
-    case OpKind::kCast: return "Cast";
-    case OpKind::kHostTransfer: return "HostTransfer";
-    case OpKind::kGatherV2: return "GatherV2";
-    case OpKind::kRnn: return "Rnn";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {
+#define PZ_MOCK_OP_KIND_NAME(kind, name, prepare, kernel, work) name,
+      PZ_MOCK_OP_KINDS(PZ_MOCK_OP_KIND_NAME)
+#undef PZ_MOCK_OP_KIND_NAME
+  };
+  return kNames[static_cast<int>(kind)];
 }
 
 OpDesc compiledCopy(const OpDesc& op) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "op_kinds.h"
 #include "op_timing.h"
 #include "precision.h"
 
@@ -100,41 +101,11 @@ struct Operand {
   std::size_t bytes() const { return elements() * dtypeSize(dtype); }
 };
 
-
+// One per row of the op-kind table (op_kinds.h).
 enum class OpKind {
-  kConv,
-  kConvGroup,
-  kPool,
-  kActive,
-  kBatchNorm,
-  kScale,
-  kAdd,
-  kMlp,
-  kSoftmax,
-  kConcat,
-  kLrn,
-  kReshape,
-  kTranspose,
-  kBinary,  // Sub, Mult, RealDiv and the Broadcast{Add,Sub,Mult} ops (Add keeps kAdd)
-  kSlice,
-  kPrelu,
-  kDeconv,
-  kDeconvGroup,
-  kNearestNeighbor,
-  kInterp,  // bilinear
-  kCast,
-  kBatchDot,   // out[b] = op(a[b]) x op(b[b]), batch dims broadcast (numpy)
-  kLayerNorm,  // normalised over the axes from `axis` on, then * scale + bias
-  kUnary,      // Sqrt, Rsqrt, Power, Erf, Gelu, Exp, Log, Abs, Neg, Not, Clip (OpDesc::unary)
-  kLogSoftmax,  // log(softmax) along `axis`, max-subtracted
-  kReduce,      // sum/mean/max/min/prod (OpDesc::reduce) over OpDesc::axes
-  // The device<->host copies of a layer the session computes on the host (mock extension,
-  // cnml_mock.h): no arithmetic on the device, priced as transfers over the host link.
-  kHostTransfer,
-  kGatherV2,  // rows of a const table (consts[0]) by int32 indices (inputs[0]); axis
-  // One direction of an LSTM/GRU/RNN over a sequence (cnmlCreateRnnOp): only where the
-  // backend computes it (backendComputesRecurrent); the mock's kernels have none.
-  kRnn
+#define PZ_MOCK_OP_KIND_ENUM(kind, name, prepare, kernel, work) kind,
+  PZ_MOCK_OP_KINDS(PZ_MOCK_OP_KIND_ENUM)
+#undef PZ_MOCK_OP_KIND_ENUM
 };
 const char* opKindName(OpKind kind);
 

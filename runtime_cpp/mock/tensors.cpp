@@ -9,7 +9,7 @@
 #include "state.h"
 
 using namespace pz_mock;
-using namespace pz_mock::call_log;  // logged(), doomed(), Call
+using namespace pz_mock::call_log;  // logged(), destroyLogged(), Call
 
 namespace {
 std::atomic<std::uint64_t> g_next_tensor_id{1};
@@ -130,11 +130,7 @@ cnmlStatus_t cnmlGetTensorDataType(cnmlTensor_t tensor, cnmlDataType_t* data_typ
 }
 
 cnmlStatus_t cnmlDestroyTensor(cnmlTensor_t* tensor) {
-  const Doomed gone = doomed(tensor);
-  if (!tensor || !*tensor) return CNML_STATUS_INVALIDPARAM;
-  delete *tensor;
-  *tensor = nullptr;
-  return logged(CNML_STATUS_SUCCESS, "cnmlDestroyTensor", [&](Call& c) { c.destroyed(gone); });
+  return destroyLogged("cnmlDestroyTensor", tensor);
 }
 
 cnmlStatus_t cnmlBindConstData_V2(cnmlTensor_t tensor, void* cpu_tensor_ptr,
@@ -223,12 +219,7 @@ cnmlStatus_t cnmlCreateQuantizedParam(cnmlQuantizedParam_t* param, int position,
 }
 
 cnmlStatus_t cnmlDestroyQuantizedParam(cnmlQuantizedParam_t* param) {
-  const Doomed gone = doomed(param);
-  if (!param || !*param) return CNML_STATUS_INVALIDPARAM;
-  delete *param;
-  *param = nullptr;
-  return logged(CNML_STATUS_SUCCESS, "cnmlDestroyQuantizedParam",
-                [&](Call& c) { c.destroyed(gone); });
+  return destroyLogged("cnmlDestroyQuantizedParam", param);
 }
 
 cnmlStatus_t cnmlSetQuantizedPosition(cnmlTensor_t tensor, int position) {

@@ -64,6 +64,13 @@ struct TensorList {
   int size() const { return static_cast<int>(descs.size()); }
 };
 
+// A tensor seen as [outer, n, inner] around `axis` (normalised): the rows a reduction
+// along the axis walks, `inner` apart (the host layers').
+struct AxisSpan {
+  std::size_t outer, n, inner;
+};
+AxisSpan axisSpan(const Shape& shape, int axis);
+
 }  // namespace detail
 }  // namespace pz
 

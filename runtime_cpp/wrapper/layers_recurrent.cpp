@@ -264,7 +264,7 @@ bool RecurrentLayer::buildWhole() {
     made.push_back(dir);
   }
   // The states first, then the directions one after the other: a fusion runs two
-  // independent recurrent ops side by side (fusion.cpp).
+  // independent recurrent ops side by side (fusion_steps.cpp).
   for (int d = 0; d < directions_; ++d) {
     prefix_ = name_ + "/d" + std::to_string(d) + "/";
     Direction& dir = made[static_cast<std::size_t>(d)];

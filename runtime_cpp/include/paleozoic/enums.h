@@ -9,45 +9,60 @@
 
 #include <cnml.h>
 
+#include <cstddef>
+#include <iterator>
 #include <string>
 
 namespace pz {
 
-enum class Active { kRelu, kSigmoid, kTanh, kRelu6, kRelu1 };
+// Each enum's IR names in member order (member i is the enumerator of value i) and, for the
+// enums the SDK takes, its SDK values: specialised after each enum below.
+template <typename E>
+struct EnumTable;
 
-inline const char* irName(Active v) {
-  switch (v) {
-    case Active::kRelu: return "relu";
-    case Active::kSigmoid: return "sigmoid";
-    case Active::kTanh: return "tanh";
-    case Active::kRelu6: return "relu6";
-    case Active::kRelu1: return "relu1";
-  }
-  return "";
+template <typename E>
+const char* enumIrName(E v) {
+  const auto i = static_cast<std::size_t>(v);
+  return i < std::size(EnumTable<E>::ir) ? EnumTable<E>::ir[i] : "";
 }
 
-// The activation called `text` in the IR; false if there is none.
-inline bool parseActive(const std::string& text, Active* out) {
-  if (text == "relu") { *out = Active::kRelu; return true; }
-  if (text == "sigmoid") { *out = Active::kSigmoid; return true; }
-  if (text == "tanh") { *out = Active::kTanh; return true; }
-  if (text == "relu6") { *out = Active::kRelu6; return true; }
-  if (text == "relu1") { *out = Active::kRelu1; return true; }
+template <typename E>
+bool parseEnum(const std::string& text, E* out) {
+  for (std::size_t i = 0; i < std::size(EnumTable<E>::ir); ++i) {
+    if (text == EnumTable<E>::ir[i]) {
+      *out = static_cast<E>(i);
+      return true;
+    }
+  }
   return false;
 }
 
-inline const char* activeChoices() { return "relu, sigmoid, tanh, relu6 or relu1"; }
-
-inline cnmlActiveFunction_t sdkValue(Active v) {
-  switch (v) {
-    case Active::kRelu: return CNML_ACTIVE_RELU;
-    case Active::kSigmoid: return CNML_ACTIVE_SIGMOID;
-    case Active::kTanh: return CNML_ACTIVE_TANH;
-    case Active::kRelu6: return CNML_ACTIVE_RELU6;
-    case Active::kRelu1: break;
-  }
-  return CNML_ACTIVE_RELU1;
+// A value outside the enum maps as its last member does.
+template <typename E>
+auto enumSdkValue(E v) {
+  const auto i = static_cast<std::size_t>(v);
+  const std::size_t last = std::size(EnumTable<E>::sdk) - 1;
+  return EnumTable<E>::sdk[i < last ? i : last];
 }
+
+enum class Active { kRelu, kSigmoid, kTanh, kRelu6, kRelu1 };
+
+template <>
+struct EnumTable<Active> {
+  static constexpr const char* ir[] = {"relu", "sigmoid", "tanh", "relu6", "relu1"};
+  static constexpr cnmlActiveFunction_t sdk[] = {
+      CNML_ACTIVE_RELU, CNML_ACTIVE_SIGMOID, CNML_ACTIVE_TANH, CNML_ACTIVE_RELU6, CNML_ACTIVE_RELU1,
+  };
+};
+
+inline const char* irName(Active v) { return enumIrName(v); }
+
+// The activation called `text` in the IR; false if there is none.
+inline bool parseActive(const std::string& text, Active* out) {
+  return parseEnum(text, out);
+}
+inline const char* activeChoices() { return "relu, sigmoid, tanh, relu6 or relu1"; }
+inline cnmlActiveFunction_t sdkValue(Active v) { return enumSdkValue(v); }
 
 enum class Binary {
   kAdd,
@@ -66,45 +81,20 @@ enum class Binary {
   kXor,
 };
 
-inline const char* irName(Binary v) {
-  switch (v) {
-    case Binary::kAdd: return "add";
-    case Binary::kSub: return "sub";
-    case Binary::kMul: return "mul";
-    case Binary::kDiv: return "div";
-    case Binary::kPow: return "pow";
-    case Binary::kEqual: return "equal";
-    case Binary::kNotEqual: return "not_equal";
-    case Binary::kLess: return "less";
-    case Binary::kLessEqual: return "less_equal";
-    case Binary::kGreater: return "greater";
-    case Binary::kGreaterEqual: return "greater_equal";
-    case Binary::kAnd: return "and";
-    case Binary::kOr: return "or";
-    case Binary::kXor: return "xor";
-  }
-  return "";
-}
+template <>
+struct EnumTable<Binary> {
+  static constexpr const char* ir[] = {
+      "add", "sub", "mul", "div", "pow", "equal", "not_equal", "less", "less_equal", "greater",
+      "greater_equal", "and", "or", "xor",
+  };
+};
+
+inline const char* irName(Binary v) { return enumIrName(v); }
 
 // The Binary op called `text` in the IR; false if there is none.
 inline bool parseBinary(const std::string& text, Binary* out) {
-  if (text == "add") { *out = Binary::kAdd; return true; }
-  if (text == "sub") { *out = Binary::kSub; return true; }
-  if (text == "mul") { *out = Binary::kMul; return true; }
-  if (text == "div") { *out = Binary::kDiv; return true; }
-  if (text == "pow") { *out = Binary::kPow; return true; }
-  if (text == "equal") { *out = Binary::kEqual; return true; }
-  if (text == "not_equal") { *out = Binary::kNotEqual; return true; }
-  if (text == "less") { *out = Binary::kLess; return true; }
-  if (text == "less_equal") { *out = Binary::kLessEqual; return true; }
-  if (text == "greater") { *out = Binary::kGreater; return true; }
-  if (text == "greater_equal") { *out = Binary::kGreaterEqual; return true; }
-  if (text == "and") { *out = Binary::kAnd; return true; }
-  if (text == "or") { *out = Binary::kOr; return true; }
-  if (text == "xor") { *out = Binary::kXor; return true; }
-  return false;
+  return parseEnum(text, out);
 }
-
 inline const char* binaryChoices() { return "add, sub, mul, div, pow, equal, not_equal, less, less_equal, greater, greater_equal, and, or or xor"; }
 
 enum class Unary {
@@ -123,43 +113,20 @@ enum class Unary {
   kCos,
 };
 
-inline const char* irName(Unary v) {
-  switch (v) {
-    case Unary::kSqrt: return "sqrt";
-    case Unary::kRsqrt: return "rsqrt";
-    case Unary::kPow: return "pow";
-    case Unary::kErf: return "erf";
-    case Unary::kGelu: return "gelu";
-    case Unary::kGeluTanh: return "gelu_tanh";
-    case Unary::kExp: return "exp";
-    case Unary::kLog: return "log";
-    case Unary::kAbs: return "abs";
-    case Unary::kNeg: return "neg";
-    case Unary::kNot: return "not";
-    case Unary::kSin: return "sin";
-    case Unary::kCos: return "cos";
-  }
-  return "";
-}
+template <>
+struct EnumTable<Unary> {
+  static constexpr const char* ir[] = {
+      "sqrt", "rsqrt", "pow", "erf", "gelu", "gelu_tanh", "exp", "log", "abs", "neg", "not", "sin",
+      "cos",
+  };
+};
+
+inline const char* irName(Unary v) { return enumIrName(v); }
 
 // The unary function called `text` in the IR; false if there is none.
 inline bool parseUnary(const std::string& text, Unary* out) {
-  if (text == "sqrt") { *out = Unary::kSqrt; return true; }
-  if (text == "rsqrt") { *out = Unary::kRsqrt; return true; }
-  if (text == "pow") { *out = Unary::kPow; return true; }
-  if (text == "erf") { *out = Unary::kErf; return true; }
-  if (text == "gelu") { *out = Unary::kGelu; return true; }
-  if (text == "gelu_tanh") { *out = Unary::kGeluTanh; return true; }
-  if (text == "exp") { *out = Unary::kExp; return true; }
-  if (text == "log") { *out = Unary::kLog; return true; }
-  if (text == "abs") { *out = Unary::kAbs; return true; }
-  if (text == "neg") { *out = Unary::kNeg; return true; }
-  if (text == "not") { *out = Unary::kNot; return true; }
-  if (text == "sin") { *out = Unary::kSin; return true; }
-  if (text == "cos") { *out = Unary::kCos; return true; }
-  return false;
+  return parseEnum(text, out);
 }
-
 inline const char* unaryChoices() { return "sqrt, rsqrt, pow, erf, gelu, gelu_tanh, exp, log, abs, neg, not, sin or cos"; }
 
 enum class HostArith {
@@ -180,220 +147,137 @@ enum class HostArith {
   kXor,
 };
 
-inline const char* irName(HostArith v) {
-  switch (v) {
-    case HostArith::kAdd: return "add";
-    case HostArith::kSub: return "sub";
-    case HostArith::kMul: return "mul";
-    case HostArith::kDiv: return "div";
-    case HostArith::kMod: return "mod";
-    case HostArith::kFmod: return "fmod";
-    case HostArith::kEqual: return "equal";
-    case HostArith::kNotEqual: return "not_equal";
-    case HostArith::kLess: return "less";
-    case HostArith::kLessEqual: return "less_equal";
-    case HostArith::kGreater: return "greater";
-    case HostArith::kGreaterEqual: return "greater_equal";
-    case HostArith::kAnd: return "and";
-    case HostArith::kOr: return "or";
-    case HostArith::kXor: return "xor";
-  }
-  return "";
-}
+template <>
+struct EnumTable<HostArith> {
+  static constexpr const char* ir[] = {
+      "add", "sub", "mul", "div", "mod", "fmod", "equal", "not_equal", "less", "less_equal",
+      "greater", "greater_equal", "and", "or", "xor",
+  };
+};
+
+inline const char* irName(HostArith v) { return enumIrName(v); }
 
 // The host arithmetic op called `text` in the IR; false if there is none.
 inline bool parseHostArith(const std::string& text, HostArith* out) {
-  if (text == "add") { *out = HostArith::kAdd; return true; }
-  if (text == "sub") { *out = HostArith::kSub; return true; }
-  if (text == "mul") { *out = HostArith::kMul; return true; }
-  if (text == "div") { *out = HostArith::kDiv; return true; }
-  if (text == "mod") { *out = HostArith::kMod; return true; }
-  if (text == "fmod") { *out = HostArith::kFmod; return true; }
-  if (text == "equal") { *out = HostArith::kEqual; return true; }
-  if (text == "not_equal") { *out = HostArith::kNotEqual; return true; }
-  if (text == "less") { *out = HostArith::kLess; return true; }
-  if (text == "less_equal") { *out = HostArith::kLessEqual; return true; }
-  if (text == "greater") { *out = HostArith::kGreater; return true; }
-  if (text == "greater_equal") { *out = HostArith::kGreaterEqual; return true; }
-  if (text == "and") { *out = HostArith::kAnd; return true; }
-  if (text == "or") { *out = HostArith::kOr; return true; }
-  if (text == "xor") { *out = HostArith::kXor; return true; }
-  return false;
+  return parseEnum(text, out);
 }
-
 inline const char* hostArithChoices() { return "add, sub, mul, div, mod, fmod, equal, not_equal, less, less_equal, greater, greater_equal, and, or or xor"; }
 
 enum class GridSampleMode { kBilinear, kNearest };
 
-inline const char* irName(GridSampleMode v) {
-  switch (v) {
-    case GridSampleMode::kBilinear: return "bilinear";
-    case GridSampleMode::kNearest: return "nearest";
-  }
-  return "";
-}
+template <>
+struct EnumTable<GridSampleMode> {
+  static constexpr const char* ir[] = {"bilinear", "nearest"};
+};
+
+inline const char* irName(GridSampleMode v) { return enumIrName(v); }
 
 // The GridSample mode called `text` in the IR; false if there is none.
 inline bool parseGridSampleMode(const std::string& text, GridSampleMode* out) {
-  if (text == "bilinear") { *out = GridSampleMode::kBilinear; return true; }
-  if (text == "nearest") { *out = GridSampleMode::kNearest; return true; }
-  return false;
+  return parseEnum(text, out);
 }
-
 inline const char* gridSampleModeChoices() { return "bilinear or nearest"; }
 
 enum class GridSamplePadding { kZeros, kBorder, kReflection };
 
-inline const char* irName(GridSamplePadding v) {
-  switch (v) {
-    case GridSamplePadding::kZeros: return "zeros";
-    case GridSamplePadding::kBorder: return "border";
-    case GridSamplePadding::kReflection: return "reflection";
-  }
-  return "";
-}
+template <>
+struct EnumTable<GridSamplePadding> {
+  static constexpr const char* ir[] = {"zeros", "border", "reflection"};
+};
+
+inline const char* irName(GridSamplePadding v) { return enumIrName(v); }
 
 // The GridSample padding mode called `text` in the IR; false if there is none.
 inline bool parseGridSamplePadding(const std::string& text, GridSamplePadding* out) {
-  if (text == "zeros") { *out = GridSamplePadding::kZeros; return true; }
-  if (text == "border") { *out = GridSamplePadding::kBorder; return true; }
-  if (text == "reflection") { *out = GridSamplePadding::kReflection; return true; }
-  return false;
+  return parseEnum(text, out);
 }
-
 inline const char* gridSamplePaddingChoices() { return "zeros, border or reflection"; }
 
 enum class InterpCoordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
 
-inline const char* irName(InterpCoordinates v) {
-  switch (v) {
-    case InterpCoordinates::kHalfPixel: return "half_pixel";
-    case InterpCoordinates::kPytorchHalfPixel: return "pytorch_half_pixel";
-    case InterpCoordinates::kAlignCorners: return "align_corners";
-    case InterpCoordinates::kAsymmetric: return "asymmetric";
-  }
-  return "";
-}
+template <>
+struct EnumTable<InterpCoordinates> {
+  static constexpr const char* ir[] = {
+      "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+  };
+  static constexpr cnmlInterpCoordinateMode_t sdk[] = {
+      CNML_INTERP_HALF_PIXEL, CNML_INTERP_PYTORCH_HALF_PIXEL, CNML_INTERP_ALIGN_CORNERS,
+      CNML_INTERP_ASYMMETRIC,
+  };
+};
+
+inline const char* irName(InterpCoordinates v) { return enumIrName(v); }
 
 // The Interp coordinates called `text` in the IR; false if there is none.
 inline bool parseInterpCoordinates(const std::string& text, InterpCoordinates* out) {
-  if (text == "half_pixel") { *out = InterpCoordinates::kHalfPixel; return true; }
-  if (text == "pytorch_half_pixel") { *out = InterpCoordinates::kPytorchHalfPixel; return true; }
-  if (text == "align_corners") { *out = InterpCoordinates::kAlignCorners; return true; }
-  if (text == "asymmetric") { *out = InterpCoordinates::kAsymmetric; return true; }
-  return false;
+  return parseEnum(text, out);
 }
-
 inline const char* interpCoordinatesChoices() { return "half_pixel, pytorch_half_pixel, align_corners or asymmetric"; }
-
-inline cnmlInterpCoordinateMode_t sdkValue(InterpCoordinates v) {
-  switch (v) {
-    case InterpCoordinates::kHalfPixel: return CNML_INTERP_HALF_PIXEL;
-    case InterpCoordinates::kPytorchHalfPixel: return CNML_INTERP_PYTORCH_HALF_PIXEL;
-    case InterpCoordinates::kAlignCorners: return CNML_INTERP_ALIGN_CORNERS;
-    case InterpCoordinates::kAsymmetric: break;
-  }
-  return CNML_INTERP_ASYMMETRIC;
-}
+inline cnmlInterpCoordinateMode_t sdkValue(InterpCoordinates v) { return enumSdkValue(v); }
 
 enum class InterpRounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
-inline const char* irName(InterpRounding v) {
-  switch (v) {
-    case InterpRounding::kRoundPreferFloor: return "round_prefer_floor";
-    case InterpRounding::kRoundPreferCeil: return "round_prefer_ceil";
-    case InterpRounding::kFloor: return "floor";
-    case InterpRounding::kCeil: return "ceil";
-  }
-  return "";
-}
+template <>
+struct EnumTable<InterpRounding> {
+  static constexpr const char* ir[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  static constexpr cnmlNearestNeighborRoundMode_t sdk[] = {
+      CNML_NEAREST_ROUND_PREFER_FLOOR, CNML_NEAREST_ROUND_PREFER_CEIL, CNML_NEAREST_FLOOR,
+      CNML_NEAREST_CEIL,
+  };
+};
+
+inline const char* irName(InterpRounding v) { return enumIrName(v); }
 
 // The Interp nearest rounding called `text` in the IR; false if there is none.
 inline bool parseInterpRounding(const std::string& text, InterpRounding* out) {
-  if (text == "round_prefer_floor") { *out = InterpRounding::kRoundPreferFloor; return true; }
-  if (text == "round_prefer_ceil") { *out = InterpRounding::kRoundPreferCeil; return true; }
-  if (text == "floor") { *out = InterpRounding::kFloor; return true; }
-  if (text == "ceil") { *out = InterpRounding::kCeil; return true; }
-  return false;
+  return parseEnum(text, out);
 }
-
 inline const char* interpRoundingChoices() { return "round_prefer_floor, round_prefer_ceil, floor or ceil"; }
-
-inline cnmlNearestNeighborRoundMode_t sdkValue(InterpRounding v) {
-  switch (v) {
-    case InterpRounding::kRoundPreferFloor: return CNML_NEAREST_ROUND_PREFER_FLOOR;
-    case InterpRounding::kRoundPreferCeil: return CNML_NEAREST_ROUND_PREFER_CEIL;
-    case InterpRounding::kFloor: return CNML_NEAREST_FLOOR;
-    case InterpRounding::kCeil: break;
-  }
-  return CNML_NEAREST_CEIL;
-}
+inline cnmlNearestNeighborRoundMode_t sdkValue(InterpRounding v) { return enumSdkValue(v); }
 
 enum class RnnDirection { kForward, kReverse, kBidirectional };
 
-inline const char* irName(RnnDirection v) {
-  switch (v) {
-    case RnnDirection::kForward: return "forward";
-    case RnnDirection::kReverse: return "reverse";
-    case RnnDirection::kBidirectional: return "bidirectional";
-  }
-  return "";
-}
+template <>
+struct EnumTable<RnnDirection> {
+  static constexpr const char* ir[] = {"forward", "reverse", "bidirectional"};
+};
+
+inline const char* irName(RnnDirection v) { return enumIrName(v); }
 
 // The direction called `text` in the IR; false if there is none.
 inline bool parseRnnDirection(const std::string& text, RnnDirection* out) {
-  if (text == "forward") { *out = RnnDirection::kForward; return true; }
-  if (text == "reverse") { *out = RnnDirection::kReverse; return true; }
-  if (text == "bidirectional") { *out = RnnDirection::kBidirectional; return true; }
-  return false;
+  return parseEnum(text, out);
 }
-
 inline const char* rnnDirectionChoices() { return "forward, reverse or bidirectional"; }
 
 enum class RnnOutput { kY, kYH, kYC };
 
-inline const char* irName(RnnOutput v) {
-  switch (v) {
-    case RnnOutput::kY: return "y";
-    case RnnOutput::kYH: return "y_h";
-    case RnnOutput::kYC: return "y_c";
-  }
-  return "";
-}
+template <>
+struct EnumTable<RnnOutput> {
+  static constexpr const char* ir[] = {"y", "y_h", "y_c"};
+};
+
+inline const char* irName(RnnOutput v) { return enumIrName(v); }
 
 // The recurrent output called `text` in the IR; false if there is none.
 inline bool parseRnnOutput(const std::string& text, RnnOutput* out) {
-  if (text == "y") { *out = RnnOutput::kY; return true; }
-  if (text == "y_h") { *out = RnnOutput::kYH; return true; }
-  if (text == "y_c") { *out = RnnOutput::kYC; return true; }
-  return false;
+  return parseEnum(text, out);
 }
-
 inline const char* rnnOutputChoices() { return "y, y_h or y_c"; }
 
 enum class Reduce { kSum, kMean, kMax, kMin, kProd };
 
-inline const char* irName(Reduce v) {
-  switch (v) {
-    case Reduce::kSum: return "sum";
-    case Reduce::kMean: return "mean";
-    case Reduce::kMax: return "max";
-    case Reduce::kMin: return "min";
-    case Reduce::kProd: return "prod";
-  }
-  return "";
-}
+template <>
+struct EnumTable<Reduce> {
+  static constexpr const char* ir[] = {"sum", "mean", "max", "min", "prod"};
+};
+
+inline const char* irName(Reduce v) { return enumIrName(v); }
 
 // The reduction called `text` in the IR; false if there is none.
 inline bool parseReduce(const std::string& text, Reduce* out) {
-  if (text == "sum") { *out = Reduce::kSum; return true; }
-  if (text == "mean") { *out = Reduce::kMean; return true; }
-  if (text == "max") { *out = Reduce::kMax; return true; }
-  if (text == "min") { *out = Reduce::kMin; return true; }
-  if (text == "prod") { *out = Reduce::kProd; return true; }
-  return false;
+  return parseEnum(text, out);
 }
-
 inline const char* reduceChoices() { return "sum, mean, max, min or prod"; }
 
 }  // namespace pz
