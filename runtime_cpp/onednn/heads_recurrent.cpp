@@ -52,7 +52,7 @@ dnnl::primitive_desc rnnPrimitive(const OpDesc& d) {
   // the output (Y: none).
   const memory::desc none;
   // Its own scratchpad (makeRnn): the library's global one is not safe for the two
-  // directions a fusion runs side by side (fusion.cpp).
+  // directions a fusion runs side by side (fusion_steps.cpp).
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   const memory::desc h0 = d.rnn.has_h ? state : none;
