@@ -61,6 +61,33 @@ def runtime_outputs(queue: LayerQueue, batches: list[np.ndarray],
     return np.concatenate(results)
 
 
+def run_chain_blocks(session, x, layers, x_data: np.ndarray, fuse: bool, mp: int) -> np.ndarray:
+    """Compiles `layers` (built on `session` from input `x`) as one fused block, or else one
+    unfused block a layer, runs `x_data` through them, asserts every block took device time
+    and returns the last layer's output."""
+    if fuse:
+        session.compile_block("all", fuse=True, mp=mp, layers=layers)
+    else:
+        for i, layer in enumerate(layers):
+            session.compile_block(f"b{i}", fuse=False, mp=mp, layers=[layer])
+    session.set_input(x, x_data)
+    session.run()
+    assert all(us > 0 for us in session.block_micros())
+    return session.get(layers[-1].output)
+
+
+def assert_split_blocks_take_their_estimates(session, x, layers, split: int,
+                                             x_shape: tuple[int, ...], mp: int = 8) -> None:
+    """Compiles `layers` as two fused blocks cut before `layers[split]`, runs ones through
+    them and asserts each block's device time is the device model's estimate for it."""
+    want = [session.estimate_block(layers[:split], mp), session.estimate_block(layers[split:], mp)]
+    session.compile_block("first", fuse=True, mp=mp, layers=layers[:split])
+    session.compile_block("second", fuse=True, mp=mp, layers=layers[split:])
+    session.set_input(x, np.ones(x_shape, np.float32))
+    session.run()
+    np.testing.assert_allclose(session.block_micros(), want, rtol=1e-5)
+
+
 # The start of a C++ program against the mock SDK alone (no wrapper): tensors and a line
 # "<case> <status>" per SDK call, for tests of the SDK's own rules.
 SDK_PROGRAM_PRELUDE = r"""
