@@ -88,6 +88,37 @@ def assert_split_blocks_take_their_estimates(session, x, layers, split: int,
     np.testing.assert_allclose(session.block_micros(), want, rtol=1e-5)
 
 
+def head_middle_tail_plan(queue: LayerQueue, head: int, middle: int) -> Plan:
+    """Three blocks of several layers, fused and not, each on its own MP: the first `head`
+    layers fused on MP 4, the next `middle` unfused on MP 2, the rest fused on MP 16."""
+    from paleozoic.ir.plan import PlannedBlock
+
+    names = [layer.name for layer in queue.layers]
+    return Plan([PlannedBlock("head", names[:head], 4, True),
+                 PlannedBlock("middle", names[head:head + middle], 2, False),
+                 PlannedBlock("tail", names[head + middle:], 16, True)], strategy="mixed")
+
+
+def wrapper_and_raw_outputs(model, folder: Path, feed: np.ndarray) -> tuple[list, list]:
+    """Writes, builds (-Wall -Wextra -Werror) and runs `model`'s session in both emitted
+    forms under `folder`; asserts they report the same total device time; returns the
+    wrapper form's outputs and the raw form's."""
+    import re
+
+    from paleozoic.codegen.emit import write_session
+
+    results = {}
+    for emit in ("wrapper", "raw"):
+        (folder / emit).mkdir()
+        write_session(model, folder / emit, "t", emit=emit)
+        build_session(folder / emit)
+        results[emit] = run_session(folder / emit, [feed])
+    device = [re.search(r"total device time: ([\d.]+) us", results[e].report).group(1)
+              for e in ("wrapper", "raw")]
+    assert device[0] == device[1]
+    return results["wrapper"].outputs, results["raw"].outputs
+
+
 # The start of a C++ program against the mock SDK alone (no wrapper): tensors and a line
 # "<case> <status>" per SDK call, for tests of the SDK's own rules.
 SDK_PROGRAM_PRELUDE = r"""
