@@ -140,6 +140,17 @@ static cnmlTensor_t tensor(cnmlTensorType_t type, std::vector<int> dims) {
 static void report(const char* name, int status) { std::printf("%s %d\n", name, status); }
 """
 
+# The end of such a program's main(), after it freed its own tensors and ops.
+SDK_PROGRAM_EPILOGUE = r"""
+  cnrtDestroyQueue(queue);
+  cnmlExit();
+  return 0;
+}
+"""
+
+# The statuses those programs report (cnmlStatus_t).
+SUCCESS, INVALIDARG, INVALIDPARAM, UNSUPPORT = 0, 2, 8, 12
+
 _SDK_PROGRAM_CMAKE = """cmake_minimum_required(VERSION 3.18)
 project(sdk_rules LANGUAGES CXX)
 set(CMAKE_CXX_STANDARD 17)

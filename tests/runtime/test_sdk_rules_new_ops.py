@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import SDK_PROGRAM_PRELUDE, sdk_program_statuses
+from helpers import (INVALIDARG, INVALIDPARAM, SDK_PROGRAM_EPILOGUE, SDK_PROGRAM_PRELUDE,
+                     SUCCESS, UNSUPPORT, sdk_program_statuses)
 
 # Prints "<case> <status>" per line; the test compares with the statuses the rules give.
 PROGRAM = SDK_PROGRAM_PRELUDE + r"""
@@ -92,13 +93,8 @@ int main() {
   for (cnmlTensor_t* t : {&x, &small, &sliced, &wrong, &per_channel, &other, &sum, &bad_b,
                           &slope2, &slope_act, &shared, &y})
     cnmlDestroyTensor(t);
-  cnrtDestroyQueue(queue);
-  cnmlExit();
-  return 0;
-}
-"""
+""" + SDK_PROGRAM_EPILOGUE
 
-SUCCESS, INVALIDARG, INVALIDPARAM, UNSUPPORT = 0, 2, 8, 12
 EXPECTED = {
     "slice_param_ok": SUCCESS,
     "slice_param_stride0": INVALIDPARAM,
