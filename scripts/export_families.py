@@ -90,9 +90,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
-import sys
 import time
-import traceback
 import warnings
 import zipfile
 from collections.abc import Callable
@@ -103,7 +101,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from exporter_cli import exporter_parser, output_folder
+from exporter_cli import exporter_parser, output_folder, report_failure
 from torch_export import (default_ort_python, describe, no_zero_weights, randomise_norm_stats,
                           run_check, seed_everything, start_torch)
 
@@ -660,10 +658,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{time.perf_counter() - t0:.1f}s {describe(report)}", flush=True)
         except Exception as err:  # noqa: BLE001  (report and go on with the next)
             failed += 1
-            tmp.unlink(missing_ok=True)
-            print(f"{name}: FAILED {type(err).__name__}: "
-                  f"{str(err).splitlines()[0][:300] if str(err) else ''}", flush=True)
-            traceback.print_exc(limit=3, file=sys.stderr)
+            report_failure(name, err, tmp, width=300, frames=3)
         finally:
             checks.unlink(missing_ok=True)
     return 1 if failed else 0

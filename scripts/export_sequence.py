@@ -38,9 +38,7 @@ import contextlib
 import importlib.util
 import io
 import shutil
-import sys
 import time
-import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -49,7 +47,7 @@ import torch
 import torchvision
 from torch import nn
 
-from exporter_cli import exporter_parser, keep_or_replace, output_folder
+from exporter_cli import exporter_parser, keep_or_replace, output_folder, report_failure
 from torch_export import no_zero_weights, randomise_norm_stats, seed_everything, start_torch
 
 SEED = 0
@@ -245,10 +243,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{time.perf_counter() - t0:.1f}s", flush=True)
             except Exception as err:  # noqa: BLE001  (report and go on with the next)
                 failed += 1
-                tmp.unlink(missing_ok=True)
-                print(f"{name} {variant}: FAILED {type(err).__name__}: "
-                      f"{str(err).splitlines()[0][:200] if str(err) else ''}", flush=True)
-                traceback.print_exc(limit=2, file=sys.stderr)
+                report_failure(f"{name} {variant}", err, tmp)
     return 1 if failed else 0
 
 

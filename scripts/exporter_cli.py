@@ -7,6 +7,8 @@ first on the path."""
 from __future__ import annotations
 
 import argparse
+import sys
+import traceback
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -38,6 +40,16 @@ def keep_or_replace(tmp: Path, final: Path, force: bool) -> str:
         return "OK (kept existing)"
     tmp.replace(final)
     return "OK"
+
+
+def report_failure(label: str, err: Exception, tmp: Path, width: int = 200,
+                   frames: int = 2) -> None:
+    """Drops the partial export `tmp` and says `label` FAILED with the error's first line
+    (at most `width` characters), its traceback's last `frames` frames on stderr."""
+    tmp.unlink(missing_ok=True)
+    print(f"{label}: FAILED {type(err).__name__}: "
+          f"{str(err).splitlines()[0][:width] if str(err) else ''}", flush=True)
+    traceback.print_exc(limit=frames, file=sys.stderr)
 
 
 def print_table(columns: Sequence[str], right_aligned: Iterable[str],
