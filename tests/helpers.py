@@ -140,6 +140,14 @@ static cnmlTensor_t tensor(cnmlTensorType_t type, std::vector<int> dims) {
 static void report(const char* name, int status) { std::printf("%s %d\n", name, status); }
 """
 
+# The start of such a program's main(): the SDK up, a queue.
+SDK_MAIN_START = r"""
+int main() {
+  cnmlInit(0);
+  cnrtQueue_t queue = nullptr;
+  cnrtCreateQueue(&queue);
+"""
+
 # The end of such a program's main(), after it freed its own tensors and ops.
 SDK_PROGRAM_EPILOGUE = r"""
   cnrtDestroyQueue(queue);

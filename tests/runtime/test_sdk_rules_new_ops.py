@@ -6,15 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import (INVALIDARG, INVALIDPARAM, SDK_PROGRAM_EPILOGUE, SDK_PROGRAM_PRELUDE,
-                     SUCCESS, UNSUPPORT, sdk_program_statuses)
+from helpers import (INVALIDARG, INVALIDPARAM, SDK_MAIN_START, SDK_PROGRAM_EPILOGUE,
+                     SDK_PROGRAM_PRELUDE, SUCCESS, UNSUPPORT,
+                     sdk_program_statuses)
 
 # Prints "<case> <status>" per line; the test compares with the statuses the rules give.
-PROGRAM = SDK_PROGRAM_PRELUDE + r"""
-int main() {
-  cnmlInit(0);
-  cnrtQueue_t queue = nullptr;
-  cnrtCreateQueue(&queue);
+PROGRAM = SDK_PROGRAM_PRELUDE + SDK_MAIN_START + r"""
 
   // ---- strided slice parameters and op
   int begin[] = {0, 1, 0, 0}, end[] = {1, 3, 4, 4}, stride[] = {1, 1, 2, 1};

@@ -7,14 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import (INVALIDPARAM, SDK_PROGRAM_EPILOGUE, SDK_PROGRAM_PRELUDE, SUCCESS,
-                     sdk_program_statuses)
+from helpers import (INVALIDPARAM, SDK_MAIN_START, SDK_PROGRAM_EPILOGUE, SDK_PROGRAM_PRELUDE,
+                     SUCCESS, sdk_program_statuses)
 
-PROGRAM = SDK_PROGRAM_PRELUDE + r"""
-int main() {
-  cnmlInit(0);
-  cnrtQueue_t queue = nullptr;
-  cnrtCreateQueue(&queue);
+PROGRAM = SDK_PROGRAM_PRELUDE + SDK_MAIN_START + r"""
   cnmlBaseOp_t op = nullptr, dot = nullptr, sqrt_op = nullptr;
 
   // ---- batch dot
