@@ -26,13 +26,41 @@ def compile_build_compare(model: onnx.ModelProto, out: Path, plan: str = "per-la
     build_session(out)
     feeds = random_inputs(model, seed)
     result = run_session(out, list(feeds.values()))
-    refs = onnxruntime_outputs(model, feeds)
-    assert len(result.outputs) == len(refs)
-    for ours, ref in zip(result.outputs, refs):
-        ref = ref.reshape(ours.shape)
-        err = float(np.abs(ours - ref).max())
-        assert np.allclose(ours, ref, rtol=rtol, atol=atol), f"max abs error {err}"
+    assert_outputs_match(result.outputs, onnxruntime_outputs(model, feeds), rtol, atol)
     return result.report
+
+
+def assert_outputs_match(ours: list[np.ndarray], refs: list[np.ndarray], rtol: float = 1e-3,
+                         atol: float = 1e-5) -> None:
+    """As many outputs as references, each close to its reference (reshaped to it)."""
+    assert len(ours) == len(refs)
+    for out, ref in zip(ours, refs):
+        ref = ref.reshape(out.shape)
+        err = float(np.abs(out - ref).max())
+        assert np.allclose(out, ref, rtol=rtol, atol=atol), f"max abs error {err}"
+
+
+_zoo_cache: dict[str, onnx.ModelProto] = {}
+
+
+def zoo_model(name: str) -> onnx.ModelProto:
+    """The zoo model `name` (seed 0), keeping one model at a time: VGG-19 alone holds
+    575 MB of weights."""
+    from paleozoic_testing.zoo import load_zoo_model
+
+    if name not in _zoo_cache:
+        _zoo_cache.clear()
+        _zoo_cache[name] = load_zoo_model(name, seed=0)
+    return _zoo_cache[name]
+
+
+def dp_plan(queue: LayerQueue) -> Plan:
+    """The plan the exact DP finds under the device model: mixed fused and single-layer
+    blocks on MPs other than 1 and 32."""
+    from paleozoic.optimize import load_optimizer, run_optimizer
+    from paleozoic.optimize.device_cost import DeviceModelOracle
+
+    return run_optimizer(load_optimizer("dp"), queue, DeviceModelOracle(queue))
 
 
 def runtime_outputs(queue: LayerQueue, batches: list[np.ndarray],
