@@ -89,6 +89,24 @@ def runtime_outputs(queue: LayerQueue, batches: list[np.ndarray],
     return np.concatenate(results)
 
 
+def onnx_pads(pads: tuple[int, int, int, int]) -> list[int]:
+    """The runtime's pads (top, bottom, left, right) in ONNX's order."""
+    top, bottom, left, right = pads
+    return [top, left, bottom, right]
+
+
+def np_lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.ndarray:
+    """ONNX LRN in float64: channel window [c - floor((size-1)/2), c + ceil((size-1)/2)],
+    clipped."""
+    sq = x.astype(np.float64) ** 2
+    out = np.empty_like(sq)
+    channels = x.shape[1]
+    for c in range(channels):
+        lo, hi = max(0, c - (size - 1) // 2), min(channels - 1, c + size // 2)
+        out[:, c] = x[:, c] / (bias + alpha / size * sq[:, lo:hi + 1].sum(axis=1)) ** beta
+    return out
+
+
 def run_chain_blocks(session, x, layers, x_data: np.ndarray, fuse: bool, mp: int) -> np.ndarray:
     """Compiles `layers` (built on `session` from input `x`) as one fused block, or else one
     unfused block a layer, runs `x_data` through them, asserts every block took device time

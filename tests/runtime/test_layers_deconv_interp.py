@@ -7,15 +7,10 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from helpers import assert_split_blocks_take_their_estimates, run_chain_blocks
+from helpers import assert_split_blocks_take_their_estimates, onnx_pads, run_chain_blocks
 from paleozoic import _runtime as rt
 
 RTOL, ATOL = 1e-4, 1e-5
-
-
-def onnx_pads(pads):
-    top, bottom, left, right = pads
-    return [top, left, bottom, right]
 
 
 def ort_model(nodes, x_shape, inits, output="y"):
