@@ -14,6 +14,24 @@ from paleozoic.accuracy.inputs import random_inputs
 from paleozoic.accuracy.verify import reference_outputs
 
 
+def model_of(graph: onnx.GraphProto, opset: int = 13) -> onnx.ModelProto:
+    """`graph` as a model of the default domain at `opset`, IR version 8."""
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def float_model(nodes: list, inputs: dict[str, list], outputs: dict[str, list],
+                inits: list | tuple = (), opset: int = 13, name: str = "g") -> onnx.ModelProto:
+    """A model of `nodes` with float inputs and outputs of the given shapes, by name."""
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n, shape in inputs.items()],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n, shape in outputs.items()],
+        list(inits))
+    return model_of(graph, opset)
+
+
 def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list:
     return reference_outputs(model, feeds)
 
