@@ -48,6 +48,25 @@ def compile_build_compare(model: onnx.ModelProto, out: Path, plan: str = "per-la
     return result.report
 
 
+def plan_outputs(queue: LayerQueue, plan: str | Plan, inputs: list[np.ndarray],
+                 sdk: str | None = None) -> list[np.ndarray]:
+    """The queue's outputs for `inputs`, run in-process (PlanRunner) under `plan`."""
+    from paleozoic.pipeline import resolve_plan
+    from paleozoic.runner.plan_runner import PlanRunner
+
+    kwargs = {} if sdk is None else {"sdk": sdk}
+    return list(PlanRunner(queue, resolve_plan(queue, plan), **kwargs).run(inputs).values())
+
+
+def built_session_outputs(model: onnx.ModelProto, folder: Path, inputs: list[np.ndarray],
+                          **compile_options) -> tuple[str, list[np.ndarray]]:
+    """Compiles `model` into `folder` (compile_model's options), builds the session with
+    g++ and runs `inputs`; returns session.cpp's text and the outputs."""
+    out = compile_model(model, folder, **compile_options)
+    build_session(out)
+    return (out / "session.cpp").read_text(), run_session(out, inputs).outputs
+
+
 def assert_outputs_match(ours: list[np.ndarray], refs: list[np.ndarray], rtol: float = 1e-3,
                          atol: float = 1e-5) -> None:
     """As many outputs as references, each close to its reference (reshaped to it)."""
