@@ -10,16 +10,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from helpers import assert_outputs_match, dp_plan, onnxruntime_outputs, zoo_model
+from helpers import assert_outputs_match, dp_plan, onnxruntime_outputs, plan_outputs, zoo_model
 
-from paleozoic.pipeline import (
-    build_session,
-    compile_model,
-    load_queue,
-    resolve_plan,
-    run_session,
-)
-from paleozoic.runner.plan_runner import PlanRunner
+from paleozoic.pipeline import build_session, compile_model, load_queue, run_session
 from paleozoic.runner.sdk import built_sdk, sdk_available
 from paleozoic_testing.zoo import ZOO_MODELS
 from paleozoic.accuracy.inputs import random_inputs
@@ -51,9 +44,8 @@ def test_zoo_model_on_onednn_matches_onnxruntime(name: str) -> None:
     refs = onnxruntime_outputs(model, feeds)
     for plan in ("per-layer", "fuse-all", "dp"):
         chosen = dp_plan(queue) if plan == "dp" else plan
-        runner = PlanRunner(queue, resolve_plan(queue, chosen), sdk="onednn")
-        outputs = runner.run(list(feeds.values()))
-        assert_outputs_match([outputs[name] for name in queue.outputs], refs)
+        assert_outputs_match(plan_outputs(queue, chosen, list(feeds.values()), sdk="onednn"),
+                             refs)
 
 
 def test_backend_api_builds_on_onednn(small_cnn: onnx.ModelProto, tmp_path: Path) -> None:
