@@ -87,13 +87,10 @@ Models (inputs; outputs):
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.util
 import io
-import sys
 import time
-import traceback
 import warnings
 import zipfile
 from collections.abc import Callable
@@ -102,10 +99,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torchvision
 from torch import nn
 
-from torch_export import default_ort_python, describe, no_zero_weights, run_check, seed_everything
+from exporter_cli import exporter_parser, output_folder, report_failure
+from torch_export import (default_ort_python, describe, no_zero_weights, randomise_norm_stats,
+                          run_check, seed_everything, start_torch)
 
 SEED = 0
 OPSET = 17
@@ -143,20 +141,6 @@ class Options:
 
 def _gen() -> torch.Generator:
     return torch.Generator().manual_seed(SEED)
-
-
-@torch.no_grad()
-def _randomise_norm_stats(model: nn.Module) -> nn.Module:
-    """Seeded running statistics (and affine terms) for batch norms, frozen ones included,
-    as a trained network has (fresh ones are the identity)."""
-    for module in model.modules():
-        if not isinstance(getattr(module, "running_var", None), torch.Tensor):
-            continue
-        module.running_mean.normal_(0.0, 0.2)
-        module.running_var.uniform_(0.5, 2.0)
-        module.weight.uniform_(0.5, 1.5)
-        module.bias.normal_(0.0, 0.1)
-    return model
 
 
 # --- decoder LLMs with a flat KV cache ----------------------------------------------------
@@ -366,7 +350,7 @@ def _detr() -> nn.Module:
         d_model=128, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
         decoder_attention_heads=4, encoder_ffn_dim=256, decoder_ffn_dim=256, num_queries=20,
         num_labels=91)
-    return _randomise_norm_stats(transformers.DetrForObjectDetection(config))
+    return randomise_norm_stats(transformers.DetrForObjectDetection(config))
 
 
 def _image(size: int, name: str = "pixel_values") -> Callable[[torch.Generator], Tensors]:
@@ -632,11 +616,7 @@ def save_checks(spec: Spec, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-o", "--out", default="/work/exported/families", help="output folder")
-    parser.add_argument("--only", default=",".join(MODELS),
-                        help=f"comma-separated subset of: {', '.join(MODELS)}")
+    parser = exporter_parser(__doc__, "/work/exported/families", MODELS, models_flag="--only")
     parser.add_argument("--ort-python", default=default_ort_python(),
                         help="a Python with onnx and onnxruntime for the checks")
     parser.add_argument("--silero-wheel", type=Path,
@@ -645,11 +625,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="re-export existing files")
     args = parser.parse_args(argv)
 
-    torch.set_num_threads(2)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    start_torch()
+    out = output_folder(args.out)
     options = Options(silero_wheel=args.silero_wheel)
-    print(f"torch {torch.__version__}, torchvision {torchvision.__version__}", flush=True)
     failed = 0
     for name in (n for n in args.only.split(",") if n):
         if name not in MODELS:
@@ -680,10 +658,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{time.perf_counter() - t0:.1f}s {describe(report)}", flush=True)
         except Exception as err:  # noqa: BLE001  (report and go on with the next)
             failed += 1
-            tmp.unlink(missing_ok=True)
-            print(f"{name}: FAILED {type(err).__name__}: "
-                  f"{str(err).splitlines()[0][:300] if str(err) else ''}", flush=True)
-            traceback.print_exc(limit=3, file=sys.stderr)
+            report_failure(name, err, tmp, width=300, frames=3)
         finally:
             checks.unlink(missing_ok=True)
     return 1 if failed else 0

@@ -22,7 +22,6 @@ OUT/NAME_opN.onnx.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import os
@@ -31,9 +30,10 @@ import sys
 import tempfile
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
+
+from exporter_cli import exporter_parser, output_folder, print_table
 
 os.environ.setdefault("GLOG_minloglevel", "2")
 warnings.filterwarnings("ignore")
@@ -86,16 +86,11 @@ def prepare(model: paddle.nn.Layer, side: int) -> paddle.nn.Layer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-o", "--out", default="/work/exported/paddle")
-    parser.add_argument("--models", default=DEFAULT,
-                        help=f"comma-separated subset of: {', '.join(MODELS)}")
+    parser = exporter_parser(__doc__, "/work/exported/paddle", MODELS, DEFAULT)
     parser.add_argument("--opsets", default="13,17", help="comma-separated opsets")
     args = parser.parse_args(argv)
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(args.out)
     paddle.set_device("cpu")
     print(f"paddle {paddle.__version__}, paddle2onnx {paddle2onnx.__version__}", flush=True)
     rows = []
@@ -138,13 +133,8 @@ def main(argv: list[str] | None = None) -> int:
                                  f"{type(err).__name__}: {err}".splitlines()[0][:200]))
                 print(" | ".join(rows[-1]), flush=True)
 
-    print()
-    print("| model | opset | status | time | file / note |")
-    print("| --- | ---: | --- | ---: | --- |")
-    for row in rows:
-        print("| " + " | ".join(c.replace("|", "/") for c in row) + " |")
-    failed = sum(1 for r in rows if r[2].startswith("FAILED"))
-    print(f"\n{len(rows) - failed} exported, {failed} failed")
+    print_table(("model", "opset", "status", "time", "file / note"), ("opset", "time"), rows,
+                status_column=2)
     return 0
 
 

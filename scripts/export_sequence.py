@@ -34,14 +34,11 @@ exporter, its default opset) -> NAME_dynamo_opN.onnx.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.util
 import io
 import shutil
-import sys
 import time
-import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -50,7 +47,8 @@ import torch
 import torchvision
 from torch import nn
 
-from torch_export import no_zero_weights, seed_everything
+from exporter_cli import exporter_parser, keep_or_replace, output_folder, report_failure
+from torch_export import no_zero_weights, randomise_norm_stats, seed_everything, start_torch
 
 SEED = 0
 SEQ = 128           # traced sequence length (the exported axis stays symbolic)
@@ -98,19 +96,6 @@ class TemporalConvNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(torch.flatten(self.body(x), 1))
-
-
-@torch.no_grad()
-def _randomise_batchnorm(model: nn.Module) -> nn.Module:
-    """Seeded running statistics and affine terms, as a trained network has (fresh ones are
-    the identity)."""
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm1d):
-            m.running_mean.normal_(0.0, 0.2)
-            m.running_var.uniform_(0.5, 2.0)
-            m.weight.uniform_(0.5, 1.5)
-            m.bias.normal_(0.0, 0.1)
-    return model
 
 
 class HfAudio(nn.Module):
@@ -171,7 +156,7 @@ MODELS: dict[str, Spec] = {
     "lstm": (LstmClassifier, "frames_batch_first"),
     "gru": (GruClassifier, "frames_seq_first"),
     "wav2vec2": (_wav2vec2, "audio"),
-    "tcn": (lambda: _randomise_batchnorm(TemporalConvNet()), "features_channels_first"),
+    "tcn": (lambda: randomise_norm_stats(TemporalConvNet()), "features_channels_first"),
 }
 VARIANTS = ("legacy17", "dynamo")
 
@@ -227,11 +212,7 @@ def copy_ppocr(out: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-o", "--out", default="/work/exported/seq", help="output folder")
-    parser.add_argument("--models", default=",".join(MODELS),
-                        help=f"comma-separated subset of: {', '.join(MODELS)}")
+    parser = exporter_parser(__doc__, "/work/exported/seq", MODELS)
     parser.add_argument("--variants", default="legacy17",
                         help=f"comma-separated subset of: {', '.join(VARIANTS)}")
     parser.add_argument("--copy-ppocr", action="store_true",
@@ -239,10 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="re-export existing files")
     args = parser.parse_args(argv)
 
-    torch.set_num_threads(2)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    print(f"torch {torch.__version__}, torchvision {torchvision.__version__}", flush=True)
+    start_torch()
+    out = output_folder(args.out)
     if args.copy_ppocr:
         print(copy_ppocr(out), flush=True)
     failed = 0
@@ -258,21 +237,13 @@ def main(argv: list[str] | None = None) -> int:
                 opset = export_one(model, inputs, names, axes, tmp, variant)
                 final = out / (f"{name}_op{opset}.onnx" if variant == "legacy17"
                                else f"{name}_dynamo_op{opset}.onnx")
-                if final.exists() and not args.force:
-                    tmp.unlink()
-                    status = "OK (kept existing)"
-                else:
-                    tmp.replace(final)
-                    status = "OK"
+                status = keep_or_replace(tmp, final, args.force)
                 print(f"{name} {variant}: {status} {final.name} "
                       f"{final.stat().st_size / 2**20:.1f} MB "
                       f"{time.perf_counter() - t0:.1f}s", flush=True)
             except Exception as err:  # noqa: BLE001  (report and go on with the next)
                 failed += 1
-                tmp.unlink(missing_ok=True)
-                print(f"{name} {variant}: FAILED {type(err).__name__}: "
-                      f"{str(err).splitlines()[0][:200] if str(err) else ''}", flush=True)
-                traceback.print_exc(limit=2, file=sys.stderr)
+                report_failure(f"{name} {variant}", err, tmp)
     return 1 if failed else 0
 
 

@@ -26,7 +26,6 @@ The dynamo exporter cannot always down-convert to an older opset; it then keeps 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import re
@@ -40,7 +39,8 @@ import torch
 import torchvision
 from torch import nn
 
-from torch_export import seed_everything
+from exporter_cli import exporter_parser, keep_or_replace, output_folder, print_table
+from torch_export import seed_everything, start_torch
 
 SEED = 0
 
@@ -216,11 +216,7 @@ def file_name(name: str, variant: str, opset: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-o", "--out", default="/work/exported/torch", help="output folder")
-    parser.add_argument("--models", default=",".join(MODELS),
-                        help=f"comma-separated subset of: {', '.join(MODELS)}")
+    parser = exporter_parser(__doc__, "/work/exported/torch", MODELS)
     parser.add_argument("--variants", default="legacy13,legacy17,dynamo",
                         help=f"comma-separated subset of: {', '.join(VARIANTS)}")
     parser.add_argument("--no-dynbatch", action="store_true",
@@ -228,15 +224,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="re-export existing files")
     args = parser.parse_args(argv)
 
-    torch.set_num_threads(2)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(args.out)
     names = [n for n in args.models.split(",") if n]
     variants = [v for v in args.variants.split(",") if v]
     for v in variants:
         if not re.fullmatch(r"legacy\d+|dynamo\d*", v):
             parser.error(f"unknown variant {v}")
-    print(f"torch {torch.__version__}, torchvision {torchvision.__version__}", flush=True)
+    start_torch()
 
     rows: list[tuple[str, str, str, str, str, str]] = []
     for name in names:
@@ -264,12 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                 xin = torch.cat([x, x]) if dyn and variant.startswith("dynamo") else x
                 opset = export_one(model, xin, tmp, variant, n_out, dynamic_batch=dyn)
                 final = out / file_name(label, variant, opset)
-                if final.exists() and not args.force:
-                    tmp.unlink()
-                    status = "OK (kept existing)"
-                else:
-                    tmp.replace(final)
-                    status = "OK"
+                status = keep_or_replace(tmp, final, args.force)
                 asked = re.sub(r"\D", "", variant)
                 if asked and int(asked) != opset:
                     status += f" (asked opset {asked}, got {opset})"
@@ -284,13 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                 traceback.print_exc(limit=2, file=sys.stderr)
             print(" | ".join(rows[-1]), flush=True)
 
-    print()
-    print("| model | exporter | opset | status | time | file / note |")
-    print("| --- | --- | ---: | --- | ---: | --- |")
-    for row in rows:
-        print("| " + " | ".join(c.replace("|", "/") for c in row) + " |")
-    failed = sum(1 for r in rows if r[3].startswith("FAILED"))
-    print(f"\n{len(rows) - failed} exported, {failed} failed")
+    print_table(("model", "exporter", "opset", "status", "time", "file / note"),
+                ("opset", "time"), rows, status_column=3)
     return 0
 
 

@@ -228,6 +228,21 @@ def _row(label: str, results: list[CaseResult]) -> str:
     return f"| {label} | {len(results)} | {c[PASSED]} | {c[FAILED]} | {c[UNSUPPORTED]} |"
 
 
+def _by_operator(title: str, note: str, cases: list[tuple[str, CaseResult]],
+                 supported: set[str] | frozenset[str]) -> list[str]:
+    """A section "TITLE by operator": a row per operator of the (operator, result) pairs,
+    the supported ones (in bold) first."""
+    by_op: dict[str, list[CaseResult]] = collections.defaultdict(list)
+    for op, r in cases:
+        by_op[op].append(r)
+    lines = ["", f"## {title} by operator", "", note, "",
+             "| operator | cases | passed | failed | unsupported |",
+             "| --- | ---: | ---: | ---: | ---: |"]
+    for op in sorted(by_op, key=lambda op: (op not in supported, op.lower())):
+        lines.append(_row(f"**{op}**" if op in supported else op, by_op[op]))
+    return lines
+
+
 def _cell(text: str, limit: int = 400) -> str:
     text = " ".join(text.split())
     text = text if len(text) <= limit else text[:limit - 3] + "..."
@@ -272,31 +287,17 @@ def write_report(path: Path, results: list[CaseResult], args: argparse.Namespace
     lines.append(_row("**all**", results) + f" {seconds:.0f} s |")
 
     if by_kind.get("node"):
-        lines += ["", "## Node tests by operator", "",
-                  ("The operator a case tests (expanded cases count under the operator "
-                   "they expand). Operators Paleozoic lists as supported are in bold."), "",
-                  "| operator | cases | passed | failed | unsupported |",
-                  "| --- | ---: | ---: | ---: | ---: |"]
-        by_op = collections.defaultdict(list)
-        for r in by_kind["node"]:
-            by_op[r.op].append(r)
-        order = sorted(by_op, key=lambda op: (op not in supported, op.lower()))
-        for op in order:
-            lines.append(_row(f"**{op}**" if op in supported else op, by_op[op]))
+        lines += _by_operator(
+            "Node tests", "The operator a case tests (expanded cases count under the operator "
+            "they expand). Operators Paleozoic lists as supported are in bold.",
+            [(r.op, r) for r in by_kind["node"]], supported)
 
     model_results = [r for r in results if r.kind != "node"]
     if model_results:
-        lines += ["", "## Model tests by operator", "",
-                  ("pytorch-converted, pytorch-operator, simple and light cases; a case "
-                   "counts under every operator its model uses."), "",
-                  "| operator | cases | passed | failed | unsupported |",
-                  "| --- | ---: | ---: | ---: | ---: |"]
-        by_op = collections.defaultdict(list)
-        for r in model_results:
-            for op in r.op.split("+"):
-                by_op[op].append(r)
-        for op in sorted(by_op, key=lambda op: (op not in supported, op.lower())):
-            lines.append(_row(f"**{op}**" if op in supported else op, by_op[op]))
+        lines += _by_operator(
+            "Model tests", "pytorch-converted, pytorch-operator, simple and light cases; a "
+            "case counts under every operator its model uses.",
+            [(op, r) for r in model_results for op in r.op.split("+")], supported)
         lines += ["", "| case | kind | operators | verdict |", "| --- | --- | --- | --- |"]
         for r in model_results:
             lines.append(f"| {r.name} | {r.kind} | {_cell(r.op, 120)} | {r.status} |")

@@ -37,6 +37,28 @@ def no_zero_weights(model: nn.Module) -> nn.Module:
     return model
 
 
+@torch.no_grad()
+def randomise_norm_stats(model: nn.Module) -> nn.Module:
+    """Seeded running statistics (and affine terms) for batch norms, frozen ones included,
+    as a trained network has (fresh ones are the identity)."""
+    for module in model.modules():
+        if not isinstance(getattr(module, "running_var", None), torch.Tensor):
+            continue
+        module.running_mean.normal_(0.0, 0.2)
+        module.running_var.uniform_(0.5, 2.0)
+        module.weight.uniform_(0.5, 1.5)
+        module.bias.normal_(0.0, 0.1)
+    return model
+
+
+def start_torch() -> None:
+    """Two threads (the machine is shared), and which torch and torchvision export."""
+    import torchvision
+
+    torch.set_num_threads(2)
+    print(f"torch {torch.__version__}, torchvision {torchvision.__version__}", flush=True)
+
+
 def ort_check(model_path: str, checks_path: str) -> dict:
     """onnx.checker, the op histogram (subgraphs included) and onnxruntime runs of the
     feeds in checks_path against the references there. Runs by its source in a Python that

@@ -1,4 +1,4 @@
-"""Shared fixtures: small hand-built ONNX models and a one-at-a-time cache of zoo models."""
+"""Shared fixtures: small hand-built ONNX models (zoo models: helpers.zoo_model)."""
 
 from __future__ import annotations
 

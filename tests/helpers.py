@@ -14,6 +14,24 @@ from paleozoic.accuracy.inputs import random_inputs
 from paleozoic.accuracy.verify import reference_outputs
 
 
+def model_of(graph: onnx.GraphProto, opset: int = 13) -> onnx.ModelProto:
+    """`graph` as a model of the default domain at `opset`, IR version 8."""
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def float_model(nodes: list, inputs: dict[str, list], outputs: dict[str, list],
+                inits: list | tuple = (), opset: int = 13, name: str = "g") -> onnx.ModelProto:
+    """A model of `nodes` with float inputs and outputs of the given shapes, by name."""
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n, shape in inputs.items()],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n, shape in outputs.items()],
+        list(inits))
+    return model_of(graph, opset)
+
+
 def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list:
     return reference_outputs(model, feeds)
 
@@ -26,13 +44,60 @@ def compile_build_compare(model: onnx.ModelProto, out: Path, plan: str = "per-la
     build_session(out)
     feeds = random_inputs(model, seed)
     result = run_session(out, list(feeds.values()))
-    refs = onnxruntime_outputs(model, feeds)
-    assert len(result.outputs) == len(refs)
-    for ours, ref in zip(result.outputs, refs):
-        ref = ref.reshape(ours.shape)
-        err = float(np.abs(ours - ref).max())
-        assert np.allclose(ours, ref, rtol=rtol, atol=atol), f"max abs error {err}"
+    assert_outputs_match(result.outputs, onnxruntime_outputs(model, feeds), rtol, atol)
     return result.report
+
+
+def plan_outputs(queue: LayerQueue, plan: str | Plan, inputs: list[np.ndarray],
+                 sdk: str | None = None) -> list[np.ndarray]:
+    """The queue's outputs for `inputs`, run in-process (PlanRunner) under `plan`."""
+    from paleozoic.pipeline import resolve_plan
+    from paleozoic.runner.plan_runner import PlanRunner
+
+    kwargs = {} if sdk is None else {"sdk": sdk}
+    return list(PlanRunner(queue, resolve_plan(queue, plan), **kwargs).run(inputs).values())
+
+
+def built_session_outputs(model: onnx.ModelProto, folder: Path, inputs: list[np.ndarray],
+                          **compile_options) -> tuple[str, list[np.ndarray]]:
+    """Compiles `model` into `folder` (compile_model's options), builds the session with
+    g++ and runs `inputs`; returns session.cpp's text and the outputs."""
+    out = compile_model(model, folder, **compile_options)
+    build_session(out)
+    return (out / "session.cpp").read_text(), run_session(out, inputs).outputs
+
+
+def assert_outputs_match(ours: list[np.ndarray], refs: list[np.ndarray], rtol: float = 1e-3,
+                         atol: float = 1e-5) -> None:
+    """As many outputs as references, each close to its reference (reshaped to it)."""
+    assert len(ours) == len(refs)
+    for out, ref in zip(ours, refs):
+        ref = ref.reshape(out.shape)
+        err = float(np.abs(out - ref).max())
+        assert np.allclose(out, ref, rtol=rtol, atol=atol), f"max abs error {err}"
+
+
+_zoo_cache: dict[str, onnx.ModelProto] = {}
+
+
+def zoo_model(name: str) -> onnx.ModelProto:
+    """The zoo model `name` (seed 0), keeping one model at a time: VGG-19 alone holds
+    575 MB of weights."""
+    from paleozoic_testing.zoo import load_zoo_model
+
+    if name not in _zoo_cache:
+        _zoo_cache.clear()
+        _zoo_cache[name] = load_zoo_model(name, seed=0)
+    return _zoo_cache[name]
+
+
+def dp_plan(queue: LayerQueue) -> Plan:
+    """The plan the exact DP finds under the device model: mixed fused and single-layer
+    blocks on MPs other than 1 and 32."""
+    from paleozoic.optimize import load_optimizer, run_optimizer
+    from paleozoic.optimize.device_cost import DeviceModelOracle
+
+    return run_optimizer(load_optimizer("dp"), queue, DeviceModelOracle(queue))
 
 
 def runtime_outputs(queue: LayerQueue, batches: list[np.ndarray],
@@ -61,6 +126,82 @@ def runtime_outputs(queue: LayerQueue, batches: list[np.ndarray],
     return np.concatenate(results)
 
 
+def onnx_pads(pads: tuple[int, int, int, int]) -> list[int]:
+    """The runtime's pads (top, bottom, left, right) in ONNX's order."""
+    top, bottom, left, right = pads
+    return [top, left, bottom, right]
+
+
+def np_lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.ndarray:
+    """ONNX LRN in float64: channel window [c - floor((size-1)/2), c + ceil((size-1)/2)],
+    clipped."""
+    sq = x.astype(np.float64) ** 2
+    out = np.empty_like(sq)
+    channels = x.shape[1]
+    for c in range(channels):
+        lo, hi = max(0, c - (size - 1) // 2), min(channels - 1, c + size // 2)
+        out[:, c] = x[:, c] / (bias + alpha / size * sq[:, lo:hi + 1].sum(axis=1)) ** beta
+    return out
+
+
+def run_chain_blocks(session, x, layers, x_data: np.ndarray, fuse: bool, mp: int) -> np.ndarray:
+    """Compiles `layers` (built on `session` from input `x`) as one fused block, or else one
+    unfused block a layer, runs `x_data` through them, asserts every block took device time
+    and returns the last layer's output."""
+    if fuse:
+        session.compile_block("all", fuse=True, mp=mp, layers=layers)
+    else:
+        for i, layer in enumerate(layers):
+            session.compile_block(f"b{i}", fuse=False, mp=mp, layers=[layer])
+    session.set_input(x, x_data)
+    session.run()
+    assert all(us > 0 for us in session.block_micros())
+    return session.get(layers[-1].output)
+
+
+def assert_split_blocks_take_their_estimates(session, x, layers, split: int,
+                                             x_shape: tuple[int, ...], mp: int = 8) -> None:
+    """Compiles `layers` as two fused blocks cut before `layers[split]`, runs ones through
+    them and asserts each block's device time is the device model's estimate for it."""
+    want = [session.estimate_block(layers[:split], mp), session.estimate_block(layers[split:], mp)]
+    session.compile_block("first", fuse=True, mp=mp, layers=layers[:split])
+    session.compile_block("second", fuse=True, mp=mp, layers=layers[split:])
+    session.set_input(x, np.ones(x_shape, np.float32))
+    session.run()
+    np.testing.assert_allclose(session.block_micros(), want, rtol=1e-5)
+
+
+def head_middle_tail_plan(queue: LayerQueue, head: int, middle: int) -> Plan:
+    """Three blocks of several layers, fused and not, each on its own MP: the first `head`
+    layers fused on MP 4, the next `middle` unfused on MP 2, the rest fused on MP 16."""
+    from paleozoic.ir.plan import PlannedBlock
+
+    names = [layer.name for layer in queue.layers]
+    return Plan([PlannedBlock("head", names[:head], 4, True),
+                 PlannedBlock("middle", names[head:head + middle], 2, False),
+                 PlannedBlock("tail", names[head + middle:], 16, True)], strategy="mixed")
+
+
+def wrapper_and_raw_outputs(model, folder: Path, feed: np.ndarray) -> tuple[list, list]:
+    """Writes, builds (-Wall -Wextra -Werror) and runs `model`'s session in both emitted
+    forms under `folder`; asserts they report the same total device time; returns the
+    wrapper form's outputs and the raw form's."""
+    import re
+
+    from paleozoic.codegen.emit import write_session
+
+    results = {}
+    for emit in ("wrapper", "raw"):
+        (folder / emit).mkdir()
+        write_session(model, folder / emit, "t", emit=emit)
+        build_session(folder / emit)
+        results[emit] = run_session(folder / emit, [feed])
+    device = [re.search(r"total device time: ([\d.]+) us", results[e].report).group(1)
+              for e in ("wrapper", "raw")]
+    assert device[0] == device[1]
+    return results["wrapper"].outputs, results["raw"].outputs
+
+
 # The start of a C++ program against the mock SDK alone (no wrapper): tensors and a line
 # "<case> <status>" per SDK call, for tests of the SDK's own rules.
 SDK_PROGRAM_PRELUDE = r"""
@@ -81,6 +222,25 @@ static cnmlTensor_t tensor(cnmlTensorType_t type, std::vector<int> dims) {
 
 static void report(const char* name, int status) { std::printf("%s %d\n", name, status); }
 """
+
+# The start of such a program's main(): the SDK up, a queue.
+SDK_MAIN_START = r"""
+int main() {
+  cnmlInit(0);
+  cnrtQueue_t queue = nullptr;
+  cnrtCreateQueue(&queue);
+"""
+
+# The end of such a program's main(), after it freed its own tensors and ops.
+SDK_PROGRAM_EPILOGUE = r"""
+  cnrtDestroyQueue(queue);
+  cnmlExit();
+  return 0;
+}
+"""
+
+# The statuses those programs report (cnmlStatus_t).
+SUCCESS, INVALIDARG, INVALIDPARAM, UNSUPPORT = 0, 2, 8, 12
 
 _PROGRAM_CMAKE = """cmake_minimum_required(VERSION 3.18)
 project(program LANGUAGES CXX)

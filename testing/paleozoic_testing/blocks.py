@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import helper
 
 from paleozoic_testing.workloads import _Graph
 
@@ -28,15 +28,8 @@ def _finish(g: _Graph, output: str, channels: int, classes: int = 10,
     x = g.op("GlobalAveragePool", [output])
     x = g.op("Flatten", [x], axis=1)
     y = g.fc(x, channels, classes)
-    graph = helper.make_graph(
-        g.nodes, g.name,
-        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [batch, 16, SIZE, SIZE])],
-        [helper.make_tensor_value_info(y, TensorProto.FLOAT, [batch, classes])], g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)],
-                              producer_name="paleozoic_testing.blocks")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return g.finish({"data": [batch, 16, SIZE, SIZE]}, {y: [batch, classes]}, 14,
+                    "paleozoic_testing.blocks")
 
 
 def _silu(g: _Graph, x: str) -> str:
@@ -158,15 +151,8 @@ def dynamic_resnet_block(seed: int = 0) -> onnx.ModelProto:
                            "view.axes"])
     flat = g.op("Reshape", [x, g.op("Concat", [n, "view.rest"], axis=0)])
     y = g.fc(flat, 16, 10)
-    graph = helper.make_graph(
-        g.nodes, g.name,
-        [helper.make_tensor_value_info("data", TensorProto.FLOAT, ["batch", 16, SIZE, SIZE])],
-        [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", 10])], g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)],
-                              producer_name="paleozoic_testing.blocks")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return g.finish({"data": ["batch", 16, SIZE, SIZE]}, {y: ["batch", 10]}, 14,
+                    "paleozoic_testing.blocks")
 
 
 def detection_head(seed: int = 0) -> onnx.ModelProto:
@@ -189,16 +175,8 @@ def detection_head(seed: int = 0) -> onnx.ModelProto:
                coordinate_transformation_mode="pytorch_half_pixel")
     x = g.op("Concat", [near, lin, "data"], axis=1)                    # 24+24+16 = 64
     score = g.op("Sigmoid", [g.conv(x, 64, 4, 1, bias=True)])
-    graph = helper.make_graph(
-        g.nodes, g.name,
-        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, 16, SIZE, SIZE])],
-        [helper.make_tensor_value_info(score, TensorProto.FLOAT, [1, 4, SIZE, SIZE])],
-        g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)],
-                              producer_name="paleozoic_testing.blocks")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return g.finish({"data": [1, 16, SIZE, SIZE]}, {score: [1, 4, SIZE, SIZE]}, 14,
+                    "paleozoic_testing.blocks")
 
 
 def _y_block(g: _Graph, x: str, cin: int, width: int, stride: int) -> str:
@@ -231,15 +209,8 @@ def regnety_stages(seed: int = 0) -> onnx.ModelProto:
             x = _y_block(g, x, cin, width, 2 if i == 0 else 1)
             cin = width
     y = g.classifier_head(x, cin, classes=10)
-    graph = helper.make_graph(
-        g.nodes, g.name,
-        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, 3, 64, 64])],
-        [helper.make_tensor_value_info(y, TensorProto.FLOAT, [1, 10])], g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="paleozoic_testing.blocks")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return g.finish({"data": [1, 3, 64, 64]}, {y: [1, 10]}, 17,
+                    "paleozoic_testing.blocks")
 
 
 BLOCKS: dict[str, Callable[..., onnx.ModelProto]] = {

@@ -183,6 +183,16 @@ def topk_gather_head(batch: int = 1, anchors: int = 8, k: int = 3) -> onnx.Model
     return _checked(graph)
 
 
+def _first_eos_position() -> list[onnx.NodeProto]:
+    """Each row's first end-of-text position "pos" in the int64 ids "ids" [batch, seq], the
+    token id "eos": Equal ("is_eos"), Cast to int32, ArgMax over the sequence."""
+    return [
+        helper.make_node("Equal", ["ids", "eos"], ["is_eos"], name="is_eos"),
+        helper.make_node("Cast", ["is_eos"], ["eos32"], to=TensorProto.INT32, name="eos32"),
+        helper.make_node("ArgMax", ["eos32"], ["pos"], axis=1, keepdims=0, name="pos"),
+    ]
+
+
 def integer_ops(batch: int = 2, seq: int = 9, eos: int = 5) -> onnx.ModelProto:
     """Integer arithmetic, comparisons and logic on run-time tensors (HostArith): a
     CLIP-style end-of-text position (Equal of the token ids with an id, Cast, ArgMax), a
@@ -192,9 +202,7 @@ def integer_ops(batch: int = 2, seq: int = 9, eos: int = 5) -> onnx.ModelProto:
     [batch, seq]."""
     shape = [batch, seq]
     nodes = [
-        helper.make_node("Equal", ["ids", "eos"], ["is_eos"], name="is_eos"),
-        helper.make_node("Cast", ["is_eos"], ["eos32"], to=TensorProto.INT32, name="eos32"),
-        helper.make_node("ArgMax", ["eos32"], ["pos"], axis=1, keepdims=0, name="pos"),
+        *_first_eos_position(),
         helper.make_node("Div", ["ids", "seven"], ["row"], name="row"),
         helper.make_node("Mod", ["ids", "seven"], ["cls"], name="cls"),
         helper.make_node("Mod", ["ids", "minus_seven"], ["cls_neg"], name="cls_neg"),
@@ -247,9 +255,7 @@ def token_pool_causal_mask(batch: int = 2, seq: int = 6, width: int = 4,
     float [batch, seq, width]."""
     causal = np.tril(np.ones((seq, seq), dtype=bool)).reshape(1, 1, seq, seq)
     nodes = [
-        helper.make_node("Equal", ["ids", "eos"], ["is_eos"], name="is_eos"),
-        helper.make_node("Cast", ["is_eos"], ["eos32"], to=TensorProto.INT32, name="eos32"),
-        helper.make_node("ArgMax", ["eos32"], ["pos"], axis=1, keepdims=0, name="pos"),
+        *_first_eos_position(),
         helper.make_node("Add", ["pos", "row_starts"], ["flat"], name="flat"),
         helper.make_node("Reshape", ["hidden", "rows_shape"], ["rows"], name="rows"),
         helper.make_node("Gather", ["rows", "flat"], ["pooled"], axis=0, name="pooled"),

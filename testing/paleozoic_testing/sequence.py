@@ -88,14 +88,7 @@ def _encoder(g: _Graph, x: str, batch: int, seq: int, dim: int, heads: int, hidd
 
 def _finish(g: _Graph, inputs: list[onnx.ValueInfoProto], output: str,
             shape: list[int]) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        g.nodes, g.name, inputs,
-        [helper.make_tensor_value_info(output, TensorProto.FLOAT, shape)], g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)],
-                              producer_name="paleozoic_testing.sequence")
-    model.ir_version = 9
-    onnx.checker.check_model(model)
-    return model
+    return g.finish(inputs, {output: shape}, 20, "paleozoic_testing.sequence", ir_version=9)
 
 
 def encoder_layer(seed: int = 0, batch: int = 2, seq: int = 16, dim: int = 32,
@@ -178,12 +171,5 @@ def pooled_classifier(seed: int = 0, batch: int = 2, seq: int = 16, dim: int = 3
     p = g.op("Add", [g.op("Add", [share, powered]), g.op("Add", [prod, damp])])
     logits = _matmul(g, g.op("Log", [p]), dim, classes)
     y = g.op("LogSoftmax", [logits], axis=-1)
-    graph = helper.make_graph(
-        g.nodes, g.name,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, dim])],
-        [helper.make_tensor_value_info(y, TensorProto.FLOAT, [batch, classes])], g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)],
-                              producer_name="paleozoic_testing.sequence")
-    model.ir_version = 9
-    onnx.checker.check_model(model)
-    return model
+    return g.finish({"x": [batch, seq, dim]}, {y: [batch, classes]}, 18,
+                    "paleozoic_testing.sequence", ir_version=9)

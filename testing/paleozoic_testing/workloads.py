@@ -109,14 +109,24 @@ class _Graph:
         return self.fc(x, c, classes)
 
     def model(self, output: str, classes: int = 1000) -> onnx.ModelProto:
+        return self.finish({"data": [self.batch, *IMAGE]}, {output: [self.batch, classes]},
+                           OPSET, "paleozoic_testing.workloads")
+
+    def finish(self, inputs: dict[str, list] | list[onnx.ValueInfoProto],
+               outputs: dict[str, list], opset: int, producer: str,
+               ir_version: int = 8) -> onnx.ModelProto:
+        """The checked model of the nodes and initializers built so far; `inputs` and
+        `outputs` float tensors by name and shape (or `inputs` as value infos)."""
+        if isinstance(inputs, dict):
+            inputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+                      for name, shape in inputs.items()]
         graph = helper.make_graph(
-            self.nodes, self.name,
-            [helper.make_tensor_value_info("data", TensorProto.FLOAT, [self.batch, *IMAGE])],
-            [helper.make_tensor_value_info(output, TensorProto.FLOAT, [self.batch, classes])],
-            self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                                  producer_name="paleozoic_testing.workloads")
-        model.ir_version = 8
+            self.nodes, self.name, inputs,
+            [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+             for name, shape in outputs.items()], self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                                  producer_name=producer)
+        model.ir_version = ir_version
         onnx.checker.check_model(model)
         return model
 

@@ -17,6 +17,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from paleozoic.accuracy.inputs import random_inputs
+from paleozoic.frontend.loader import as_inputs
 
 logger = logging.getLogger(__name__)
 
@@ -173,17 +174,11 @@ def calibrate_batchnorm(model: onnx.ModelProto, seed: int = 0) -> None:
         return
     index = {t.name: i for i, t in enumerate(model.graph.initializer)}
     stat_names = {node.input[slot] for group in levels for node in group for slot in (3, 4)}
+    stats = {name: numpy_helper.to_array(model.graph.initializer[index[name]])
+             for name in sorted(stat_names)}
     # One session for all levels: the statistics become inputs we feed, every
     # normalisation input becomes an output we can fetch.
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
-    kept = [t for t in probe.graph.initializer if t.name not in stat_names]
-    del probe.graph.initializer[:]
-    probe.graph.initializer.extend(kept)
-    declared = {i.name for i in probe.graph.input}
-    for name in sorted(stat_names - declared):
-        dims = model.graph.initializer[index[name]].dims
-        probe.graph.input.append(helper.make_tensor_value_info(name, 1, dims))
+    probe = as_inputs(model, stats)
     del probe.graph.output[:]
     bn_inputs = list(dict.fromkeys(node.input[0] for group in levels for node in group))
     for name in bn_inputs:
@@ -192,9 +187,7 @@ def calibrate_batchnorm(model: onnx.ModelProto, seed: int = 0) -> None:
     options.log_severity_level = 3
     session = ort.InferenceSession(probe.SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
-    feeds = random_inputs(model, seed)
-    for name in stat_names:
-        feeds[name] = numpy_helper.to_array(model.graph.initializer[index[name]])
+    feeds = {**random_inputs(model, seed), **stats}
     for group in levels:
         wanted = list(dict.fromkeys(node.input[0] for node in group))
         values = dict(zip(wanted, session.run(wanted, feeds)))

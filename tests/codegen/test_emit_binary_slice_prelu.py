@@ -10,12 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import hand_built_queue
-from paleozoic.codegen.emit import session_files, write_session
+from helpers import hand_built_queue, head_middle_tail_plan, wrapper_and_raw_outputs
+from paleozoic.codegen.emit import session_files
 from paleozoic.ir import LayerQueue, Model, Plan
-from paleozoic.ir.plan import PlannedBlock
 from paleozoic.optimize import fuse_all, per_layer
-from paleozoic.pipeline import build_session, run_session
 
 X_SHAPE = (1, 4, 8, 8)
 SLOPE = np.array([0.25, -0.5, 1.5, 0.0], np.float32)
@@ -70,10 +68,7 @@ def reference(x: np.ndarray) -> np.ndarray:
 
 
 def mixed_plan(queue: LayerQueue) -> Plan:
-    names = [layer.name for layer in queue.layers]
-    return Plan([PlannedBlock("head", names[:6], 4, True),
-                 PlannedBlock("middle", names[6:11], 2, False),
-                 PlannedBlock("tail", names[11:], 16, True)], strategy="mixed")
+    return head_middle_tail_plan(queue, 6, 5)
 
 
 def test_wrapper_form_constructs_the_new_kinds() -> None:
@@ -119,17 +114,7 @@ def test_wrapper_and_raw_sessions_agree_bit_for_bit(plan: str, tmp_path: Path) -
     chosen = {"per-layer": per_layer, "fuse-all": fuse_all, "mixed": mixed_plan}[plan](queue)
     model = Model.build(queue, chosen)
     feed = (np.random.default_rng(0).standard_normal(X_SHAPE) * 2).astype(np.float32)
-    results = {}
-    for emit in ("wrapper", "raw"):
-        folder = tmp_path / emit
-        folder.mkdir()
-        write_session(model, folder, "t", emit=emit)
-        build_session(folder)  # -Wall -Wextra -Werror (CMakeLists.txt)
-        results[emit] = run_session(folder, [feed])
-    (ours,), (raw,) = results["wrapper"].outputs, results["raw"].outputs
+    (ours,), (raw,) = wrapper_and_raw_outputs(model, tmp_path, feed)
     assert ours.shape == (1, 2, 4, 4)
     assert np.array_equal(ours, raw)
     np.testing.assert_allclose(ours, reference(feed), rtol=1e-5, atol=1e-6)
-    device = [re.search(r"total device time: ([\d.]+) us", results[e].report).group(1)
-              for e in ("wrapper", "raw")]
-    assert device[0] == device[1]

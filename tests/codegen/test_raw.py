@@ -137,15 +137,9 @@ def test_raw_matches_wrapper_bit_for_bit(network: str, plans: list[str],
 def test_raw_matches_wrapper_with_mixed_blocks(small_cnn: onnx.ModelProto,
                                                tmp_path: Path) -> None:
     """Blocks of several layers, fused and not, each on its own MP."""
-    from paleozoic.ir import Plan
-    from paleozoic.ir.plan import PlannedBlock
+    from helpers import head_middle_tail_plan
 
-    queue = load_queue(small_cnn)
-    names = [layer.name for layer in queue.layers]
-    plan = Plan([PlannedBlock("head", names[:3], 4, True),
-                 PlannedBlock("middle", names[3:5], 2, False),
-                 PlannedBlock("tail", names[5:], 16, True)], strategy="mixed")
-    _outputs(small_cnn, tmp_path, [plan])
+    _outputs(small_cnn, tmp_path, [head_middle_tail_plan(load_queue(small_cnn), 3, 2)])
 
 
 def test_raw_form_refuses_host_layers_cleanly(tmp_path: Path, capsys) -> None:

@@ -10,14 +10,9 @@ import logging
 import numpy as np
 import pytest
 
+from helpers import built_session_outputs, plan_outputs
 from paleozoic.ops import KINDS
-from paleozoic.pipeline import (
-    build_session,
-    compile_model,
-    load_queue,
-    resolve_plan,
-    run_session,
-)
+from paleozoic.pipeline import load_queue, resolve_plan
 from paleozoic.runner.plan_runner import PlanRunner
 from paleozoic.accuracy.truth import Float64Reference
 from paleozoic_testing.bert import bert_inputs, bert_model
@@ -58,8 +53,7 @@ def test_symbolic_length_is_fixed_and_folded(bert) -> None:
 @pytest.mark.parametrize("plan", ["per-layer", "fuse-all"])
 def test_runtime_matches_onnxruntime_and_float64(bert, plan: str) -> None:
     _, feeds, truth, ort, queue = bert
-    outputs = list(PlanRunner(queue, resolve_plan(queue, plan)).run(
-        [feeds[t.name] for t in queue.inputs]).values())
+    outputs = plan_outputs(queue, plan, [feeds[t.name] for t in queue.inputs])
     for ours, want, exact in zip(outputs, ort, truth):
         error, ort_error = _relative(ours, exact), _relative(want, exact)
         logger.info("bert %s: vs float64 %.2e (onnxruntime %.2e)", plan, error, ort_error)
@@ -87,12 +81,11 @@ def test_mask_really_masks(bert) -> None:
 
 def test_emitted_session(bert, tmp_path) -> None:
     model, feeds, truth, ort, _ = bert
-    out = compile_model(model, tmp_path / "out", plan="fuse-all", input_shapes=SHAPES)
-    source = (out / "session.cpp").read_text()
+    source, outputs = built_session_outputs(model, tmp_path / "out",
+                                            [feeds[name] for name in SHAPES], plan="fuse-all",
+                                            input_shapes=SHAPES)
     assert 'pz::Tensor input_ids{"input_ids", {2, 16}, pz::ElementType::kInt64};' in source
     assert "pz::GatherV2Layer" in source and "pz::HostCastLayer" in source
-    build_session(out)
-    outputs = run_session(out, [feeds[name] for name in SHAPES]).outputs
     for ours, want, exact in zip(outputs, ort, truth):
         assert _relative(ours, exact) <= 2.0 * _relative(want, exact) + 1e-7
         np.testing.assert_allclose(ours, want, rtol=1e-4, atol=1e-5)

@@ -11,14 +11,8 @@ import logging
 import numpy as np
 import pytest
 
-from paleozoic.pipeline import (
-    build_session,
-    compile_model,
-    load_queue,
-    resolve_plan,
-    run_session,
-)
-from paleozoic.runner.plan_runner import PlanRunner
+from helpers import built_session_outputs, plan_outputs
+from paleozoic.pipeline import load_queue
 from paleozoic.accuracy.truth import Float64Reference
 from paleozoic_testing.recurrent import recurrent_stack
 from paleozoic.accuracy.verify import reference_outputs
@@ -42,8 +36,7 @@ def test_stack_matches_truth_and_onnxruntime(op: str, direction: str, layout: in
     queue = load_queue(model)
     assert sum(layer.kind in ("Lstm", "Gru") for layer in queue.layers) == 2
     for plan in ("per-layer", "fuse-all"):
-        outs = list(PlanRunner(queue, resolve_plan(queue, plan)).run(
-            list(feeds.values())).values())
+        outs = plan_outputs(queue, plan, list(feeds.values()))
         for k, (ours, t) in enumerate(zip(outs, truth)):
             error = _error(ours, t)
             logger.info("%s %s layout %d %s output %d: vs float64 %.2e", op, direction,
@@ -58,13 +51,11 @@ def test_stack_matches_truth_and_onnxruntime(op: str, direction: str, layout: in
 def test_emitted_session(tmp_path, op: str, plan: str, precision: str | None) -> None:
     model, feeds = recurrent_stack(op, direction="bidirectional", layout=0, steps=21,
                                    hidden=13, linear_before_reset=1, seed=5)
-    out = compile_model(model, tmp_path / "out", plan=plan, precision=precision)
-    source = (out / "session.cpp").read_text()
+    source, ours = built_session_outputs(model, tmp_path / "out", list(feeds.values()),
+                                         plan=plan, precision=precision)
     cls = "pz::LstmLayer" if op == "LSTM" else "pz::GruLayer"
     assert source.count(cls) == 2 and "pz::RnnDirection::kBidirectional" in source
     assert len(source.splitlines()) < 120  # the steps are built by the layer, not unrolled
-    build_session(out)
-    ours = run_session(out, list(feeds.values())).outputs
     truth = Float64Reference(model).run(feeds)
     ort = reference_outputs(model, feeds)
     for k, (o, t) in enumerate(zip(ours, truth)):

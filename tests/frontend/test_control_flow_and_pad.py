@@ -13,6 +13,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from helpers import model_of
 from paleozoic.cli import main
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.pipeline import load_queue, resolve_plan
@@ -69,8 +70,7 @@ def _if_model() -> onnx.ModelProto:
         helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4]),
         helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
         [helper.make_tensor_value_info("out", TensorProto.FLOAT, [3, 4])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
+    model = model_of(graph, 17)
     onnx.checker.check_model(model)
     return model
 
@@ -136,9 +136,7 @@ def _pad_model(mode: str, pads: list[int], value: float | None = None) -> onnx.M
          helper.make_node("Relu", ["p"], ["y"], name="relu")], "pad",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 6])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, _padded(pads))], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return model_of(graph, 17)
 
 
 def _padded(pads: list[int]) -> list[int]:
@@ -204,9 +202,7 @@ def _loop_model(early_exit: bool = False) -> onnx.ModelProto:
          numpy_helper.from_array(np.array(True), "true"),
          numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
          numpy_helper.from_array(np.array([1], np.int64), "axis1")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return model_of(graph, 17)
 
 
 @pytest.mark.parametrize("sdk", SDKS)

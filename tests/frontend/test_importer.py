@@ -93,17 +93,6 @@ def test_symbolic_input_dimension_is_refused() -> None:
         import_onnx(model)
 
 
-def test_unsupported_pattern_names_the_binding() -> None:
-    # Max of an activation and a constant of several values: the stack-and-max pattern's
-    # converter refuses it (the SDK's Clip takes one number).
-    bounds = np.arange(3 * 8 * 8, dtype=np.float32).reshape(1, 3, 8, 8)
-    model = _model_with([helper.make_node("Max", ["x", "w"], ["y"], name="c")],
-                        [onnx.numpy_helper.from_array(bounds, "w")])
-    with pytest.raises(UnsupportedModelError,
-                       match=r"binding (lv\d+|gv): Max is supported of one activation"):
-        import_onnx(model)
-
-
 def test_exporter_names_reach_tvm_and_name_the_layers() -> None:
     """PyTorch's TorchScript exporter names folded weights "onnx::Conv_193" and inputs
     "input.1"; TVM rewrites such names. Layers take their names from the node instead."""

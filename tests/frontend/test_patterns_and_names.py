@@ -90,9 +90,17 @@ def test_hand_written_lrn_is_refused_naming_the_node() -> None:
         import_onnx(model)
 
 
-def _lrn_node_model() -> onnx.ModelProto:
-    return _model([helper.make_node("Relu", ["x"], ["r"], name="relu"),
-                   helper.make_node("LRN", ["r"], ["y"], name="norm", size=3)])
+def _assert_lrn_lowered_by_refused(monkeypatch: pytest.MonkeyPatch, impl, match: str) -> None:
+    """With TVM's LRN converter replaced by `impl` (a classmethod's function), importing
+    Relu -> LRN (node 'norm') fails with `match`."""
+    from tvm.relax.frontend.onnx import onnx_frontend
+
+    monkeypatch.setattr(onnx_frontend.LocalResponseNormalization, "_impl_v13",
+                        classmethod(impl))
+    model = _model([helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                    helper.make_node("LRN", ["r"], ["y"], name="norm", size=3)])
+    with pytest.raises(UnsupportedModelError, match=match):
+        import_onnx(model)
 
 
 def test_lrn_lowered_almost_as_expected_is_refused_naming_the_node(
@@ -100,7 +108,6 @@ def test_lrn_lowered_almost_as_expected_is_refused_naming_the_node(
     """A TVM that lowers LRN differently (here: without the power) leaves bindings that
     are almost the pattern; the import fails naming the LRN node instead of guessing."""
     from tvm import relax
-    from tvm.relax.frontend.onnx import onnx_frontend
 
     def without_power(cls, bb, inputs, attr, params):
         x = inputs[0]
@@ -111,12 +118,10 @@ def test_lrn_lowered_almost_as_expected_is_refused_naming_the_node(
         scaled = relax.op.multiply(relax.op.squeeze(window, axis=1), relax.const(1e-4))
         return relax.op.divide(x, relax.op.add(scaled, relax.const(1.0)))
 
-    monkeypatch.setattr(onnx_frontend.LocalResponseNormalization, "_impl_v13",
-                        classmethod(without_power))
-    with pytest.raises(UnsupportedModelError,
-                       match=r"node 'norm' \(LRN\), binding lv\d+: 3-D average pooling is "
-                             r"supported only as part of TVM's decomposition"):
-        import_onnx(_lrn_node_model())
+    _assert_lrn_lowered_by_refused(
+        monkeypatch, without_power,
+        r"node 'norm' \(LRN\), binding lv\d+: 3-D average pooling is supported only as part "
+        r"of TVM's decomposition")
 
 
 def test_lrn_lowered_with_another_window_is_refused_naming_the_node(
@@ -129,12 +134,10 @@ def test_lrn_lowered_with_another_window_is_refused_naming_the_node(
         expr = original(cls, bb, inputs, attr, params)
         return _replace_pool_attr(expr, count_include_pad=False)
 
-    monkeypatch.setattr(onnx_frontend.LocalResponseNormalization, "_impl_v13",
-                        classmethod(excluding_padding))
-    with pytest.raises(UnsupportedModelError,
-                       match=r"node 'norm' \(LRN\), binding \w+: .*TVM's LRN "
-                             r"decomposition but its channel window is not LRN's"):
-        import_onnx(_lrn_node_model())
+    _assert_lrn_lowered_by_refused(
+        monkeypatch, excluding_padding,
+        r"node 'norm' \(LRN\), binding \w+: .*TVM's LRN decomposition but its channel "
+        r"window is not LRN's")
 
 
 def _replace_pool_attr(expr, **changes):
@@ -241,12 +244,15 @@ def test_clips_of_two_shapes_are_both_matched() -> None:
         ("clip_vector", "Active", {"function": "relu6"}), ("add", "Binary", {"op": "add"})]
 
 
-def test_a_refused_max_names_the_node() -> None:
+def test_a_refused_max_names_the_node_and_the_binding() -> None:
+    # Max of an activation and a constant of several values: the stack-and-max pattern's
+    # converter refuses it (the SDK's Clip takes one number).
     bounds = np.arange(6 * 5 * 5, dtype=np.float32).reshape(1, 6, 5, 5)
     model = _model([helper.make_node("Max", ["x", "w"], ["y"], name="clamp")],
                    [onnx.numpy_helper.from_array(bounds, "w")])
     with pytest.raises(UnsupportedModelError,
-                       match=r"node 'clamp' \(Max\), binding (lv\d+|gv): Max is supported"):
+                       match=r"node 'clamp' \(Max\), binding (lv\d+|gv): Max is supported "
+                             r"of one activation"):
         import_onnx(model)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
+from helpers import float_model
 from paleozoic.pipeline import load_queue
 
 
@@ -19,12 +20,7 @@ def _conv_add_bias_model() -> onnx.ModelProto:
              helper.make_node("Add", ["c", "b"], ["cb"], name="my/bias"),
              helper.make_node("Relu", ["cb"], ["r"], name="my/relu"),
              helper.make_node("Flatten", ["r"], ["y"], name="my/flat")]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 256])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return model
+    return float_model(nodes, {"x": [1, 3, 8, 8]}, {"y": [1, 256]}, inits)
 
 
 def test_folded_bias_names_both_nodes_and_the_later_tensor() -> None:

@@ -10,8 +10,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
+from helpers import float_model
 from paleozoic.cli import main
 from paleozoic.frontend.loader import load_onnx
 from paleozoic.frontend.prune import (
@@ -101,12 +102,7 @@ def _model_with_every_target() -> onnx.ModelProto:
     ]
     inits = [init("w1", 8, 3, 3, 3), init("wg", 8, 2, 1, 1), init("g1", 12, 8 * 4 * 4),
              init("g2", 12, 10), init("m", 10, 6)]
-    graph = helper.make_graph(
-        nodes, "targets", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return model
+    return float_model(nodes, {"x": [1, 3, 4, 4]}, {"y": [1, 6]}, inits, name="targets")
 
 
 def test_targets_are_convolutions_and_fully_connected_layers():

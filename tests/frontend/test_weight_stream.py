@@ -10,6 +10,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from helpers import float_model
 from paleozoic.errors import ModelLoadError
 from paleozoic.frontend import import_onnx, load_onnx
 from paleozoic.frontend.weight_stream import STREAM_MIN_ELEMENTS, StreamedModel
@@ -31,12 +32,7 @@ def _conv_model(rng: np.random.Generator) -> onnx.ModelProto:
              helper.make_node("Conv", ["c", "conv2.weight"], ["m"], pads=[1, 1, 1, 1]),
              helper.make_node("Reshape", ["m", "shape"], ["f"]),
              helper.make_node("Gemm", ["f", "fc.weight"], ["y"], transB=1)]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return model
+    return float_model(nodes, {"x": [1, 8, 8, 8]}, {"y": [1, 64]}, inits)
 
 
 def test_streamed_weights_equal_onnx_load_and_are_file_views(tmp_path: Path) -> None:

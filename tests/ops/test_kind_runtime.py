@@ -49,17 +49,24 @@ def samples():
     return found
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
-def test_kind_builds_its_runtime_layer(kind: str, samples) -> None:
+def _built_alone(queue, layer):
+    """A fresh session and `layer` of `queue` built on it by its kind's build_runtime, its
+    inputs the session's inputs of their shapes and types."""
     from paleozoic import _runtime as rt
 
-    assert kind in samples, f"no test model uses {kind}; add one to the fixture"
-    queue, layer = samples[kind]
-    spec = KINDS[kind]
     session = rt.Session()
     inputs = [session.input(name, list(queue.shape(name)), queue.tensors[name].dtype)
               for name in layer.inputs]
-    built = spec.build_runtime(session, layer.name, layer.op.attrs, inputs)
+    return session, KINDS[layer.kind].build_runtime(session, layer.name, layer.op.attrs,
+                                                    inputs)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_kind_builds_its_runtime_layer(kind: str, samples) -> None:
+    assert kind in samples, f"no test model uses {kind}; add one to the fixture"
+    queue, layer = samples[kind]
+    spec = KINDS[kind]
+    _session, built = _built_alone(queue, layer)
     assert tuple(built.output.shape) == tuple(queue.shape(layer.output))
     roles = spec.declared_roles(layer.op.attrs)
     assert set(layer.weights) <= set(roles)
@@ -72,14 +79,9 @@ def test_kind_builds_its_runtime_layer(kind: str, samples) -> None:
 def test_runtime_layer_declares_the_kinds_weights(kind: str, samples) -> None:
     """The wrapper's declared weights (pz::Layer::weightSpecs) are the registry's roles, in
     config order, with the same optional flags, and the queue's weights fit their shapes."""
-    from paleozoic import _runtime as rt
-
     queue, layer = samples[kind]
     spec = KINDS[kind]
-    session = rt.Session()
-    inputs = [session.input(name, list(queue.shape(name)), queue.tensors[name].dtype)
-              for name in layer.inputs]
-    built = spec.build_runtime(session, layer.name, layer.op.attrs, inputs)
+    _session, built = _built_alone(queue, layer)
     declared = built.weight_specs
     assert [(role, optional) for role, _, optional in declared] == \
         [(role, role in spec.optional_roles) for role in spec.declared_roles(layer.op.attrs)]

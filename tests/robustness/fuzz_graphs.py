@@ -256,6 +256,15 @@ def reshape_step(draw: st.DrawFn, g: GraphBuilder, x: str) -> str:
     return _reshape(draw, g, x, target)
 
 
+def _shape_keeping_step(draw: st.DrawFn, g: GraphBuilder, x: str, kind: str) -> str:
+    """Relu, BatchNormalization or LRN (`kind` "relu", "bn" or "lrn") on `x`."""
+    if kind == "relu":
+        return g.node("Relu", [x], g.shapes[x])
+    if kind == "bn":
+        return _bn(g, x)
+    return draw(lrn_step(g, x))
+
+
 @st.composite
 def input_step(draw: st.DrawFn, g: GraphBuilder, x: str) -> str:
     """A new graph input, compatible with `x`, optionally through one layer of its own,
@@ -266,16 +275,12 @@ def input_step(draw: st.DrawFn, g: GraphBuilder, x: str) -> str:
     merge = draw(st.sampled_from(["Add", "Concat"]))
     ci = c if merge == "Add" else draw(st.integers(1, 8))
     branch = g.input((n, ci, h, w))
-    pre = draw(st.sampled_from([None, "Relu", "BatchNormalization", "LRN", "Conv"]))
-    if pre == "Relu":
-        branch = g.node("Relu", [branch], g.shapes[branch])
-    elif pre == "BatchNormalization":
-        branch = _bn(g, branch)
-    elif pre == "LRN":
-        branch = draw(lrn_step(g, branch))
-    elif pre == "Conv":
+    pre = draw(st.sampled_from([None, "relu", "bn", "lrn", "conv"]))
+    if pre == "conv":
         branch = _conv(g, branch, c if merge == "Add" else draw(st.integers(1, 8)),
                        bias=draw(st.booleans()))
+    elif pre is not None:
+        branch = _shape_keeping_step(draw, g, branch, pre)
     operands = draw(st.permutations([x, branch]))
     if merge == "Add":
         return g.node("Add", operands, (n, c, h, w))
@@ -361,12 +366,8 @@ def cnn_models(draw: st.DrawFn, max_steps: int = 7, max_inputs: int = 3) -> onnx
             y = draw(conv_step(g, x))
         elif kind == "pool":
             y = draw(pool_step(g, x))
-        elif kind == "relu":
-            y = g.node("Relu", [x], g.shapes[x])
-        elif kind == "bn":
-            y = _bn(g, x)
-        elif kind == "lrn":
-            y = draw(lrn_step(g, x))
+        elif kind in ("relu", "bn", "lrn"):
+            y = _shape_keeping_step(draw, g, x, kind)
         elif kind == "transpose":
             y = draw(transpose_step(g, x))
         elif kind == "shuffle":

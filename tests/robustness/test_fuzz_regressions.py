@@ -11,19 +11,9 @@ import numpy as np
 import pytest
 
 from fuzz_graphs import reference_model
+from helpers import np_lrn
 from paleozoic.pipeline import load_queue, resolve_plan
 from robust_util import one_node_model, ort_outputs, run_queue
-
-
-def np_lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.ndarray:
-    """ONNX LRN: channel window [c - floor((size-1)/2), c + ceil((size-1)/2)], clipped."""
-    sq = x.astype(np.float64) ** 2
-    out = np.empty_like(sq)
-    channels = x.shape[1]
-    for c in range(channels):
-        lo, hi = max(0, c - (size - 1) // 2), min(channels - 1, c + size // 2)
-        out[:, c] = x[:, c] / (bias + alpha / size * sq[:, lo:hi + 1].sum(axis=1)) ** beta
-    return out
 
 
 def lrn_model(channels: int, size: int, alpha: float = 0.3, beta: float = 0.75,

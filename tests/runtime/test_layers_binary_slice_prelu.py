@@ -4,6 +4,7 @@ onnxruntime, per layer and inside fusion ops, and the SDK rules they enforce."""
 import numpy as np
 import pytest
 
+from helpers import assert_split_blocks_take_their_estimates, run_chain_blocks
 from paleozoic import _runtime as rt
 
 CNML_STATUS_INVALIDPARAM = 8
@@ -277,15 +278,7 @@ def chain_reference(x, slope):
 def run_chain(fuse, mp, x_data):
     s = rt.Session()
     x, layers, slope = build_chain(s, np.random.default_rng(11))
-    if fuse:
-        s.compile_block("all", fuse=True, mp=mp, layers=layers)
-    else:
-        for i, layer in enumerate(layers):
-            s.compile_block(f"b{i}", fuse=False, mp=mp, layers=[layer])
-    s.set_input(x, x_data)
-    s.run()
-    assert all(us > 0 for us in s.block_micros())
-    return s.get(layers[-1].output), slope
+    return run_chain_blocks(s, x, layers, x_data, fuse, mp), slope
 
 
 @pytest.mark.parametrize("mp", [1, 4, 32])
@@ -301,12 +294,7 @@ def test_new_kinds_fused_equal_unfused_and_numpy(mp):
 def test_fused_chain_device_time_matches_estimate():
     s = rt.Session()
     x, layers, _ = build_chain(s, np.random.default_rng(11))
-    want = [s.estimate_block(layers[:7], 8), s.estimate_block(layers[7:], 8)]
-    s.compile_block("first", fuse=True, mp=8, layers=layers[:7])
-    s.compile_block("second", fuse=True, mp=8, layers=layers[7:])
-    s.set_input(x, np.ones((2, 8, 6, 6), np.float32))
-    s.run()
-    np.testing.assert_allclose(s.block_micros(), want, rtol=1e-5)
+    assert_split_blocks_take_their_estimates(s, x, layers, 7, (2, 8, 6, 6))
 
 
 # ---- device model -----------------------------------------------------------------------

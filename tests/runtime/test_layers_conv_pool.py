@@ -3,12 +3,9 @@
 import numpy as np
 import pytest
 
+from helpers import np_lrn, onnx_pads
+
 RTOL, ATOL = 1e-4, 1e-5
-
-
-def onnx_pads(pads):
-    top, bottom, left, right = pads
-    return [top, left, bottom, right]
 
 
 CONV_CASES = {
@@ -90,17 +87,6 @@ def test_global_avg_pool_matches_onnxruntime(shape, rng, run_layer, ort_node):
     x = rng.standard_normal(shape, dtype=np.float32)
     got = run_layer(lambda s, t: s.global_avg_pool("gap", t), x)
     np.testing.assert_allclose(got, ort_node("GlobalAveragePool", x), rtol=RTOL, atol=ATOL)
-
-
-def np_lrn(x, size, alpha, beta, bias):
-    """ONNX LRN: channel window [c - floor((size-1)/2), c + ceil((size-1)/2)], clipped."""
-    sq = x.astype(np.float64) ** 2
-    out = np.empty_like(sq)
-    channels = x.shape[1]
-    for c in range(channels):
-        lo, hi = max(0, c - (size - 1) // 2), min(channels - 1, c + size // 2)
-        out[:, c] = x[:, c] / (bias + alpha / size * sq[:, lo:hi + 1].sum(axis=1)) ** beta
-    return out
 
 
 @pytest.mark.parametrize("size,alpha,beta,bias", [

@@ -7,14 +7,10 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from helpers import assert_split_blocks_take_their_estimates, onnx_pads, run_chain_blocks
 from paleozoic import _runtime as rt
 
 RTOL, ATOL = 1e-4, 1e-5
-
-
-def onnx_pads(pads):
-    top, bottom, left, right = pads
-    return [top, left, bottom, right]
 
 
 def ort_model(nodes, x_shape, inits, output="y"):
@@ -289,15 +285,7 @@ def chain_reference(x, p):
 def run_chain(fuse, mp, x_data, p):
     s = rt.Session()
     x, layers = build_chain(s, p)
-    if fuse:
-        s.compile_block("all", fuse=True, mp=mp, layers=layers)
-    else:
-        for i, layer in enumerate(layers):
-            s.compile_block(f"b{i}", fuse=False, mp=mp, layers=[layer])
-    s.set_input(x, x_data)
-    s.run()
-    assert all(us > 0 for us in s.block_micros())
-    return s.get(layers[-1].output)
+    return run_chain_blocks(s, x, layers, x_data, fuse, mp)
 
 
 @pytest.mark.parametrize("mp", [1, 4, 32])
@@ -314,12 +302,7 @@ def test_deconv_interp_fused_equal_unfused_and_onnxruntime(mp):
 def test_fused_chain_device_time_matches_estimate():
     s = rt.Session()
     x, layers = build_chain(s, chain_params(np.random.default_rng(3)))
-    want = [s.estimate_block(layers[:6], 8), s.estimate_block(layers[6:], 8)]
-    s.compile_block("first", fuse=True, mp=8, layers=layers[:6])
-    s.compile_block("second", fuse=True, mp=8, layers=layers[6:])
-    s.set_input(x, np.ones((2, 8, 6, 6), np.float32))
-    s.run()
-    np.testing.assert_allclose(s.block_micros(), want, rtol=1e-5)
+    assert_split_blocks_take_their_estimates(s, x, layers, 6, (2, 8, 6, 6))
 
 
 # ---- device model -----------------------------------------------------------------------

@@ -340,23 +340,14 @@ def _conv_chain(kind: str):
     return build
 
 
-@pytest.mark.skipif(not VNNI, reason="no VNNI on this CPU: int8 stays on the mock's kernels")
-@pytest.mark.parametrize("kind", ["relu", "bn_relu", "add_relu"])
-def test_fused_int8_chain(kind: str) -> None:
-    """int8 conv + (batchnorm) + (add) + relu as one oneDNN int8 convolution with post-ops.
-    The mock rounds every op's output to binary16, the fused primitive only the chain's:
-    conv + relu is bit-equal (relu commutes with rounding), the others differ by the
-    skipped rounding and are no farther from the float64 truth of the same int8 codes than
-    the mock."""
-    rng = np.random.default_rng(len(kind))
-    x = (rng.standard_normal((1, 16, 14, 14)) * 2).astype(F32)
+def _configured_conv_chain(kind: str, rng, x):
+    """The chain of `kind` with its conv's weights and batchnorm's statistics drawn from
+    `rng` (after `x`, and the residual's second input before them): its builder, which
+    configures them, its feeds, and what it drew: (y, w, b, mean, inv)."""
     y = (rng.standard_normal((1, 16, 14, 14)) * 2).astype(F32)
     w = (rng.standard_normal((16, 16, 3, 3)) * 0.2).astype(F32)
     b = rng.standard_normal(16).astype(F32)
     mean, inv = rng.standard_normal(16).astype(F32), rng.uniform(0.5, 2, 16).astype(F32)
-    from paleozoic.calibration.quant import quantized_param
-    px, sx = quantized_param(float(np.abs(x).max()))
-    channels = [quantized_param(float(np.abs(w[c]).max())) for c in range(16)]
     build = _conv_chain(kind)
 
     def configured(s, inputs):
@@ -367,6 +358,23 @@ def test_fused_int8_chain(kind: str) -> None:
         return layers
 
     feeds = {"x": x, "y": y} if kind == "add_relu" else {"x": x}
+    return configured, feeds, (y, w, b, mean, inv)
+
+
+@pytest.mark.skipif(not VNNI, reason="no VNNI on this CPU: int8 stays on the mock's kernels")
+@pytest.mark.parametrize("kind", ["relu", "bn_relu", "add_relu"])
+def test_fused_int8_chain(kind: str) -> None:
+    """int8 conv + (batchnorm) + (add) + relu as one oneDNN int8 convolution with post-ops.
+    The mock rounds every op's output to binary16, the fused primitive only the chain's:
+    conv + relu is bit-equal (relu commutes with rounding), the others differ by the
+    skipped rounding and are no farther from the float64 truth of the same int8 codes than
+    the mock."""
+    rng = np.random.default_rng(len(kind))
+    x = (rng.standard_normal((1, 16, 14, 14)) * 2).astype(F32)
+    configured, feeds, (y, w, b, mean, inv) = _configured_conv_chain(kind, rng, x)
+    from paleozoic.calibration.quant import quantized_param
+    px, sx = quantized_param(float(np.abs(x).max()))
+    channels = [quantized_param(float(np.abs(w[c]).max())) for c in range(16)]
     quant = {"conv": ((px, sx), channels)}
     fused = {s: _session(s, configured, feeds, "int8", True, quant) for s in SDKS}
     alone = _session("onednn", configured, feeds, "int8", False, quant)
@@ -640,20 +648,7 @@ def test_fused_fp16_conv_chain(kind: str, kernels) -> None:
     mock's up to fp32 summation order; fused, the skipped roundings too."""
     rng = np.random.default_rng(len(kind) + 3)
     x = _stress(rng, (1, 16, 14, 14))
-    y = (rng.standard_normal((1, 16, 14, 14)) * 2).astype(F32)
-    w = (rng.standard_normal((16, 16, 3, 3)) * 0.2).astype(F32)
-    b = rng.standard_normal(16).astype(F32)
-    mean, inv = rng.standard_normal(16).astype(F32), rng.uniform(0.5, 2, 16).astype(F32)
-    build = _conv_chain(kind)
-
-    def configured(s, inputs):
-        layers = build(s, inputs)
-        layers["conv"].config(w, b)
-        if "bn" in layers:
-            layers["bn"].config(mean, inv)
-        return layers
-
-    feeds = {"x": x, "y": y} if kind == "add_relu" else {"x": x}
+    configured, feeds, _ = _configured_conv_chain(kind, rng, x)
     mock = _session("mock", configured, feeds, "fp16", True)
     fused, ran = kernels(lambda: _session("onednn", configured, feeds, "fp16", True))
     convs = [k for k in ran if k.startswith("convolution")]

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import SDK_PROGRAM_PRELUDE, sdk_program_statuses
+from helpers import (INVALIDARG, INVALIDPARAM, SDK_PROGRAM_EPILOGUE, SDK_PROGRAM_PRELUDE,
+                     SUCCESS, sdk_program_statuses)
 
 # Prints "<case> <status>" per line; the test compares with the statuses the rules give.
 PROGRAM = SDK_PROGRAM_PRELUDE + r"""
@@ -169,13 +170,8 @@ int main() {
   for (cnmlTensor_t* t : {&x, &y, &y_uncropped, &filter, &conv_layout, &bias, &bias4,
                           &act_filter, &group_filter, &y3, &row, &row3, &row3_c2, &col3})
     cnmlDestroyTensor(t);
-  cnrtDestroyQueue(queue);
-  cnmlExit();
-  return 0;
-}
-"""
+""" + SDK_PROGRAM_EPILOGUE
 
-SUCCESS, INVALIDARG, INVALIDPARAM = 0, 2, 8
 EXPECTED = {
     "deconv_param_ok": SUCCESS,
     "deconv_param_stride0": INVALIDPARAM,

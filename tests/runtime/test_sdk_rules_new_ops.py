@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import SDK_PROGRAM_PRELUDE, sdk_program_statuses
+from helpers import (INVALIDARG, INVALIDPARAM, SDK_MAIN_START, SDK_PROGRAM_EPILOGUE,
+                     SDK_PROGRAM_PRELUDE, SUCCESS, UNSUPPORT,
+                     sdk_program_statuses)
 
 # Prints "<case> <status>" per line; the test compares with the statuses the rules give.
-PROGRAM = SDK_PROGRAM_PRELUDE + r"""
-int main() {
-  cnmlInit(0);
-  cnrtQueue_t queue = nullptr;
-  cnrtCreateQueue(&queue);
+PROGRAM = SDK_PROGRAM_PRELUDE + SDK_MAIN_START + r"""
 
   // ---- strided slice parameters and op
   int begin[] = {0, 1, 0, 0}, end[] = {1, 3, 4, 4}, stride[] = {1, 1, 2, 1};
@@ -92,13 +90,8 @@ int main() {
   for (cnmlTensor_t* t : {&x, &small, &sliced, &wrong, &per_channel, &other, &sum, &bad_b,
                           &slope2, &slope_act, &shared, &y})
     cnmlDestroyTensor(t);
-  cnrtDestroyQueue(queue);
-  cnmlExit();
-  return 0;
-}
-"""
+""" + SDK_PROGRAM_EPILOGUE
 
-SUCCESS, INVALIDARG, INVALIDPARAM, UNSUPPORT = 0, 2, 8, 12
 EXPECTED = {
     "slice_param_ok": SUCCESS,
     "slice_param_stride0": INVALIDPARAM,

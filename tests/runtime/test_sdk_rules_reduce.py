@@ -6,13 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import SDK_PROGRAM_PRELUDE, sdk_program_statuses
+from helpers import (INVALIDPARAM, SDK_MAIN_START, SDK_PROGRAM_EPILOGUE, SDK_PROGRAM_PRELUDE,
+                     SUCCESS, sdk_program_statuses)
 
-PROGRAM = SDK_PROGRAM_PRELUDE + r"""
-int main() {
-  cnmlInit(0);
-  cnrtQueue_t queue = nullptr;
-  cnrtCreateQueue(&queue);
+PROGRAM = SDK_PROGRAM_PRELUDE + SDK_MAIN_START + r"""
   cnmlBaseOp_t op = nullptr, sum = nullptr;
 
   // ---- reductions over a set of axes
@@ -78,13 +75,8 @@ int main() {
   cnmlDestroyBaseOp(&sum);
   for (cnmlTensor_t* t : {&x, &kept, &dropped, &two, &wrong, &y, &row, &big, &z})
     cnmlDestroyTensor(t);
-  cnrtDestroyQueue(queue);
-  cnmlExit();
-  return 0;
-}
-"""
+""" + SDK_PROGRAM_EPILOGUE
 
-SUCCESS, INVALIDPARAM = 0, 8
 EXPECTED = {
     "sum_kept_ok": SUCCESS, "mean_dropped_ok": SUCCESS, "max_two_axes_ok": SUCCESS,
     "min_descending_axes": INVALIDPARAM, "prod_repeated_axis": INVALIDPARAM,

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import SDK_PROGRAM_PRELUDE, sdk_program_statuses
+from helpers import (INVALIDPARAM, SDK_MAIN_START, SDK_PROGRAM_EPILOGUE, SDK_PROGRAM_PRELUDE,
+                     SUCCESS, sdk_program_statuses)
 
-PROGRAM = SDK_PROGRAM_PRELUDE + r"""
-int main() {
-  cnmlInit(0);
-  cnrtQueue_t queue = nullptr;
-  cnrtCreateQueue(&queue);
+PROGRAM = SDK_PROGRAM_PRELUDE + SDK_MAIN_START + r"""
   cnmlBaseOp_t op = nullptr, dot = nullptr, sqrt_op = nullptr;
 
   // ---- batch dot
@@ -75,13 +72,8 @@ int main() {
   for (cnmlTensor_t* t : {&a, &b, &bt, &b_bad, &ab, &ab_wrong, &vec, &w, &x, &y, &g8, &g24,
                           &g_act, &other})
     cnmlDestroyTensor(t);
-  cnrtDestroyQueue(queue);
-  cnmlExit();
-  return 0;
-}
-"""
+""" + SDK_PROGRAM_EPILOGUE
 
-SUCCESS, INVALIDPARAM = 0, 8
 EXPECTED = {
     "dot_ok": SUCCESS, "dot_trans_b_ok": SUCCESS, "dot_k_mismatch": INVALIDPARAM,
     "dot_batch_no_broadcast": INVALIDPARAM, "dot_wrong_output": INVALIDPARAM,
