@@ -133,7 +133,11 @@ def plan_memory(model: Model) -> MemoryPlan:
     sizes = {name: _aligned(int(np.prod(queue.tensors[name].shape)) *
                             _DEVICE_BYTES[queue.tensors[name].dtype])
              for name in live}
-    order = sorted(live, key=lambda n: (-sizes[n], live[n][0], n))
+    # Ties go by the tensor's place in the model (inputs first), never by its name: the same
+    # graph under other names gets the same arena.
+    rank = {t.name: i - len(queue.inputs) for i, t in enumerate(queue.inputs)}
+    rank.update((layer.output, i) for i, layer in enumerate(queue.layers))
+    order = sorted(live, key=lambda n: (-sizes[n], live[n][0], rank.get(n, len(rank)), n))
     placed: list[Slot] = []
     for name in order:
         first, last = live[name]

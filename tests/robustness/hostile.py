@@ -147,9 +147,11 @@ def code_outside_comments_and_literals(source: str) -> str:
 
 
 def skeleton(source: str) -> str:
-    """The code outside comments and literals, every identifier spelt I: equal for two
+    """The code outside comments and literals, every identifier spelt I and blank lines
+    left out (a section comment from an ONNX name scope comes with one): equal for two
     sessions of one model whose names differ, different if text became code."""
-    return re.sub(r"[A-Za-z_][A-Za-z0-9_]*", "I", code_outside_comments_and_literals(source))
+    code = re.sub(r"[A-Za-z_][A-Za-z0-9_]*", "I", code_outside_comments_and_literals(source))
+    return "\n".join(line for line in code.splitlines() if line.strip()) + "\n"
 
 
 def preprocessor_lines(source: str) -> list[str]:
