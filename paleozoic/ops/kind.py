@@ -41,7 +41,7 @@ class NoAttrs:
 
 
 def snake_case(name: str) -> str:
-    """"LayerNorm" -> "layer_norm"."""
+    """"BatchNorm" -> "batch_norm"."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
@@ -49,8 +49,8 @@ def snake_case(name: str) -> str:
 class LayerKind:
     name: str                       # the IR's op_type, e.g. "Conv"
     shape: ShapeFn
-    # Where the kind lives in the wrapper, by default named after it (LayerNorm:
-    # pz::LayerNormLayer, templates/layers/layer_norm.cpp.j2, registry name "layer_norm");
+    # Where the kind lives in the wrapper, by default named after it (BatchNorm:
+    # pz::BatchNormLayer, templates/layers/batch_norm.cpp.j2, registry name "batch_norm");
     # given only where a name differs.
     cpp_class: str = ""             # wrapper class in runtime_cpp
     template: str = ""              # templates/layers/<template>.cpp.j2
