@@ -76,12 +76,18 @@ onnx_ops({
 })
 
 
-@converter("relax.nn.layer_norm")
-def convert_layer_norm(w: Walker, call: Any, args: list[Value]) -> Value:
+def _constant_affine(w: Walker, args: list[Value], what: str) -> tuple[Act, Const, Const]:
+    """A normalisation's input and its scale and bias, which must be constants."""
     x = act_of(w, args[0])
     gamma, beta = args[1:3]
     if not isinstance(gamma, Const) or not isinstance(beta, Const):
-        raise w.fail("LayerNormalization's scale and bias must be constants")
+        raise w.fail(f"{what}'s scale and bias must be constants")
+    return x, gamma, beta
+
+
+@converter("relax.nn.layer_norm")
+def convert_layer_norm(w: Walker, call: Any, args: list[Value]) -> Value:
+    x, gamma, beta = _constant_affine(w, args, "LayerNormalization")
     return layer_norm(w, x, [int(a) for a in call.attrs.axes], float(call.attrs.epsilon),
                       gamma.value, beta.value)
 
@@ -225,10 +231,7 @@ def _channel_affine(w: Walker, x: Act, alpha: np.ndarray, shift: np.ndarray) -> 
 
 @converter("relax.nn.group_norm")
 def convert_group_norm(w: Walker, call: Any, args: list[Value]) -> Value:
-    x = act_of(w, args[0])
-    gamma, beta = args[1:3]
-    if not isinstance(gamma, Const) or not isinstance(beta, Const):
-        raise w.fail("GroupNormalization's scale and bias must be constants")
+    x, gamma, beta = _constant_affine(w, args, "GroupNormalization")
     a = call.attrs
     shape = w.tensors[x.name].shape
     groups = int(a.num_groups)
