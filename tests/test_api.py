@@ -14,6 +14,7 @@ import pytest
 import paleozoic
 from paleozoic.cli import main
 from paleozoic.errors import ModelLoadError, PaleozoicError, SessionRunError
+from paleozoic.ir import Plan
 from paleozoic.optimize.oracle import plan_cost
 
 
@@ -56,6 +57,9 @@ def test_tune_gives_the_command_lines_plan(tmp_path: Path, small_cnn_path: Path)
     assert main(["tune", str(small_cnn_path), "--optimizer", "dp", "--precisions",
                  "fp32,fp16", "-o", str(tmp_path / "plan.json")]) == 0
     assert tuned.plan.to_json() == (tmp_path / "plan.json").read_text()
+    saved = tuned.plan.save(tmp_path / "saved.json")
+    assert saved.read_text() == (tmp_path / "plan.json").read_text()
+    assert Plan.load(saved).to_json() == tuned.plan.to_json()
     # The DP's plan is the cheapest of its space: no cheaper than fuse-all or per-layer.
     for builtin in ("fuse-all", "per-layer"):
         other = paleozoic.tune(small_cnn_path, optimizer=builtin)

@@ -53,7 +53,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
                          options=parse_options(args.option), progress=report, **shapes(args))
     for line in tuned.lines:
         print(line)
-    out.write_text(tuned.plan.to_json())
+    tuned.plan.save(out)
     print("\n".join(tuned.table()))
     print(f"wrote {out} (re-emit with `paleozoic compile {args.model} --plan {out} -o DIR`)")
     return 0
@@ -75,9 +75,7 @@ def _tune_for_accuracy(args: argparse.Namespace, out: Path) -> int:
                                   knobs=args.knobs, **shapes(args))
     for line in tuned.lines:
         print(line)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(tuned.plan.to_json())
-    tmp.replace(out)
+    tuned.plan.save(out)
     print("\n".join(tuned.table()))
     where = "held-out data" if args.holdout else "the --data batches (no --holdout given)"
     m = tuned.search.measured

@@ -179,6 +179,14 @@ class Plan:
             raise PlanError(f"{path}: cannot read plan ({err.strerror})") from None
         return cls.from_json(text, str(path))
 
+    def save(self, path: str | Path) -> Path:
+        """Writes plan.json at `path` (whole or not at all: through a file beside it)."""
+        path = Path(path)
+        staging = path.with_name(path.name + ".tmp")
+        staging.write_text(self.to_json())
+        staging.replace(path)
+        return path
+
     # ---- validation --------------------------------------------------------------
     def validate(self, queue: LayerQueue, fusible: dict[str, bool] | None = None) -> None:
         """Checks blocks are contiguous, cover every layer once, fusible, MP in range."""
