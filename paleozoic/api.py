@@ -216,7 +216,7 @@ class AccuracyTuneResult(TuneResult):
 
 
 def tune_for_accuracy(model: str | Path, *, budget: tuple[str, float],
-                      calibration: str | Path, data: Sequence[str | Path],
+                      calibration: str | Path | None, data: Sequence[str | Path] | None,
                       holdout: Sequence[str | Path] | None = None,
                       sensitivities: str | Path | None = None, cost: str = "model",
                       sdk: str = "mock", profile: str | None = None,
@@ -244,6 +244,9 @@ def tune_for_accuracy(model: str | Path, *, budget: tuple[str, float],
     from paleozoic.pipeline import load_queue
 
     refuse_accuracy_knobs(knobs)
+    if calibration is None or not data:
+        raise PaleozoicError("--accuracy-budget needs --calibration CALIB.json and --data "
+                             "PATH... (the inputs sensitivities are measured on)")
     queue = load_queue(model, input_shapes, batch, input_values, outputs)
     quantization = layer_quantization(queue, load_calibration(calibration, queue),
                                       str(calibration))

@@ -14,7 +14,6 @@ from paleozoic.cli.args import (
     accuracy_budget_arg, add_shape_options, knobs_arg, new_output, parse_options, precisions_arg,
     shapes,
 )
-from paleozoic.errors import PaleozoicError
 from paleozoic.runner.sdk import SDKS
 
 
@@ -62,12 +61,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 def _tune_for_accuracy(args: argparse.Namespace, out: Path) -> int:
     """tune --accuracy-budget: sensitivities on --data, exact search, held-out checks."""
     from paleozoic import api
-    from paleozoic.optimize.knobs import refuse_accuracy_knobs
 
-    refuse_accuracy_knobs(args.knobs)
-    if args.calibration is None or not args.data:
-        raise PaleozoicError("--accuracy-budget needs --calibration CALIB.json and --data "
-                             "PATH... (the inputs sensitivities are measured on)")
     tuned = api.tune_for_accuracy(args.model, budget=args.accuracy_budget,
                                   calibration=args.calibration, data=args.data,
                                   holdout=args.holdout, sensitivities=args.sensitivities,
