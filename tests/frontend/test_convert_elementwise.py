@@ -61,7 +61,7 @@ def test_trailing_axis_constants_match_onnxruntime_and_truth() -> None:
 
 
 def test_constant_too_large_once_expanded_is_refused_by_name(monkeypatch) -> None:
-    from paleozoic.frontend.convert import elementwise
+    from paleozoic.frontend.convert.elementwise import arithmetic as elementwise
 
     monkeypatch.setattr(elementwise, "_MAX_EXPANDED", 50)
     model = _model([1, 4, 3, 5, 5], [helper.make_node("Add", ["x", "m"], ["y"], name="big")],

@@ -2,7 +2,8 @@
 
 TVM's ONNX frontend is the parser; this package maps its lowered forms back to layer
 kinds, one converter per Relax operator, registered with @converter on the operator it
-takes and grouped by family (spatial, activation, normalize, dense, layout, elementwise).
+takes and grouped by the families of paleozoic/ops (conv, pool, interp, dense, elementwise,
+normalize, layout, reduce, recurrent, host).
 Weights stay function parameters (keep_params_in_input=True), read from the ONNX
 initializers by name; the few shape operations TVM applies to weights are evaluated with
 numpy (constant.CONST_EVAL). Layers are named after the ONNX node whose conversion emitted
@@ -17,16 +18,16 @@ from __future__ import annotations
 
 # Importing the family modules registers their converters.
 from paleozoic.frontend.convert import (  # noqa: F401
-    activation,
-    compare,
+    conv,
     dense,
     elementwise,
     host,
+    interp,
     layout,
     normalize,
+    pool,
     recurrent,
     reduce,
-    spatial,
 )
 from paleozoic.frontend.convert.constant import CONST_EVAL
 from paleozoic.frontend.convert.nodes import NodeInfo, binding_owners, tensor_bindings

@@ -1,5 +1,5 @@
-"""The converter of MatMul: with a constant 2-D B the paper's GEMM substitution
-(FullyConnected), with two activations a BatchDot."""
+"""The converters of MatMul (with a constant 2-D B the paper's GEMM substitution,
+FullyConnected; with two activations a BatchDot) and of Softmax and LogSoftmax."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 
 from paleozoic.frontend.convert.registry import OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Act, Const, Value
-from paleozoic.frontend.convert.walker import Walker
+from paleozoic.frontend.convert.walker import Walker, act_of
 
 onnx_ops({
     # B is not a weight slot: a B given as a graph input is an activation (BatchDot).
@@ -17,6 +17,8 @@ onnx_ops({
     # Rewritten before TVM (onnx_rewrites.rewrite_einsum); other equations are refused there.
     "Einsum": OnnxOp("MatMul and Transposes (two-operand batched matrix products)"),
     "Gemm": OnnxOp("FullyConnected", weights=(1, 2)),
+    "Softmax": OnnxOp("Softmax"),
+    "LogSoftmax": OnnxOp("Softmax (log)"),
 })
 
 
@@ -124,3 +126,18 @@ def batch_dot(w: Walker, a: Act, b: Act) -> Value:
         del full[drop]
         out = w.emit("Reshape", [out], {"shape": full}, part="vector")
     return out
+
+
+@converter("relax.nn.softmax")
+def convert_softmax(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    rank = len(w.tensors[x.name].shape)
+    return w.emit("Softmax", [x], {"axis": int(call.attrs.axis) % rank}, part="softmax")
+
+
+@converter("relax.nn.log_softmax")
+def convert_log_softmax(w: Walker, call: Any, args: list[Value]) -> Value:
+    x = act_of(w, args[0])
+    rank = len(w.tensors[x.name].shape)
+    return w.emit("Softmax", [x], {"axis": int(call.attrs.axis) % rank, "log": True},
+                  part="log_softmax")

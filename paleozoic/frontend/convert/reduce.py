@@ -1,7 +1,7 @@
 """Converters of the reductions (ONNX ReduceSum / ReduceMean / ReduceMax / ReduceMin /
 ReduceProd, and the ReduceSumSquare / ReduceL2 / ReduceL1 / ReduceLogSumExp forms TVM writes
 as a Unary or Binary and one of those): one Reduce layer over every reduced axis. A mean or
-max over the H and W axes of an NCHW tensor stays the SDK's pooling (spatial.py)."""
+max over the H and W axes of an NCHW tensor stays the SDK's pooling (pool.py)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ onnx_ops({
     "Div": OnnxOp("Binary or Scale"),
     "Sum": OnnxOp("Add"),
     # TVM makes it a Cast to the target's type (relax.astype): nothing for float32 to
-    # float32, folded for constants, a HostCast otherwise (host.py).
+    # float32, folded for constants, a HostCast otherwise (convert/host.py).
     "CastLike": OnnxOp("nothing (float32 to float32), or HostCast"),
 })
 

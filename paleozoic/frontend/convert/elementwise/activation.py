@@ -1,5 +1,5 @@
 """Converters of activations (Clip's bounds arrive as TIR maximum/minimum),
-PRelu / LeakyRelu, Softmax and LogSoftmax, and the unary math ops."""
+PRelu / LeakyRelu, and the unary math ops."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 from paleozoic.frontend.convert.patterns import (
     Dpl, Forms, Found, Match, PatternError, Read, VarOf, constants_are, stacked_items,
 )
+from paleozoic.frontend.convert.elementwise.arithmetic import binary_layer
 from paleozoic.frontend.convert.registry import (
     OnnxOp,
     converter,
@@ -33,8 +34,6 @@ onnx_ops({
     "HardSwish": OnnxOp("Scale + Active relu6 + Binary"),
     "LeakyRelu": OnnxOp("PRelu"),
     "PRelu": OnnxOp("PRelu", weights=(1,)),
-    "Softmax": OnnxOp("Softmax"),
-    "LogSoftmax": OnnxOp("Softmax (log)"),
     "Erf": OnnxOp("Unary erf"),
     "Gelu": OnnxOp("Unary gelu or gelu_tanh"),
     "Sqrt": OnnxOp("Unary sqrt"),
@@ -138,8 +137,6 @@ def convert_gelu_tanh_pattern(w: Walker, match: Match, operands: dict[str, Value
 def convert_power(w: Walker, call: Any, args: list[Value]) -> Value:
     x, exponent = args
     if isinstance(x, Act) and isinstance(exponent, Act):
-        from paleozoic.frontend.convert.elementwise import binary_layer
-
         return binary_layer(w, "pow", x, exponent)
     if not isinstance(x, Act) or not isinstance(exponent, Const):
         raise w.fail("Pow is supported with an activation base and a constant or run-time "
@@ -287,21 +284,6 @@ def convert_prelu(w: Walker, call: Any, args: list[Value]) -> Value:
         raise w.fail(f"PRelu slope of shape {slope.value.shape} on axis {call.attrs.axis} "
                      f"is not per-channel")
     return w.emit("PRelu", [x], {}, {"slope": per_channel}, part="prelu")
-
-
-@converter("relax.nn.softmax")
-def convert_softmax(w: Walker, call: Any, args: list[Value]) -> Value:
-    x = act_of(w, args[0])
-    rank = len(w.tensors[x.name].shape)
-    return w.emit("Softmax", [x], {"axis": int(call.attrs.axis) % rank}, part="softmax")
-
-
-@converter("relax.nn.log_softmax")
-def convert_log_softmax(w: Walker, call: Any, args: list[Value]) -> Value:
-    x = act_of(w, args[0])
-    rank = len(w.tensors[x.name].shape)
-    return w.emit("Softmax", [x], {"axis": int(call.attrs.axis) % rank, "log": True},
-                  part="log_softmax")
 
 
 _OPSET_6_CLIP = ("opset-6 Clip with min/max attributes is not supported: re-export at "

@@ -3,7 +3,7 @@ CNML's Equal, NEqual, Less, LessEqual, Greater, GreaterEqual, And, Or, Xor and N
 and Unary layers writing 1.0 where true and 0.0 where not), and of Where choosing between
 run-time tensors, which the SDK has no op for: a host layer (HostWhere), since a blend
 c * x + (1 - c) * y would turn the unselected side's inf and nan into nan. Comparisons of
-integer tensors, of bool masks and with a number are host layers (HostArith, host.py).
+integer tensors, of bool masks and with a number are host layers (HostArith, convert/host.py).
 
 A bool tensor the device computes is a `Cond`: the float activation of 1.0s and 0.0s. A
 bool mask of an integer tensor (host.MaskOf) joins them through a HostSelect making its
