@@ -26,13 +26,15 @@ class DeconvAttrs(ConvAttrs):
     output_padding: Pair = (0, 0)    # extra rows / columns at the bottom / right
 
 
+def _window(attrs: Attrs) -> tuple[Pair, Pair, Quad, Pair, int]:
+    """Kernel, stride, pads (top, bottom, left, right), dilation and groups."""
+    return (tuple(attrs["kernel"]), tuple(attrs["stride"]), tuple(attrs["pads"]),
+            tuple(attrs["dilation"]), attrs["groups"])
+
+
 def conv_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     n, c, h, w = nchw_input(inputs, "Conv")
-    kh, kw = attrs["kernel"]
-    sh, sw = attrs["stride"]
-    top, bottom, left, right = attrs["pads"]
-    dh, dw = attrs["dilation"]
-    groups = attrs["groups"]
+    (kh, kw), (sh, sw), (top, bottom, left, right), (dh, dw), groups = _window(attrs)
     if c % groups or attrs["out_channels"] % groups:
         raise ShapeError(f"Conv groups={groups} does not divide channels {c} -> "
                          f"{attrs['out_channels']}")
@@ -71,12 +73,8 @@ CONV = LayerKind(name="Conv", shape=conv_shape, macs=conv_macs, weight_roles=("w
 def deconv_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     """ONNX ConvTranspose: H_out = (H - 1) * sh - top - bottom + dh * (kh - 1) + oh + 1."""
     n, c, h, w = nchw_input(inputs, "Deconv")
-    kh, kw = attrs["kernel"]
-    sh, sw = attrs["stride"]
-    top, bottom, left, right = attrs["pads"]
-    dh, dw = attrs["dilation"]
+    (kh, kw), (sh, sw), (top, bottom, left, right), (dh, dw), groups = _window(attrs)
     oh, ow = attrs["output_padding"]
-    groups = attrs["groups"]
     co = attrs["out_channels"]
     if groups < 1 or c % groups or co % groups:
         raise ShapeError(f"Deconv groups={groups} does not divide channels {c} -> {co}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paleozoic.ops.enums import TRUTH_OPS, CppEnum, Member
-from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, elements
+from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, reshaped
 
 # The element types a tensor of the queue may have (TensorInfo.dtype), as numpy spells them.
 ELEMENT_TYPES = ("float32", "int64", "int32", "uint8")
@@ -43,10 +43,7 @@ def host_cast_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     if attrs["to"] not in ELEMENT_TYPES:
         raise ShapeError(f"HostCast to {attrs['to']!r}: the element type must be one of "
                          f"{', '.join(ELEMENT_TYPES)}")
-    shape = tuple(attrs["shape"])
-    if elements(shape) != elements(x):
-        raise ShapeError(f"HostCast from {x} to {shape} changes the element count")
-    return shape
+    return reshaped("HostCast", x, tuple(attrs["shape"]))
 
 
 def host_argmax_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:

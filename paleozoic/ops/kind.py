@@ -172,3 +172,10 @@ def nchw_input(inputs: list[Shape], kind: str) -> tuple[int, int, int, int]:
 
 def elements(shape: Shape) -> int:
     return _elements(shape)
+
+
+def reshaped(kind: str, x: Shape, shape: Shape) -> Shape:
+    """`shape`, if it holds as many elements as `x`, or ShapeError."""
+    if elements(shape) != elements(x):
+        raise ShapeError(f"{kind} from {x} to {shape} changes the element count")
+    return shape

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paleozoic.ops.dense import AxisAttrs
-from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, elements
+from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, reshaped
 
 
 @dataclass(frozen=True)
@@ -73,10 +73,7 @@ def concat_constant_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
 
 def reshape_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
     (x,) = inputs
-    shape = tuple(attrs["shape"])
-    if elements(shape) != elements(x):
-        raise ShapeError(f"Reshape from {x} to {shape} changes the element count")
-    return shape
+    return reshaped("Reshape", x, tuple(attrs["shape"]))
 
 
 def transpose_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:

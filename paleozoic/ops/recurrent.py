@@ -28,29 +28,25 @@ RNN_OUTPUTS = CppEnum("RnnOutput", "", "recurrent output", (
 
 
 @dataclass(frozen=True)
-class LstmAttrs:
+class RecurrentAttrs:
     hidden_size: int
     direction: str = "forward"      # one of RNN_DIRECTIONS
     layout: int = 0                 # ONNX's: 0 time-major [T, B, I], 1 batch-major [B, T, I]
     output: str = "y"               # one of RNN_OUTPUTS
+
+
+@dataclass(frozen=True)
+class LstmAttrs(RecurrentAttrs):
     peepholes: bool = False         # the P weight is read
 
 
 @dataclass(frozen=True)
-class GruAttrs:
-    hidden_size: int
-    direction: str = "forward"
-    layout: int = 0
-    output: str = "y"
+class GruAttrs(RecurrentAttrs):
     linear_before_reset: bool = False
 
 
 @dataclass(frozen=True)
-class RnnAttrs:
-    hidden_size: int
-    direction: str = "forward"
-    layout: int = 0
-    output: str = "y"
+class RnnAttrs(RecurrentAttrs):
     activation: str = "tanh"        # relu, sigmoid or tanh (ACTIVATIONS)
 
 
