@@ -165,12 +165,13 @@ def _precisions(values: Sequence[str | Precision]) -> tuple[Precision, ...]:
                              ) from None
 
 
-def _oracle_maker(queue: LayerQueue, cost: str, sdk: str, profile: str | None
+def _oracle_maker(queue: LayerQueue, cost: str, sdk: str, profile: str | None,
+                  measurements: str | Path | None = None
                   ) -> Callable[[Collection[str], int], CostOracle]:
     from paleozoic.optimize.oracles import make_oracle
 
     def oracle(sparse: Collection[str], dp: int) -> CostOracle:
-        return make_oracle(queue, cost, sdk, profile, sparse, dp)
+        return make_oracle(queue, cost, sdk, profile, sparse, dp, measurements)
 
     return oracle
 
@@ -183,14 +184,16 @@ def tune(model: str | Path | onnx.ModelProto, *, optimizer: str = "dp", cost: st
          input_shapes: Mapping[str, tuple[int, ...]] | None = None,
          batch: int | None = None, input_values: Mapping[str, np.ndarray] | None = None,
          outputs: Sequence[str] | None = None,
-         progress: Progress | None = None) -> TuneResult:
+         progress: Progress | None = None,
+         measurements: str | Path | None = None) -> TuneResult:
     """Searches a plan for `model` with `optimizer` (a built-in: per-layer, fuse-all, greedy,
     dp, annealing; "module:Class", "file.py:Class" or an entry point in the group
     paleozoic.optimizers) against the oracle `cost`: "model", the analytic device model with
     the device `profile`, or "measured", blocks timed through the runtime on `sdk`. Each
     block takes one of `precisions`; `knobs` adds Table 4's (sparsity, dp, concat, balance).
     A wall-clock search's plan is kept only if it leads the built-ins as a whole forward.
-    `progress(fraction, best_us)` is called as the search goes."""
+    `progress(fraction, best_us)` is called as the search goes. `measurements`: a file
+    keeping measured block timings across runs (read, and appended to)."""
     from paleozoic.optimize import SearchSpace, load_optimizer
     from paleozoic.optimize.knobs import refuse_knobs, tune_with_knobs
     from paleozoic.optimize.oracles import confirm_measured, wall_clock
@@ -199,7 +202,7 @@ def tune(model: str | Path | onnx.ModelProto, *, optimizer: str = "dp", cost: st
     chosen = _precisions(precisions)
     search = load_optimizer(optimizer, seed=seed, budget_s=budget_s, **dict(options or {}))
     queue = load_queue(model, input_shapes, batch, input_values, outputs)
-    oracle_for = _oracle_maker(queue, cost, sdk, profile)
+    oracle_for = _oracle_maker(queue, cost, sdk, profile, measurements)
     refuse_knobs(knobs, oracle_for, wall_clock=wall_clock(cost, sdk))
     space = (SearchSpace.from_queue(queue, report=progress, precisions=chosen) if progress
              else SearchSpace.from_queue(queue, precisions=chosen))

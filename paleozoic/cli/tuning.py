@@ -35,6 +35,9 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     out = new_output(args.output, args.force)
     if args.accuracy_budget is not None:
         return _tune_for_accuracy(args, out)
+    measurements = None
+    if args.cost == "measured":
+        measurements = Path(args.measurements or out.with_name(out.stem + ".measurements.jsonl"))
     steps = 1000
     with tqdm(total=steps, desc=args.optimizer, unit="step", leave=False,
               bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} "
@@ -49,11 +52,14 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         tuned = api.tune(args.model, optimizer=args.optimizer, cost=args.cost, sdk=args.sdk,
                          profile=args.profile, precisions=args.precisions, knobs=args.knobs,
                          seed=args.seed, budget_s=args.budget,
-                         options=parse_options(args.option), progress=report, **shapes(args))
+                         options=parse_options(args.option), progress=report,
+                         measurements=measurements, **shapes(args))
     for line in tuned.lines:
         print(line)
     tuned.plan.save(out)
     print("\n".join(tuned.table()))
+    if measurements is not None:
+        print(f"block timings kept in {measurements} (a re-run measures only what is new)")
     print(f"wrote {out} (re-emit with `paleozoic compile {args.model} --plan {out} -o DIR`)")
     return 0
 
@@ -100,6 +106,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="cost oracle: the analytic device model (default) or measurement "
                    "through the runtime (device time reported by the SDK timers)")
     p.add_argument("--profile", help="device profile file for --cost model")
+    p.add_argument("--measurements", metavar="FILE.jsonl",
+                   help="with --cost measured: the file keeping block timings across runs, "
+                        "models and plans, by block contents, knobs and board (default: "
+                        "PLAN.measurements.jsonl beside the plan)")
     p.add_argument("--sdk", choices=SDKS, default="mock",
                    help="with --cost measured: the SDK whose runs are timed (onednn: real "
                         "wall-clock time of oneDNN primitives on MP threads)")

@@ -2,29 +2,36 @@
 
 What it measures is the runtime's reported device time (`Session.block_micros()`, the SDK
 notifiers around each block). On the CPU mock that clock is the simulated device clock,
-which is deterministic, so `repeats` only costs wall time there; on the oneDNN SDK
-(`sdk="onednn"`) it is the wall-clock time of each block's forwards, and the minimum over
-repeats is kept.
+which is deterministic, so one run is enough there (`repeats` defaults to 1); on the oneDNN
+SDK (`sdk="onednn"`) it is the wall-clock time of each block's forwards: each session runs
+once untimed (first-touch page faults, primitive caches), then `repeats` times, and a
+block's cost is its median, as a search that takes the cheapest of many noisy costs
+otherwise picks the lucky ones.
 
-Each measurement builds a fresh `_runtime.Session` (the SDK compiles a layer only once per
-session): the layers before the block are compiled alone on one core so the block's inputs
-exist, the block is compiled at its MP, everything runs, and the block's own entry of
-block_micros() is kept. Results are cached per (start, stop, mp). `measure_plan` times every
-block of a whole plan in one session.
+A block is measured cut out of the queue (paleozoic.runner.block_bench): its layers alone,
+reading fresh inputs, many blocks to one session, so a measurement costs the block's own
+layers whatever its place (a block reading indices or masks is timed in its place instead,
+after the layers before it). Each distinct block is measured once: timings are kept by
+block_key (its layers, knobs and the board) in a MeasurementStore, which a file makes last
+across plans, runs and models (paleozoic.optimize.measurements); `cache` holds them per
+(start, stop, mp) for this queue.
 
-Wall-clock timings (the oneDNN SDK) are noisy, and a search that takes the cheapest of many
-noisy costs picks the lucky ones: each session runs once untimed (first-touch page faults,
-primitive caches), then `repeats` times, and a block's cost is its median. With
-`max_block` the oracle has a cost table, so DP asks for n^2 blocks no more: every allowed
-block of up to `max_block` layers is timed in its context, many blocks per session (a
-session times as many non-overlapping candidate blocks as fit), plus the blocks of the
-per-layer and fuse-all plans at each MP, so the table always holds both built-in plans and
-the search can only match or beat them on its own measurements. Longer blocks cost inf.
-MPs above the machine's cores are the cores' count (the SDK caps the threads); they cost
-the same, and the search's ties go to the smaller MP. Each table entry also carries the
-per-block wall time a forward spends outside the SDK's timed forwards (launches, queue
-syncs between blocks; `block_gap_us`), as the measured sum of many small blocks otherwise
-undercounts a plan that cuts often.
+Which blocks are measured:
+- `block_cost` and `measure_plan` measure what they are asked (an optimizer without a
+  table asks block by block).
+- `guided` (the mock's board, which the device model describes): cost_table measures the
+  blocks the device model points to (paleozoic.optimize.screen: a tolerance screen, then
+  rounds until the board's cheapest plan is measured whole) and the per-layer and fuse-all
+  plans' blocks at the largest MP; other blocks cost inf.
+- `max_block` (a board the model does not describe, such as the CPU under oneDNN): every
+  allowed block of up to `max_block` layers, plus the built-in plans' blocks at each MP, so
+  the table always holds both built-in plans and the search can only match or beat them
+  on its own measurements. Longer blocks cost inf. MPs above the machine's cores are the
+  cores' count (the SDK caps the threads); they cost the same, and the search's ties go
+  to the smaller MP. Each table entry also carries the per-block wall time a forward
+  spends outside the SDK's timed forwards (launches, queue syncs between blocks;
+  `block_gap_us`), as the measured sum of many small blocks otherwise undercounts a plan
+  that cuts often.
 """
 
 from __future__ import annotations
@@ -37,7 +44,11 @@ from typing import Callable, Collection, Sequence
 import numpy as np
 
 from paleozoic.ir import LayerQueue, Plan
+from paleozoic.optimize.measurements import (
+    Measured, MeasurementStore, block_key, board_fingerprint,
+)
 from paleozoic.optimize.oracle import Span
+from paleozoic.runner.block_bench import Timing, time_blocks
 
 logger = logging.getLogger(__name__)
 
@@ -46,15 +57,23 @@ Observer = Callable[[int, int, int, float], None]
 # The lead a searched plan needs over the built-in ones as whole forwards (confirm).
 CONFIRM_MARGIN = 0.03
 
+# A session of cut-out blocks holds at most this many layers (a longer block goes alone)
+# and blocks: enough to spread one build over many timings, few enough to stay small.
+SESSION_LAYERS = 1024
+SESSION_BLOCKS = 128
+
 
 class MeasuredOracle:
     name = "measured"
 
-    def __init__(self, queue: LayerQueue, repeats: int = 3, sdk: str = "mock",
+    def __init__(self, queue: LayerQueue, repeats: int | None = None, sdk: str = "mock",
                  max_block: int | None = None, sparse: Collection[str] = (),
-                 data_parallelism: int = 1) -> None:
+                 data_parallelism: int = 1, guided: bool = False,
+                 store: MeasurementStore | None = None) -> None:
         from paleozoic.runner.sdk import check_sdk
 
+        if repeats is None:  # the mock's clock is deterministic: one run says it all
+            repeats = 1 if sdk == "mock" else 3
         if repeats < 1:
             raise ValueError(f"repeats must be at least 1, got {repeats}")
         if max_block is not None and max_block < 1:
@@ -67,60 +86,98 @@ class MeasuredOracle:
         # as one whatever it is; on the mock it changes the simulated time).
         self.data_parallelism = data_parallelism
         self.sdk = check_sdk(sdk)
+        if guided and self.sdk != "mock":
+            raise ValueError(f"guided measurement follows the device model, which describes "
+                             f"the mock's board, not {self.sdk}'s")
+        self.guided = guided
+        self.store = store if store is not None else MeasurementStore()
+        self.board = board_fingerprint(self.sdk)
         self.cache: dict[Span, float] = {}
         self.observers: list[Observer] = []   # called with (start, stop, mp, micros)
         self.sessions = 0                     # how many sessions were built and run
-        # Per session, the wall time of a forward outside its blocks' SDK time, per block
-        # (the runtime's launches, queue syncs, host copies between blocks).
+        self.measured = 0                     # blocks timed (not found in the store)
+        # Per block timed, the wall time a forward spent outside its blocks' SDK time (the
+        # runtime's launches, queue syncs, host copies between blocks).
         self.gaps: list[float] = []
 
     def block_cost(self, start: int, stop: int, mp: int) -> float:
-        key = (start, stop, mp)
-        if key not in self.cache:
-            prefix = [(i, i + 1, 1) for i in range(start)]
-            self._measure(prefix + [key], timed={len(prefix)})
-        return self.cache[key]
+        self.measure_blocks([(start, stop, mp)])
+        return self.cache[(start, stop, mp)]
+
+    def measure_blocks(self, spans: Sequence[Span]) -> None:
+        """Times the blocks of `spans` not known yet: each distinct block (block_key) once,
+        found in the store or cut out and timed, many to a session (module notes)."""
+        missing = [s for s in dict.fromkeys(tuple(s) for s in spans) if s not in self.cache]
+        keys = {s: block_key(self.queue, *s, fused=s[1] - s[0] > 1, board=self.board,
+                             sparse=self.sparse, data_parallelism=self.data_parallelism)
+                for s in missing}
+        fresh: dict[str, Span] = {}
+        for span in missing:
+            if self.store.get(keys[span]) is None:
+                fresh.setdefault(keys[span], span)
+        for batch in _sessions_of(list(fresh.values()), self.queue):
+            timings = time_blocks(self.queue, batch, self.sdk, self.repeats, self.sparse,
+                                  self.data_parallelism)
+            self.sessions += 1
+            found = []
+            for span, timing in zip(batch, timings):
+                if timing is None:  # it reads indices or masks: timed in its place
+                    timing = self._measure_in_place(span)
+                found.append((keys[span], Measured(timing.micros, timing.gap_micros)))
+                if self.sdk != "mock":
+                    self.gaps.append(timing.gap_micros)
+            self.store.add(found)
+            self.measured += len(batch)
+        for span in missing:
+            micros = self.store.get(keys[span]).micros
+            self.cache[span] = micros
+            logger.debug("block %s: %.2f us", span, micros)
+            for observer in list(self.observers):
+                observer(*span, micros)
 
     def cost_table(self, mps: Sequence[int]) -> np.ndarray | None:
-        """[n, n+1, len(mps)] costs (see the module notes); None without max_block, as n^2 *
-        |mps| sessions is not cheap."""
-        if self.max_block is None:
+        """[n, n+1, len(mps)] costs (see the module notes); None unless guided or with
+        max_block, as n^2 * |mps| measurements are not cheap."""
+        if not self.guided and self.max_block is None:
             return None
         from paleozoic.optimize.oracle import plan_spans
         from paleozoic.optimize.plans import fuse_all, per_layer
         from paleozoic.optimize.space import SearchSpace
 
-        space = SearchSpace.from_queue(self.queue)
-        n = space.n
-        cores = os.cpu_count() or 1
-        for mp in sorted({min(mp, cores) for mp in mps}):
-            for make in (per_layer, fuse_all):
-                spans = [s[:3] for s in plan_spans(make(self.queue, mp=mp), self.queue)]
-                self.measure_plan(spans)
-            for length in range(2, self.max_block + 1):
-                needed = {start for start in range(n - length + 1)
-                          if space.allows(start, start + length)
-                          and (start, start + length, mp) not in self.cache}
-                while needed:  # one session per greedy tiling of what is left
-                    spans, timed, i = [], set(), 0
-                    while i < n:
-                        if i in needed:
-                            needed.discard(i)
-                            timed.add(len(spans))
-                            spans.append((i, i + length, mp))
-                            i += length
-                        else:
-                            spans.append((i, i + 1, mp))
-                            i += 1
-                    self._measure(spans, timed)
+        space = SearchSpace.from_queue(self.queue, mps=mps)
+        n, cores = space.n, os.cpu_count() or 1
+
+        def at(mp: int) -> int:  # a wall-clock SDK's threads stop at the cores
+            return mp if self.sdk == "mock" else min(mp, cores)
+
+        built_in_mps = [max(mps)] if self.guided else sorted({at(mp) for mp in mps})
+        built_in = [s[:3] for mp in built_in_mps for make in (per_layer, fuse_all)
+                    for s in plan_spans(make(self.queue, mp=mp), self.queue)]
+        if self.guided:
+            from paleozoic.optimize.device_cost import DeviceModelOracle
+            from paleozoic.optimize.screen import guided_table
+
+            model = DeviceModelOracle(self.queue, sparse=self.sparse,
+                                      data_parallelism=self.data_parallelism).cost_table(mps)
+
+            def measure(blocks: list[tuple[int, int, int]]) -> dict:
+                self.measure_blocks([(i, j, mps[k]) for i, j, k in blocks])
+                return {(i, j, k): self.cache[(i, j, mps[k])] for i, j, k in blocks}
+
+            always = [(i, j, list(mps).index(mp)) for i, j, mp in built_in]
+            return guided_table(model, space, measure, always)
+        wanted = [(start, start + length, at(mp)) for mp in mps
+                  for length in range(1, self.max_block + 1)
+                  for start in range(n - length + 1) if space.allows(start, start + length)]
+        self.measure_blocks(built_in + wanted)
         # Each block also costs the runtime's work around it, which its SDK time leaves
         # out: without it, a plan of many small blocks looks as cheap as one of few.
         gap = self.block_gap_us()
         table = np.full((n, n + 1, len(mps)), np.inf)
         for k, mp in enumerate(mps):
-            for (start, stop, at), us in self.cache.items():
-                if at == min(mp, cores):
-                    table[start, stop, k] = us + gap
+            for start, stop, m in (*built_in, *wanted):
+                if m == at(mp):
+                    table[start, stop, k] = self.cache[(start, stop, m)] + gap
         return table
 
     def block_gap_us(self) -> float:
@@ -129,9 +186,7 @@ class MeasuredOracle:
 
     def measure_plan(self, spans: Sequence[Span]) -> list[float]:
         """Times every block of a plan (spans covering the queue) in one session."""
-        missing = {t for t, span in enumerate(spans) if tuple(span) not in self.cache}
-        if missing:
-            self._measure([tuple(s) for s in spans], timed=missing)
+        self.measure_blocks(spans)
         return [self.cache[tuple(s)] for s in spans]
 
     def confirm(self, plan: Plan, mp: int, rounds: int = 3,
@@ -217,26 +272,36 @@ class MeasuredOracle:
             block.data_parallelism = self.data_parallelism
         return session
 
-    def _measure(self, spans: list[Span], timed: set[int]) -> None:
-        # Blocks after the last timed one would only add compile and run time.
-        spans = spans[:max(timed) + 1]
+    def _measure_in_place(self, span: Span) -> Timing:
+        """`span` timed in its place, the layers before it run one by one to make its
+        inputs (for a block cut_out refuses)."""
+        start = span[0]
+        spans = [(i, i + 1, 1) for i in range(start)] + [span]
         session = self._session(spans)
-        if self.sdk != "mock":  # the mock's clock is its device model: nothing to warm
-            session.run()  # untimed: first touches, caches
+        if self.sdk != "mock":
+            session.run()
         runs, gaps = [], []
         for _ in range(self.repeats):
-            start = time.perf_counter()
+            begin = time.perf_counter()
             session.run()
-            wall = (time.perf_counter() - start) * 1e6
-            runs.append([float(m) for m in session.block_micros()])
-            gaps.append((wall - sum(runs[-1])) / len(spans))
-        best = [float(v) for v in np.median(np.asarray(runs), axis=0)]
-        if self.sdk != "mock":  # the mock's block times are its device model's, not wall
-            self.gaps.append(max(0.0, float(np.median(gaps))))
+            wall = (time.perf_counter() - begin) * 1e6
+            runs.append(float(session.block_micros()[-1]))
+            gaps.append((wall - sum(session.block_micros())) / len(spans))
         self.sessions += 1
-        for t in sorted(timed):
-            span = spans[t]
-            self.cache[span] = best[t]
-            logger.debug("measured %s: %.2f us", span, best[t])
-            for observer in list(self.observers):
-                observer(*span, best[t])
+        gap = 0.0 if self.sdk == "mock" else max(0.0, float(np.median(gaps)))
+        return Timing(float(np.median(runs)), gap)
+
+
+def _sessions_of(spans: list[Span], queue: LayerQueue) -> list[list[Span]]:
+    """`spans` in groups of at most SESSION_LAYERS layers (one group holds a longer block
+    alone) and SESSION_BLOCKS blocks, in order."""
+    groups: list[list[Span]] = []
+    layers = 0
+    for span in spans:
+        size = span[1] - span[0]
+        if not groups or layers + size > SESSION_LAYERS or len(groups[-1]) >= SESSION_BLOCKS:
+            groups.append([])
+            layers = 0
+        groups[-1].append(span)
+        layers += size
+    return groups

@@ -15,6 +15,7 @@ from paleozoic.errors import OptimizerError
 
 if TYPE_CHECKING:
     from collections.abc import Collection
+    from pathlib import Path
 
     from paleozoic.ir import LayerQueue, Plan
     from paleozoic.optimize.oracle import CostOracle
@@ -27,11 +28,13 @@ def wall_clock(cost: str, sdk: str) -> bool:
 
 
 def make_oracle(queue: LayerQueue, cost: str, sdk: str, profile: str | None,
-                sparse: Collection[str] = (), data_parallelism: int = 1) -> CostOracle:
+                sparse: Collection[str] = (), data_parallelism: int = 1,
+                measurements: str | Path | None = None) -> CostOracle:
     """The oracle pricing `queue`'s blocks: `cost` "model" is the analytic device model with
     the device `profile` (None: the bundled MLU-100), "measured" runs blocks through the
     runtime on `sdk`. `sparse` names the layers priced in the SDK's sparse mode;
-    `data_parallelism` the groups of frames each forward runs at once.
+    `data_parallelism` the groups of frames each forward runs at once; `measurements` a
+    file keeping measured block timings across runs (paleozoic.optimize.measurements).
 
     Raises OptimizerError for a real SDK with the device model (which describes the mock's
     device), a profile with measurement (it would be ignored), and a device model that
@@ -44,13 +47,16 @@ def make_oracle(queue: LayerQueue, cost: str, sdk: str, profile: str | None,
             raise OptimizerError("--profile describes the device model; it has no effect "
                                  "with --cost measured")
         from paleozoic.optimize.measured import MeasuredOracle
+        from paleozoic.optimize.measurements import MeasurementStore
 
-        if sdk == "mock":
-            return MeasuredOracle(queue, sparse=sparse, data_parallelism=data_parallelism)
+        store = MeasurementStore(measurements)
+        if sdk == "mock":  # the device model describes this board: it guides measurement
+            return MeasuredOracle(queue, sparse=sparse, data_parallelism=data_parallelism,
+                                  guided=True, store=store)
         # Wall-clock timings: medians of 5, and a table of every block up to 8 layers plus
         # the built-in plans' blocks (paleozoic.optimize.measured).
         return MeasuredOracle(queue, repeats=5, sdk=sdk, max_block=8, sparse=sparse,
-                              data_parallelism=data_parallelism)
+                              data_parallelism=data_parallelism, store=store)
     try:
         from paleozoic.optimize.device_cost import DeviceModelOracle
     except ImportError as err:

@@ -1,4 +1,5 @@
-"""The measurement oracle: runtime-reported device time, cached per (start, stop, mp)."""
+"""The measurement oracle: runtime-reported device time, cached per (start, stop, mp) and by
+block contents; model-guided on the mock."""
 
 from __future__ import annotations
 
@@ -130,3 +131,34 @@ def test_confirm_keeps_a_searched_plan_only_on_a_clear_lead(queue, monkeypatch, 
         {name: s * 1e6 for name, s in forward_s.items()})
     if chosen is not searched:  # priced from the oracle's table, as run_optimizer does
         assert chosen.notes["cost_us"] > 0
+
+
+def test_guided_measurement_finds_the_model_optimum_and_a_warm_store_measures_nothing(
+        queue, oracle, tmp_path) -> None:
+    """On the mock the board is the device model, so a guided search must land on the
+    model's own optimum (same plan as DP on the device model) while measuring a small part
+    of the table; a second run over the same store file measures no block again."""
+    from paleozoic.optimize import SearchSpace
+    from paleozoic.optimize.base import CostLookup
+    from paleozoic.optimize.dp import solve
+    from paleozoic.optimize.measured import MeasuredOracle
+    from paleozoic.optimize.measurements import MeasurementStore
+
+    mps = (1, 2, 4, 8, 16, 32)
+    space = SearchSpace.from_queue(queue, mps=mps)
+    path = tmp_path / "timings.jsonl"
+    guided = MeasuredOracle(queue, guided=True, store=MeasurementStore(path))
+    table = guided.cost_table(mps)
+    assert 0 < guided.measured < np.isfinite(oracle.cost_table(mps)).sum() // 4
+    assert solve(CostLookup(space, guided), space) == pytest.approx(
+        solve(CostLookup(space, oracle), space))
+    again = MeasuredOracle(queue, guided=True, store=MeasurementStore(path))
+    assert np.array_equal(again.cost_table(mps), table)
+    assert again.measured == 0 and again.sessions == 0
+
+
+def test_guidance_is_refused_for_a_board_the_model_does_not_describe(queue) -> None:
+    from paleozoic.optimize.measured import MeasuredOracle
+
+    with pytest.raises(ValueError, match="describes the mock"):
+        MeasuredOracle(queue, sdk="onednn", guided=True)

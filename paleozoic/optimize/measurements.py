@@ -1,0 +1,136 @@
+"""Measured block timings kept by what was measured, not by where it sits in a queue.
+
+A block's time depends on its layers (kinds, attributes, shapes, how they connect, which
+outputs leave it), its knobs (MP, fused or not, data parallelism, sparse layers' weights)
+and the board (SDK, CPU, cores, Paleozoic's version): `block_key` hashes exactly those, so
+the eight identical bottlenecks of a ResNet stage are measured once, and a block met again
+in another plan, another run or another model is not measured again. `MeasurementStore`
+keeps the timings in a JSON-lines file that every run and worker appends to: a line is
+written whole and flushed, so an interrupted run leaves every finished measurement and at
+most one torn last line, which loading skips.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Collection, Iterable
+
+import numpy as np
+
+from paleozoic.ir import LayerQueue
+from paleozoic.ir.boundary import block_boundary, read_counts
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A block's device time and the per-block wall time a forward spent around it."""
+
+    micros: float
+    gap_micros: float = 0.0
+
+
+def board_fingerprint(sdk: str) -> str:
+    """What makes timings of one board comparable with another's: the SDK, the CPU model,
+    its cores and Paleozoic's version (its SDK implementation and device model)."""
+    from paleozoic.version import __version__
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info
+                        if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{sdk}|{cpu}|{os.cpu_count()}|paleozoic {__version__}"
+
+
+def block_key(queue: LayerQueue, start: int, stop: int, mp: int, *, fused: bool,
+              board: str, sparse: Collection[str] = (), data_parallelism: int = 1) -> str:
+    """The hash naming queue.layers[start:stop] at `mp` on `board` (see the module notes).
+    Tensors are named by position (block inputs in order of first read, then layers), so
+    the same block anywhere in any queue has the same key."""
+    block = queue.layers[start:stop]
+    inputs, outputs = block_boundary(block, read_counts(queue.layers), set(queue.outputs))
+    local = {name: f"i{k}" for k, name in enumerate(inputs)}
+    local.update({layer.output: f"l{k}" for k, layer in enumerate(block)})
+    layers = []
+    for layer in block:
+        weights = {}
+        for role, name in sorted(layer.weights.items()):
+            value = np.ascontiguousarray(queue.weights[name])
+            weights[role] = [list(value.shape), str(value.dtype)]
+            if layer.name in sparse:  # the sparse mode's time depends on the zero pairs
+                weights[role].append(hashlib.sha256(value.tobytes()).hexdigest())
+        layers.append([layer.kind, layer.op.attrs, [local[t] for t in layer.inputs],
+                       weights, layer.precision, layer.name in sparse])
+    shapes = [[local[t], list(queue.tensors[t].shape), queue.tensors[t].dtype]
+              for t in (*inputs, *(layer.output for layer in block))]
+    described = {"layers": layers, "shapes": shapes, "outputs": [local[t] for t in outputs],
+                 "mp": mp, "fused": fused, "dp": data_parallelism, "board": board}
+    text = json.dumps(described, sort_keys=True, separators=(",", ":"), default=_plain)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, set, frozenset)):
+        return list(value)
+    raise TypeError(f"cannot describe {type(value).__name__} in a block key")
+
+
+class MeasurementStore:
+    """Timings by block key, in memory and, with a `path`, in a JSON-lines file shared by
+    runs and workers (see the module notes)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self._timings: dict[str, Measured] = {}
+        if self.path is not None and self.path.exists():
+            self._load(self.path)
+
+    def _load(self, path: Path) -> None:
+        torn = 0
+        with open(path, encoding="utf-8") as lines:
+            for line in lines:
+                try:
+                    entry = json.loads(line)
+                    self._timings[entry["key"]] = Measured(float(entry["us"]),
+                                                           float(entry.get("gap_us", 0.0)))
+                except (ValueError, KeyError, TypeError):
+                    torn += 1
+        if torn:
+            logger.warning("%s: skipped %d unreadable line(s) (an interrupted write); those "
+                           "blocks will be measured again", path, torn)
+
+    def __len__(self) -> int:
+        return len(self._timings)
+
+    def get(self, key: str) -> Measured | None:
+        return self._timings.get(key)
+
+    def add(self, found: Iterable[tuple[str, Measured]]) -> None:
+        """Keeps `found` and appends it to the file, each line whole."""
+        new = [(key, m) for key, m in found if key not in self._timings]
+        self._timings.update(new)
+        if self.path is None or not new:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(json.dumps({"key": key, "us": m.micros, "gap_us": m.gap_micros}) + "\n"
+                       for key, m in new)
+        with open(self.path, "a+b") as out:
+            if out.tell() > 0:  # after a torn last line, start a line of our own
+                out.seek(-1, os.SEEK_END)
+                if out.read(1) != b"\n":
+                    text = "\n" + text
+            out.write(text.encode())
+            out.flush()
+            os.fsync(out.fileno())

@@ -1,0 +1,140 @@
+"""Which blocks a measured search measures, by the device model's word (model-guided
+measurement, as TVM's cost-model-guided tuners measure only what their model ranks high).
+
+Measuring every allowed block at every MP is n^2 x 32 board runs; almost all of them are
+blocks no good plan contains. `near_optimal` keeps a block only if some plan through it
+costs, on the model, within `tolerance` of the model's best plan (a forward and a backward
+pass of the DP give that bound for every block at once), and of its MPs only those within
+`tolerance` of its cheapest, at most `mps_per_block` of them. Where the board's times stray
+from the model's by less than the tolerance, the measured optimum is among the blocks
+kept; the per-layer and fuse-all plans' blocks are measured besides (MeasuredOracle), so
+the plan found is never slower on the board than those.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Iterable
+
+import numpy as np
+
+from paleozoic.optimize.space import SearchSpace
+
+logger = logging.getLogger(__name__)
+
+# How far the board's block times may stray from the device model's before a block the
+# model rules out could be in the measured optimum.
+TOLERANCE = 0.10
+MPS_PER_BLOCK = 3
+
+
+def _covers(cheapest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(before, after): before[j] the cheapest cover of layers [0, j) by blocks costing
+    cheapest[i, j] each, after[i] that of [i, n)."""
+    n = cheapest.shape[0]
+    before, after = np.full(n + 1, np.inf), np.full(n + 1, np.inf)
+    before[0] = after[n] = 0.0
+    for stop in range(1, n + 1):
+        before[stop] = np.min(before[:stop] + cheapest[:stop, stop])
+    for start in range(n - 1, -1, -1):
+        after[start] = np.min(cheapest[start, start + 1:] + after[start + 1:])
+    return before, after
+
+
+def allowed_spans(space: SearchSpace) -> np.ndarray:
+    """[n, n+1] bool: may layers [start, stop) be one block?"""
+    allowed = np.zeros((space.n, space.n + 1), dtype=bool)
+    for start in range(space.n):
+        for stop in range(start + 1, space.max_stop(start) + 1):
+            allowed[start, stop] = space.allows(start, stop)
+    return allowed
+
+
+def near_optimal(table: np.ndarray, space: SearchSpace, tolerance: float = TOLERANCE,
+                 mps_per_block: int = MPS_PER_BLOCK) -> list[tuple[int, int, int]]:
+    """(start, stop, k) of the blocks worth measuring, k indexing table's last axis (the
+    MPs), from the model's [n, n+1, len(mps)] `table`: the most promising first (by the
+    model's best plan through the block, then its own cost), ties in queue order."""
+    if tolerance < 0 or mps_per_block < 1:
+        raise ValueError(f"tolerance must be >= 0 and mps_per_block >= 1, got {tolerance} "
+                         f"and {mps_per_block}")
+    n = space.n
+    cheapest = np.where(allowed_spans(space), table.min(axis=2), np.inf)
+    before, after = _covers(cheapest)
+    optimum = before[n]
+    if not np.isfinite(optimum):
+        raise ValueError("the device model prices every plan at inf")
+    through = before[:n, None] + cheapest + after[None, :]
+    ranked = []
+    for start, stop in zip(*np.nonzero(through <= optimum * (1.0 + tolerance))):
+        costs = table[start, stop]
+        near = np.nonzero(costs <= costs.min() * (1.0 + tolerance))[0]
+        near = near[np.argsort(costs[near], kind="stable")][:mps_per_block]
+        ranked.extend((through[start, stop] + costs[k] - costs.min(), int(start), int(stop),
+                       int(k)) for k in near)
+    return [(start, stop, k) for _, start, stop, k in sorted(ranked)]
+
+
+# The most blocks the tolerance screen sends to the board before the refinement rounds,
+# per layer of the queue.
+SCREEN_PER_LAYER = 8
+
+Block = tuple[int, int, int]   # start, stop, k (the MP's index in the table)
+
+
+def cheapest_plan(priced: np.ndarray) -> list[Block]:
+    """The blocks of the cheapest plan on `priced` [n, n+1, M] (inf: not a choice); ties go
+    to earlier cuts and smaller k."""
+    n = priced.shape[0]
+    cheapest, which = priced.min(axis=2), priced.argmin(axis=2)
+    best, back = np.full(n + 1, np.inf), np.zeros(n + 1, dtype=np.int64)
+    best[0] = 0.0
+    for stop in range(1, n + 1):
+        totals = best[:stop] + cheapest[:stop, stop]
+        back[stop] = int(np.argmin(totals))
+        best[stop] = totals[back[stop]]
+    if not np.isfinite(best[n]):
+        raise ValueError("no plan has a finite cost")
+    plan, stop = [], n
+    while stop > 0:
+        start = int(back[stop])
+        plan.append((start, stop, int(which[start, stop])))
+        stop = start
+    return plan[::-1]
+
+
+def guided_table(model: np.ndarray, space: SearchSpace,
+                 measure: Callable[[list[Block]], dict[Block, float]],
+                 always: Collection[Block] = (), tolerance: float = TOLERANCE) -> np.ndarray:
+    """A table of measured block costs (inf where not measured) holding the board's best
+    plan as far as the device model's `model` table can point to it:
+    1. the blocks near_optimal keeps (at most SCREEN_PER_LAYER per layer, the most promising
+       first) and `always` are measured;
+    2. then, in rounds, the cheapest plan on the board's times where measured and the
+       model's elsewhere (scaled by the median board / model ratio seen so far) has its
+       unmeasured blocks measured, until every block of it is measured.
+    `measure` takes blocks (start, stop, k) and returns their times."""
+    n = space.n
+    known = np.full(model.shape, np.nan)
+
+    def take(blocks: Iterable[Block]) -> None:
+        wanted = [b for b in dict.fromkeys(blocks) if np.isnan(known[b])]
+        for block, micros in measure(wanted).items():
+            known[block] = micros
+
+    take([*near_optimal(model, space, tolerance)[:SCREEN_PER_LAYER * n], *always])
+    allowed = allowed_spans(space)
+    rounds = 0
+    while True:
+        seen = ~np.isnan(known) & (model > 0) & np.isfinite(known)
+        ratio = float(np.median(known[seen] / model[seen])) if seen.any() else 1.0
+        priced = np.where(np.isnan(known), model * ratio, known)
+        priced[~allowed] = np.inf
+        missing = [b for b in cheapest_plan(priced) if np.isnan(known[b])]
+        if not missing:
+            break
+        rounds += 1
+        take(missing)
+    logger.info("model-guided measurement: %d blocks measured, %d refinement round(s)",
+                int((~np.isnan(known)).sum()), rounds)
+    return np.where(np.isnan(known), np.inf, known)
