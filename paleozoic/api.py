@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paleozoic.errors import BudgetError, ModelLoadError, PaleozoicError, SessionRunError
+from paleozoic.errors import (
+    BudgetError, ModelLoadError, OptimizerError, PaleozoicError, SessionRunError,
+)
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.ir.plan import Precision
 
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 
     from paleozoic.accuracy.tune import TuneResult as AccuracySearch
     from paleozoic.accuracy.verify import VerifyReport
+    from paleozoic.farm import Farm
     from paleozoic.optimize import CostOracle
 
 Progress = Callable[[float, float], None]  # (fraction done, best cost so far in us)
@@ -166,12 +169,12 @@ def _precisions(values: Sequence[str | Precision]) -> tuple[Precision, ...]:
 
 
 def _oracle_maker(queue: LayerQueue, cost: str, sdk: str, profile: str | None,
-                  measurements: str | Path | None = None
+                  measurements: str | Path | None = None, farm: Farm | None = None
                   ) -> Callable[[Collection[str], int], CostOracle]:
     from paleozoic.optimize.oracles import make_oracle
 
     def oracle(sparse: Collection[str], dp: int) -> CostOracle:
-        return make_oracle(queue, cost, sdk, profile, sparse, dp, measurements)
+        return make_oracle(queue, cost, sdk, profile, sparse, dp, measurements, farm)
 
     return oracle
 
@@ -185,7 +188,8 @@ def tune(model: str | Path | onnx.ModelProto, *, optimizer: str = "dp", cost: st
          batch: int | None = None, input_values: Mapping[str, np.ndarray] | None = None,
          outputs: Sequence[str] | None = None,
          progress: Progress | None = None,
-         measurements: str | Path | None = None) -> TuneResult:
+         measurements: str | Path | None = None, workers: int | None = None,
+         ray_address: str | None = None, simulate_boards: int | None = None) -> TuneResult:
     """Searches a plan for `model` with `optimizer` (a built-in: per-layer, fuse-all, greedy,
     dp, annealing; "module:Class", "file.py:Class" or an entry point in the group
     paleozoic.optimizers) against the oracle `cost`: "model", the analytic device model with
@@ -193,7 +197,10 @@ def tune(model: str | Path | onnx.ModelProto, *, optimizer: str = "dp", cost: st
     block takes one of `precisions`; `knobs` adds Table 4's (sparsity, dp, concat, balance).
     A wall-clock search's plan is kept only if it leads the built-ins as a whole forward.
     `progress(fraction, best_us)` is called as the search goes. `measurements`: a file
-    keeping measured block timings across runs (read, and appended to)."""
+    keeping measured block timings across runs (read, and appended to). Measurement runs
+    in this process, or on a local Ray cluster of `workers` boards, on the Ray cluster at
+    `ray_address`, or on `simulate_boards` simulated boards (paleozoic.farm)."""
+    from paleozoic.farm.service import LocalBoard, open_farm
     from paleozoic.optimize import SearchSpace, load_optimizer
     from paleozoic.optimize.knobs import refuse_knobs, tune_with_knobs
     from paleozoic.optimize.oracles import confirm_measured, wall_clock
@@ -202,14 +209,26 @@ def tune(model: str | Path | onnx.ModelProto, *, optimizer: str = "dp", cost: st
     chosen = _precisions(precisions)
     search = load_optimizer(optimizer, seed=seed, budget_s=budget_s, **dict(options or {}))
     queue = load_queue(model, input_shapes, batch, input_values, outputs)
-    oracle_for = _oracle_maker(queue, cost, sdk, profile, measurements)
-    refuse_knobs(knobs, oracle_for, wall_clock=wall_clock(cost, sdk))
-    space = (SearchSpace.from_queue(queue, report=progress, precisions=chosen) if progress
-             else SearchSpace.from_queue(queue, precisions=chosen))
-    tuned = tune_with_knobs(search, queue, space, knobs, oracle_for, profile=profile,
-                            precisions=chosen)
-    plan, confirmed = confirm_measured(tuned.plan, tuned.cost, mp=space.max_mp)
-    return TuneResult(plan, tuned.cost, queue, tuned.lines + confirmed)
+    if cost != "measured" and (workers, ray_address, simulate_boards) != (None,) * 3:
+        raise OptimizerError("--workers, --ray and --simulate-boards measure blocks: they "
+                             "need --cost measured")
+    farm = open_farm(workers=workers, address=ray_address, simulate=simulate_boards,
+                     sdk=sdk, replay=measurements)
+    try:
+        oracle_for = _oracle_maker(queue, cost, sdk, profile, measurements, farm)
+        refuse_knobs(knobs, oracle_for, wall_clock=wall_clock(cost, sdk))
+        space = (SearchSpace.from_queue(queue, report=progress, precisions=chosen) if progress
+                 else SearchSpace.from_queue(queue, precisions=chosen))
+        tuned = tune_with_knobs(search, queue, space, knobs, oracle_for, profile=profile,
+                                precisions=chosen)
+        plan, confirmed = confirm_measured(tuned.plan, tuned.cost, mp=space.max_mp)
+    finally:
+        farm.close()
+    if hasattr(tuned.cost, "farm"):
+        # What the report prices after the search (the built-in plans' blocks the search
+        # did not ask for) is measured in this process: the farm is closed.
+        tuned.cost.farm = LocalBoard()
+    return TuneResult(plan, tuned.cost, queue, tuned.lines + confirmed + farm.summary())
 
 
 @dataclass(kw_only=True)

@@ -53,7 +53,9 @@ def _cmd_tune(args: argparse.Namespace) -> int:
                          profile=args.profile, precisions=args.precisions, knobs=args.knobs,
                          seed=args.seed, budget_s=args.budget,
                          options=parse_options(args.option), progress=report,
-                         measurements=measurements, **shapes(args))
+                         measurements=measurements, workers=args.workers,
+                         ray_address=args.ray, simulate_boards=args.simulate_boards,
+                         **shapes(args))
     for line in tuned.lines:
         print(line)
     tuned.plan.save(out)
@@ -110,6 +112,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="with --cost measured: the file keeping block timings across runs, "
                         "models and plans, by block contents, knobs and board (default: "
                         "PLAN.measurements.jsonl beside the plan)")
+    farm = p.add_mutually_exclusive_group()
+    farm.add_argument("--workers", type=int, metavar="N",
+                      help="with --cost measured: measure on a local Ray cluster of N boards "
+                           "(pip install 'paleozoic[ray]'); the plan is the same for any N")
+    farm.add_argument("--ray", metavar="ADDRESS",
+                      help="with --cost measured: measure on the boards of the Ray cluster "
+                           "at ADDRESS (workers started with --resources '{\"pz_board\": 1}')")
+    farm.add_argument("--simulate-boards", type=int, metavar="N",
+                      help="with --cost measured --sdk mock: answer from the kept timings "
+                           "(--measurements) or the device model, and report how long N "
+                           "boards would take")
     p.add_argument("--sdk", choices=SDKS, default="mock",
                    help="with --cost measured: the SDK whose runs are timed (onednn: real "
                         "wall-clock time of oneDNN primitives on MP threads)")

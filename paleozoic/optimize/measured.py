@@ -44,11 +44,13 @@ from typing import Callable, Collection, Sequence
 import numpy as np
 
 from paleozoic.ir import LayerQueue, Plan
+from paleozoic.ir.boundary import read_counts
 from paleozoic.optimize.measurements import (
     Measured, MeasurementStore, block_key, board_fingerprint,
 )
 from paleozoic.optimize.oracle import Span
-from paleozoic.runner.block_bench import Timing, time_blocks
+from paleozoic.farm.service import Farm, LocalBoard
+from paleozoic.runner.block_bench import Bench, plan_session
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +71,7 @@ class MeasuredOracle:
     def __init__(self, queue: LayerQueue, repeats: int | None = None, sdk: str = "mock",
                  max_block: int | None = None, sparse: Collection[str] = (),
                  data_parallelism: int = 1, guided: bool = False,
-                 store: MeasurementStore | None = None) -> None:
+                 store: MeasurementStore | None = None, farm: Farm | None = None) -> None:
         from paleozoic.runner.sdk import check_sdk
 
         if repeats is None:  # the mock's clock is deterministic: one run says it all
@@ -79,7 +81,6 @@ class MeasuredOracle:
         if max_block is not None and max_block < 1:
             raise ValueError(f"max_block must be at least 1, got {max_block}")
         self.queue = queue
-        self.repeats = repeats
         self.max_block = max_block
         self.sparse = frozenset(sparse)  # layers built in the SDK's sparse mode
         # Groups of frames the measured forwards run at once (on a CPU SDK the batch runs
@@ -91,7 +92,10 @@ class MeasuredOracle:
                              f"the mock's board, not {self.sdk}'s")
         self.guided = guided
         self.store = store if store is not None else MeasurementStore()
+        self.farm: Farm = farm if farm is not None else LocalBoard()
+        self.bench = Bench(self.sdk, repeats, self.sparse, data_parallelism)
         self.board = board_fingerprint(self.sdk)
+        self._reads = read_counts(queue.layers)
         self.cache: dict[Span, float] = {}
         self.observers: list[Observer] = []   # called with (start, stop, mp, micros)
         self.sessions = 0                     # how many sessions were built and run
@@ -109,25 +113,25 @@ class MeasuredOracle:
         found in the store or cut out and timed, many to a session (module notes)."""
         missing = [s for s in dict.fromkeys(tuple(s) for s in spans) if s not in self.cache]
         keys = {s: block_key(self.queue, *s, fused=s[1] - s[0] > 1, board=self.board,
-                             sparse=self.sparse, data_parallelism=self.data_parallelism)
-                for s in missing}
+                             sparse=self.sparse, data_parallelism=self.data_parallelism,
+                             reads=self._reads) for s in missing}
         fresh: dict[str, Span] = {}
         for span in missing:
             if self.store.get(keys[span]) is None:
                 fresh.setdefault(keys[span], span)
-        for batch in _sessions_of(list(fresh.values()), self.queue):
-            timings = time_blocks(self.queue, batch, self.sdk, self.repeats, self.sparse,
-                                  self.data_parallelism)
+        batches = _sessions_of(list(fresh.values()), self.farm.boards())
+        remeasured = 0
+        for batch, timings in self.farm.measure(self.queue, batches, self.bench):
             self.sessions += 1
-            found = []
-            for span, timing in zip(batch, timings):
-                if timing is None:  # it reads indices or masks: timed in its place
-                    timing = self._measure_in_place(span)
-                found.append((keys[span], Measured(timing.micros, timing.gap_micros)))
-                if self.sdk != "mock":
-                    self.gaps.append(timing.gap_micros)
-            self.store.add(found)
             self.measured += len(batch)
+            remeasured += sum(t.remeasured for t in timings)
+            self.store.add((keys[span], Measured(t.micros, t.gap_micros))
+                           for span, t in zip(batch, timings))
+            if self.bench.wall_clock:
+                self.gaps.extend(t.gap_micros for t in timings)
+        if remeasured:
+            logger.info("%d block(s) timed again: their repeats spread past %.0f%%",
+                        remeasured, self.bench.noise * 100)
         for span in missing:
             micros = self.store.get(keys[span]).micros
             self.cache[span] = micros
@@ -228,12 +232,13 @@ class MeasuredOracle:
         sessions = {}
         for name, candidate in candidates.items():
             spans = plan_spans(candidate, self.queue)
-            sessions[name] = self._session([s[:3] for s in spans], fused=[s[3] for s in spans])
+            sessions[name] = plan_session(self.queue, [s[:3] for s in spans], self.bench,
+                                          fused=[s[3] for s in spans])
         walls: dict[str, list[float]] = {name: [] for name in candidates}
         for _ in range(rounds):
             for name, session in sessions.items():
                 session.run()  # untimed: its caches after the others ran
-                for _ in range(self.repeats):
+                for _ in range(self.bench.repeats):
                     start = time.perf_counter()
                     session.run()
                     walls[name].append((time.perf_counter() - start) * 1e6)
@@ -253,53 +258,18 @@ class MeasuredOracle:
         chosen.notes["whole_plan_us"] = us
         return chosen
 
-    def _session(self, spans: list[Span], fused: Sequence[bool] | None = None):
-        """A runtime session of the queue with `spans` compiled as blocks (fused when longer
-        than a layer, unless `fused` says otherwise) and random standard-normal inputs."""
-        from paleozoic.runner.graph import InputRecorder, build_runtime_graph
-        from paleozoic.runner.sdk import runtime_module
 
-        session = runtime_module(self.sdk).Session()
-        recorder = InputRecorder(session)
-        layers = build_runtime_graph(self.queue, recorder, bind_weights=True,
-                                     sparse=self.sparse)
-        rng = np.random.default_rng(0)
-        for tensor, info in zip(recorder.inputs, self.queue.inputs):
-            session.set_input(tensor, rng.standard_normal(info.shape).astype(np.float32))
-        for t, (start, stop, mp) in enumerate(spans):
-            fuse = fused[t] if fused is not None else stop - start > 1
-            block = session.compile_block(f"block{t}", fuse, mp, layers[start:stop])
-            block.data_parallelism = self.data_parallelism
-        return session
-
-    def _measure_in_place(self, span: Span) -> Timing:
-        """`span` timed in its place, the layers before it run one by one to make its
-        inputs (for a block cut_out refuses)."""
-        start = span[0]
-        spans = [(i, i + 1, 1) for i in range(start)] + [span]
-        session = self._session(spans)
-        if self.sdk != "mock":
-            session.run()
-        runs, gaps = [], []
-        for _ in range(self.repeats):
-            begin = time.perf_counter()
-            session.run()
-            wall = (time.perf_counter() - begin) * 1e6
-            runs.append(float(session.block_micros()[-1]))
-            gaps.append((wall - sum(session.block_micros())) / len(spans))
-        self.sessions += 1
-        gap = 0.0 if self.sdk == "mock" else max(0.0, float(np.median(gaps)))
-        return Timing(float(np.median(runs)), gap)
-
-
-def _sessions_of(spans: list[Span], queue: LayerQueue) -> list[list[Span]]:
-    """`spans` in groups of at most SESSION_LAYERS layers (one group holds a longer block
-    alone) and SESSION_BLOCKS blocks, in order."""
+def _sessions_of(spans: list[Span], boards: int) -> list[list[Span]]:
+    """`spans` in groups, one session each: at most SESSION_LAYERS layers (one group holds a
+    longer block alone) and SESSION_BLOCKS blocks, and, with many boards, small enough that
+    each board gets several."""
+    most = max(1, min(SESSION_BLOCKS, -(-len(spans) // (4 * boards)) if boards > 1
+                      else SESSION_BLOCKS))
     groups: list[list[Span]] = []
     layers = 0
     for span in spans:
         size = span[1] - span[0]
-        if not groups or layers + size > SESSION_LAYERS or len(groups[-1]) >= SESSION_BLOCKS:
+        if not groups or layers + size > SESSION_LAYERS or len(groups[-1]) >= most:
             groups.append([])
             layers = 0
         groups[-1].append(span)

@@ -19,7 +19,7 @@ import os
 import platform
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection, Iterable
+from typing import Collection, Iterable, Mapping
 
 import numpy as np
 
@@ -53,12 +53,15 @@ def board_fingerprint(sdk: str) -> str:
 
 
 def block_key(queue: LayerQueue, start: int, stop: int, mp: int, *, fused: bool,
-              board: str, sparse: Collection[str] = (), data_parallelism: int = 1) -> str:
+              board: str, sparse: Collection[str] = (), data_parallelism: int = 1,
+              reads: Mapping[str, int] | None = None) -> str:
     """The hash naming queue.layers[start:stop] at `mp` on `board` (see the module notes).
     Tensors are named by position (block inputs in order of first read, then layers), so
-    the same block anywhere in any queue has the same key."""
+    the same block anywhere in any queue has the same key. `reads`: read_counts of the
+    queue's layers, when the caller has it."""
     block = queue.layers[start:stop]
-    inputs, outputs = block_boundary(block, read_counts(queue.layers), set(queue.outputs))
+    reads = read_counts(queue.layers) if reads is None else reads
+    inputs, outputs = block_boundary(block, reads, set(queue.outputs))
     local = {name: f"i{k}" for k, name in enumerate(inputs)}
     local.update({layer.output: f"l{k}" for k, layer in enumerate(block)})
     layers = []

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from collections.abc import Collection
     from pathlib import Path
 
+    from paleozoic.farm import Farm
+
     from paleozoic.ir import LayerQueue, Plan
     from paleozoic.optimize.oracle import CostOracle
 
@@ -29,12 +31,15 @@ def wall_clock(cost: str, sdk: str) -> bool:
 
 def make_oracle(queue: LayerQueue, cost: str, sdk: str, profile: str | None,
                 sparse: Collection[str] = (), data_parallelism: int = 1,
-                measurements: str | Path | None = None) -> CostOracle:
+                measurements: str | Path | None = None, farm: Farm | None = None
+                ) -> CostOracle:
     """The oracle pricing `queue`'s blocks: `cost` "model" is the analytic device model with
     the device `profile` (None: the bundled MLU-100), "measured" runs blocks through the
     runtime on `sdk`. `sparse` names the layers priced in the SDK's sparse mode;
     `data_parallelism` the groups of frames each forward runs at once; `measurements` a
-    file keeping measured block timings across runs (paleozoic.optimize.measurements).
+    file keeping measured block timings across runs (paleozoic.optimize.measurements);
+    `farm` the boards that measure (paleozoic.farm; default: this process). A simulated
+    farm replays timings: the oracle keeps none of its own, so every block reaches it.
 
     Raises OptimizerError for a real SDK with the device model (which describes the mock's
     device), a profile with measurement (it would be ignored), and a device model that
@@ -49,14 +54,16 @@ def make_oracle(queue: LayerQueue, cost: str, sdk: str, profile: str | None,
         from paleozoic.optimize.measured import MeasuredOracle
         from paleozoic.optimize.measurements import MeasurementStore
 
-        store = MeasurementStore(measurements)
+        from paleozoic.farm.simulate import SimulatedFarm
+
+        store = MeasurementStore(None if isinstance(farm, SimulatedFarm) else measurements)
         if sdk == "mock":  # the device model describes this board: it guides measurement
             return MeasuredOracle(queue, sparse=sparse, data_parallelism=data_parallelism,
-                                  guided=True, store=store)
+                                  guided=True, store=store, farm=farm)
         # Wall-clock timings: medians of 5, and a table of every block up to 8 layers plus
         # the built-in plans' blocks (paleozoic.optimize.measured).
         return MeasuredOracle(queue, repeats=5, sdk=sdk, max_block=8, sparse=sparse,
-                              data_parallelism=data_parallelism, store=store)
+                              data_parallelism=data_parallelism, store=store, farm=farm)
     try:
         from paleozoic.optimize.device_cost import DeviceModelOracle
     except ImportError as err:

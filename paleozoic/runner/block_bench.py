@@ -1,5 +1,5 @@
-"""Timing blocks of a queue on their own: each block cut out of the queue with its own
-inputs, many blocks in one runtime Session, one run timing them all.
+"""Timing blocks of a queue on a board: cut out of the queue, many blocks in one runtime
+Session, one run timing them all.
 
 A block timed in its place needs the layers before it to run so its inputs exist, so its
 measurement grows with its start; cut out, it costs its own layers only, and any number of
@@ -8,14 +8,18 @@ A cut-out block is the layers of the span reading fresh session inputs in place 
 tensors the layers before it would produce, and writing the same outputs as in place (the
 tensors read after it, or the queue's outputs). Its inputs are standard-normal float32: a
 block that reads a tensor of another type (indices, masks) has no fair stand-in for its
-values and is left to the caller (`cut_out` returns None).
+values, so it is timed in its place instead (`time_in_place`).
+
+On a wall-clock SDK a block whose repeats spread more than `Bench.noise` is not trusted:
+the session runs its repeats again (twice at most) and the median of all runs is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -26,21 +30,46 @@ from paleozoic.runner.graph import InputRecorder, build_runtime_graph
 
 Span = tuple[int, int, int]  # start, stop, mp
 
+# Relative spread (max - min) / median of a block's repeats past which they are run again.
+NOISE = 0.2
+EXTRA_ROUNDS = 2
+
+
+@dataclass(frozen=True)
+class Bench:
+    """How blocks are timed: on which SDK, with how many timed runs, which layers in the
+    SDK's sparse mode, how many groups of frames at once, and the noise limit."""
+
+    sdk: str = "mock"
+    repeats: int = 1
+    sparse: frozenset[str] = field(default_factory=frozenset)
+    data_parallelism: int = 1
+    noise: float = NOISE
+
+    @property
+    def wall_clock(self) -> bool:
+        return self.sdk != "mock"  # the mock's clock is its device model's
+
 
 @dataclass(frozen=True)
 class Timing:
-    """A block's median device time over the repeats, and the wall time a forward spent
-    outside the SDK's timed forwards, per block (launches, syncs)."""
+    """A block's median device time over the repeats, the wall time a forward spent
+    outside the SDK's timed forwards per block (launches, syncs), and whether its repeats
+    disagreed enough to be run again."""
 
     micros: float
-    gap_micros: float
+    gap_micros: float = 0.0
+    remeasured: bool = False
 
 
-def cut_out(queue: LayerQueue, start: int, stop: int, prefix: str) -> LayerQueue | None:
+def cut_out(queue: LayerQueue, start: int, stop: int, prefix: str,
+            reads: Mapping[str, int] | None = None) -> LayerQueue | None:
     """queue.layers[start:stop] as a queue of its own, every layer and tensor name prefixed
-    (so that many cut-out blocks share a session); None when it reads a non-float tensor."""
+    (so that many cut-out blocks share a session); None when it reads a non-float tensor.
+    `reads`: read_counts(queue.layers), when the caller has it."""
     block = queue.layers[start:stop]
-    inputs, outputs = block_boundary(block, read_counts(queue.layers), set(queue.outputs))
+    reads = read_counts(queue.layers) if reads is None else reads
+    inputs, outputs = block_boundary(block, reads, set(queue.outputs))
     if any(queue.tensors[name].dtype != "float32" for name in inputs):
         return None
 
@@ -49,54 +78,95 @@ def cut_out(queue: LayerQueue, start: int, stop: int, prefix: str) -> LayerQueue
 
     layers = [replace(layer, name=prefix + layer.name, inputs=[named(t) for t in layer.inputs],
                       output=named(layer.output)) for layer in block]
-    tensors = {named(name): replace(info, name=named(name))
-               for name, info in queue.tensors.items()
-               if name in inputs or any(name == layer.output for layer in block)}
+    tensors = {named(name): replace(queue.tensors[name], name=named(name))
+               for name in (*inputs, *(layer.output for layer in block))}
     return LayerQueue(layers=layers,
                       inputs=[TensorInfo(named(n), queue.tensors[n].shape) for n in inputs],
                       outputs=[named(n) for n in outputs], tensors=tensors,
                       weights=queue.weights, source=queue.source)
 
 
-def time_blocks(queue: LayerQueue, spans: Sequence[Span], sdk: str, repeats: int,
-                sparse: Collection[str] = (), data_parallelism: int = 1,
-                seed: int = 0) -> list[Timing | None]:
-    """Each span of `spans` cut out and timed, all in one session: the median of `repeats`
-    runs of each (after one untimed run on a wall-clock SDK). None for a span cut_out
-    refuses."""
+def time_blocks(queue: LayerQueue, spans: Sequence[Span], bench: Bench,
+                seed: int = 0) -> list[Timing]:
+    """Each span of `spans` timed: those cut_out takes all in one session, the others each
+    in its place."""
     from paleozoic.runner.sdk import runtime_module
 
-    session = runtime_module(sdk).Session()
+    session = runtime_module(bench.sdk).Session()
     rng = np.random.default_rng(seed)
-    placed: list[int] = []  # the spans given a block, in block order
+    placed: list[int] = []  # the spans given a block of the session, in block order
+    reads = read_counts(queue.layers)
     for t, (start, stop, mp) in enumerate(spans):
         prefix = f"b{t}."
-        part = cut_out(queue, start, stop, prefix)
+        part = cut_out(queue, start, stop, prefix, reads)
         if part is None:
             continue
         recorder = InputRecorder(session)
         layers = build_runtime_graph(part, recorder, bind_weights=True,
-                                     sparse={prefix + name for name in sparse})
+                                     sparse={prefix + name for name in bench.sparse})
         for tensor, info in zip(recorder.inputs, part.inputs):
             session.set_input(tensor, rng.standard_normal(info.shape).astype(np.float32))
         block = session.compile_block(f"block{t}", stop - start > 1, mp, layers)
-        block.data_parallelism = data_parallelism
+        block.data_parallelism = bench.data_parallelism
         placed.append(t)
-    found: list[Timing | None] = [None] * len(spans)
-    if not placed:
-        return found
-    if sdk != "mock":  # the mock's clock is its device model: nothing to warm
-        session.run()
-    runs, gaps = [], []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        session.run()
-        wall = (time.perf_counter() - begin) * 1e6
-        runs.append([float(m) for m in session.block_micros()])
-        gaps.append((wall - sum(runs[-1])) / len(placed))
-    medians = np.median(np.asarray(runs), axis=0)
-    gap = 0.0 if sdk == "mock" else max(0.0, float(np.median(gaps)))
-    for b, t in enumerate(placed):
-        found[t] = Timing(float(medians[b]), gap)
-    return found
+    found: dict[int, Timing] = {}
+    if placed:
+        found.update(zip(placed, _timed(session, range(len(placed)), bench)))
+    for t, span in enumerate(spans):
+        if t not in found:
+            found[t] = time_in_place(queue, span, bench)
+    return [found[t] for t in range(len(spans))]
 
+
+def time_in_place(queue: LayerQueue, span: Span, bench: Bench) -> Timing:
+    """`span` timed in its place, the layers before it run one by one to make its inputs."""
+    start = span[0]
+    session = plan_session(queue, [(i, i + 1, 1) for i in range(start)] + [span], bench)
+    return _timed(session, [start], bench)[0]
+
+
+def plan_session(queue: LayerQueue, spans: Sequence[Span], bench: Bench,
+                 fused: Sequence[bool] | None = None) -> Any:
+    """A runtime session of the queue with `spans` compiled as blocks (fused when longer
+    than a layer, unless `fused` says otherwise) and standard-normal inputs."""
+    from paleozoic.runner.sdk import runtime_module
+
+    session = runtime_module(bench.sdk).Session()
+    recorder = InputRecorder(session)
+    layers = build_runtime_graph(queue, recorder, bind_weights=True, sparse=bench.sparse)
+    rng = np.random.default_rng(0)
+    for tensor, info in zip(recorder.inputs, queue.inputs):
+        session.set_input(tensor, rng.standard_normal(info.shape).astype(np.float32))
+    for t, (start, stop, mp) in enumerate(spans):
+        fuse = fused[t] if fused is not None else stop - start > 1
+        block = session.compile_block(f"block{t}", fuse, mp, layers[start:stop])
+        block.data_parallelism = bench.data_parallelism
+    return session
+
+
+def _timed(session: Any, blocks: Sequence[int], bench: Bench) -> list[Timing]:
+    """The Timings of the session's `blocks` (indices into its block_micros) over
+    bench.repeats runs, run again while a block's repeats spread past bench.noise."""
+    if bench.wall_clock:
+        session.run()  # untimed: first touches, caches
+    runs: list[list[float]] = []
+    gaps: list[float] = []
+    unsettled = np.zeros(len(blocks), dtype=bool)
+    for round_ in range(1 + (EXTRA_ROUNDS if bench.wall_clock else 0)):
+        for _ in range(bench.repeats):
+            begin = time.perf_counter()
+            session.run()
+            wall = (time.perf_counter() - begin) * 1e6
+            micros = [float(m) for m in session.block_micros()]
+            runs.append([micros[b] for b in blocks])
+            gaps.append((wall - sum(micros)) / len(micros))
+        times = np.asarray(runs)
+        spread = (times.max(axis=0) - times.min(axis=0)) / np.maximum(np.median(times, 0), 1e-9)
+        noisy = spread > bench.noise
+        if round_ == 0:
+            unsettled = noisy
+        if bench.repeats < 3 or not noisy.any():
+            break
+    medians = np.median(np.asarray(runs), axis=0)
+    gap = max(0.0, float(np.median(gaps))) if bench.wall_clock else 0.0
+    return [Timing(float(m), gap, bool(u)) for m, u in zip(medians, unsettled)]

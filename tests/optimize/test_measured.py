@@ -115,13 +115,13 @@ def test_confirm_keeps_a_searched_plan_only_on_a_clear_lead(queue, monkeypatch, 
     plans = {"fuse-all": fuse_all(queue, mp=2), "per-layer": per_layer(queue, mp=2),
              "annealing": searched}
 
-    def fake_session(self, spans, fused=None):
+    def fake_session(queue_, spans, bench, fused=None):
         for name, plan in plans.items():
             if [s[:3] for s in plan_spans(plan, queue)] == spans:
                 return FakeSession(forward_s[name], len(spans))
         return FakeSession(1.0, len(spans))  # a block priced for the plan kept
 
-    monkeypatch.setattr(measured.MeasuredOracle, "_session", fake_session)
+    monkeypatch.setattr(measured, "plan_session", fake_session)
     monkeypatch.setattr(measured.time, "perf_counter", lambda: clock[0])
     monkeypatch.setattr(measured.os, "cpu_count", lambda: 2)
     oracle = measured.MeasuredOracle(queue, repeats=2)

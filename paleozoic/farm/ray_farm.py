@@ -1,0 +1,200 @@
+"""Boards on a Ray cluster (`pip install 'paleozoic[ray]'`).
+
+A board is a Ray actor holding one unit of the custom resource `pz_board`: an actor runs
+one method at a time, so no two measurements ever share a board. `RayFarm(workers=N)`
+starts a local cluster with N boards on this host (the mock's simulated device clock does
+not mind neighbours; each board's kernels get the host's cores / N threads);
+`RayFarm(address=...)` joins a running cluster and uses every `pz_board` its nodes
+offer, starting a board for each unit as nodes register (a process that has called ray.init
+itself lends its cluster the same way, and keeps it). To add a real board, start a Ray
+worker on the host that drives it with one unit of the resource:
+
+    ray start --address HEAD:6379 --resources '{"pz_board": 1}'
+
+On a wall-clock SDK a host must offer one unit only: two measurements on one host would
+share its cores and memory bandwidth, and each would time the other.
+
+Faults: a board whose process or node dies while measuring loses its batch; the batch is
+measured again on another board (a board is started in its place where the resource is
+free again), and the log says what was lost and retried. Interrupted (Ctrl-C), the farm
+kills its boards; every timing already returned is in the caller's store.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from collections import deque
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import ray
+from ray.exceptions import ActorUnavailableError, RayActorError, WorkerCrashedError
+
+from paleozoic.errors import OptimizerError
+from paleozoic.farm.service import Batch
+from paleozoic.ir import LayerQueue
+from paleozoic.runner.block_bench import Bench, Timing, time_blocks
+
+logger = logging.getLogger(__name__)
+
+RESOURCE = "pz_board"
+_LOST = (RayActorError, WorkerCrashedError, ActorUnavailableError)
+
+
+@ray.remote(num_cpus=0, resources={RESOURCE: 1})
+class Board:
+    """One board: measures batches of a queue it keeps after the first."""
+
+    def __init__(self) -> None:
+        self._queues: dict[str, LayerQueue] = {}
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def measure(self, token: str, holder: list[Any], batch: Batch,
+                bench: Bench) -> list[Timing]:
+        # The queue travels inside a list so that Ray hands over its reference, fetched
+        # once per board instead of once per batch.
+        if token not in self._queues:
+            self._queues = {token: ray.get(holder[0])}
+        return time_blocks(self._queues[token], batch, bench)
+
+
+class RayFarm:
+    """Boards on a local Ray cluster of `workers` boards, or on the cluster at `address`."""
+
+    def __init__(self, workers: int | None = None, address: str | None = None,
+                 wall_clock: bool = False) -> None:
+        if (workers is None) == (address is None):
+            raise ValueError("give workers (a local cluster) or address (a running one)")
+        self.lost = 0          # boards lost while measuring
+        self.retried = 0       # blocks measured again because their board was lost
+        self._started = False
+        self._actors: list[Any] = []
+        self._queues: dict[int, tuple[LayerQueue, str, Any]] = {}
+        self._empty: str | None = None
+        self._idle: list[Any] = []
+        if workers is not None:
+            if workers < 1:
+                raise OptimizerError(f"--workers must be at least 1, got {workers}")
+            if wall_clock and workers > 1:
+                raise OptimizerError(
+                    f"--workers {workers} on a wall-clock SDK: boards on one host would time "
+                    f"each other; use --workers 1, or one pz_board per host with --ray")
+            cores = os.cpu_count() or 1
+            threads = str(max(1, cores // workers))
+            if not ray.is_initialized():  # else: the caller's cluster, with its boards
+                ray.init(num_cpus=cores, resources={RESOURCE: workers},
+                         include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.WARNING,
+                         runtime_env=self._runtime_env({"OMP_NUM_THREADS": threads}))
+                self._started = True
+        elif not ray.is_initialized():
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING,
+                     runtime_env=self._runtime_env({}))
+            self._started = True
+        self._grow()
+        if not self._actors:
+            self.close()
+            raise OptimizerError(
+                f"no board is free on the Ray cluster at {address}: start a worker with "
+                f"`ray start --address {address} --resources '{{\"{RESOURCE}\": 1}}'`")
+
+    def _runtime_env(self, env_vars: dict[str, str]) -> dict[str, Any]:
+        # Ray puts the driver's folder first on its workers' path: run from a source
+        # checkout, the workers would import its paleozoic, which has no compiled runtime.
+        # An empty working folder of their own keeps them on the installed package.
+        self._empty = tempfile.mkdtemp(prefix="paleozoic-ray-")
+        return {"working_dir": self._empty, "env_vars": env_vars}
+
+    def _grow(self) -> None:
+        """Starts a board for every unit of the resource the cluster has and no board holds
+        (nodes that registered since, boards lost)."""
+        units = int(ray.cluster_resources().get(RESOURCE, 0))
+        new = max(0, units - len(self._actors))
+        for _ in range(new):
+            self._actors.append(Board.remote())
+        if new:
+            logger.info("%d board(s) started; %d in all", new, len(self._actors))
+
+    @property
+    def actors(self) -> list[Any]:
+        return list(self._actors)
+
+    @property
+    def idle(self) -> list[Any]:
+        """The boards the running `measure` gives the next batches to, first first."""
+        return list(self._idle)
+
+    def boards(self) -> int:
+        return len(self._actors)
+
+    def _queue_ref(self, queue: LayerQueue) -> tuple[str, Any]:
+        if id(queue) not in self._queues:  # the queue is kept, so its id is not reused
+            self._queues[id(queue)] = (queue, f"q{len(self._queues)}", ray.put(queue))
+        _, token, ref = self._queues[id(queue)]
+        return token, ref
+
+    def measure(self, queue: LayerQueue, batches: Sequence[Batch],
+                bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
+        token, ref = self._queue_ref(queue)
+        self._grow()
+        pending = deque(range(len(batches)))
+        idle = self._idle = list(self._actors)
+        running: dict[Any, tuple[Any, int]] = {}
+        try:
+            while pending or running:
+                while pending and idle:
+                    actor, b = idle.pop(0), pending.popleft()
+                    running[actor.measure.remote(token, [ref], batches[b], bench)] = (actor, b)
+                if not running:
+                    raise OptimizerError(f"every board of the farm is lost; {len(pending)} "
+                                         f"batch(es) of blocks were not measured")
+                (done,), _ = ray.wait(list(running), num_returns=1)
+                actor, b = running.pop(done)
+                try:
+                    timings = ray.get(done)
+                except _LOST as err:
+                    self._lose(actor, batches[b], err)
+                    pending.appendleft(b)
+                    before = set(map(id, self._actors))
+                    self._grow()
+                    idle.extend(a for a in self._actors if id(a) not in before)
+                    continue
+                idle.append(actor)
+                yield batches[b], timings
+        except BaseException:
+            for actor, _ in running.values():  # stop the work in flight
+                ray.kill(actor)
+                self._actors.remove(actor)
+            raise
+
+    def _lose(self, actor: Any, batch: Batch, err: Exception) -> None:
+        self.lost += 1
+        self.retried += len(batch)
+        self._actors.remove(actor)
+        logger.warning("a board was lost while measuring %d block(s) (%s); they are "
+                       "measured again on another board (%d board(s) left)", len(batch),
+                       type(err).__name__, len(self._actors))
+
+    def summary(self) -> list[str]:
+        line = f"measured on a Ray farm of {self.boards()} board(s)"
+        if self.lost:
+            line += (f"; {self.lost} board(s) lost while measuring, their {self.retried} "
+                     f"block(s) measured again on the others")
+        return [line]
+
+    def close(self) -> None:
+        for actor in self._actors:
+            ray.kill(actor)
+        self._actors.clear()
+        self._queues.clear()
+        if self._started:
+            ray.shutdown()
+            self._started = False
+        if self._empty is not None:
+            shutil.rmtree(self._empty, ignore_errors=True)
+            self._empty = None

@@ -1,0 +1,81 @@
+"""What a farm of boards offers a measured search, and the farm of one: this process."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from paleozoic.ir import LayerQueue
+from paleozoic.runner.block_bench import Bench, Span, Timing, time_blocks
+
+Batch = list[Span]
+
+
+class Farm(Protocol):
+    """Boards measuring batches of blocks, each batch one session on one board."""
+
+    def boards(self) -> int:
+        """How many boards measure at once now (batches are cut to keep them busy)."""
+        ...
+
+    def measure(self, queue: LayerQueue, batches: Sequence[Batch],
+                bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
+        """Every batch with its blocks' timings, in the order they finish."""
+        ...
+
+    def close(self) -> None:
+        """Stops what the farm started."""
+        ...
+
+    def summary(self) -> list[str]:
+        """Lines saying what the farm did (for tune's report)."""
+        ...
+
+
+class LocalBoard:
+    """This process as the only board: batches measured one after the other."""
+
+    def boards(self) -> int:
+        return 1
+
+    def measure(self, queue: LayerQueue, batches: Sequence[Batch],
+                bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
+        for batch in batches:
+            yield batch, time_blocks(queue, batch, bench)
+
+    def close(self) -> None:
+        pass
+
+    def summary(self) -> list[str]:
+        return []
+
+
+def open_farm(*, workers: int | None = None, address: str | None = None,
+              simulate: int | None = None, sdk: str = "mock",
+              replay: str | Path | None = None) -> Farm:
+    """The farm a measured search asks for: a local Ray cluster of `workers` boards, the
+    Ray cluster at `address`, `simulate` simulated boards (replaying the timings kept in
+    the file `replay`, the device model's elsewhere), or, given none, this process."""
+    from paleozoic.errors import OptimizerError
+
+    if sum(x is not None for x in (workers, address, simulate)) > 1:
+        raise OptimizerError("--workers, --ray and --simulate-boards are exclusive: choose "
+                             "one farm")
+    if simulate is not None:
+        from paleozoic.farm.simulate import SimulatedFarm
+        from paleozoic.optimize.measurements import MeasurementStore, board_fingerprint
+
+        if sdk != "mock":
+            raise OptimizerError("--simulate-boards simulates the mock's board (the device "
+                                 "model's timings); use it with --sdk mock")
+        return SimulatedFarm(simulate, MeasurementStore(replay) if replay else None,
+                             board_fingerprint(sdk))
+    if workers is None and address is None:
+        return LocalBoard()
+    try:
+        from paleozoic.farm.ray_farm import RayFarm
+    except ImportError as err:
+        raise OptimizerError(f"measuring on a Ray farm needs Ray ({err}): pip install "
+                             f"'paleozoic[ray]'") from err
+    return RayFarm(workers=workers, address=address, wall_clock=sdk != "mock")

@@ -1,0 +1,91 @@
+"""Measurement on a local Ray cluster of two boards: the same timings and plan as on one
+board, a board killed mid-run whose blocks are measured again elsewhere, and an interrupt
+that stops the work in flight."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+
+import numpy as np
+import onnx
+import pytest
+
+from paleozoic.frontend import import_onnx
+from paleozoic.ir import LayerQueue
+from paleozoic.passes import run_passes
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("paleozoic.optimize.device_cost")
+
+from paleozoic.farm.ray_farm import RayFarm  # noqa: E402
+from paleozoic.farm.service import LocalBoard  # noqa: E402
+from paleozoic.optimize import SearchSpace  # noqa: E402
+from paleozoic.runner.block_bench import Bench  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def farm():
+    made = RayFarm(workers=2)
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def queue(small_cnn: onnx.ModelProto) -> LayerQueue:
+    return run_passes(import_onnx(small_cnn))
+
+
+def _batches(queue: LayerQueue, count: int) -> list[list[tuple[int, int, int]]]:
+    space = SearchSpace.from_queue(queue)
+    spans = [(i, j, mp) for mp in (1, 4, 32) for i in range(space.n)
+             for j in range(i + 1, min(space.n, i + 4) + 1) if space.allows(i, j)]
+    return [spans[k::count] for k in range(count)]
+
+
+def _timings(results) -> dict:
+    return {span: t.micros for batch, timings in results for span, t in zip(batch, timings)}
+
+
+def test_two_boards_give_one_boards_timings_and_plan(farm, queue, tmp_path) -> None:
+    from paleozoic.optimize.base import CostLookup
+    from paleozoic.optimize.dp import solve
+    from paleozoic.optimize.measured import MeasuredOracle
+
+    assert farm.boards() == 2
+    batches = _batches(queue, 6)
+    assert _timings(farm.measure(queue, batches, Bench())) == \
+        _timings(LocalBoard().measure(queue, batches, Bench()))
+    mps = (1, 2, 4, 8, 16, 32)
+    space = SearchSpace.from_queue(queue, mps=mps)
+    on_farm = MeasuredOracle(queue, guided=True, farm=farm)
+    alone = MeasuredOracle(queue, guided=True)
+    assert np.array_equal(on_farm.cost_table(mps), alone.cost_table(mps))
+    assert solve(CostLookup(space, on_farm), space) == solve(CostLookup(space, alone), space)
+
+
+def test_an_interrupt_stops_the_boards_at_work_and_the_farm_carries_on(farm, queue) -> None:
+    results = farm.measure(queue, _batches(queue, 8), Bench())
+    next(results)
+    with pytest.raises(KeyboardInterrupt):
+        results.throw(KeyboardInterrupt)
+    assert farm.boards() < 2     # the boards in flight were stopped
+    again = _timings(farm.measure(queue, _batches(queue, 4), Bench()))
+    assert farm.boards() == 2    # and started again for the next call
+    assert again == _timings(LocalBoard().measure(queue, _batches(queue, 4), Bench()))
+
+
+def test_a_board_killed_mid_run_loses_nothing(farm, queue, caplog) -> None:
+    """The board about to get the next batch dies (SIGKILL) after the first batch came back:
+    that batch is lost with it, measured again on the other board, and said in the log."""
+    batches = _batches(queue, 8)
+    expected = _timings(LocalBoard().measure(queue, batches, Bench()))
+    results = farm.measure(queue, batches, Bench())
+    got = [next(results)]
+    os.kill(ray.get(farm.idle[0].pid.remote()), signal.SIGKILL)
+    with caplog.at_level(logging.WARNING, logger="paleozoic.farm.ray_farm"):
+        got.extend(results)
+    assert _timings(got) == expected and len(got) == len(batches)
+    assert farm.lost == 1 and "measured again on another board" in caplog.text
+    assert farm.summary()[0].endswith("measured again on the others")
