@@ -114,3 +114,39 @@ def test_knobs_are_refused_where_they_would_be_ignored(small_cnn_path: Path, tmp
     assert ("--accuracy-budget with --knobs concat: the staged DP re-cuts blocks"
             in capsys.readouterr().err)
     assert not (tmp_path / "p.json").exists()
+
+
+def test_measured_tune_keeps_its_timings_and_a_simulated_farm_gives_its_plan(
+        small_cnn_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The timings file beside the plan: a second run measures nothing new. A simulated
+    farm of 8 boards answers from it and reports what the boards would have taken, with
+    the same plan."""
+    plan = tmp_path / "plan.json"
+    assert main(["tune", str(small_cnn_path), "--cost", "measured", "-o", str(plan)]) == 0
+    kept = tmp_path / "plan.measurements.jsonl"
+    assert f"block timings kept in {kept}" in capsys.readouterr().out
+    lines = kept.read_text().splitlines()
+    assert lines and all(json.loads(line)["us"] > 0 for line in lines)
+    assert main(["tune", str(small_cnn_path), "--cost", "measured", "-o", str(plan),
+                 "--force"]) == 0
+    assert kept.read_text().splitlines() == lines   # nothing measured again
+    simulated = tmp_path / "simulated.json"
+    assert main(["tune", str(small_cnn_path), "--cost", "measured", "--simulate-boards", "8",
+                 "--measurements", str(kept), "-o", str(simulated)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"simulated farm of 8 board\(s\): the measurements would take [\d.]+ s",
+                     out)
+    assert json.loads(simulated.read_text())["blocks"] == json.loads(plan.read_text())["blocks"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--workers", "2"], "need --cost measured"),
+    (["--cost", "measured", "--sdk", "onednn", "--workers", "2"], "would time each other"),
+    (["--cost", "measured", "--sdk", "onednn", "--simulate-boards", "4"], "with --sdk mock"),
+])
+def test_farm_options_that_cannot_hold_are_refused(small_cnn_path: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str],
+                                                   args: list[str], message: str) -> None:
+    plan = tmp_path / "plan.json"
+    assert main(["tune", str(small_cnn_path), *args, "-o", str(plan)]) == 7
+    assert message in capsys.readouterr().err and not plan.exists()

@@ -1,0 +1,160 @@
+"""Measured tuning on a farm of boards: how its time scales with the boards (issue 28).
+
+Two parts, both DP over cuts and MPs 1..32 on the mock's board, guided by its device model:
+
+1. Simulated boards (`tune --simulate-boards N`): each block is answered at once from the
+   device model while a clock keeps what N boards would have taken (a session 0.5 s, a
+   block 0.2 s, a batch on the board free first). A run's tuning time is that clock plus
+   the search's own wall time (everything but answering the blocks). For 1, 2, 4, ... 64
+   boards on ResNet-50 and DenseNet-121 from the zoo; the speedup is against one board.
+2. Real boards (`--ray`): `tune --cost measured` on a local Ray cluster of 1 and of 2 boards
+   (`--workers`), each run a fresh process and a fresh store, timed in turns, with the
+   plans compared; and the same run again over its warm store.
+
+    pip install '.[ray]' ./testing matplotlib
+    python benchmarks/farm_scaling.py                # ~4 min on 2 cores
+    python benchmarks/farm_scaling.py --ray densenet121
+
+Writes benchmarks/results/farm_scaling.md and farm_scaling.png (matplotlib, if installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import onnx
+
+RESULTS = Path(__file__).resolve().parent / "results"
+BOARDS = (1, 2, 4, 8, 16, 32, 64)
+
+
+def simulated(model: onnx.ModelProto, boards: int) -> dict[str, float]:
+    """One guided DP search on `boards` simulated boards: its tuning time and its parts."""
+    from paleozoic.farm.simulate import SimulatedFarm
+    from paleozoic.optimize import SearchSpace, load_optimizer, run_optimizer
+    from paleozoic.optimize.measured import MeasuredOracle
+    from paleozoic.pipeline import load_queue
+
+    queue = load_queue(model)
+    farm = SimulatedFarm(boards)
+    begin = time.perf_counter()
+    oracle = MeasuredOracle(queue, guided=True, farm=farm)
+    plan = run_optimizer(load_optimizer("dp"), queue, oracle, SearchSpace.from_queue(queue))
+    search_s = time.perf_counter() - begin - farm.spent_s
+    return {"boards": boards, "tuning_s": farm.elapsed_s + search_s,
+            "measuring_s": farm.elapsed_s, "search_s": search_s,
+            "blocks": oracle.measured, "sessions": oracle.sessions,
+            "plan_us": float(plan.notes["cost_us"])}
+
+
+def ray_runs(path: Path, workers: tuple[int, ...], rounds: int) -> list[dict]:
+    """`paleozoic tune --cost measured --workers N` of `path`, fresh store each time, in
+    turns; then once more over the last run's store (warm)."""
+    found = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for n in workers:
+                plan = Path(tmp) / f"plan{n}.json"
+                store = Path(tmp) / f"m{n}_{r}.jsonl"
+                found.append(_tune(path, n, plan, store) | {"round": r})
+        warm = _tune(path, workers[-1], Path(tmp) / "warm.json", store)
+        found.append(warm | {"round": "warm"})
+    return found
+
+
+def _tune(path: Path, workers: int, plan: Path, store: Path) -> dict:
+    begin = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "paleozoic", "tune", str(path), "--cost", "measured",
+                    "--workers", str(workers), "-o", str(plan), "--force", "--measurements",
+                    str(store)], check=True, capture_output=True, text=True)
+    return {"workers": workers, "wall_s": time.perf_counter() - begin,
+            "plan": json.loads(plan.read_text())["blocks"]}
+
+
+def plot(results: dict[str, list[dict]], out: Path) -> bool:
+    try:
+        import matplotlib
+    except ImportError:
+        return False
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, rows in results.items():
+        ax.plot([r["boards"] for r in rows], [r["tuning_s"] for r in rows], "o-", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("boards")
+    ax.set_ylabel("tuning time (s, simulated boards)")
+    ax.set_title("tune --cost measured, DP, guided by the device model")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", default="resnet50,densenet121")
+    parser.add_argument("--boards", default=",".join(map(str, BOARDS)))
+    parser.add_argument("--ray", default="", metavar="ZOO_MODEL",
+                        help="also time real Ray boards (1 and 2 local workers) on this model")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    from paleozoic_testing.zoo import load_zoo_model
+
+    lines = ["# Measured tuning on a farm of boards", "",
+             "Written by `benchmarks/farm_scaling.py`. DP over cuts and MPs 1..32 on the mock's",
+             "board, guided by its device model.", ""]
+    results: dict[str, list[dict]] = {}
+    for name in args.models.split(","):
+        model = load_zoo_model(name)
+        rows = [simulated(model, int(n)) for n in args.boards.split(",")]
+        results[name] = rows
+        base = rows[0]["tuning_s"]
+        lines += [f"## {name}: simulated boards", "",
+                  "| boards | tuning (s) | measuring (s) | search (s) | speedup | blocks | "
+                  "sessions | plan (us) |", "|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(f"| {r['boards']} | {r['tuning_s']:,.1f} | {r['measuring_s']:,.1f} | "
+                         f"{r['search_s']:.1f} | {base / r['tuning_s']:.1f}x | {r['blocks']} | "
+                         f"{r['sessions']} | {r['plan_us']:,.1f} |")
+        lines.append("")
+        print("\n".join(lines[-len(rows) - 4:]))
+    if args.ray:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"{args.ray}.onnx"
+            onnx.save(load_zoo_model(args.ray), str(path))
+            runs = ray_runs(path, (1, 2), args.rounds)
+        cold = {n: statistics.median(r["wall_s"] for r in runs
+                                     if r["workers"] == n and r["round"] != "warm")
+                for n in (1, 2)}
+        plans = {json.dumps(r["plan"], sort_keys=True) for r in runs}
+        warm = next(r["wall_s"] for r in runs if r["round"] == "warm")
+        lines += [f"## {args.ray}: a local Ray cluster (`tune --cost measured --workers N`)", "",
+                  "Whole processes, fresh stores, in turns; the median of "
+                  f"{args.rounds} run(s) each.", "",
+                  "| boards | wall (s) | vs 1 board |", "|---|---|---|",
+                  f"| 1 | {cold[1]:.1f} | 1.00x |",
+                  f"| 2 | {cold[2]:.1f} | {cold[2] / cold[1]:.2f}x |", "",
+                  f"Plans: {'one plan from every run' if len(plans) == 1 else 'DIFFERENT'}. "
+                  f"A re-run over a warm store: {warm:.1f} s.", ""]
+        print("\n".join(lines[-9:]))
+    args.out.mkdir(parents=True, exist_ok=True)
+    if plot(results, args.out / "farm_scaling.png"):
+        lines += ["![tuning time against boards](farm_scaling.png)", ""]
+    (args.out / "farm_scaling.md").write_text("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
