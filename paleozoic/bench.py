@@ -26,7 +26,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
 import onnx
@@ -34,6 +34,9 @@ import onnx
 from paleozoic.errors import PaleozoicError
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.ir.plan import Precision
+
+if TYPE_CHECKING:
+    from paleozoic.farm.ray_farm import RayFarm
 
 logger = logging.getLogger(__name__)
 
@@ -420,12 +423,23 @@ def bench(models: Iterable[str | Path], configs: Sequence[Config], *, threads: i
           input_shapes: dict[str, tuple[int, ...]] | None = None,
           input_values: dict[str, np.ndarray] | None = None,
           outputs: Sequence[str] | None = None,
-          show_progress: bool = False) -> BenchReport:
-    """Every model under every configuration; models one after another."""
+          show_progress: bool = False, farm: RayFarm | None = None) -> BenchReport:
+    """Every model under every configuration; models one after another, or each on a board
+    of `farm` (its configurations and onnxruntime side by side on that board)."""
     from paleozoic.frontend.loader import load_full_model
 
     models = list(models)
     report = BenchReport(threads, repeat, rounds, min_turn_ms=min_turn_ms)
+    if farm is not None:
+        options = dict(threads=threads, repeat=repeat, rounds=rounds, min_turn_ms=min_turn_ms,
+                       seed=seed, calibration=calibration, batch=batch,
+                       input_shapes=input_shapes, input_values=input_values, outputs=outputs)
+        data = [(load_full_model(Path(path)).SerializeToString(), str(path)) for path in models]
+        calls = [lambda board, model=model, name=name: board.bench_model.remote(
+            model, name, list(configs), options) for model, name in data]
+        done = dict(farm.run_each(calls, what="model"))
+        report.models.extend(done[m] for m in range(len(data)))
+        return report
     bar = None
     if show_progress:
         from tqdm import tqdm

@@ -33,9 +33,22 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                if missing[0] == "onednn" else "install Paleozoic with `pip install .`, which "
                "builds the runtime extension")
         raise BuildError(f"the {missing[0]} SDK is not built: {fix}")
-    report = bench(args.model, configs, threads=args.threads, repeat=args.repeat,
-                   rounds=args.rounds, min_turn_ms=args.min_turn_ms, seed=args.seed,
-                   calibration=args.calibration, show_progress=sys.stderr.isatty(), **shapes(args))
+    farm = None
+    if args.workers is not None or args.ray is not None:
+        from paleozoic.farm.service import open_farm
+
+        # bench times the wall clock whatever the SDK: one board per host.
+        farm = open_farm(workers=args.workers, address=args.ray, wall_clock=True)
+    try:
+        report = bench(args.model, configs, threads=args.threads, repeat=args.repeat,
+                       rounds=args.rounds, min_turn_ms=args.min_turn_ms, seed=args.seed,
+                       calibration=args.calibration, show_progress=sys.stderr.isatty(),
+                       farm=farm, **shapes(args))
+    finally:
+        if farm is not None:
+            farm.close()
+    if farm is not None:
+        print("\n".join(farm.summary()))
     print(report.table())
     if args.json:
         Path(args.json).write_text(report.to_json())
@@ -56,6 +69,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--precision", default="fp32", help="comma-separated: fp32, fp16, int8 "
                    "(int8 needs --calibration)")
     p.add_argument("--calibration", metavar="CALIB.json", help="int8 parameters (one model)")
+    farm = p.add_mutually_exclusive_group()
+    farm.add_argument("--ray", metavar="ADDRESS",
+                      help="bench each model on a board of the Ray cluster at ADDRESS (its "
+                           "configurations and onnxruntime side by side there; one pz_board "
+                           "per host: docs/tuning-farm.md)")
+    farm.add_argument("--workers", type=int, metavar="N",
+                      help="bench on a local Ray cluster of N boards; N is 1 on one host, as "
+                           "bench times the wall clock (a way to try the farm)")
     p.add_argument("--threads", type=int, default=2, help="threads of every configuration "
                    "and of onnxruntime; the built-in plans' MP (default 2)")
     p.add_argument("--repeat", type=int, default=20, help="timed forwards per configuration")

@@ -27,7 +27,7 @@ import os
 import shutil
 import tempfile
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import ray
@@ -62,6 +62,15 @@ class Board:
             self._queues = {token: ray.get(holder[0])}
         return time_blocks(self._queues[token], batch, bench)
 
+    def bench_model(self, model: bytes, name: str, configs: Sequence[Any],
+                    options: dict[str, Any]) -> Any:
+        """`paleozoic bench` of one model on this board (paleozoic.bench.bench_model)."""
+        import onnx
+
+        from paleozoic.bench import bench_model
+
+        return bench_model(onnx.load_from_string(model), name, configs, **options)
+
 
 class RayFarm:
     """Boards on a local Ray cluster of `workers` boards, or on the cluster at `address`."""
@@ -71,7 +80,7 @@ class RayFarm:
         if (workers is None) == (address is None):
             raise ValueError("give workers (a local cluster) or address (a running one)")
         self.lost = 0          # boards lost while measuring
-        self.retried = 0       # blocks measured again because their board was lost
+        self.retried = 0       # blocks (models) measured again because their board was lost
         self._started = False
         self._actors: list[Any] = []
         self._queues: dict[int, tuple[LayerQueue, str, Any]] = {}
@@ -141,44 +150,54 @@ class RayFarm:
     def measure(self, queue: LayerQueue, batches: Sequence[Batch],
                 bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
         token, ref = self._queue_ref(queue)
+        calls = [lambda board, batch=batch: board.measure.remote(token, [ref], batch, bench)
+                 for batch in batches]
+        for b, timings in self.run_each(calls, [len(batch) for batch in batches]):
+            yield batches[b], timings
+
+    def run_each(self, calls: Sequence[Callable[[Any], Any]], sizes: Sequence[int] | None = None,
+                 what: str = "block") -> Iterator[tuple[int, Any]]:
+        """Each call (a board -> the ObjectRef of a method call on it) on a free board, a
+        board at a time; (index, result) as each finishes. A call whose board is lost is
+        made again on another (`sizes`: how many `what`s each call measures, for the log)."""
         self._grow()
-        pending = deque(range(len(batches)))
+        pending = deque(range(len(calls)))
         idle = self._idle = list(self._actors)
         running: dict[Any, tuple[Any, int]] = {}
         try:
             while pending or running:
                 while pending and idle:
-                    actor, b = idle.pop(0), pending.popleft()
-                    running[actor.measure.remote(token, [ref], batches[b], bench)] = (actor, b)
+                    board, c = idle.pop(0), pending.popleft()
+                    running[calls[c](board)] = (board, c)
                 if not running:
                     raise OptimizerError(f"every board of the farm is lost; {len(pending)} "
-                                         f"batch(es) of blocks were not measured")
+                                         f"piece(s) of work were not done")
                 (done,), _ = ray.wait(list(running), num_returns=1)
-                actor, b = running.pop(done)
+                board, c = running.pop(done)
                 try:
-                    timings = ray.get(done)
+                    result = ray.get(done)
                 except _LOST as err:
-                    self._lose(actor, batches[b], err)
-                    pending.appendleft(b)
+                    self._lose(board, f"{sizes[c] if sizes else 1} {what}(s)", err)
+                    pending.appendleft(c)
                     before = set(map(id, self._actors))
                     self._grow()
                     idle.extend(a for a in self._actors if id(a) not in before)
                     continue
-                idle.append(actor)
-                yield batches[b], timings
+                idle.append(board)
+                yield c, result
         except BaseException:
-            for actor, _ in running.values():  # stop the work in flight
-                ray.kill(actor)
-                self._actors.remove(actor)
+            for board, _ in running.values():  # stop the work in flight
+                ray.kill(board)
+                self._actors.remove(board)
             raise
 
-    def _lose(self, actor: Any, batch: Batch, err: Exception) -> None:
+    def _lose(self, actor: Any, work: str, err: Exception) -> None:
         self.lost += 1
-        self.retried += len(batch)
+        self.retried += int(work.split()[0])
         self._actors.remove(actor)
-        logger.warning("a board was lost while measuring %d block(s) (%s); they are "
-                       "measured again on another board (%d board(s) left)", len(batch),
-                       type(err).__name__, len(self._actors))
+        logger.warning("a board was lost while measuring %s (%s); they are measured again "
+                       "on another board (%d board(s) left)", work, type(err).__name__,
+                       len(self._actors))
 
     def summary(self) -> list[str]:
         line = f"measured on a Ray farm of {self.boards()} board(s)"

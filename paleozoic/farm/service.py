@@ -53,10 +53,12 @@ class LocalBoard:
 
 def open_farm(*, workers: int | None = None, address: str | None = None,
               simulate: int | None = None, sdk: str = "mock",
-              replay: str | Path | None = None) -> Farm:
+              replay: str | Path | None = None, wall_clock: bool | None = None) -> Farm:
     """The farm a measured search asks for: a local Ray cluster of `workers` boards, the
     Ray cluster at `address`, `simulate` simulated boards (replaying the timings kept in
-    the file `replay`, the device model's elsewhere), or, given none, this process."""
+    the file `replay`, the device model's elsewhere), or, given none, this process.
+    `wall_clock`: whether what the boards time is wall time (default: any SDK but the
+    mock's), which allows one board per host."""
     from paleozoic.errors import OptimizerError
 
     if sum(x is not None for x in (workers, address, simulate)) > 1:
@@ -78,4 +80,5 @@ def open_farm(*, workers: int | None = None, address: str | None = None,
     except ImportError as err:
         raise OptimizerError(f"measuring on a Ray farm needs Ray ({err}): pip install "
                              f"'paleozoic[ray]'") from err
-    return RayFarm(workers=workers, address=address, wall_clock=sdk != "mock")
+    return RayFarm(workers=workers, address=address,
+                   wall_clock=sdk != "mock" if wall_clock is None else wall_clock)

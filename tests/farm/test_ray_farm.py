@@ -89,3 +89,21 @@ def test_a_board_killed_mid_run_loses_nothing(farm, queue, caplog) -> None:
     assert _timings(got) == expected and len(got) == len(batches)
     assert farm.lost == 1 and "measured again on another board" in caplog.text
     assert farm.summary()[0].endswith("measured again on the others")
+
+
+def test_bench_fans_its_models_out_to_the_boards(farm, small_cnn_path, tmp_path) -> None:
+    """`paleozoic bench --ray`: each model's configurations beside onnxruntime on one
+    board; the report holds the models in the order given."""
+    import shutil
+
+    from paleozoic.bench import Config, bench
+
+    other = tmp_path / "other.onnx"
+    shutil.copy(small_cnn_path, other)
+    configs = [Config("mock", "fuse-all", "fp32")]
+    report = bench([small_cnn_path, other], configs, repeat=2, rounds=1, min_turn_ms=0.0,
+                   farm=farm)
+    assert [m.model for m in report.models] == [str(small_cnn_path), str(other)]
+    for model in report.models:
+        (result,) = model.results
+        assert result.median_ms > 0 and result.sqnr_db > 60
