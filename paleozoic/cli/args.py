@@ -55,6 +55,24 @@ def add_shape_options(p: argparse.ArgumentParser) -> None:
                    "detector's raw scores and boxes before its NonMaxSuppression")
 
 
+def add_farm_options(p: argparse.ArgumentParser, work: str, workers: str,
+                     simulate: bool = False) -> None:
+    """--workers / --ray (and --simulate-boards): the farm of boards `work` runs on
+    (paleozoic.farm; docs/tuning-farm.md). `workers` says what N may be."""
+    farm = p.add_mutually_exclusive_group()
+    farm.add_argument("--workers", type=int, metavar="N",
+                      help=f"{work} on a local Ray cluster of N boards (pip install "
+                           f"'paleozoic[ray]'); {workers}")
+    farm.add_argument("--ray", metavar="ADDRESS",
+                      help=f"{work} on the boards of the Ray cluster at ADDRESS (hosts "
+                           f"started with --resources '{{\"pz_board\": 1}}')")
+    if simulate:
+        farm.add_argument("--simulate-boards", type=int, metavar="N",
+                          help="with --cost measured --sdk mock: answer from the kept "
+                               "timings (--measurements) or the device model, and report "
+                               "how long N boards would take")
+
+
 def shapes(args: argparse.Namespace) -> dict[str, object]:
     values = dict(args.input_value)
     return {"input_shapes": dict(args.input_shape), "batch": args.batch,

@@ -10,7 +10,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from paleozoic.cli.args import add_shape_options, csv, shapes
+from paleozoic.cli.args import add_farm_options, add_shape_options, csv, shapes
 from paleozoic.errors import BuildError, PaleozoicError, PlanMismatchError
 from paleozoic.runner.sdk import SDKS
 
@@ -69,14 +69,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--precision", default="fp32", help="comma-separated: fp32, fp16, int8 "
                    "(int8 needs --calibration)")
     p.add_argument("--calibration", metavar="CALIB.json", help="int8 parameters (one model)")
-    farm = p.add_mutually_exclusive_group()
-    farm.add_argument("--ray", metavar="ADDRESS",
-                      help="bench each model on a board of the Ray cluster at ADDRESS (its "
-                           "configurations and onnxruntime side by side there; one pz_board "
-                           "per host: docs/tuning-farm.md)")
-    farm.add_argument("--workers", type=int, metavar="N",
-                      help="bench on a local Ray cluster of N boards; N is 1 on one host, as "
-                           "bench times the wall clock (a way to try the farm)")
+    add_farm_options(p, "bench each model (its configurations and onnxruntime side by side "
+                     "on one board)", "N is 1 on one host, as bench times the wall clock")
     p.add_argument("--threads", type=int, default=2, help="threads of every configuration "
                    "and of onnxruntime; the built-in plans' MP (default 2)")
     p.add_argument("--repeat", type=int, default=20, help="timed forwards per configuration")

@@ -11,8 +11,8 @@ import argparse
 from pathlib import Path
 
 from paleozoic.cli.args import (
-    accuracy_budget_arg, add_shape_options, knobs_arg, new_output, parse_options, precisions_arg,
-    shapes,
+    accuracy_budget_arg, add_farm_options, add_shape_options, knobs_arg, new_output,
+    parse_options, precisions_arg, shapes,
 )
 from paleozoic.runner.sdk import SDKS
 
@@ -112,17 +112,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="with --cost measured: the file keeping block timings across runs, "
                         "models and plans, by block contents, knobs and board (default: "
                         "PLAN.measurements.jsonl beside the plan)")
-    farm = p.add_mutually_exclusive_group()
-    farm.add_argument("--workers", type=int, metavar="N",
-                      help="with --cost measured: measure on a local Ray cluster of N boards "
-                           "(pip install 'paleozoic[ray]'); the plan is the same for any N")
-    farm.add_argument("--ray", metavar="ADDRESS",
-                      help="with --cost measured: measure on the boards of the Ray cluster "
-                           "at ADDRESS (workers started with --resources '{\"pz_board\": 1}')")
-    farm.add_argument("--simulate-boards", type=int, metavar="N",
-                      help="with --cost measured --sdk mock: answer from the kept timings "
-                           "(--measurements) or the device model, and report how long N "
-                           "boards would take")
+    add_farm_options(p, "with --cost measured: measure", "the plan is the same for any N",
+                     simulate=True)
     p.add_argument("--sdk", choices=SDKS, default="mock",
                    help="with --cost measured: the SDK whose runs are timed (onednn: real "
                         "wall-clock time of oneDNN primitives on MP threads)")
