@@ -3,7 +3,7 @@
 A board is a Ray actor holding one unit of the custom resource `pz_board`: an actor runs
 one method at a time, so no two measurements ever share a board. `RayFarm(workers=N)`
 starts a local cluster with N boards on this host (the mock's simulated device clock does
-not mind neighbours; each board's kernels get the host's cores / N threads);
+not mind neighbours; each board is pinned to cores of its own, the host's cores / N);
 `RayFarm(address=...)` joins a running cluster and uses every `pz_board` its nodes
 offer, starting a board for each unit as nodes register (a process that has called ray.init
 itself lends its cluster the same way, and keeps it). To add a real board, start a Ray
@@ -48,8 +48,10 @@ _LOST = (RayActorError, WorkerCrashedError, ActorUnavailableError)
 class Board:
     """One board: measures batches of a queue it keeps after the first."""
 
-    def __init__(self) -> None:
+    def __init__(self, cores: list[int] | None = None) -> None:
         self._queues: dict[str, LayerQueue] = {}
+        if cores:  # this host's boards share it: each computes on cores of its own
+            os.sched_setaffinity(0, cores)
 
     def pid(self) -> int:
         return os.getpid()
@@ -86,6 +88,8 @@ class RayFarm:
         self._queues: dict[int, tuple[LayerQueue, str, Any]] = {}
         self._empty: str | None = None
         self._idle: list[Any] = []
+        self._slots: list[list[int]] = []           # a local farm's boards' cores
+        self._slot_of: dict[int, int] = {}          # id(board) -> its slot
         if workers is not None:
             if workers < 1:
                 raise OptimizerError(f"--workers must be at least 1, got {workers}")
@@ -93,17 +97,17 @@ class RayFarm:
                 raise OptimizerError(
                     f"--workers {workers} on a wall-clock SDK: boards on one host would time "
                     f"each other; use --workers 1, or one pz_board per host with --ray")
-            cores = os.cpu_count() or 1
-            threads = str(max(1, cores // workers))
+            cores = sorted(os.sched_getaffinity(0))
+            self._slots = [cores[k * len(cores) // workers:(k + 1) * len(cores) // workers]
+                           or [cores[k % len(cores)]] for k in range(workers)]
             if not ray.is_initialized():  # else: the caller's cluster, with its boards
-                ray.init(num_cpus=cores, resources={RESOURCE: workers},
+                ray.init(num_cpus=len(cores), resources={RESOURCE: workers},
                          include_dashboard=False, log_to_driver=False,
-                         logging_level=logging.WARNING,
-                         runtime_env=self._runtime_env({"OMP_NUM_THREADS": threads}))
+                         logging_level=logging.WARNING, runtime_env=self._runtime_env())
                 self._started = True
         elif not ray.is_initialized():
             ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING,
-                     runtime_env=self._runtime_env({}))
+                     runtime_env=self._runtime_env())
             self._started = True
         self._grow()
         if not self._actors:
@@ -112,12 +116,12 @@ class RayFarm:
                 f"no board is free on the Ray cluster at {address}: start a worker with "
                 f"`ray start --address {address} --resources '{{\"{RESOURCE}\": 1}}'`")
 
-    def _runtime_env(self, env_vars: dict[str, str]) -> dict[str, Any]:
+    def _runtime_env(self) -> dict[str, Any]:
         # Ray puts the driver's folder first on its workers' path: run from a source
         # checkout, the workers would import its paleozoic, which has no compiled runtime.
         # An empty working folder of their own keeps them on the installed package.
         self._empty = tempfile.mkdtemp(prefix="paleozoic-ray-")
-        return {"working_dir": self._empty, "env_vars": env_vars}
+        return {"working_dir": self._empty}
 
     def _grow(self) -> None:
         """Starts a board for every unit of the resource the cluster has and no board holds
@@ -125,7 +129,15 @@ class RayFarm:
         units = int(ray.cluster_resources().get(RESOURCE, 0))
         new = max(0, units - len(self._actors))
         for _ in range(new):
-            self._actors.append(Board.remote())
+            cores = None
+            if self._slots:  # the slot no live board holds, or the least held
+                held = [list(self._slot_of.values()).count(k) for k in range(len(self._slots))]
+                slot = held.index(min(held))
+                cores = self._slots[slot]
+            board = Board.remote(cores)
+            if cores is not None:
+                self._slot_of[id(board)] = slot
+            self._actors.append(board)
         if new:
             logger.info("%d board(s) started; %d in all", new, len(self._actors))
 
@@ -189,12 +201,14 @@ class RayFarm:
             for board, _ in running.values():  # stop the work in flight
                 ray.kill(board)
                 self._actors.remove(board)
+                self._slot_of.pop(id(board), None)
             raise
 
     def _lose(self, actor: Any, work: str, err: Exception) -> None:
         self.lost += 1
         self.retried += int(work.split()[0])
         self._actors.remove(actor)
+        self._slot_of.pop(id(actor), None)
         logger.warning("a board was lost while measuring %s (%s); they are measured again "
                        "on another board (%d board(s) left)", work, type(err).__name__,
                        len(self._actors))
@@ -210,6 +224,7 @@ class RayFarm:
         for actor in self._actors:
             ray.kill(actor)
         self._actors.clear()
+        self._slot_of.clear()
         self._queues.clear()
         if self._started:
             ray.shutdown()
