@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 
 from paleozoic.farm.service import Batch
 from paleozoic.ir import LayerQueue
-from paleozoic.optimize.measurements import MeasurementStore, block_key
+from paleozoic.optimize.measurements import BlockKeys, MeasurementStore
 from paleozoic.runner.block_bench import Bench, Timing
 
 # A board's cost of one session (build, load, warm-up) and of each block in it: the order
@@ -39,15 +39,18 @@ class SimulatedFarm:
         self.elapsed_s = 0.0
         self.spent_s = 0.0
         self._models: dict[int, tuple[LayerQueue, object]] = {}
+        self._keys: dict[int, tuple[LayerQueue, BlockKeys]] = {}
 
     def boards(self) -> int:
         return self._boards
 
     def _timing(self, queue: LayerQueue, span: tuple[int, int, int], bench: Bench) -> Timing:
         if self.replay is not None:
-            found = self.replay.get(block_key(queue, *span, fused=span[1] - span[0] > 1,
-                                              board=self.board, sparse=bench.sparse,
-                                              data_parallelism=bench.data_parallelism))
+            if id(queue) not in self._keys:
+                self._keys[id(queue)] = (queue, BlockKeys(queue, self.board, bench.sparse,
+                                                          bench.data_parallelism))
+            keys = self._keys[id(queue)][1]
+            found = self.replay.get(keys.key(*span, fused=span[1] - span[0] > 1))
             if found is not None:
                 return Timing(found.micros, found.gap_micros)
         if id(queue) not in self._models:

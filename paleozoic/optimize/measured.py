@@ -44,9 +44,8 @@ from typing import Callable, Collection, Sequence
 import numpy as np
 
 from paleozoic.ir import LayerQueue, Plan
-from paleozoic.ir.boundary import read_counts
 from paleozoic.optimize.measurements import (
-    Measured, MeasurementStore, block_key, board_fingerprint,
+    BlockKeys, Measured, MeasurementStore, board_fingerprint,
 )
 from paleozoic.optimize.oracle import Span
 from paleozoic.farm.service import Farm, LocalBoard
@@ -95,7 +94,7 @@ class MeasuredOracle:
         self.farm: Farm = farm if farm is not None else LocalBoard()
         self.bench = Bench(self.sdk, repeats, self.sparse, data_parallelism)
         self.board = board_fingerprint(self.sdk)
-        self._reads = read_counts(queue.layers)
+        self._keys = BlockKeys(queue, self.board, self.sparse, data_parallelism)
         self.cache: dict[Span, float] = {}
         self.observers: list[Observer] = []   # called with (start, stop, mp, micros)
         self.sessions = 0                     # how many sessions were built and run
@@ -112,9 +111,7 @@ class MeasuredOracle:
         """Times the blocks of `spans` not known yet: each distinct block (block_key) once,
         found in the store or cut out and timed, many to a session (module notes)."""
         missing = [s for s in dict.fromkeys(tuple(s) for s in spans) if s not in self.cache]
-        keys = {s: block_key(self.queue, *s, fused=s[1] - s[0] > 1, board=self.board,
-                             sparse=self.sparse, data_parallelism=self.data_parallelism,
-                             reads=self._reads) for s in missing}
+        keys = {s: self._keys.key(*s, fused=s[1] - s[0] > 1) for s in missing}
         fresh: dict[str, Span] = {}
         for span in missing:
             if self.store.get(keys[span]) is None:

@@ -19,7 +19,7 @@ import os
 import platform
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection, Iterable, Mapping
+from typing import Collection, Iterable
 
 import numpy as np
 
@@ -52,34 +52,56 @@ def board_fingerprint(sdk: str) -> str:
     return f"{sdk}|{cpu}|{os.cpu_count()}|paleozoic {__version__}"
 
 
+class BlockKeys:
+    """block_key for many blocks of one queue: each layer described once."""
+
+    def __init__(self, queue: LayerQueue, board: str, sparse: Collection[str] = (),
+                 data_parallelism: int = 1) -> None:
+        self.queue, self.board = queue, board
+        self.sparse, self.data_parallelism = frozenset(sparse), data_parallelism
+        self._reads = read_counts(queue.layers)
+        self._outputs = set(queue.outputs)
+        self._layers: dict[int, str] = {}
+
+    def _layer(self, index: int) -> str:
+        if index not in self._layers:
+            layer = self.queue.layers[index]
+            weights = {}
+            for role, name in sorted(layer.weights.items()):
+                value = self.queue.weights[name]
+                weights[role] = [list(value.shape), str(value.dtype)]
+                if layer.name in self.sparse:  # its time depends on the zero pairs
+                    weights[role].append(hashlib.sha256(
+                        np.ascontiguousarray(value).tobytes()).hexdigest())
+            self._layers[index] = json.dumps(
+                [layer.kind, layer.op.attrs, weights, layer.precision, layer.name in self.sparse],
+                sort_keys=True, separators=(",", ":"), default=_plain)
+        return self._layers[index]
+
+    def key(self, start: int, stop: int, mp: int, fused: bool) -> str:
+        """The hash naming queue.layers[start:stop] at `mp` (see the module notes).
+        Tensors are named by position (block inputs in order of first read, then layers),
+        so the same block anywhere in any queue has the same key."""
+        block = self.queue.layers[start:stop]
+        inputs, outputs = block_boundary(block, self._reads, self._outputs)
+        local = {name: f"i{k}" for k, name in enumerate(inputs)}
+        local.update({layer.output: f"l{k}" for k, layer in enumerate(block)})
+        tensors = self.queue.tensors
+        described = {
+            "layers": [[self._layer(i), [local[t] for t in layer.inputs]]
+                       for i, layer in zip(range(start, stop), block)],
+            "shapes": [[local[t], list(tensors[t].shape), tensors[t].dtype]
+                       for t in (*inputs, *(layer.output for layer in block))],
+            "outputs": [local[t] for t in outputs], "mp": mp, "fused": fused,
+            "dp": self.data_parallelism, "board": self.board}
+        text = json.dumps(described, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
 def block_key(queue: LayerQueue, start: int, stop: int, mp: int, *, fused: bool,
-              board: str, sparse: Collection[str] = (), data_parallelism: int = 1,
-              reads: Mapping[str, int] | None = None) -> str:
-    """The hash naming queue.layers[start:stop] at `mp` on `board` (see the module notes).
-    Tensors are named by position (block inputs in order of first read, then layers), so
-    the same block anywhere in any queue has the same key. `reads`: read_counts of the
-    queue's layers, when the caller has it."""
-    block = queue.layers[start:stop]
-    reads = read_counts(queue.layers) if reads is None else reads
-    inputs, outputs = block_boundary(block, reads, set(queue.outputs))
-    local = {name: f"i{k}" for k, name in enumerate(inputs)}
-    local.update({layer.output: f"l{k}" for k, layer in enumerate(block)})
-    layers = []
-    for layer in block:
-        weights = {}
-        for role, name in sorted(layer.weights.items()):
-            value = np.ascontiguousarray(queue.weights[name])
-            weights[role] = [list(value.shape), str(value.dtype)]
-            if layer.name in sparse:  # the sparse mode's time depends on the zero pairs
-                weights[role].append(hashlib.sha256(value.tobytes()).hexdigest())
-        layers.append([layer.kind, layer.op.attrs, [local[t] for t in layer.inputs],
-                       weights, layer.precision, layer.name in sparse])
-    shapes = [[local[t], list(queue.tensors[t].shape), queue.tensors[t].dtype]
-              for t in (*inputs, *(layer.output for layer in block))]
-    described = {"layers": layers, "shapes": shapes, "outputs": [local[t] for t in outputs],
-                 "mp": mp, "fused": fused, "dp": data_parallelism, "board": board}
-    text = json.dumps(described, sort_keys=True, separators=(",", ":"), default=_plain)
-    return hashlib.sha256(text.encode()).hexdigest()
+              board: str, sparse: Collection[str] = (), data_parallelism: int = 1) -> str:
+    """The hash naming queue.layers[start:stop] at `mp` on `board` (BlockKeys.key)."""
+    return BlockKeys(queue, board, sparse, data_parallelism).key(start, stop, mp, fused)
 
 
 def _plain(value: object) -> object:
