@@ -43,12 +43,12 @@ from typing import Callable, Collection, Sequence
 
 import numpy as np
 
+from paleozoic.farm.service import Farm, LocalBoard
 from paleozoic.ir import LayerQueue, Plan
 from paleozoic.optimize.measurements import (
     BlockKeys, Measured, MeasurementStore, board_fingerprint,
 )
 from paleozoic.optimize.oracle import Span
-from paleozoic.farm.service import Farm, LocalBoard
 from paleozoic.runner.block_bench import Bench, plan_session
 
 logger = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ class MeasuredOracle:
         self.observers: list[Observer] = []   # called with (start, stop, mp, micros)
         self.sessions = 0                     # how many sessions were built and run
         self.measured = 0                     # blocks timed (not found in the store)
-        # Per block timed, the wall time a forward spent outside its blocks' SDK time (the
+        # Per block known, the wall time a forward spent outside its blocks' SDK time (the
         # runtime's launches, queue syncs, host copies between blocks).
         self.gaps: list[float] = []
 
@@ -124,14 +124,14 @@ class MeasuredOracle:
             remeasured += sum(t.remeasured for t in timings)
             self.store.add((keys[span], Measured(t.micros, t.gap_micros))
                            for span, t in zip(batch, timings))
-            if self.bench.wall_clock:
-                self.gaps.extend(t.gap_micros for t in timings)
         if remeasured:
             logger.info("%d block(s) timed again: their repeats spread past %.0f%%",
                         remeasured, self.bench.noise * 100)
         for span in missing:
-            micros = self.store.get(keys[span]).micros
-            self.cache[span] = micros
+            found = self.store.get(keys[span])
+            micros = self.cache[span] = found.micros
+            if self.bench.wall_clock:
+                self.gaps.append(found.gap_micros)
             logger.debug("block %s: %.2f us", span, micros)
             for observer in list(self.observers):
                 observer(*span, micros)
@@ -186,7 +186,7 @@ class MeasuredOracle:
         return float(np.median(self.gaps)) if self.gaps else 0.0
 
     def measure_plan(self, spans: Sequence[Span]) -> list[float]:
-        """Times every block of a plan (spans covering the queue) in one session."""
+        """The costs of a plan's blocks (spans covering the queue), measured as any."""
         self.measure_blocks(spans)
         return [self.cache[tuple(s)] for s in spans]
 
