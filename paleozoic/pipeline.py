@@ -115,7 +115,7 @@ def compile_model(model: str | Path | onnx.ModelProto, out: str | Path,
     queue = load_queue(model, input_shapes, batch, input_values, outputs)
     chosen = resolve_plan(queue, plan)
     if precision is not None:
-        chosen = with_precision(chosen, Precision.parse(precision, "compile"))
+        chosen = with_precision(chosen, Precision(precision))
     if data_parallelism is not None:
         chosen = with_data_parallelism(chosen, data_parallelism)
     quantization = quantization_for(queue, chosen, calibration)
