@@ -61,8 +61,9 @@ def compile(model: str | Path | onnx.ModelProto, out: str | Path, *,  # noqa: A0
     non-empty `out` needs `force=True`."""
     from paleozoic.pipeline import compile_model
 
+    chosen = None if precision is None else _precisions((precision,))[0]
     return compile_model(model, out, plan=plan, force=force, emit=emit,
-                         input_shapes=input_shapes, batch=batch, precision=precision,
+                         input_shapes=input_shapes, batch=batch, precision=chosen,
                          calibration=calibration, input_values=input_values,
                          outputs=outputs, profile=profile,
                          data_parallelism=data_parallelism)

@@ -68,9 +68,12 @@ def test_tune_gives_the_command_lines_plan(tmp_path: Path, small_cnn_path: Path)
     assert len(tuned.table()) > len(tuned.plan.blocks)
 
 
-def test_tune_refuses_what_the_cli_refuses(small_cnn_path: Path) -> None:
+def test_tune_refuses_what_the_cli_refuses(small_cnn_path: Path, tmp_path: Path) -> None:
     with pytest.raises(PaleozoicError, match="precisions are fp32"):
         paleozoic.tune(small_cnn_path, precisions=("fp64",))
+    with pytest.raises(PaleozoicError, match="precisions are fp32, fp16, int8"):
+        paleozoic.compile(small_cnn_path, tmp_path / "out", precision="fp64")
+    assert not (tmp_path / "out").exists()
     with pytest.raises(PaleozoicError, match="unknown knob"):
         paleozoic.tune(small_cnn_path, knobs={"turbo"})
 

@@ -107,15 +107,21 @@ def parse_options(pairs: list[str]) -> dict[str, object]:
     return options
 
 
-def precisions_arg(text: str) -> tuple[object, ...]:
+def precision_names() -> list[str]:
+    """What a block may compute in, as plan.json and the CLI spell it (Precision)."""
     from paleozoic.ir.plan import Precision
+
+    return [p.value for p in Precision]
+
+
+def precisions_arg(text: str) -> tuple[object, ...]:
     from paleozoic.optimize.space import canonical_precisions
 
     names = [name.strip().lower() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in {p.value for p in Precision}]
+    unknown = [name for name in names if name not in precision_names()]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: give a comma-separated list of {', '.join(p.value for p in Precision)}")
+            f"{text!r}: give a comma-separated list of {', '.join(precision_names())}")
     return canonical_precisions(names)
 
 

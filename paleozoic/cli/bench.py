@@ -10,7 +10,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from paleozoic.cli.args import add_farm_options, add_shape_options, csv, shapes
+from paleozoic.cli.args import add_farm_options, add_shape_options, csv, precision_names, shapes
 from paleozoic.errors import BuildError, PaleozoicError, PlanMismatchError
 from paleozoic.runner.sdk import SDKS
 
@@ -66,8 +66,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="comma-separated SDKs (default: mock,onednn)")
     p.add_argument("--plan", default="per-layer,fuse-all",
                    help="comma-separated plans: per-layer, fuse-all, plan.json files")
-    p.add_argument("--precision", default="fp32", help="comma-separated: fp32, fp16, int8 "
-                   "(int8 needs --calibration)")
+    p.add_argument("--precision", default="fp32", help="comma-separated: "
+                   f"{', '.join(precision_names())} (int8 needs --calibration)")
     p.add_argument("--calibration", metavar="CALIB.json", help="int8 parameters (one model)")
     add_farm_options(p, "bench each model (its configurations and onnxruntime side by side "
                      "on one board)", "N is 1 on one host, as bench times the wall clock")

@@ -11,7 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from paleozoic.cli.args import add_shape_options, mb, new_output, positive_int, shapes
+from paleozoic.cli.args import (
+    add_shape_options, mb, new_output, positive_int, precision_names, shapes)
 from paleozoic.codegen.escape import terminal_text
 from paleozoic.errors import ModelLoadError
 from paleozoic.runner.sdk import SDKS
@@ -223,7 +224,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--emit", choices=("wrapper", "raw"), default="wrapper",
                    help="wrapper: the session over the runtime wrapper (default); raw: the "
                         "same session as direct CNML/CNRT calls, for comparison")
-    p.add_argument("--precision", choices=("fp32", "fp16", "int8"), default=None,
+    p.add_argument("--precision", choices=precision_names(), default=None,
                    help="what every block computes in (default: the plan's own precisions, "
                         "fp32 for the built-in plans); int8 needs --calibration")
     p.add_argument("--calibration", metavar="CALIB.json",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from paleozoic.cli.args import (
     accuracy_budget_arg, add_farm_options, add_shape_options, knobs_arg, new_output,
-    parse_options, precisions_arg, shapes,
+    parse_options, precision_names, precisions_arg, shapes,
 )
 from paleozoic.runner.sdk import SDKS
 
@@ -119,7 +119,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "wall-clock time of oneDNN primitives on MP threads)")
     p.add_argument("--precisions", type=precisions_arg, default=precisions_arg("fp32"),
                    metavar="LIST", help="precisions a block may compute in, e.g. "
-                   "fp32,fp16,int8; the optimizer picks one per block for speed (default: "
+                   f"{','.join(precision_names())}; the optimizer picks one per block for speed (default: "
                    "fp32). The cost oracle must price them")
     p.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option of the optimizer, e.g. -O iterations=20000 (repeatable)")

@@ -22,7 +22,7 @@ from paleozoic.codegen.weights import write_weights
 from paleozoic.errors import UnsupportedModelError
 from paleozoic.ir import FBlock, Layer, Model
 from paleozoic.ir.memory import MemoryPlan, plan_memory
-from paleozoic.ir.plan import Precision
+from paleozoic.ir.plan import PRECISIONS, PREPROCESS, Precision
 
 from paleozoic.ops import KINDS
 from paleozoic.ops.sparsity import sparsity_of
@@ -30,8 +30,8 @@ from paleozoic.version import __version__
 
 logger = logging.getLogger(__name__)
 
-# pz::Precision's enumerators are the plan's names (core.h): kFp32, kFp16, kInt8.
-PRECISION_CPP = {p: f"pz::Precision::k{p.value.capitalize()}" for p in Precision}
+# pz::Precision's enumerators (enums.h, generated from PRECISIONS): kFp32, kFp16, kInt8.
+PRECISION_CPP = {p: f"pz::Precision::{PRECISIONS.cpp(p.value)}" for p in Precision}
 
 POINTERS_PER_LINE = 6
 # Arena places per line of the emitted memory plan ({&tensor, offset, bytes}).
@@ -127,11 +127,12 @@ class TensorView:
     preprocess_note: str = ""
 
 
-# Plan.preprocess strategy -> (CNML enumerator, what the emitted line's comment says).
-PREPROCESS_CPP = {
-    "cpu_priority": ("CNML_CPU_PRIORITY", "the host converts it to and from the device dtype"),
-    "mlu_priority": ("CNML_MLU_PRIORITY", "its block converts it on the device"),
-    "balance": ("CNML_CPU_MLU_BALANCE", "the SDK converts it on the side it prices lower"),
+# Plan.preprocess strategy (PREPROCESS, whose members give the CNML enumerator) -> what the
+# emitted line's comment says.
+PREPROCESS_NOTES = {
+    "cpu_priority": "the host converts it to and from the device dtype",
+    "mlu_priority": "its block converts it on the device",
+    "balance": "the SDK converts it on the side it prices lower",
 }
 
 
@@ -220,7 +221,9 @@ def session_views(model: Model, env: Any, block_prefix: str = "",
 
 def _preprocess(model: Model, tensor: str) -> tuple[str, str]:
     strategy = model.plan.preprocess.get(tensor)
-    return PREPROCESS_CPP[strategy] if strategy else ("", "")
+    if not strategy:
+        return ("", "")
+    return (PREPROCESS.member(strategy).sdk, PREPROCESS_NOTES[strategy])
 
 
 def forward_statements(model: Model, blocks: list[BlockView], expr: dict[str, str],

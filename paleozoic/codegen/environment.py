@@ -12,7 +12,13 @@ import numpy as np
 
 from paleozoic.codegen.escape import (
     Code, cmake_comment, cmake_name, cpp_comment, cpp_ident, cpp_string, guard)
-from paleozoic.ops import ENUMS
+from paleozoic.ir.plan import ENUMS as PLAN_ENUMS
+from paleozoic.ops import ENUMS as LAYER_ENUMS
+from paleozoic.ops.enums import CppEnum
+
+# Every enum enums.h declares (paleozoic.codegen.cpp_enums writes it) and the templates
+# spell (cpp_enum): the plan's knobs, then the layer kinds' attributes by family.
+CPP_ENUMS: tuple[CppEnum, ...] = PLAN_ENUMS + LAYER_ENUMS
 
 
 def template_dir() -> Path:
@@ -41,27 +47,22 @@ def cpp_bool(value: bool) -> str:
     return "true" if value else "false"
 
 
-# A tensor's element type (TensorInfo.dtype) as pz::ElementType spells it (core.h).
-ELEMENT_TYPE_CPP = {"float32": "pz::ElementType::kFloat", "int64": "pz::ElementType::kInt64",
-                    "int32": "pz::ElementType::kInt32", "uint8": "pz::ElementType::kUint8"}
-
-
 def cpp_element_type(dtype: str) -> str:
+    """A tensor's element type (TensorInfo.dtype) as pz::ElementType spells it."""
     try:
-        return ELEMENT_TYPE_CPP[dtype]
-    except KeyError:
-        raise ValueError(f"no pz::ElementType for {dtype!r}; known: "
-                         f"{', '.join(ELEMENT_TYPE_CPP)}") from None
+        return cpp_enum(dtype, "ElementType")
+    except KeyError as err:
+        raise ValueError(f"no pz::ElementType for {dtype!r}: {err.args[0]}") from None
 
 
 def cpp_enum(value: str, enum: str) -> str:
-    """The pz:: enumerator of an IR value, for the enums of paleozoic.ops.enums
+    """The pz:: enumerator of an IR value, for the enums enums.h declares (CPP_ENUMS)
     ("relu"|cpp_enum("Active") -> "pz::Active::kRelu")."""
-    for table in ENUMS:
+    for table in CPP_ENUMS:
         if table.cpp_name == enum:
             return f"pz::{enum}::{table.cpp(value)}"
-    raise KeyError(f"no enum {enum!r} in paleozoic.ops.enums; known: "
-                   f"{', '.join(t.cpp_name for t in ENUMS)}")
+    raise KeyError(f"no enum {enum!r} in enums.h; known: "
+                   f"{', '.join(t.cpp_name for t in CPP_ENUMS)}")
 
 
 def make_environment() -> jinja2.Environment:

@@ -16,6 +16,7 @@ from typing import Any
 
 from paleozoic.ir.file_format import format_problem
 from paleozoic.ir.layer import LayerQueue
+from paleozoic.ops.enums import CppEnum, Member
 from paleozoic.ops.sparsity import sparse_refusal
 
 PLAN_FORMAT = "paleozoic-plan"
@@ -40,6 +41,12 @@ class Precision(str, Enum):
         except ValueError:
             raise PlanError(f"{where}: precision {value!r} is not one of "
                             f"{', '.join(p.value for p in cls)}") from None
+
+
+# pz::Precision (enums.h), with the names C++ code spells: precisionName, parsePrecision.
+PRECISIONS = CppEnum("Precision", "", "precision", tuple(
+    Member(p.value, f"k{p.value.capitalize()}") for p in Precision),
+    name_function="precisionName", parse_function="parsePrecision")
 
 
 class PlanError(ValueError):
@@ -356,7 +363,14 @@ class Plan:
                                 f"stage run at once, so they must be independent")
 
 
-PREPROCESS_STRATEGIES = ("cpu_priority", "mlu_priority", "balance")
+# Plan.preprocess's strategies, as the SDK's cnmlDataPreprocessStrategy_t spells them.
+PREPROCESS = CppEnum("PreprocessStrategy", "cnmlDataPreprocessStrategy_t",
+                     "data-preprocess strategy", (
+    Member("cpu_priority", "kCpuPriority", "CNML_CPU_PRIORITY"),
+    Member("mlu_priority", "kMluPriority", "CNML_MLU_PRIORITY"),
+    Member("balance", "kBalance", "CNML_CPU_MLU_BALANCE"),
+))
+PREPROCESS_STRATEGIES = PREPROCESS.values
 DDR_CHANNELS = 4  # the MLU100's, each serving 8 cores (cnrtChannelType_t 0..3)
 
 
@@ -467,3 +481,8 @@ def _block_dict(block: PlannedBlock) -> dict[str, Any]:
         out["sparse"] = list(block.sparse)
     out["layers"] = list(block.layers)
     return out
+
+
+# The plan's knobs that enums.h declares (paleozoic.codegen.cpp_enums), before the layer
+# attributes' (paleozoic.ops.ENUMS).
+ENUMS = (PRECISIONS, PREPROCESS)

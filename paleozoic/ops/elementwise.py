@@ -18,7 +18,7 @@ ACTIVATIONS = CppEnum("Active", "cnmlActiveFunction_t", "activation", (
 ))
 
 # Binary has no SDK enum: pz::BinaryLayer picks an SDK op from it and the operands' shapes.
-BINARY_OPS = CppEnum("Binary", "", "Binary op", (
+BINARY_OPS = CppEnum("Binary", "", "binary op", (
     Member("add", "kAdd"),
     Member("sub", "kSub"),
     Member("mul", "kMul"),

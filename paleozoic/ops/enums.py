@@ -1,11 +1,13 @@
-"""Enumerated attributes of layer kinds, with their C++ and SDK spellings.
+"""Enumerated knobs with their C++ and SDK spellings: layer kinds' attributes, and the
+session's own (precision, element type, data-preprocess strategy).
 
-Each is written once, as a CppEnum in its kind's family module (listed in the module's
-ENUMS, collected by paleozoic.ops): the shape functions validate against it, the frontend and the
-templates spell it from it, and runtime_cpp/include/paleozoic/enums.h is generated from it
-(paleozoic.codegen.cpp_enums; tests/codegen/test_cpp_enums.py fails if the checked-in
-header differs), so the wrapper's enums, the pybind module's name lookup and the mapping to
-SDK values cannot drift from Python.
+Each is written once, as a CppEnum: a layer attribute's in its kind's family module (listed
+in the module's ENUMS, collected by paleozoic.ops), a plan knob's in paleozoic/ir/plan.py
+(its ENUMS). The shape functions and plan validation check against it, the frontend, the
+CLI and the templates spell it from it, and runtime_cpp/include/paleozoic/enums.h is
+generated from it (paleozoic.codegen.cpp_enums; tests/codegen/test_cpp_enums.py fails if
+the checked-in header differs), so the wrapper's enums, their names and parsing in C++ and
+the mapping to SDK values cannot drift from Python.
 """
 
 from __future__ import annotations
@@ -22,12 +24,17 @@ class Member:
 
 @dataclass(frozen=True)
 class CppEnum:
-    """An IR attribute with a fixed set of values, each with its C++ spellings."""
+    """An IR attribute or session knob with a fixed set of values, each with its C++
+    spellings."""
 
     cpp_name: str          # pz::<cpp_name>
     sdk_type: str          # the SDK enum type the wrapper maps it to ("" where none)
-    what: str              # for messages: "activation", ...
+    what: str              # for messages, in C++'s too: "unknown <what> 'x'; use ..."
     members: tuple[Member, ...]
+    # Named C++ functions besides the generic pz::toString / pz::parseEnum<E> (enum_table.h),
+    # for the knobs whose names C++ code already spells: "precisionName", "parsePrecision".
+    name_function: str = ""
+    parse_function: str = ""
 
     @property
     def values(self) -> tuple[str, ...]:

@@ -11,8 +11,15 @@ from dataclasses import dataclass
 from paleozoic.ops.enums import TRUTH_OPS, CppEnum, Member
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, reshaped
 
-# The element types a tensor of the queue may have (TensorInfo.dtype), as numpy spells them.
-ELEMENT_TYPES = ("float32", "int64", "int32", "uint8")
+# The element types a tensor of the queue may have (TensorInfo.dtype), as numpy spells them:
+# pz::ElementType (core.h), whose C++ name function is the wrapper's elementTypeName.
+ELEMENT_TYPE = CppEnum("ElementType", "", "element type", (
+    Member("float32", "kFloat"),
+    Member("int64", "kInt64"),
+    Member("int32", "kInt32"),
+    Member("uint8", "kUint8"),
+), name_function="elementTypeName")
+ELEMENT_TYPES = ELEMENT_TYPE.values
 INTEGER_TYPES = ELEMENT_TYPES[1:]
 
 
@@ -86,11 +93,18 @@ HOST_SELECT = LayerKind(name="HostSelect", shape=host_select_shape, attrs=HostSe
                         fusible=False, host=True)
 
 
+# ONNX TopK's two outputs, one HostTopK layer each.
+TOPK_OUTPUTS = CppEnum("TopKOutput", "", "TopK output", (
+    Member("values", "kValues"),
+    Member("indices", "kIndices"),
+))
+
+
 @dataclass(frozen=True)
 class HostTopKAttrs:
     axis: int                        # normalised, 0 <= axis < rank
     k: int
-    output: str                      # "values" or "indices": ONNX TopK's two outputs
+    output: str                      # one of TOPK_OUTPUTS
     largest: bool = True
 
 
@@ -101,8 +115,9 @@ def host_topk_shape(attrs: Attrs, inputs: list[Shape]) -> Shape:
         raise ShapeError(f"TopK axis {axis} is outside a {len(x)}-D input")
     if not 1 <= k <= x[axis]:
         raise ShapeError(f"TopK k={k} must be within 1..{x[axis]} (the axis' size)")
-    if attrs["output"] not in ("values", "indices"):
-        raise ShapeError(f"TopK output {attrs['output']!r} is not values or indices")
+    if attrs["output"] not in TOPK_OUTPUTS:
+        raise ShapeError(f"TopK output {attrs['output']!r} is not one of "
+                         f"{', '.join(TOPK_OUTPUTS.values)}")
     return x[:axis] + (k,) + x[axis + 1:]
 
 
@@ -292,4 +307,4 @@ HOST_GRID_SAMPLE = LayerKind(name="HostGridSample", shape=host_grid_sample_shape
 
 FAMILY = (HOST_CAST, HOST_ARGMAX, HOST_SELECT, HOST_TOPK, HOST_WHERE, HOST_GATHER_ELEMENTS,
           HOST_GATHER, HOST_ARITH, HOST_GRID_SAMPLE)
-ENUMS = (HOST_ARITH_OPS, GRID_SAMPLE_MODES, GRID_SAMPLE_PADDINGS)
+ENUMS = (ELEMENT_TYPE, TOPK_OUTPUTS, HOST_ARITH_OPS, GRID_SAMPLE_MODES, GRID_SAMPLE_PADDINGS)

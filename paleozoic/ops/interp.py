@@ -10,14 +10,14 @@ from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, nchw_input
 # ONNX Resize: how an output pixel maps to the input (coordinate_transformation_mode) and
 # how nearest rounds (nearest_mode).
 COORDINATES = CppEnum("InterpCoordinates", "cnmlInterpCoordinateMode_t",
-                      "Interp coordinates", (
+                      "interp coordinates", (
     Member("half_pixel", "kHalfPixel", "CNML_INTERP_HALF_PIXEL"),
     Member("pytorch_half_pixel", "kPytorchHalfPixel", "CNML_INTERP_PYTORCH_HALF_PIXEL"),
     Member("align_corners", "kAlignCorners", "CNML_INTERP_ALIGN_CORNERS"),
     Member("asymmetric", "kAsymmetric", "CNML_INTERP_ASYMMETRIC"),
 ))
 ROUNDINGS = CppEnum("InterpRounding", "cnmlNearestNeighborRoundMode_t",
-                    "Interp nearest rounding", (
+                    "nearest rounding", (
     Member("round_prefer_floor", "kRoundPreferFloor", "CNML_NEAREST_ROUND_PREFER_FLOOR"),
     Member("round_prefer_ceil", "kRoundPreferCeil", "CNML_NEAREST_ROUND_PREFER_CEIL"),
     Member("floor", "kFloor", "CNML_NEAREST_FLOOR"),

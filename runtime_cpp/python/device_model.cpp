@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,11 @@ namespace {
 // cnmlMockPrecision_t).
 using Precisions = std::optional<std::vector<std::optional<std::string>>>;
 
+// pz::Precision's members (enums.h) in order, as the device model codes them.
+constexpr cnmlMockPrecision_t kMockPrecisions[] = {
+    CNML_MOCK_PRECISION_FP32, CNML_MOCK_PRECISION_FP16, CNML_MOCK_PRECISION_INT8};
+static_assert(std::size(kMockPrecisions) == std::size(pz::EnumTable<pz::Precision>::names));
+
 std::vector<int> precisionCodes(const Precisions& precisions, std::size_t layers) {
   std::vector<int> codes(layers, CNML_MOCK_PRECISION_AS_BUILT);
   if (!precisions) return codes;
@@ -29,10 +35,7 @@ std::vector<int> precisionCodes(const Precisions& precisions, std::size_t layers
   for (std::size_t i = 0; i < layers; ++i) {
     const std::optional<std::string>& p = (*precisions)[i];
     if (!p) continue;
-    if (*p == "fp32") codes[i] = CNML_MOCK_PRECISION_FP32;
-    else if (*p == "fp16") codes[i] = CNML_MOCK_PRECISION_FP16;
-    else if (*p == "int8") codes[i] = CNML_MOCK_PRECISION_INT8;
-    else throw pz::Error("precisions: '" + *p + "' is not fp32, fp16, int8 or None");
+    codes[i] = kMockPrecisions[static_cast<std::size_t>(pz::parsePrecision(*p, "precisions"))];
   }
   return codes;
 }

@@ -43,11 +43,7 @@ py::list weightSpecs(const LayerRef& ref) {
 }
 
 cnmlDataPreprocessStrategy_t preprocessStrategy(const std::string& name) {
-  if (name == "cpu_priority") return CNML_CPU_PRIORITY;
-  if (name == "mlu_priority") return CNML_MLU_PRIORITY;
-  if (name == "balance") return CNML_CPU_MLU_BALANCE;
-  throw pz::Error("data-preprocess strategy " + name +
-                  " is not one of cpu_priority, mlu_priority, balance");
+  return pz::sdkValue(pz::parseEnum<pz::PreprocessStrategy>(name));
 }
 
 }  // namespace
@@ -102,7 +98,7 @@ void bindHandles(py::module_& m) {
           "precision", [](const LayerRef& l) { return pz::precisionName(l.layer->precision()); })
       .def(
           "set_precision",
-          [](LayerRef& l, const std::string& p) { l.layer->setPrecision(parsePrecision(p)); },
+          [](LayerRef& l, const std::string& p) { l.layer->setPrecision(pz::parsePrecision(p, l.layer->name())); },
           py::arg("precision"),
           "Sets what the layer computes in before its op is built (blocks do it when they "
           "compile; the device model's estimates use it).")

@@ -42,19 +42,12 @@ py::tuple shapeTuple(const pz::Shape& s) {
   return t;
 }
 
-pz::Precision parsePrecision(const std::string& name) {
-  if (name == "fp32") return pz::Precision::kFp32;
-  if (name == "fp16") return pz::Precision::kFp16;
-  if (name == "int8") return pz::Precision::kInt8;
-  throw pz::Error("unknown precision '" + name + "'; use fp32, fp16 or int8");
-}
-
 namespace {
 
 std::map<std::string, pz::Precision> parsePrecisions(
     const std::map<std::string, std::string>& names) {
   std::map<std::string, pz::Precision> out;
-  for (const auto& [layer, name] : names) out[layer] = parsePrecision(name);
+  for (const auto& [layer, name] : names) out[layer] = pz::parsePrecision(name, layer);
   return out;
 }
 
@@ -63,7 +56,7 @@ BlockRef addBlock(py::object self, const std::string& name, bool fuse, int mp,
                   const std::vector<LayerRef>& layers, const std::string& precision,
                   const std::map<std::string, std::string>& layer_precision) {
   return BlockRef{&sessionOf(self).addBlock(name, fuse, mp, layerPtrs(layers),
-                                            parsePrecision(precision),
+                                            pz::parsePrecision(precision),
                                             parsePrecisions(layer_precision)),
                   self};
 }
@@ -113,19 +106,7 @@ py::class_<Session> bindSession(py::module_& m) {
           "input",
           [](py::object self, const std::string& name, const std::vector<int>& shape,
              const std::string& dtype) {
-            pz::ElementType type = pz::ElementType::kFloat;
-            bool known = false;
-            for (pz::ElementType t : {pz::ElementType::kFloat, pz::ElementType::kInt64,
-                                      pz::ElementType::kInt32, pz::ElementType::kUint8}) {
-              if (dtype == pz::elementTypeName(t)) {
-                type = t;
-                known = true;
-              }
-            }
-            if (!known) {
-              throw pz::Error("input " + name + ": dtype '" + dtype +
-                              "' is not float32, int64, int32 or uint8");
-            }
+            const auto type = pz::parseEnum<pz::ElementType>(dtype, "input " + name);
             return TensorRef{&sessionOf(self).input(name, toShape(shape), type), self};
           },
           py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32",

@@ -160,7 +160,6 @@ struct BlockRef {
 
 inline Session& sessionOf(const py::object& self) { return self.cast<Session&>(); }
 
-pz::Precision parsePrecision(const std::string& name);
 std::vector<pz::Layer*> layerPtrs(const std::vector<LayerRef>& layers);
 pz::Shape toShape(const std::vector<int>& v);
 py::tuple shapeTuple(const pz::Shape& s);

@@ -1,4 +1,4 @@
-// Error types, SDK status checks and shape helpers.
+// Error types, SDK status checks, shape helpers and enum_table.h's unknown-name error.
 #include <sstream>
 
 #include "detail.h"
@@ -134,6 +134,13 @@ int normaliseAxis(const std::string& layer, int axis, int rank) {
                 ", " + std::to_string(rank - 1) + "]");
   }
   return normalised;
+}
+
+void throwUnknownName(std::string_view where, const char* what, std::string_view text,
+                      const std::string& choices) {
+  std::string message = where.empty() ? "" : std::string(where) + ": ";
+  message += std::string("unknown ") + what + " '" + std::string(text) + "'; use " + choices;
+  throw Error(message);
 }
 
 }  // namespace detail

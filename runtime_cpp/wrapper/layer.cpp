@@ -179,18 +179,6 @@ cnmlStatus_t Layer::forward(cnrtQueue_t queue) {
   return status;
 }
 
-const char* precisionName(Precision precision) {
-  switch (precision) {
-    case Precision::kFp32:
-      return "fp32";
-    case Precision::kFp16:
-      return "fp16";
-    case Precision::kInt8:
-      return "int8";
-  }
-  return "?";
-}
-
 cnmlDataType_t storageType(Precision precision) {
   return precision == Precision::kFp32 ? CNML_DATA_FLOAT32 : CNML_DATA_FLOAT16;
 }

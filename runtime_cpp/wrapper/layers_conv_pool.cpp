@@ -322,23 +322,13 @@ Interp interpParams(const std::string& layer, const LayerArgs& a) {
   if (mode != "nearest" && mode != "linear") {
     throw Error(layer + ": unknown interp mode '" + mode + "'; use nearest or linear");
   }
-  const std::string coordinates = a.text("coordinates", "half_pixel");
-  InterpCoordinates c;
-  if (!parseInterpCoordinates(coordinates, &c)) {
-    throw Error(layer + ": unknown interp coordinates '" + coordinates + "'; use " +
-                interpCoordinatesChoices());
-  }
+  const auto c = parseEnum<InterpCoordinates>(a.text("coordinates", "half_pixel"), layer);
   Interp p = mode == "nearest" ? Interp::nearest(a.window("size"))
                                : Interp::linear(a.window("size"));
   p.coordinates(c);
   const std::string rounding = a.text("rounding", mode == "nearest" ? "round_prefer_floor" : "");
   if (mode == "nearest") {
-    InterpRounding r;
-    if (!parseInterpRounding(rounding, &r)) {
-      throw Error(layer + ": unknown nearest rounding '" + rounding + "'; use " +
-                  interpRoundingChoices());
-    }
-    p.rounding(r);
+    p.rounding(parseEnum<InterpRounding>(rounding, layer));
   } else if (!rounding.empty()) {
     throw Error(layer + ": linear interp takes no rounding (give \"\"), got '" + rounding + "'");
   }

@@ -217,27 +217,15 @@ ClipLayer::ClipLayer(std::string name, Tensor& input, float lower, float upper)
 namespace {
 
 Active activeNamed(const std::string& layer, const std::string& function) {
-  Active out;
-  if (!parseActive(function, &out)) {
-    throw Error(layer + ": unknown activation '" + function + "'; use " + activeChoices());
-  }
-  return out;
+  return parseEnum<Active>(function, layer);
 }
 
 Unary unaryNamed(const std::string& layer, const std::string& function) {
-  Unary out;
-  if (!parseUnary(function, &out)) {
-    throw Error(layer + ": unknown unary function '" + function + "'; use " + unaryChoices());
-  }
-  return out;
+  return parseEnum<Unary>(function, layer);
 }
 
 Binary binaryNamed(const std::string& layer, const std::string& op) {
-  Binary out;
-  if (!parseBinary(op, &out)) {
-    throw Error(layer + ": unknown binary op '" + op + "'; use " + binaryChoices());
-  }
-  return out;
+  return parseEnum<Binary>(op, layer);
 }
 
 }  // namespace

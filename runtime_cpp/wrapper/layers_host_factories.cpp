@@ -9,11 +9,7 @@ namespace detail {
 namespace {
 
 ElementType elementTypeOf(const std::string& layer, const std::string& name) {
-  for (ElementType t : {ElementType::kFloat, ElementType::kInt64, ElementType::kInt32,
-                        ElementType::kUint8}) {
-    if (name == elementTypeName(t)) return t;
-  }
-  throw Error(layer + ": element type '" + name + "' is not float32, int64, int32 or uint8");
+  return parseEnum<ElementType>(name, layer);
 }
 
 // A value written as the text `text`, not a number.
@@ -86,11 +82,7 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                        {"op", "to", "shape", "a", "b", "constant_shape"},
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         HostArith op;
-                         if (!parseHostArith(a.text("op"), &op)) {
-                           throw Error(name + ": unknown op '" + a.text("op") + "'; use " +
-                                       hostArithChoices());
-                         }
+                         const auto op = parseEnum<HostArith>(a.text("op"), name);
                          std::size_t next = 0;
                          auto operand = [&](const char* key) -> HostOperand {
                            if (isTextValue(a, key, "constant")) {
@@ -114,14 +106,9 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
   factories.push_back({"host_topk", 1, {"axis", "k", "output", "largest"},
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         const std::string output = a.text("output");
-                         if (output != "values" && output != "indices") {
-                           throw Error(name + ": output '" + output +
-                                       "' is not values or indices");
-                         }
                          return std::make_unique<HostTopKLayer>(
                              name, *in[0], a.integer("axis"), a.integer("k"),
-                             output == "indices" ? TopKOutput::kIndices : TopKOutput::kValues,
+                             parseEnum<TopKOutput>(a.text("output"), name),
                              a.flag("largest", true));
                        }});
   factories.push_back({"host_gather_elements", 2, {"axis"},
@@ -134,17 +121,9 @@ void addHostFactories(std::vector<LayerFactory>& factories) {
                        {"mode", "padding_mode", "align_corners", "grid", "grid_shape"},
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         GridSampleMode mode;
-                         GridSamplePadding padding;
-                         if (!parseGridSampleMode(a.text("mode"), &mode)) {
-                           throw Error(name + ": unknown mode '" + a.text("mode") + "'; use " +
-                                       gridSampleModeChoices());
-                         }
-                         if (!parseGridSamplePadding(a.text("padding_mode"), &padding)) {
-                           throw Error(name + ": unknown padding_mode '" +
-                                       a.text("padding_mode") + "'; use " +
-                                       gridSamplePaddingChoices());
-                         }
+                         const auto mode = parseEnum<GridSampleMode>(a.text("mode"), name);
+                         const auto padding =
+                             parseEnum<GridSamplePadding>(a.text("padding_mode"), name);
                          const bool align = a.flag("align_corners", false);
                          if (isTextValue(a, "grid", "constant")) {
                            return std::make_unique<HostGridSampleLayer>(

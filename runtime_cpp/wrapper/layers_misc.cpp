@@ -411,11 +411,7 @@ void addMiscFactories(std::vector<LayerFactory>& factories) {
   factories.push_back({"reduce", 1, {"op", "axes", "keepdims"},
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         Reduce op;
-                         if (!parseReduce(a.text("op"), &op)) {
-                           throw Error(name + ": unknown reduction '" + a.text("op") +
-                                       "'; use " + reduceChoices());
-                         }
+                         const auto op = parseEnum<Reduce>(a.text("op"), name);
                          return std::make_unique<ReduceLayer>(name, *in[0], op, a.ints("axes"),
                                                               a.flag("keepdims", true));
                        }});

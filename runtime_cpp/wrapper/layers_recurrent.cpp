@@ -546,19 +546,11 @@ namespace detail {
 namespace {
 
 RnnDirection directionNamed(const std::string& layer, const std::string& text) {
-  RnnDirection out;
-  if (!parseRnnDirection(text, &out)) {
-    throw Error(layer + ": unknown direction '" + text + "'; use " + rnnDirectionChoices());
-  }
-  return out;
+  return parseEnum<RnnDirection>(text, layer);
 }
 
 RnnOutput outputNamed(const std::string& layer, const std::string& text) {
-  RnnOutput out;
-  if (!parseRnnOutput(text, &out)) {
-    throw Error(layer + ": unknown output '" + text + "'; use " + rnnOutputChoices());
-  }
-  return out;
+  return parseEnum<RnnOutput>(text, layer);
 }
 
 }  // namespace
@@ -590,11 +582,7 @@ void addRecurrentFactories(std::vector<LayerFactory>& factories) {
        {"hidden_size", "direction", "layout", "output", "activation"},
        [](const std::string& name, const Inputs& in,
           const LayerArgs& a) -> std::unique_ptr<Layer> {
-         Active activation;
-         const std::string text = a.text("activation", "tanh");
-         if (!parseActive(text, &activation)) {
-           throw Error(name + ": unknown activation '" + text + "'; use " + activeChoices());
-         }
+         const auto activation = parseEnum<Active>(a.text("activation", "tanh"), name);
          return std::make_unique<RnnLayer>(
              name, in, a.integer("hidden_size"), directionNamed(name, a.text("direction")),
              a.integer("layout", 0), outputNamed(name, a.text("output", "y")), activation);

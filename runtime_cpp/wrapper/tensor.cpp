@@ -40,20 +40,6 @@ void destroyTensorDesc(cnmlTensor_t* desc) noexcept {
 
 }  // namespace detail
 
-const char* elementTypeName(ElementType type) {
-  switch (type) {
-    case ElementType::kFloat:
-      return "float32";
-    case ElementType::kInt64:
-      return "int64";
-    case ElementType::kInt32:
-      return "int32";
-    case ElementType::kUint8:
-      return "uint8";
-  }
-  return "?";
-}
-
 Tensor::Tensor(std::string name, Shape shape, ElementType type)
     : name_(std::move(name)), shape_(std::move(shape)), type_(type) {
   desc_ = detail::createTensorDesc(CNML_TENSOR, shape_, name_);

@@ -100,7 +100,7 @@ def test_integer_inputs_are_range_checked_and_typed() -> None:
     image = s.input("image", [4], dtype="uint8")
     with pytest.raises(rt.Error, match="value 256 at index 2 does not fit uint8"):
         s.set_input(image, np.array([0, 255, 256, 1]))
-    with pytest.raises(rt.Error, match="dtype 'int16' is not float32, int64, int32 or uint8"):
+    with pytest.raises(rt.Error, match="unknown element type 'int16'; use float32, int64, int32 or uint8"):
         s.input("bad", [2], dtype="int16")
     # A float layer cannot read the host tensor's (absent) device buffer.
     relu = s.active("relu", image, function="relu")

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "paleozoic/enums.h"
+
 namespace pz {
 
 using Shape = std::vector<int>;
@@ -55,12 +57,11 @@ constexpr int kMaxMp = 32;
 // check() for the compile calls: a failure with `mp` outside 1..kMaxMp names the range.
 void checkCompile(cnmlStatus_t status, const std::string& layer, const char* call, int mp);
 
-// What a layer computes in, the third knob of an F-Block. kFp16 and kInt8 keep activations
-// in IEEE binary16 between ops; kInt8 runs the layers that have an SDK int8 mode (conv and
+// What a layer computes in, the third knob of an F-Block: Precision { kFp32, kFp16, kInt8 }
+// (enums.h, with precisionName and parsePrecision). kFp16 and kInt8 keep activations in
+// IEEE binary16 between ops; kInt8 runs the layers that have an SDK int8 mode (conv and
 // fully connected) on int8 operands with the calibration's quantisation parameters, and
 // the other layers of the block in fp16, as the MLU-100 does.
-enum class Precision { kFp32, kFp16, kInt8 };
-const char* precisionName(Precision precision);  // "fp32", "fp16", "int8"
 // The dtype activations are stored in between ops at `precision`.
 cnmlDataType_t storageType(Precision precision);
 
@@ -94,8 +95,8 @@ class Device {
 // uint8 images, and ArgMax's indices: the SDK computes on none of them, so their values are
 // kept on the host, where host layers (layers_host.h) read and write them; an int32 tensor
 // is also copied to the device, for the SDK ops that take int32 indices (GatherV2).
-enum class ElementType { kFloat, kInt64, kInt32, kUint8 };
-const char* elementTypeName(ElementType type);  // "float32", "int64", "int32", "uint8"
+// ElementType { kFloat, kInt64, kInt32, kUint8 } is in enums.h, with elementTypeName
+// ("float32", "int64", "int32", "uint8").
 
 class RunContext;
 

@@ -200,8 +200,8 @@ class HostGridSampleLayer : public HostLayer {
   const ConstTensor* grid_ = nullptr;
 };
 
-// Which of ONNX TopK's outputs a HostTopKLayer gives.
-enum class TopKOutput { kValues, kIndices };
+// Which of ONNX TopK's outputs a HostTopKLayer gives: TopKOutput { kValues, kIndices }
+// (enums.h).
 
 // ONNX TopK (sorted): the k largest (or smallest) values along `axis` in order, equal values
 // by ascending index, and NaN above every number as in ArgMax; the layer gives the values
