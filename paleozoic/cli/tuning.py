@@ -119,8 +119,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "wall-clock time of oneDNN primitives on MP threads)")
     p.add_argument("--precisions", type=precisions_arg, default=precisions_arg("fp32"),
                    metavar="LIST", help="precisions a block may compute in, e.g. "
-                   f"{','.join(precision_names())}; the optimizer picks one per block for speed (default: "
-                   "fp32). The cost oracle must price them")
+                   f"{','.join(precision_names())}; the optimizer picks one per block for "
+                   "speed (default: fp32). The cost oracle must price them")
     p.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option of the optimizer, e.g. -O iterations=20000 (repeatable)")
     p.add_argument("--knobs", type=knobs_arg, default=frozenset(), metavar="LIST",
