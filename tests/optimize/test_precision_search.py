@@ -214,7 +214,7 @@ def test_cli_tune_precisions(small_cnn_path: Path, tmp_path: Path, queue,
 
     fake = _precision_queue_oracle(queue, seed=5)
     monkeypatch.setattr("paleozoic.optimize.oracles.make_oracle",
-                        lambda q, cost, sdk, profile, sparse=(), dp=1, measurements=None: fake)
+                        lambda *args, **kwargs: fake)
     out = tmp_path / "plan.json"
     assert cli.main(["tune", str(small_cnn_path), "--precisions", "int8,fp32,fp16",
                      "-o", str(out)]) == 0
