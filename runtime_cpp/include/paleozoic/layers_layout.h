@@ -1,6 +1,7 @@
-// Fully connected, softmax and the layout layers: concat, reshape, transpose, slice.
-#ifndef PALEOZOIC_LAYERS_MISC_H_
-#define PALEOZOIC_LAYERS_MISC_H_
+// Layout layers: concat (with or without a constant operand), reshape, transpose, gather
+// (embedding lookup) and slice.
+#ifndef PALEOZOIC_LAYERS_LAYOUT_H_
+#define PALEOZOIC_LAYERS_LAYOUT_H_
 
 #include <string>
 #include <vector>
@@ -8,44 +9,6 @@
 #include "paleozoic/core.h"
 
 namespace pz {
-
-// y[n, o] = sum_k x[n, k] * weight[o, k] + bias[o]; x is read flat per batch item.
-// Weights: weight [out, k], bias [out] (optional).
-class FullyConnectedLayer : public Layer {
- public:
-  FullyConnectedLayer(std::string name, Tensor& input, int out_features);
-};
-
-// y = op(a) x op(b) over the last two axes (op: transposed when trans_a / trans_b), the
-// leading (batch) axes broadcast as numpy's: ONNX MatMul of two activations.
-class BatchDotLayer : public Layer {
- public:
-  BatchDotLayer(std::string name, Tensor& a, Tensor& b, bool trans_a = false,
-                bool trans_b = false);
-};
-
-// Softmax along any axis: the SDK's Softmax op on a 4-D (NCHW) or 2-D (NC) input, its Nd op
-// otherwise. With `log`, LogSoftmax (the SDK's NdLogSoftmax op, max-subtracted).
-class SoftmaxLayer : public Layer {
- public:
-  SoftmaxLayer(std::string name, Tensor& input, int axis, bool log = false);
-};
-
-// The sum, mean, max, min or product over `axes` (distinct, ascending, at least one): one
-// SDK NdReduce op. The output keeps the reduced axes as 1s, or drops them without
-// `keepdims` (at least one axis must remain).
-class ReduceLayer : public Layer {
- public:
-  ReduceLayer(std::string name, Tensor& input, Reduce op, std::vector<int> axes,
-              bool keepdims = true);
-};
-
-// ONNX LayerNormalization: over the axes axis..rank-1, y = (x - mean) / sqrt(var + epsilon)
-// * gamma + beta. Weights: gamma, beta, each of prod(shape[axis:]) values.
-class LayerNormLayer : public Layer {
- public:
-  LayerNormLayer(std::string name, Tensor& input, int axis, float epsilon = 1e-5f);
-};
 
 class ConcatLayer : public Layer {
  public:
@@ -106,4 +69,4 @@ class SliceLayer : public Layer {
 
 }  // namespace pz
 
-#endif  // PALEOZOIC_LAYERS_MISC_H_
+#endif  // PALEOZOIC_LAYERS_LAYOUT_H_

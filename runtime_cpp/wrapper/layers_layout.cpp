@@ -1,10 +1,10 @@
-// Layout and classifier layers: fully connected, softmax, reduce, concat, reshape, transpose,
-// slice.
+// Layout layers: concat, reshape, transpose, slice and gather.
 #include <algorithm>
 
 #include "detail.h"
 
 namespace pz {
+
 namespace {
 
 // The output shape of a concat of `inputs` and, when `constant` is given, a constant operand
@@ -79,177 +79,6 @@ Shape sliceShape(const std::string& layer, const Shape& in, const std::vector<in
 }
 
 }  // namespace
-
-// ---- FullyConnectedLayer ----------------------------------------------------------------
-
-FullyConnectedLayer::FullyConnectedLayer(std::string name, Tensor& input, int out_features)
-    : Layer(name, {&input}, Shape{input.shape()[0], out_features}) {
-  const int batch = input.shape()[0];
-  const int k = static_cast<int>(input.elements() / static_cast<std::size_t>(batch));
-  const ConstTensor& weight = declareWeight("weight", CNML_FILTER, Shape{out_features, k});
-  const ConstTensor& bias =
-      declareWeight("bias", CNML_CONST, Shape{out_features}, /*optional=*/true);
-  allowInt8(weight);
-  allowSparse();
-  defineOp([this, &weight, &bias] {
-    PZ_CHECK(name_, cnmlCreateMlpOp(&op_, in(0), output_.desc(), weight.desc(), bias.desc(),
-                                    sparse() ? CNML_Sparse : CNML_NoSparse));
-  });
-  PZ_FORWARD(cnmlComputeMlpOpForward_V4);
-}
-
-// ---- BatchDotLayer --------------------------------------------------------------------
-
-namespace {
-
-// numpy's matmul shape of op(a) x op(b); an error naming the layer when there is none.
-Shape batchDotShape(const std::string& layer, const Tensor& a, const Tensor& b, bool trans_a,
-                    bool trans_b) {
-  const Shape &sa = a.shape(), &sb = b.shape();
-  const std::string operands = "a " + a.name() + " " + shapeToString(sa) + " (trans_a " +
-                               (trans_a ? "1" : "0") + "), b " + b.name() + " " +
-                               shapeToString(sb) + " (trans_b " + (trans_b ? "1" : "0") + ")";
-  if (sa.size() < 2 || sb.size() < 2) {
-    throw Error(layer + ": batch dot needs inputs of rank >= 2; got " + operands);
-  }
-  const std::size_t ra = sa.size(), rb = sb.size();
-  const int m = trans_a ? sa[ra - 1] : sa[ra - 2], ka = trans_a ? sa[ra - 2] : sa[ra - 1];
-  const int kb = trans_b ? sb[rb - 1] : sb[rb - 2], n = trans_b ? sb[rb - 2] : sb[rb - 1];
-  if (ka != kb) {
-    throw Error(layer + ": batch dot's reduced axes differ (" + std::to_string(ka) + " vs " +
-                std::to_string(kb) + "); got " + operands);
-  }
-  const std::size_t batch = std::max(ra, rb) - 2;
-  Shape out(batch);
-  for (std::size_t i = 0; i < batch; ++i) {
-    const std::size_t from_end = batch - i;  // 1 = the last batch axis
-    const int da = from_end <= ra - 2 ? sa[ra - 2 - from_end] : 1;
-    const int db = from_end <= rb - 2 ? sb[rb - 2 - from_end] : 1;
-    if (da != db && da != 1 && db != 1) {
-      throw Error(layer + ": batch dot's batch axes do not broadcast; got " + operands);
-    }
-    out[i] = std::max(da, db);
-  }
-  out.push_back(m);
-  out.push_back(n);
-  return out;
-}
-
-}  // namespace
-
-BatchDotLayer::BatchDotLayer(std::string name, Tensor& a, Tensor& b, bool trans_a, bool trans_b)
-    : Layer(name, {&a, &b}, batchDotShape(name, a, b, trans_a, trans_b)) {
-  defineOp([this, trans_a, trans_b] {
-    PZ_CHECK(name_,
-             cnmlCreateBatchDotOp(&op_, in(0), in(1), output_.desc(), trans_a, trans_b));
-  });
-  PZ_FORWARD(cnmlComputeBatchDotOpForward_V4);
-}
-
-// ---- SoftmaxLayer ---------------------------------------------------------------------
-
-SoftmaxLayer::SoftmaxLayer(std::string name, Tensor& input, int axis, bool log)
-    : Layer(name, {&input}, input.shape()) {
-  const int rank = static_cast<int>(input.shape().size());
-  const int a = detail::normaliseAxis(name_, axis, rank);
-  // cnmlDimension_t names the NCHW axes N 0, C 1, H 2, W 3: the SDK's Softmax op for 4-D
-  // and 2-D ([N, C]) inputs, its Nd op (a plain axis) for the other ranks.
-  if (log) {
-    defineOp([this, a] {
-      PZ_CHECK(name_, cnmlCreateNdLogSoftmaxOp(&op_, a, in(0), output_.desc()));
-    });
-    PZ_FORWARD(cnmlComputeNdLogSoftmaxOpForward_V4);
-  } else if (rank == 4 || rank == 2) {
-    defineOp([this, a] {
-      PZ_CHECK(name_, cnmlCreateSoftmaxOp(&op_, static_cast<cnmlDimension_t>(a), in(0),
-                                          output_.desc()));
-    });
-    PZ_FORWARD(cnmlComputeSoftmaxOpForward_V4);
-  } else {
-    defineOp([this, a] { PZ_CHECK(name_, cnmlCreateNdSoftmaxOp(&op_, a, in(0), output_.desc())); });
-    PZ_FORWARD(cnmlComputeNdSoftmaxOpForward_V4);
-  }
-}
-
-// ---- ReduceLayer ----------------------------------------------------------------------
-
-namespace {
-
-Shape reducedShape(const std::string& layer, const Shape& in, const std::vector<int>& axes,
-                   bool keepdims) {
-  bool ascending = !axes.empty();
-  for (std::size_t i = 0; i < axes.size(); ++i)
-    ascending = ascending && axes[i] >= 0 && axes[i] < static_cast<int>(in.size()) &&
-                (i == 0 || axes[i] > axes[i - 1]);
-  if (!ascending) {
-    throw Error(layer + ": reduce axes must be distinct, ascending and within the " +
-                std::to_string(in.size()) + "-D input " + shapeToString(in));
-  }
-  Shape out;
-  for (std::size_t a = 0; a < in.size(); ++a) {
-    const bool reduced = std::find(axes.begin(), axes.end(), static_cast<int>(a)) != axes.end();
-    if (!reduced) out.push_back(in[a]);
-    else if (keepdims) out.push_back(1);
-  }
-  if (out.empty()) {
-    throw Error(layer + ": reducing every axis of " + shapeToString(in) +
-                " without keepdims leaves a 0-d tensor; keep the dims");
-  }
-  return out;
-}
-
-}  // namespace
-
-ReduceLayer::ReduceLayer(std::string name, Tensor& input, Reduce op, std::vector<int> axes,
-                         bool keepdims)
-    : Layer(name, {&input}, reducedShape(name, input.shape(), axes, keepdims)) {
-  defineOp([this, op, axes = std::move(axes)] {
-    const int n = static_cast<int>(axes.size());
-    switch (op) {
-      case Reduce::kSum:
-        PZ_CHECK(name_, cnmlCreateNdReduceSumOp(&op_, axes.data(), n, in(0), output_.desc()));
-        break;
-      case Reduce::kMean:
-        PZ_CHECK(name_, cnmlCreateNdReduceMeanOp(&op_, axes.data(), n, in(0), output_.desc()));
-        break;
-      case Reduce::kMax:
-        PZ_CHECK(name_, cnmlCreateNdReduceMaxOp(&op_, axes.data(), n, in(0), output_.desc()));
-        break;
-      case Reduce::kMin:
-        PZ_CHECK(name_, cnmlCreateNdReduceMinOp(&op_, axes.data(), n, in(0), output_.desc()));
-        break;
-      case Reduce::kProd:
-        PZ_CHECK(name_, cnmlCreateNdReduceProdOp(&op_, axes.data(), n, in(0), output_.desc()));
-        break;
-    }
-  });
-  switch (op) {
-    case Reduce::kSum: PZ_FORWARD(cnmlComputeNdReduceSumOpForward_V4); break;
-    case Reduce::kMean: PZ_FORWARD(cnmlComputeNdReduceMeanOpForward_V4); break;
-    case Reduce::kMax: PZ_FORWARD(cnmlComputeNdReduceMaxOpForward_V4); break;
-    case Reduce::kMin: PZ_FORWARD(cnmlComputeNdReduceMinOpForward_V4); break;
-    case Reduce::kProd: PZ_FORWARD(cnmlComputeNdReduceProdOpForward_V4); break;
-  }
-}
-
-// ---- LayerNormLayer -------------------------------------------------------------------
-
-LayerNormLayer::LayerNormLayer(std::string name, Tensor& input, int axis, float epsilon)
-    : Layer(name, {&input}, input.shape()) {
-  const Shape& shape = input.shape();
-  const int a = detail::normaliseAxis(name_, axis, static_cast<int>(shape.size()));
-  if (!(epsilon >= 0.0f)) {
-    throw Error(name_ + ": layer norm's epsilon must be >= 0, got " + std::to_string(epsilon));
-  }
-  const Shape normalised(shape.begin() + a, shape.end());
-  const ConstTensor& gamma = declareWeight("gamma", CNML_CONST, normalised);
-  const ConstTensor& beta = declareWeight("beta", CNML_CONST, normalised);
-  defineOp([this, a, epsilon, &gamma, &beta] {
-    PZ_CHECK(name_, cnmlCreateNdLayerNormOp(&op_, a, in(0), output_.desc(), gamma.desc(),
-                                            beta.desc(), epsilon));
-  });
-  PZ_FORWARD(cnmlComputeNdLayerNormOpForward_V4);
-}
 
 // ---- ConcatLayer ----------------------------------------------------------------------
 
@@ -380,45 +209,8 @@ cnmlStatus_t GatherV2Layer::forward(cnrtQueue_t queue) {
 
 namespace detail {
 
-void addMiscFactories(std::vector<LayerFactory>& factories) {
+void addLayoutFactories(std::vector<LayerFactory>& factories) {
   using Inputs = std::vector<Tensor*>;
-  factories.push_back({"fully_connected", 1, {"out_features"},
-                       [](const std::string& name, const Inputs& in,
-                          const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         return std::make_unique<FullyConnectedLayer>(
-                             name, *in[0], a.integer("out_features"));
-                       }});
-  factories.push_back({"batch_dot", 2, {"trans_a", "trans_b"},
-                       [](const std::string& name, const Inputs& in,
-                          const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         return std::make_unique<BatchDotLayer>(name, *in[0], *in[1],
-                                                                a.flag("trans_a", false),
-                                                                a.flag("trans_b", false));
-                       }});
-  factories.push_back({"layer_norm", 1, {"axis", "epsilon"},
-                       [](const std::string& name, const Inputs& in,
-                          const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         return std::make_unique<LayerNormLayer>(
-                             name, *in[0], a.integer("axis"),
-                             static_cast<float>(a.real("epsilon", 1e-5)));
-                       }});
-  factories.push_back({"softmax", 1, {"axis", "log"},
-                       [](const std::string& name, const Inputs& in,
-                          const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         return std::make_unique<SoftmaxLayer>(name, *in[0], a.integer("axis"),
-                                                               a.flag("log", false));
-                       }});
-  factories.push_back({"reduce", 1, {"op", "axes", "keepdims"},
-                       [](const std::string& name, const Inputs& in,
-                          const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         Reduce op;
-                         if (!parseReduce(a.text("op"), &op)) {
-                           throw Error(name + ": unknown reduction '" + a.text("op") +
-                                       "'; use " + reduceChoices());
-                         }
-                         return std::make_unique<ReduceLayer>(name, *in[0], op, a.ints("axes"),
-                                                              a.flag("keepdims", true));
-                       }});
   factories.push_back({"concat", LayerFactory::kAnyInputs, {"axis"},
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
