@@ -1,7 +1,7 @@
 """One recurrent op (LSTM / GRU, 50 steps, input 64) on the oneDNN SDK compiled for MP 1 and
 MP 2, over hidden sizes and batches: where a second thread pays for its per-step barrier.
 The SDK core runs a recurrent op on one thread below kOneThreadStepFlops of work per step
-(runtime_cpp/mock/executor.cpp), so rows under it print about 1.00; rows above it show what
+(runtime_cpp/sdk/core/executor.cpp), so rows under it print about 1.00; rows above it show what
 the second thread brings (a ratio above 1 there means the threshold is too low).
 
     python benchmarks/rnn_threads.py

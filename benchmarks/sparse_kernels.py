@@ -1,8 +1,9 @@
 """Sparse against dense layers on the oneDNN SDK, measured: one fully connected layer, or
 one 1x1 convolution (--conv), compiled alone in the SDK's sparse mode (the SDK's pair
-kernels, onednn/sparse.cpp, where they take the layer) and in dense mode (oneDNN's), weights
-pruned in pairs (prune_pairs) at several fractions; wall time of Session.run, the median of
-alternating rounds (so drift hits both alike). Sets the kernels' thresholds (sparse.cpp).
+kernels, backends/onednn/sparse.cpp, where they take the layer) and in dense mode
+(oneDNN's), weights pruned in pairs (prune_pairs) at several fractions; wall time of
+Session.run, the median of alternating rounds (so drift hits both alike). Sets the kernels'
+thresholds (sparse.cpp).
 Not a test: figures depend on the machine.
 
     python benchmarks/sparse_kernels.py [--shapes 25088x4096,4096x4096,1024x1000] [--rounds 7]

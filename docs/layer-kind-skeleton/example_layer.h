@@ -1,6 +1,6 @@
 // Skeleton of a wrapper class: copy the class into the family header of
-// runtime_cpp/include/paleozoic/ (layers_conv_pool.h, layers_elementwise.h, layers_misc.h)
-// and rename Example throughout.
+// runtime_cpp/include/paleozoic/ (layers_<family>.h, named as paleozoic/ops/<family>.py:
+// layers_conv.h, layers_elementwise.h, layers_layout.h, ...) and rename Example throughout.
 #ifndef PALEOZOIC_EXAMPLE_LAYER_H_
 #define PALEOZOIC_EXAMPLE_LAYER_H_
 

@@ -1,5 +1,5 @@
 """Which SDK the runtime computes with: the CPU mock (the default and the reference) or
-oneDNN (runtime_cpp/onednn: the same SDK interface over Intel's oneDNN, built by every
+oneDNN (runtime_cpp/backends/onednn: the same SDK interface over Intel's oneDNN, built by every
 install on Linux x86-64 and usable once the `onednn` extra's wheels are installed).
 
 Each SDK has its own pybind module over the same wrapper (paleozoic._runtime,

@@ -1,15 +1,16 @@
 # Paleozoic device profile: Cambricon MLU-100 (balanced mode).
 #
-# Read by the mock SDK's device model (runtime_cpp/mock/device_profile.cpp), which gives the
-# simulated device time the mock reports and the cost table the optimizer plans with.
+# Read by the mock SDK's device model (runtime_cpp/sdk/device_model/device_profile.cpp),
+# which gives the simulated device time the mock reports and the cost table the optimizer
+# plans with.
 # Format: one `key = value` per line, numbers only; `#` starts a comment. Every key below is
 # required; an unknown key, a bad number or a missing key is an error naming the line.
-# The compiled-in defaults (pz_mock::DeviceProfile) equal this file; a test checks it.
+# The compiled-in defaults (pz_sdk::DeviceProfile) equal this file; a test checks it.
 #
 # Published figures are cited: [W] WikiChip, en.wikichip.org/wiki/cambricon/mlu/mlu100;
 # [SZU] Li & Jiang, "Performance analysis of Cambricon MLU100", Bench 2019 (LNCS 12093).
 # Figures the public record lacks are marked ASSUMPTION, with the reasoning.
-# The model's formulas are in runtime_cpp/mock/device_model.h.
+# The model's formulas are in runtime_cpp/sdk/device_model/device_model.h.
 
 # Cores: 4 channels x 8 cores [SZU 2.1]; MP (cores per block) is 1..cores.
 cores = 32

@@ -40,15 +40,30 @@ Shape layerShape(const std::string& layer, ShapeFn fn) {
   }
 }
 
-// Each layer family's source appends the factories of its kinds (layer_registry.cpp).
-void addConvPoolFactories(std::vector<LayerFactory>& factories);
+// Each layer family's source appends the factories of its kinds (layer_registry.cpp): one
+// source per family of the Python registry, paleozoic/ops/<family>.py -> layers_<family>.cpp.
+void addConvFactories(std::vector<LayerFactory>& factories);
+void addDenseFactories(std::vector<LayerFactory>& factories);
 void addElementwiseFactories(std::vector<LayerFactory>& factories);
-void addMiscFactories(std::vector<LayerFactory>& factories);
-void addRecurrentFactories(std::vector<LayerFactory>& factories);
 void addHostFactories(std::vector<LayerFactory>& factories);
+void addInterpFactories(std::vector<LayerFactory>& factories);
+void addLayoutFactories(std::vector<LayerFactory>& factories);
+void addNormalizeFactories(std::vector<LayerFactory>& factories);
+void addPoolFactories(std::vector<LayerFactory>& factories);
+void addRecurrentFactories(std::vector<LayerFactory>& factories);
+void addReduceFactories(std::vector<LayerFactory>& factories);
 
 // Normalises a possibly negative axis into [0, rank) or throws pz::Error naming the layer.
 int normaliseAxis(const std::string& layer, int axis, int rank);
+
+// Throws pz::Error unless `in` is 4-D (NCHW); `what` names the layer kind.
+void requireNchw(const Shape& in, const char* what);
+// A sliding window's output length along `axis` (conv and pool): floor or ceil division of the
+// sliding range; a ceil window must start inside input + pad_begin.
+int slidingOutput(int in, int pad_begin, int pad_end, int effective_window, int stride, bool ceil,
+                  const char* axis, const char* what);
+// The channel count (axis 1) of a per-channel layer's input, or pz::Error naming the layer.
+int channels(const std::string& layer, const Shape& in);
 
 // The descriptors and device buffers of `tensors`, as the SDK's forwards of op lists of
 // inputs (Concat, the recurrent op) take them; read at forward time (buffers may move).

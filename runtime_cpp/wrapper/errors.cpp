@@ -143,5 +143,33 @@ void throwUnknownName(std::string_view where, const char* what, std::string_view
   throw Error(message);
 }
 
+void requireNchw(const Shape& in, const char* what) {
+  if (in.size() != 4) {
+    throw Error(std::string(what) + " needs a 4-D NCHW input, got " + shapeToString(in));
+  }
+}
+
+// Floor or ceil division of the sliding range; a ceil window must start inside input + pad_begin.
+int slidingOutput(int in, int pad_begin, int pad_end, int effective_window, int stride, bool ceil,
+                  const char* axis, const char* what) {
+  if (stride < 1) throw Error(std::string(what) + ": stride along " + axis + " must be >= 1");
+  const int span = in + pad_begin + pad_end - effective_window;
+  if (span < 0) {
+    throw Error(std::string(what) + ": window of " + std::to_string(effective_window) +
+                " along " + axis + " is larger than the padded input (" +
+                std::to_string(in + pad_begin + pad_end) + ")");
+  }
+  int out = (ceil ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil && (out - 1) * stride >= in + pad_begin) --out;
+  return out;
+}
+
+int channels(const std::string& layer, const Shape& in) {
+  if (in.size() < 2) {
+    throw Error(layer + ": needs an input with a channel axis (axis 1), got " + shapeToString(in));
+  }
+  return in[1];
+}
+
 }  // namespace detail
 }  // namespace pz

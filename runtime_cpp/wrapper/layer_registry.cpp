@@ -90,15 +90,21 @@ Pads LayerArgs::pads(const std::string& key, Pads fallback) const {
 }
 
 const std::vector<LayerFactory>& layerFactories() {
-  // The family sources append their kinds; listed here, not by static registration, so the
-  // linker cannot drop a family whose classes nothing else references.
+  // The family sources append their kinds, in the Python registry's family order (its
+  // modules by name); listed here, not by static registration, so the linker cannot drop a
+  // family whose classes nothing else references.
   static const std::vector<LayerFactory> all = [] {
     std::vector<LayerFactory> factories;
-    detail::addConvPoolFactories(factories);
+    detail::addConvFactories(factories);
+    detail::addDenseFactories(factories);
     detail::addElementwiseFactories(factories);
-    detail::addMiscFactories(factories);
-    detail::addRecurrentFactories(factories);
     detail::addHostFactories(factories);
+    detail::addInterpFactories(factories);
+    detail::addLayoutFactories(factories);
+    detail::addNormalizeFactories(factories);
+    detail::addPoolFactories(factories);
+    detail::addRecurrentFactories(factories);
+    detail::addReduceFactories(factories);
     return factories;
   }();
   return all;

@@ -1,4 +1,4 @@
-// Per-element and per-channel layers: batch norm, scale, activation, add, binary, prelu.
+// Per-element layers: activation, add, binary, prelu, unary, clip.
 #include <cmath>
 #include <limits>
 
@@ -6,13 +6,6 @@
 
 namespace pz {
 namespace {
-
-int channels(const std::string& layer, const Shape& in) {
-  if (in.size() < 2) {
-    throw Error(layer + ": needs an input with a channel axis (axis 1), got " + shapeToString(in));
-  }
-  return in[1];
-}
 
 // The SDK creator and forward of one binary op. Equal shapes use the element-wise ops, a
 // broadcast b the Broadcast* ops; RealDiv has no broadcast form, so a div always uses it and
@@ -79,32 +72,6 @@ std::string binaryHint(Binary fn, const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-// ---- BatchNormLayer ---------------------------------------------------------------------
-
-BatchNormLayer::BatchNormLayer(std::string name, Tensor& input)
-    : Layer(name, {&input}, input.shape()) {
-  const Shape per_channel{channels(name_, input.shape())};
-  const ConstTensor& mean = declareWeight("mean", CNML_CONST, per_channel);
-  const ConstTensor& inv_std = declareWeight("inv_std", CNML_CONST, per_channel);
-  defineOp([this, &mean, &inv_std] {
-    PZ_CHECK(name_,
-             cnmlCreateBatchNormOp(&op_, in(0), output_.desc(), mean.desc(), inv_std.desc()));
-  });
-  PZ_FORWARD(cnmlComputeBatchNormOpForward_V4);
-}
-
-// ---- ScaleLayer -----------------------------------------------------------------------
-
-ScaleLayer::ScaleLayer(std::string name, Tensor& input) : Layer(name, {&input}, input.shape()) {
-  const Shape per_channel{channels(name_, input.shape())};
-  const ConstTensor& alpha = declareWeight("alpha", CNML_CONST, per_channel);
-  const ConstTensor& beta = declareWeight("beta", CNML_CONST, per_channel);
-  defineOp([this, &alpha, &beta] {
-    PZ_CHECK(name_, cnmlCreateScaleOp(&op_, in(0), output_.desc(), alpha.desc(), beta.desc()));
-  });
-  PZ_FORWARD(cnmlComputeScaleOpForward_V4);
-}
-
 // ---- ActiveLayer ----------------------------------------------------------------------
 
 ActiveLayer::ActiveLayer(std::string name, Tensor& input, Active fn)
@@ -145,7 +112,7 @@ BinaryLayer::BinaryLayer(std::string name, Tensor& a, Tensor& b, Binary fn)
 
 PReluLayer::PReluLayer(std::string name, Tensor& input) : Layer(name, {&input}, input.shape()) {
   const ConstTensor& slope =
-      declareWeight("slope", CNML_CONST, Shape{channels(name_, input.shape())});
+      declareWeight("slope", CNML_CONST, Shape{detail::channels(name_, input.shape())});
   defineOp([this, &slope] {
     PZ_CHECK(name_, cnmlCreatePreluOp(&op_, in(0), output_.desc(), slope.desc()));
   });
@@ -234,16 +201,6 @@ namespace detail {
 
 void addElementwiseFactories(std::vector<LayerFactory>& factories) {
   using Inputs = std::vector<Tensor*>;
-  factories.push_back({"batch_norm", 1, {},
-                       [](const std::string& name, const Inputs& in,
-                          const LayerArgs&) -> std::unique_ptr<Layer> {
-                         return std::make_unique<BatchNormLayer>(name, *in[0]);
-                       }});
-  factories.push_back({"scale", 1, {},
-                       [](const std::string& name, const Inputs& in,
-                          const LayerArgs&) -> std::unique_ptr<Layer> {
-                         return std::make_unique<ScaleLayer>(name, *in[0]);
-                       }});
   factories.push_back({"active", 1, {"function"},
                        [](const std::string& name, const Inputs& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {

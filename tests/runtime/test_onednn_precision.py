@@ -1,5 +1,5 @@
-"""fp16 and int8 ops on the oneDNN SDK (runtime_cpp/onednn/quantized.cpp) against the mock's
-stated arithmetic (numerics.h): int8 Conv/ConvGroup/Mlp bit for bit with the numpy
+"""fp16 and int8 ops on the oneDNN SDK (runtime_cpp/backends/onednn/quantized.cpp) against
+the mock's stated arithmetic (numerics.h): int8 Conv/ConvGroup/Mlp bit for bit with the numpy
 emulation of test_precision_int8.py (input quantised with the mock's rule, -127 not -128,
 exact int32 sums, the same fp32 rescale), fp16 ops as the fp32 primitive between exact
 binary16 conversions, fused int8 chains within one binary16 rounding, the calibrated digits

@@ -1,4 +1,4 @@
-"""The oneDNN SDK (runtime_cpp/onednn, paleozoic._runtime_onednn) against the mock, the
+"""The oneDNN SDK (runtime_cpp/backends/onednn, paleozoic._runtime_onednn) against the mock, the
 reference: every layer kind, per-layer and fused (post-op chains), on standard-normal
 inputs and long reductions, and its time is the wall clock. Skipped without the `onednn`
 extra (the runtime is then built without oneDNN)."""

@@ -1,7 +1,7 @@
 """SiLU as exporters write it (Sigmoid, then Mul of the sigmoid's input by its output) on the
 oneDNN SDK: the SDK's own SiLU over a convolution's destination when the value comes from
-one (runtime_cpp/onednn/swish.cpp), one eltwise_swish primitive when the sigmoid reads a
-block input; never the logistic with a binary_mul post-op that oneDNN 3.2 runs on its
+one (runtime_cpp/backends/onednn/swish.cpp), one eltwise_swish primitive when the sigmoid
+reads a block input; never the logistic with a binary_mul post-op that oneDNN 3.2 runs on its
 reference kernel. Numbers against float64, around the bend and saturated."""
 
 from __future__ import annotations

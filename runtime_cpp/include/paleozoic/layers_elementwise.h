@@ -1,4 +1,4 @@
-// Per-element and per-channel layers: batch norm, scale, activation, add, binary, prelu.
+// Per-element layers: activation, add, binary, prelu, unary, clip.
 #ifndef PALEOZOIC_LAYERS_ELEMENTWISE_H_
 #define PALEOZOIC_LAYERS_ELEMENTWISE_H_
 
@@ -9,19 +9,6 @@
 #include "paleozoic/enums.h"
 
 namespace pz {
-
-// y = (x - mean) * inv_std per channel. Weights: mean [C] and inv_std [C], the
-// 1 / sqrt(variance + eps) the frontend computes (the SDK's var operand).
-class BatchNormLayer : public Layer {
- public:
-  BatchNormLayer(std::string name, Tensor& input);
-};
-
-// y = alpha * x + beta per channel (axis 1). Weights: alpha [C], beta [C].
-class ScaleLayer : public Layer {
- public:
-  ScaleLayer(std::string name, Tensor& input);
-};
 
 class ActiveLayer : public Layer {
  public:

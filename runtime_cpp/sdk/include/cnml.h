@@ -2,9 +2,9 @@
 //
 // Names, parameter order and enum values follow the public cnml.h of CNML 7.2/7.3
 // (docs: cnml-subset.md). Only the calls Paleozoic emits are declared. The CPU mock
-// (runtime_cpp/mock) implements them with FLOAT32, FLOAT16 and (conv/mlp filters) INT8 data,
-// emulating the fp16/int8 arithmetic bit for bit as runtime_cpp/mock/numerics.h states; its
-// own rules are marked "Mock rule".
+// (runtime_cpp/sdk, backends/reference) implements them with FLOAT32, FLOAT16 and (conv/mlp
+// filters) INT8 data, emulating the fp16/int8 arithmetic bit for bit as
+// runtime_cpp/sdk/kernels/numerics.h states; its own rules are marked "Mock rule".
 //
 // The declarations are in one header per area, included here: cnml.h is what callers include.
 #ifndef PALEOZOIC_SDK_CNML_H_

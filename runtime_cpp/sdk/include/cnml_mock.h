@@ -1,5 +1,5 @@
 /* Paleozoic mock SDK extensions. NOT part of CNML: these calls exist only in the CPU mock
- * SDK (runtime_cpp/mock) and expose its device model, so the optimizer plans with exactly
+ * SDK (runtime_cpp/sdk) and expose its device model, so the optimizer plans with exactly
  * the simulated time the mock reports. Code that must also build against the real vendor
  * library guards its use of this header. */
 #ifndef PALEOZOIC_CNML_MOCK_H_

@@ -1,7 +1,7 @@
 // CNRT subset used by Paleozoic (Cambricon Neuware runtime, generation G3 names).
 //
 // Names, argument order and enum values follow the public cnrt.h of CNRT 4.2/4.3
-// (see docs: cnml-subset.md). The CPU mock in runtime_cpp/mock implements exactly
+// (see docs: cnml-subset.md). The CPU mock in runtime_cpp/sdk implements exactly
 // this interface, so code written against it links unchanged with the vendor library.
 #ifndef PALEOZOIC_SDK_CNRT_H_
 #define PALEOZOIC_SDK_CNRT_H_
@@ -112,7 +112,7 @@ cnrtRet_t cnrtCreateQuantizedParam(cnrtQuantizedParam_t* param, int pos, float s
 cnrtRet_t cnrtDestroyQuantizedParam(cnrtQuantizedParam_t param);
 // Converts count elements. Mock rules: FLOAT32 <-> FLOAT16 (round to nearest even / exact)
 // and FLOAT32 <-> INT8 (q = clamp(rint(x * scale / 2^pos), -127, 127); x = q * 2^pos / scale),
-// as runtime_cpp/mock/numerics.h states; the INT8 casts need a param (NULL ->
+// as runtime_cpp/sdk/kernels/numerics.h states; the INT8 casts need a param (NULL ->
 // ERR_INVALID), the fp16 ones ignore it. Other pairs -> ERR_UNSUPPORTED; null src/dst ->
 // ERR_INVALID_POINTER; count < 0 -> ERR_INVALID.
 cnrtRet_t cnrtCastDataType(void* src, cnrtDataType_t src_type, void* dst,
