@@ -417,6 +417,12 @@ def bench_model(model: onnx.ModelProto, name: str, configs: Sequence[Config], *,
     return report
 
 
+def _bench_serialized(model: bytes, name: str, configs: Sequence[Config],
+                      options: dict[str, Any]) -> ModelReport:
+    """bench_model of a serialized model (what a board of a farm is handed)."""
+    return bench_model(onnx.load_from_string(model), name, configs, **options)
+
+
 def bench(models: Iterable[str | Path], configs: Sequence[Config], *, threads: int = 2,
           repeat: int = 20, rounds: int = 4, min_turn_ms: float = 50.0, seed: int = 0,
           calibration: str | Path | None = None, batch: int | None = None,
@@ -435,8 +441,8 @@ def bench(models: Iterable[str | Path], configs: Sequence[Config], *, threads: i
                        seed=seed, calibration=calibration, batch=batch,
                        input_shapes=input_shapes, input_values=input_values, outputs=outputs)
         data = [(load_full_model(Path(path)).SerializeToString(), str(path)) for path in models]
-        calls = [lambda board, model=model, name=name: board.bench_model.remote(
-            model, name, list(configs), options) for model, name in data]
+        calls = [lambda board, model=model, name=name: board.call.remote(
+            _bench_serialized, model, name, list(configs), options) for model, name in data]
         done = dict(farm.run_each(calls, what="model"))
         report.models.extend(done[m] for m in range(len(data)))
         return report

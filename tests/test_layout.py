@@ -100,3 +100,21 @@ def test_the_library_does_not_import_the_test_helpers() -> None:
             if any(n.split(".")[0] == "paleozoic_testing" for n in names):
                 leaning.append(str(path.relative_to(PACKAGE.parent)))
     assert leaning == []
+
+
+def test_one_family_map_across_python_and_cpp() -> None:
+    """A kind's family has one name everywhere: its ops module, its converters' module (or
+    package) in the frontend, and its C++ header and source, which declare its class."""
+    import paleozoic.ops as ops
+
+    root = PACKAGE.parent
+    convert = PACKAGE / "frontend" / "convert"
+    assert ops.KINDS
+    for name, kind in ops.KINDS.items():
+        family = next(m.__name__.rpartition(".")[2] for m in ops._FAMILIES
+                      if kind in m.FAMILY)
+        assert (convert / f"{family}.py").exists() or (convert / family).is_dir(), family
+        header = root / "runtime_cpp" / "include" / "paleozoic" / f"layers_{family}.h"
+        assert (root / "runtime_cpp" / "wrapper" / f"layers_{family}.cpp").exists(), family
+        cpp_class = kind.cpp_class.rpartition("::")[2]
+        assert f"class {cpp_class} " in header.read_text(), (name, header.name)

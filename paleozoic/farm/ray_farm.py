@@ -34,9 +34,8 @@ import ray
 from ray.exceptions import ActorUnavailableError, RayActorError, WorkerCrashedError
 
 from paleozoic.errors import OptimizerError
-from paleozoic.farm.service import Batch
 from paleozoic.ir import LayerQueue
-from paleozoic.runner.block_bench import Bench, Timing, time_blocks
+from paleozoic.runner.block_bench import Batch, Bench, Timing, time_blocks
 
 logger = logging.getLogger(__name__)
 
@@ -64,14 +63,9 @@ class Board:
             self._queues = {token: ray.get(holder[0])}
         return time_blocks(self._queues[token], batch, bench)
 
-    def bench_model(self, model: bytes, name: str, configs: Sequence[Any],
-                    options: dict[str, Any]) -> Any:
-        """`paleozoic bench` of one model on this board (paleozoic.bench.bench_model)."""
-        import onnx
-
-        from paleozoic.bench import bench_model
-
-        return bench_model(onnx.load_from_string(model), name, configs, **options)
+    def call(self, function: Callable[..., Any], *args: Any) -> Any:
+        """Any other work that must have a board to itself (paleozoic bench's models)."""
+        return function(*args)
 
 
 class RayFarm:

@@ -7,9 +7,7 @@ from pathlib import Path
 from typing import Protocol
 
 from paleozoic.ir import LayerQueue
-from paleozoic.runner.block_bench import Bench, Span, Timing, time_blocks
-
-Batch = list[Span]
+from paleozoic.runner.block_bench import Batch, Bench, Timing, time_blocks
 
 
 class Farm(Protocol):

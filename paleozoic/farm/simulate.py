@@ -15,10 +15,9 @@ import heapq
 import time
 from collections.abc import Iterator, Sequence
 
-from paleozoic.farm.service import Batch
 from paleozoic.ir import LayerQueue
 from paleozoic.optimize.measurements import BlockKeys, MeasurementStore
-from paleozoic.runner.block_bench import Bench, Timing
+from paleozoic.runner.block_bench import Batch, Bench, Timing
 
 # A board's cost of one session (build, load, warm-up) and of each block in it: the order
 # of an MLU-100 session build and a few timed forwards.

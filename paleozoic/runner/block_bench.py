@@ -29,6 +29,7 @@ from paleozoic.ir.layer import TensorInfo
 from paleozoic.runner.graph import InputRecorder, build_runtime_graph
 
 Span = tuple[int, int, int]  # start, stop, mp
+Batch = list[Span]            # the blocks of one session
 
 # Relative spread (max - min) / median of a block's repeats past which they are run again.
 NOISE = 0.2
