@@ -45,7 +45,7 @@ class Precision(str, Enum):
 
 # pz::Precision (enums.h), with the names C++ code spells: precisionName, parsePrecision.
 PRECISIONS = CppEnum("Precision", "", "precision", tuple(
-    Member(p.value, f"k{p.value.capitalize()}") for p in Precision),
+    Member(p.value) for p in Precision),
     name_function="precisionName", parse_function="parsePrecision")
 
 
@@ -366,9 +366,9 @@ class Plan:
 # Plan.preprocess's strategies, as the SDK's cnmlDataPreprocessStrategy_t spells them.
 PREPROCESS = CppEnum("PreprocessStrategy", "cnmlDataPreprocessStrategy_t",
                      "data-preprocess strategy", (
-    Member("cpu_priority", "kCpuPriority", "CNML_CPU_PRIORITY"),
-    Member("mlu_priority", "kMluPriority", "CNML_MLU_PRIORITY"),
-    Member("balance", "kBalance", "CNML_CPU_MLU_BALANCE"),
+    Member("cpu_priority", sdk="CNML_CPU_PRIORITY"),
+    Member("mlu_priority", sdk="CNML_MLU_PRIORITY"),
+    Member("balance", sdk="CNML_CPU_MLU_BALANCE"),
 ))
 PREPROCESS_STRATEGIES = PREPROCESS.values
 DDR_CHANNELS = 4  # the MLU100's, each serving 8 cores (cnrtChannelType_t 0..3)

@@ -1,6 +1,6 @@
 """The registry of layer kinds. Adding a kind: a LayerKind in its family module (listed in
-the module's FAMILY; a new module is found by itself), a wrapper class in runtime_cpp, a template in templates/layers/, a
-converter in the frontend (docs/adding-a-layer-kind.md)."""
+the module's FAMILY; a new module is found by itself), a wrapper class in runtime_cpp, a
+template in templates/layers/, a converter in the frontend (docs/adding-a-layer-kind.md)."""
 
 from __future__ import annotations
 

@@ -10,20 +10,20 @@ from paleozoic.ops.enums import TRUTH_OPS, CppEnum, Member
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
 
 ACTIVATIONS = CppEnum("Active", "cnmlActiveFunction_t", "activation", (
-    Member("relu", "kRelu", "CNML_ACTIVE_RELU"),
-    Member("sigmoid", "kSigmoid", "CNML_ACTIVE_SIGMOID"),
-    Member("tanh", "kTanh", "CNML_ACTIVE_TANH"),
-    Member("relu6", "kRelu6", "CNML_ACTIVE_RELU6"),
-    Member("relu1", "kRelu1", "CNML_ACTIVE_RELU1"),   # min(max(x, 0), 1)
+    Member("relu", sdk="CNML_ACTIVE_RELU"),
+    Member("sigmoid", sdk="CNML_ACTIVE_SIGMOID"),
+    Member("tanh", sdk="CNML_ACTIVE_TANH"),
+    Member("relu6", sdk="CNML_ACTIVE_RELU6"),
+    Member("relu1", sdk="CNML_ACTIVE_RELU1"),   # min(max(x, 0), 1)
 ))
 
 # Binary has no SDK enum: pz::BinaryLayer picks an SDK op from it and the operands' shapes.
 BINARY_OPS = CppEnum("Binary", "", "binary op", (
-    Member("add", "kAdd"),
-    Member("sub", "kSub"),
-    Member("mul", "kMul"),
-    Member("div", "kDiv"),
-    Member("pow", "kPow"),            # a ** b (ONNX Pow with a tensor exponent)
+    Member("add"),
+    Member("sub"),
+    Member("mul"),
+    Member("div"),
+    Member("pow"),            # a ** b (ONNX Pow with a tensor exponent)
     *TRUTH_OPS,                       # 1.0 or 0.0: the SDK's bools are floats
 ))
 # The Binary ops whose result is a bool (1.0 or 0.0).
@@ -33,19 +33,19 @@ BOOL_BINARY_OPS = tuple(m.value for m in TRUTH_OPS)
 # Gelu, Exp, Log, Abs, Neg) from it. Reciprocal is "pow" with power -1 (the SDK's BasicDiv,
 # 1/x, is MLU270/220 only).
 UNARY_FUNCTIONS = CppEnum("Unary", "", "unary function", (
-    Member("sqrt", "kSqrt"),
-    Member("rsqrt", "kRsqrt"),
-    Member("pow", "kPow"),            # x ** power, a constant exponent
-    Member("erf", "kErf"),
-    Member("gelu", "kGelu"),          # x/2 (1 + erf(x / sqrt 2))
-    Member("gelu_tanh", "kGeluTanh"),  # x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    Member("exp", "kExp"),
-    Member("log", "kLog"),            # natural log; log(0) = -inf, log(x < 0) = nan
-    Member("abs", "kAbs"),
-    Member("neg", "kNeg"),
-    Member("not", "kNot"),            # 1.0 where x == 0, else 0.0 (nan is true, so not 0)
-    Member("sin", "kSin"),            # radians (rotary position embeddings at run time)
-    Member("cos", "kCos"),
+    Member("sqrt"),
+    Member("rsqrt"),
+    Member("pow"),            # x ** power, a constant exponent
+    Member("erf"),
+    Member("gelu"),          # x/2 (1 + erf(x / sqrt 2))
+    Member("gelu_tanh"),  # x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Member("exp"),
+    Member("log"),            # natural log; log(0) = -inf, log(x < 0) = nan
+    Member("abs"),
+    Member("neg"),
+    Member("not"),            # 1.0 where x == 0, else 0.0 (nan is true, so not 0)
+    Member("sin"),            # radians (rotary position embeddings at run time)
+    Member("cos"),
 ))
 
 

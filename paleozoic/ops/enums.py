@@ -18,8 +18,13 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Member:
     value: str      # the IR attribute value (ONNX's spelling)
-    cpp: str        # the pz:: enumerator
+    cpp: str = ""   # the pz:: enumerator; by default k + the value in CamelCase
     sdk: str = ""   # the SDK enumerator it stands for ("" where there is none)
+
+    def __post_init__(self) -> None:
+        if not self.cpp:
+            object.__setattr__(self, "cpp", "k" + "".join(
+                part.capitalize() for part in self.value.split("_")))
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,11 @@ class CppEnum:
     name_function: str = ""
     parse_function: str = ""
 
+    @classmethod
+    def of(cls, cpp_name: str, what: str, *values: str) -> CppEnum:
+        """An enum the SDK does not take, its enumerators named by the default rule."""
+        return cls(cpp_name, "", what, tuple(Member(v) for v in values))
+
     @property
     def values(self) -> tuple[str, ...]:
         return tuple(m.value for m in self.members)
@@ -44,10 +54,10 @@ class CppEnum:
         return value in self.values
 
     def member(self, value: str) -> Member:
-        for m in self.members:
-            if m.value == value:
-                return m
-        raise KeyError(f"{self.what} {value!r} is not one of {', '.join(self.values)}")
+        found = next((m for m in self.members if m.value == value), None)
+        if found is None:
+            raise KeyError(f"{self.what} {value!r} is not one of {', '.join(self.values)}")
+        return found
 
     def cpp(self, value: str) -> str:
         return self.member(value).cpp
@@ -57,13 +67,13 @@ class CppEnum:
 # integers) alike: 1 where true, 0 where not; the logic ops take any nonzero value (nan
 # included) as true.
 TRUTH_OPS = (
-    Member("equal", "kEqual"),
-    Member("not_equal", "kNotEqual"),
-    Member("less", "kLess"),
-    Member("less_equal", "kLessEqual"),
-    Member("greater", "kGreater"),
-    Member("greater_equal", "kGreaterEqual"),
-    Member("and", "kAnd"),
-    Member("or", "kOr"),
-    Member("xor", "kXor"),
+    Member("equal"),
+    Member("not_equal"),
+    Member("less"),
+    Member("less_equal"),
+    Member("greater"),
+    Member("greater_equal"),
+    Member("and"),
+    Member("or"),
+    Member("xor"),
 )

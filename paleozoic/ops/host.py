@@ -15,9 +15,9 @@ from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, reshaped
 # pz::ElementType (core.h), whose C++ name function is the wrapper's elementTypeName.
 ELEMENT_TYPE = CppEnum("ElementType", "", "element type", (
     Member("float32", "kFloat"),
-    Member("int64", "kInt64"),
-    Member("int32", "kInt32"),
-    Member("uint8", "kUint8"),
+    Member("int64"),
+    Member("int32"),
+    Member("uint8"),
 ), name_function="elementTypeName")
 ELEMENT_TYPES = ELEMENT_TYPE.values
 INTEGER_TYPES = ELEMENT_TYPES[1:]
@@ -95,8 +95,8 @@ HOST_SELECT = LayerKind(name="HostSelect", shape=host_select_shape, attrs=HostSe
 
 # ONNX TopK's two outputs, one HostTopK layer each.
 TOPK_OUTPUTS = CppEnum("TopKOutput", "", "TopK output", (
-    Member("values", "kValues"),
-    Member("indices", "kIndices"),
+    Member("values"),
+    Member("indices"),
 ))
 
 
@@ -204,12 +204,12 @@ HOST_GATHER = LayerKind(name="HostGather", shape=host_gather_shape, attrs=HostGa
 # zero, mod takes the divisor's sign (Python's %, ONNX Mod fmod=0), fmod the dividend's (C's
 # fmod, ONNX Mod fmod=1); comparisons and logic give 1 where true, 0 where not.
 HOST_ARITH_OPS = CppEnum("HostArith", "", "host arithmetic op", (
-    Member("add", "kAdd"),
-    Member("sub", "kSub"),
-    Member("mul", "kMul"),
-    Member("div", "kDiv"),
-    Member("mod", "kMod"),
-    Member("fmod", "kFmod"),
+    Member("add"),
+    Member("sub"),
+    Member("mul"),
+    Member("div"),
+    Member("mod"),
+    Member("fmod"),
     *TRUTH_OPS,
 ))
 # The HostArith ops whose result is a truth value.
@@ -254,15 +254,9 @@ HOST_ARITH = LayerKind(name="HostArith", shape=host_arith_shape, attrs=HostArith
                        roles_for=lambda a: ("constant",) if "constant" in (a["a"], a["b"]) else ())
 
 
-GRID_SAMPLE_MODES = CppEnum("GridSampleMode", "", "GridSample mode", (
-    Member("bilinear", "kBilinear"),
-    Member("nearest", "kNearest"),
-))
-GRID_SAMPLE_PADDINGS = CppEnum("GridSamplePadding", "", "GridSample padding mode", (
-    Member("zeros", "kZeros"),
-    Member("border", "kBorder"),
-    Member("reflection", "kReflection"),
-))
+GRID_SAMPLE_MODES = CppEnum.of("GridSampleMode", "GridSample mode", "bilinear", "nearest")
+GRID_SAMPLE_PADDINGS = CppEnum.of("GridSamplePadding", "GridSample padding mode", "zeros",
+                                  "border", "reflection")
 
 
 @dataclass(frozen=True)

@@ -11,17 +11,17 @@ from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, nchw_input
 # how nearest rounds (nearest_mode).
 COORDINATES = CppEnum("InterpCoordinates", "cnmlInterpCoordinateMode_t",
                       "interp coordinates", (
-    Member("half_pixel", "kHalfPixel", "CNML_INTERP_HALF_PIXEL"),
-    Member("pytorch_half_pixel", "kPytorchHalfPixel", "CNML_INTERP_PYTORCH_HALF_PIXEL"),
-    Member("align_corners", "kAlignCorners", "CNML_INTERP_ALIGN_CORNERS"),
-    Member("asymmetric", "kAsymmetric", "CNML_INTERP_ASYMMETRIC"),
+    Member("half_pixel", sdk="CNML_INTERP_HALF_PIXEL"),
+    Member("pytorch_half_pixel", sdk="CNML_INTERP_PYTORCH_HALF_PIXEL"),
+    Member("align_corners", sdk="CNML_INTERP_ALIGN_CORNERS"),
+    Member("asymmetric", sdk="CNML_INTERP_ASYMMETRIC"),
 ))
 ROUNDINGS = CppEnum("InterpRounding", "cnmlNearestNeighborRoundMode_t",
                     "nearest rounding", (
-    Member("round_prefer_floor", "kRoundPreferFloor", "CNML_NEAREST_ROUND_PREFER_FLOOR"),
-    Member("round_prefer_ceil", "kRoundPreferCeil", "CNML_NEAREST_ROUND_PREFER_CEIL"),
-    Member("floor", "kFloor", "CNML_NEAREST_FLOOR"),
-    Member("ceil", "kCeil", "CNML_NEAREST_CEIL"),
+    Member("round_prefer_floor", sdk="CNML_NEAREST_ROUND_PREFER_FLOOR"),
+    Member("round_prefer_ceil", sdk="CNML_NEAREST_ROUND_PREFER_CEIL"),
+    Member("floor", sdk="CNML_NEAREST_FLOOR"),
+    Member("ceil", sdk="CNML_NEAREST_CEIL"),
 ))
 
 INTERP_MODES = ("nearest", "linear")

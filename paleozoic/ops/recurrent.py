@@ -9,22 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paleozoic.ops.elementwise import ACTIVATIONS
-from paleozoic.ops.enums import CppEnum, Member
+from paleozoic.ops.enums import CppEnum
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
 
-RNN_DIRECTIONS = CppEnum("RnnDirection", "", "direction", (
-    Member("forward", "kForward"),
-    Member("reverse", "kReverse"),
-    Member("bidirectional", "kBidirectional"),
-))
+RNN_DIRECTIONS = CppEnum.of("RnnDirection", "direction", "forward", "reverse", "bidirectional")
 
 # Which of ONNX's outputs the layer produces (a layer has one output): Y, every step's h;
 # Y_h, the last h of each direction; Y_c, LSTM's last cell state.
-RNN_OUTPUTS = CppEnum("RnnOutput", "", "recurrent output", (
-    Member("y", "kY"),
-    Member("y_h", "kYH"),
-    Member("y_c", "kYC"),
-))
+RNN_OUTPUTS = CppEnum.of("RnnOutput", "recurrent output", "y", "y_h", "y_c")
 
 
 @dataclass(frozen=True)

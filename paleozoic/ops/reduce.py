@@ -6,17 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paleozoic.ops.enums import CppEnum, Member
+from paleozoic.ops.enums import CppEnum
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, elements
 
 # No SDK enum: pz::ReduceLayer picks the SDK op (NdReduceSum, NdReduceMean, ...) from it.
-REDUCE_OPS = CppEnum("Reduce", "", "reduction", (
-    Member("sum", "kSum"),
-    Member("mean", "kMean"),
-    Member("max", "kMax"),
-    Member("min", "kMin"),
-    Member("prod", "kProd"),
-))
+REDUCE_OPS = CppEnum.of("Reduce", "reduction", "sum", "mean", "max", "min", "prod")
 
 
 @dataclass(frozen=True)
