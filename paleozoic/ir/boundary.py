@@ -27,11 +27,13 @@ def block_boundary(block: Sequence[Layer], reads: Mapping[str, int],
     """(inputs, outputs) of `block` (in topological order) within a graph whose tensors
     are read `reads` times in all (read_counts of every layer)."""
     produced = [layer.output for layer in block]
-    inputs: list[str] = []
+    made = set(produced)
+    first_reads: dict[str, None] = {}  # an ordered set
     for layer in block:
         for name in layer.inputs:
-            if name not in produced and name not in inputs:
-                inputs.append(name)
+            if name not in made:
+                first_reads.setdefault(name)
+    inputs = list(first_reads)
     inside = read_counts(block)
     outputs = [name for name in produced
                if leaves_block(reads.get(name, 0), inside.get(name, 0), name in graph_outputs)]

@@ -22,7 +22,8 @@ Which blocks are measured:
 - `guided` (the mock's board, which the device model describes): cost_table measures the
   blocks the device model points to (paleozoic.optimize.screen: a tolerance screen, then
   rounds until the board's cheapest plan is measured whole) and the per-layer and fuse-all
-  plans' blocks at the largest MP; other blocks cost inf.
+  plans' blocks at the largest MP (and per-layer's at the smallest, which tune reports);
+  other blocks cost inf.
 - `max_block` (a board the model does not describe, such as the CPU under oneDNN): every
   allowed block of up to `max_block` layers, plus the built-in plans' blocks at each MP, so
   the table always holds both built-in plans and the search can only match or beat them
@@ -116,7 +117,10 @@ class MeasuredOracle:
         for span in missing:
             if self.store.get(keys[span]) is None:
                 fresh.setdefault(keys[span], span)
-        batches = _sessions_of(list(fresh.values()), self.farm.boards())
+        # Longest blocks first: the boards' last sessions are short ones, which leaves
+        # little of a farm idle at the end.
+        todo = sorted(fresh.values(), key=lambda span: span[0] - span[1])
+        batches = _sessions_of(todo, self.farm.boards())
         remeasured = 0
         for batch, timings in self.farm.measure(self.queue, batches, self.bench):
             self.sessions += 1
@@ -154,6 +158,8 @@ class MeasuredOracle:
         built_in_mps = [max(mps)] if self.guided else sorted({at(mp) for mp in mps})
         built_in = [s[:3] for mp in built_in_mps for make in (per_layer, fuse_all)
                     for s in plan_spans(make(self.queue, mp=mp), self.queue)]
+        if self.guided:  # tune's report prices per-layer at MP 1 too: measure it here
+            built_in += [(i, i + 1, min(mps)) for i in range(n)]
         if self.guided:
             from paleozoic.optimize.device_cost import DeviceModelOracle
             from paleozoic.optimize.screen import guided_table

@@ -44,9 +44,8 @@ def _covers(cheapest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def allowed_spans(space: SearchSpace) -> np.ndarray:
     """[n, n+1] bool: may layers [start, stop) be one block?"""
     allowed = np.zeros((space.n, space.n + 1), dtype=bool)
-    for start in range(space.n):
-        for stop in range(start + 1, space.max_stop(start) + 1):
-            allowed[start, stop] = space.allows(start, stop)
+    for start in range(space.n):  # the blocks from a start are those up to its max_stop
+        allowed[start, start + 1:space.max_stop(start) + 1] = True
     return allowed
 
 
