@@ -13,7 +13,7 @@ Two parts, both DP over cuts and MPs 1..32 on the mock's board, guided by its de
 
     pip install '.[ray]' ./testing matplotlib
     python benchmarks/farm_scaling.py                # ~4 min on 2 cores
-    python benchmarks/farm_scaling.py --ray densenet121
+    python benchmarks/farm_scaling.py --models "" --ray densenet121   # the Ray part alone
 
 Writes benchmarks/results/farm_scaling.md and farm_scaling.png (matplotlib, if installed).
 """
@@ -105,8 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default="resnet50,densenet121")
     parser.add_argument("--boards", default=",".join(map(str, BOARDS)))
-    parser.add_argument("--ray", default="", metavar="ZOO_MODEL",
-                        help="also time real Ray boards (1 and 2 local workers) on this model")
+    parser.add_argument("--ray", default="", metavar="MODEL",
+                        help="also time real Ray boards (1 and 2 local workers) on this model: "
+                             "a zoo name or an .onnx file")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
              "Written by `benchmarks/farm_scaling.py`. DP over cuts and MPs 1..32 on the mock's",
              "board, guided by its device model.", ""]
     results: dict[str, list[dict]] = {}
-    for name in args.models.split(","):
+    for name in filter(None, args.models.split(",")):
         model = load_zoo_model(name)
         rows = [simulated(model, int(n)) for n in args.boards.split(",")]
         results[name] = rows
@@ -132,15 +133,17 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(lines[-len(rows) - 4:]))
     if args.ray:
         with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / f"{args.ray}.onnx"
-            onnx.save(load_zoo_model(args.ray), str(path))
+            path = Path(args.ray)
+            if path.suffix != ".onnx":
+                path = Path(tmp) / f"{args.ray}.onnx"
+                onnx.save(load_zoo_model(args.ray), str(path))
             runs = ray_runs(path, (1, 2), args.rounds)
         cold = {n: statistics.median(r["wall_s"] for r in runs
                                      if r["workers"] == n and r["round"] != "warm")
                 for n in (1, 2)}
         plans = {json.dumps(r["plan"], sort_keys=True) for r in runs}
         warm = next(r["wall_s"] for r in runs if r["round"] == "warm")
-        lines += [f"## {args.ray}: a local Ray cluster (`tune --cost measured --workers N`)", "",
+        lines += [f"## {Path(args.ray).stem}: a local Ray cluster (`tune --cost measured --workers N`)", "",
                   "Whole processes, fresh stores, in turns; the median of "
                   f"{args.rounds} run(s) each.", "",
                   "| boards | wall (s) | vs 1 board |", "|---|---|---|",
