@@ -49,7 +49,8 @@ class Board:
 
     def __init__(self, cores: list[int] | None = None) -> None:
         self._queues: dict[str, LayerQueue] = {}
-        if cores:  # this host's boards share it: each computes on cores of its own
+        # A host's boards share it: each computes on cores of its own.
+        if cores and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, cores)
 
     def pid(self) -> int:
@@ -91,7 +92,8 @@ class RayFarm:
                 raise OptimizerError(
                     f"--workers {workers} on a wall-clock SDK: boards on one host would time "
                     f"each other; use --workers 1, or one pz_board per host with --ray")
-            cores = sorted(os.sched_getaffinity(0))
+            cores = (sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                     else list(range(os.cpu_count() or 1)))
             self._slots = [cores[k * len(cores) // workers:(k + 1) * len(cores) // workers]
                            or [cores[k % len(cores)]] for k in range(workers)]
             if not ray.is_initialized():  # else: the caller's cluster, with its boards
@@ -106,9 +108,11 @@ class RayFarm:
         self._grow()
         if not self._actors:
             self.close()
+            where = f" at {address}" if address else ""
             raise OptimizerError(
-                f"no board is free on the Ray cluster at {address}: start a worker with "
-                f"`ray start --address {address} --resources '{{\"{RESOURCE}\": 1}}'`")
+                f"the Ray cluster{where} offers no {RESOURCE}: start a worker on each board's "
+                f"host with `ray start --address HEAD:6379 --resources "
+                f"'{{\"{RESOURCE}\": 1}}'`")
 
     def _runtime_env(self) -> dict[str, Any]:
         # Ray puts the driver's folder first on its workers' path: run from a source
