@@ -14,7 +14,7 @@ the plan found is never slower on the board than those.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 import numpy as np
 
@@ -81,25 +81,29 @@ SCREEN_PER_LAYER = 8
 Block = tuple[int, int, int]   # start, stop, k (the MP's index in the table)
 
 
-def cheapest_plan(priced: np.ndarray) -> list[Block]:
-    """The blocks of the cheapest plan on `priced` [n, n+1, M] (inf: not a choice); ties go
-    to earlier cuts and smaller k."""
-    n = priced.shape[0]
-    cheapest, which = priced.min(axis=2), priced.argmin(axis=2)
-    best, back = np.full(n + 1, np.inf), np.zeros(n + 1, dtype=np.int64)
-    best[0] = 0.0
-    for stop in range(1, n + 1):
-        totals = best[:stop] + cheapest[:stop, stop]
-        back[stop] = int(np.argmin(totals))
-        best[stop] = totals[back[stop]]
-    if not np.isfinite(best[n]):
-        raise ValueError("no plan has a finite cost")
-    plan, stop = [], n
-    while stop > 0:
-        start = int(back[stop])
-        plan.append((start, stop, int(which[start, stop])))
-        stop = start
-    return plan[::-1]
+class _Priced:
+    """A fixed cost table as a cost oracle, for dp.solve."""
+
+    name = "priced"
+
+    def __init__(self, table: np.ndarray) -> None:
+        self.table = table
+
+    def block_cost(self, start: int, stop: int, mp: int) -> float:
+        raise NotImplementedError("a priced table answers through cost_table")
+
+    def cost_table(self, mps: Sequence[int]) -> np.ndarray:
+        return self.table
+
+
+def cheapest_plan(priced: np.ndarray, space: SearchSpace) -> list[Block]:
+    """The blocks of the cheapest plan on `priced` [n, n+1, len(space.mps)] (inf: not a
+    choice), by the DP optimizer's solve (its ties: earlier cuts, smaller MPs)."""
+    from paleozoic.optimize.base import CostLookup
+    from paleozoic.optimize.dp import solve
+
+    _, spans = solve(CostLookup(space, _Priced(priced)), space)
+    return [(start, stop, space.mps.index(mp)) for start, stop, mp in spans]
 
 
 def guided_table(model: np.ndarray, space: SearchSpace,
@@ -129,7 +133,7 @@ def guided_table(model: np.ndarray, space: SearchSpace,
         ratio = float(np.median(known[seen] / model[seen])) if seen.any() else 1.0
         priced = np.where(np.isnan(known), model * ratio, known)
         priced[~allowed] = np.inf
-        missing = [b for b in cheapest_plan(priced) if np.isnan(known[b])]
+        missing = [b for b in cheapest_plan(priced, space) if np.isnan(known[b])]
         if not missing:
             break
         rounds += 1

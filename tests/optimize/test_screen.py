@@ -26,7 +26,7 @@ def test_the_models_optimum_is_kept_and_ranked_first(queue, oracle) -> None:
     mps = (1, 2, 4, 8, 16, 32)
     space = SearchSpace.from_queue(queue, mps=mps)
     table = oracle.cost_table(mps)
-    plan = cheapest_plan(np.where(np.isfinite(table), table, np.inf))
+    plan = cheapest_plan(np.where(np.isfinite(table), table, np.inf), space)
     exact = sum(table[block] for block in plan)
     assert exact == pytest.approx(_brute_force(table, space))
     strict = near_optimal(table, space, tolerance=0.0)
@@ -59,7 +59,7 @@ def test_guided_table_measures_few_blocks_and_holds_the_boards_best_plan(queue, 
     measured = np.isfinite(table)
     assert measured.sum() == len(asked) < np.isfinite(model).sum() // 4
     assert np.array_equal(table[measured], board[measured])
-    best = cheapest_plan(table)
+    best = cheapest_plan(table, space)
     total = sum(table[b] for b in best)
     assert total <= sum(board[b] for b in per_layer) + 1e-9
     assert total == pytest.approx(_brute_force(table, space))
