@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -214,19 +213,12 @@ def tune(model: str | Path | onnx.ModelProto, *, optimizer: str = "dp", cost: st
         raise OptimizerError("--workers, --ray and --simulate-boards measure blocks: they "
                              "need --cost measured")
 
-    if workers is None and ray_address is None:
-        queue = load_queue(model, input_shapes, batch, input_values, outputs)
-        farm = open_farm(simulate=simulate_boards, sdk=sdk, replay=measurements)
-    else:  # a Ray cluster takes seconds to start: the model loads meanwhile
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            loading = pool.submit(load_queue, model, input_shapes, batch, input_values, outputs)
-            farm = open_farm(workers=workers, address=ray_address, sdk=sdk)
-            try:
-                queue = loading.result()
-            except BaseException:
-                farm.close()
-                raise
+    # A Ray cluster takes seconds to start: it comes up while the model loads and the
+    # search prices its blocks on the device model.
+    farm = open_farm(workers=workers, address=ray_address, simulate=simulate_boards, sdk=sdk,
+                     replay=measurements, background=True)
     try:
+        queue = load_queue(model, input_shapes, batch, input_values, outputs)
         oracle_for = _oracle_maker(queue, cost, sdk, profile, measurements, farm)
         refuse_knobs(knobs, oracle_for, wall_clock=wall_clock(cost, sdk))
         space = (SearchSpace.from_queue(queue, report=progress, precisions=chosen) if progress

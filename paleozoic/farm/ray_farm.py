@@ -35,6 +35,7 @@ from ray.exceptions import ActorUnavailableError, RayActorError, WorkerCrashedEr
 
 from paleozoic.errors import OptimizerError
 from paleozoic.ir import LayerQueue
+from paleozoic.farm.service import check_workers
 from paleozoic.runner.block_bench import Batch, Bench, Timing, time_blocks
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,24 @@ class Board:
         return function(*args)
 
 
+class _NotMainThreadNote(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "SIGTERM handler is not set" not in record.getMessage()
+
+
+def _init(**options: Any) -> None:
+    # Started in a thread (paleozoic.farm.starting), ray.init leaves the process's SIGTERM
+    # handling as it is and warns; that is what a library should do, so the note is dropped.
+    # The cluster's processes die with this one either way (Ray's fate sharing).
+    note = _NotMainThreadNote()
+    worker_log = logging.getLogger("ray._private.worker")
+    worker_log.addFilter(note)
+    try:
+        ray.init(log_to_driver=False, logging_level=logging.WARNING, **options)
+    finally:
+        worker_log.removeFilter(note)
+
+
 class RayFarm:
     """Boards on a local Ray cluster of `workers` boards, or on the cluster at `address`."""
 
@@ -78,6 +97,7 @@ class RayFarm:
             raise ValueError("give workers (a local cluster) or address (a running one)")
         self.lost = 0          # boards lost while measuring
         self.retried = 0       # blocks (models) measured again because their board was lost
+        self.most = 0          # boards at once, at the most
         self._started = False
         self._actors: list[Any] = []
         self._queues: dict[int, tuple[LayerQueue, str, Any]] = {}
@@ -86,24 +106,17 @@ class RayFarm:
         self._slots: list[list[int]] = []           # a local farm's boards' cores
         self._slot_of: dict[int, int] = {}          # id(board) -> its slot
         if workers is not None:
-            if workers < 1:
-                raise OptimizerError(f"--workers must be at least 1, got {workers}")
-            if wall_clock and workers > 1:
-                raise OptimizerError(
-                    f"--workers {workers} on a wall-clock SDK: boards on one host would time "
-                    f"each other; use --workers 1, or one pz_board per host with --ray")
+            check_workers(workers, wall_clock)
             cores = (sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                      else list(range(os.cpu_count() or 1)))
             self._slots = [cores[k * len(cores) // workers:(k + 1) * len(cores) // workers]
                            or [cores[k % len(cores)]] for k in range(workers)]
             if not ray.is_initialized():  # else: the caller's cluster, with its boards
-                ray.init(num_cpus=len(cores), resources={RESOURCE: workers},
-                         include_dashboard=False, log_to_driver=False,
-                         logging_level=logging.WARNING, runtime_env=self._runtime_env())
+                _init(num_cpus=len(cores), resources={RESOURCE: workers},
+                      include_dashboard=False, runtime_env=self._runtime_env())
                 self._started = True
         elif not ray.is_initialized():
-            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING,
-                     runtime_env=self._runtime_env())
+            _init(address=address, runtime_env=self._runtime_env())
             self._started = True
         self._grow()
         if not self._actors:
@@ -136,6 +149,7 @@ class RayFarm:
             if cores is not None:
                 self._slot_of[id(board)] = slot
             self._actors.append(board)
+        self.most = max(self.most, len(self._actors))
         if new:
             logger.info("%d board(s) started; %d in all", new, len(self._actors))
 
@@ -212,7 +226,7 @@ class RayFarm:
                        len(self._actors))
 
     def summary(self) -> list[str]:
-        line = f"measured on a Ray farm of {self.boards()} board(s)"
+        line = f"measured on a Ray farm of {self.most} board(s)"
         if self.lost:
             line += (f"; {self.lost} board(s) lost while measuring, their {self.retried} "
                      f"block(s) measured again on the others")

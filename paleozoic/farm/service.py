@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -49,9 +50,22 @@ class LocalBoard:
         return []
 
 
+def check_workers(workers: int, wall_clock: bool) -> None:
+    """Refuses a local farm of `workers` boards that cannot hold (OptimizerError)."""
+    from paleozoic.errors import OptimizerError
+
+    if workers < 1:
+        raise OptimizerError(f"--workers must be at least 1, got {workers}")
+    if wall_clock and workers > 1:
+        raise OptimizerError(
+            f"--workers {workers} on a wall-clock SDK: boards on one host would time each "
+            f"other; use --workers 1, or one pz_board per host with --ray")
+
+
 def open_farm(*, workers: int | None = None, address: str | None = None,
               simulate: int | None = None, sdk: str = "mock",
-              replay: str | Path | None = None, wall_clock: bool | None = None) -> Farm:
+              replay: str | Path | None = None, wall_clock: bool | None = None,
+              background: bool = False) -> Farm:
     """The farm a measured search asks for: a local Ray cluster of `workers` boards, the
     Ray cluster at `address`, `simulate` simulated boards (replaying the timings kept in
     the file `replay`, the device model's elsewhere), or, given none, this process.
@@ -73,10 +87,20 @@ def open_farm(*, workers: int | None = None, address: str | None = None,
                              board_fingerprint(sdk))
     if workers is None and address is None:
         return LocalBoard()
-    try:
+    timed_by_wall = sdk != "mock" if wall_clock is None else wall_clock
+    # What can be refused is refused now, not where a background start is first used.
+    if workers is not None:
+        check_workers(workers, timed_by_wall)
+    if importlib.util.find_spec("ray") is None:
+        raise OptimizerError("measuring on a Ray farm needs Ray: pip install 'paleozoic[ray]'")
+
+    def start() -> Farm:
         from paleozoic.farm.ray_farm import RayFarm
-    except ImportError as err:
-        raise OptimizerError(f"measuring on a Ray farm needs Ray ({err}): pip install "
-                             f"'paleozoic[ray]'") from err
-    return RayFarm(workers=workers, address=address,
-                   wall_clock=sdk != "mock" if wall_clock is None else wall_clock)
+
+        return RayFarm(workers=workers, address=address, wall_clock=timed_by_wall)
+
+    if background:
+        from paleozoic.farm.starting import StartingFarm
+
+        return StartingFarm(start)
+    return start()

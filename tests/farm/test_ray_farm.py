@@ -107,3 +107,4 @@ def test_bench_fans_its_models_out_to_the_boards(farm, small_cnn_path, tmp_path)
     for model in report.models:
         (result,) = model.results
         assert result.median_ms > 0 and result.sqnr_db > 60
+

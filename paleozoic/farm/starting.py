@@ -1,0 +1,49 @@
+"""A farm that starts in the background.
+
+A Ray cluster takes seconds to come up (importing Ray, starting its processes and the
+boards'), which a search would otherwise wait for before loading its model: started in a
+thread, the cluster comes up while the search loads the model, prices its blocks on the
+device model and names them, and the search waits only where it first asks the farm for
+boards. An error of the start (Ray missing, a cluster without boards) is raised there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from paleozoic.farm.service import Farm
+from paleozoic.ir import LayerQueue
+from paleozoic.runner.block_bench import Batch, Bench, Timing
+
+
+class StartingFarm:
+    """The farm `start()` returns, made in a thread of its own (see the module notes)."""
+
+    def __init__(self, start: Callable[[], Farm]) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paleozoic-farm")
+        self._starting = self._pool.submit(start)
+
+    def _ready(self) -> Farm:
+        return self._starting.result()
+
+    def boards(self) -> int:
+        return self._ready().boards()
+
+    def measure(self, queue: LayerQueue, batches: Sequence[Batch],
+                bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
+        return self._ready().measure(queue, batches, bench)
+
+    def summary(self) -> list[str]:
+        return self._ready().summary()
+
+    def close(self) -> None:
+        # A start cannot be cut short: what it started is stopped once it is up.
+        try:
+            farm = self._ready()
+        except Exception:  # it started nothing; its error is the search's to raise
+            farm = None
+        finally:
+            self._pool.shutdown()
+        if farm is not None:
+            farm.close()
