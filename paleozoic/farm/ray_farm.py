@@ -28,11 +28,13 @@ import shutil
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import ray
 from ray.exceptions import ActorUnavailableError, RayActorError, WorkerCrashedError
 
+import paleozoic
 from paleozoic.errors import OptimizerError
 from paleozoic.ir import LayerQueue
 from paleozoic.farm.service import check_workers
@@ -127,10 +129,15 @@ class RayFarm:
                 f"host with `ray start --address HEAD:6379 --resources "
                 f"'{{\"{RESOURCE}\": 1}}'`")
 
-    def _runtime_env(self) -> dict[str, Any]:
+    def _runtime_env(self) -> dict[str, Any] | None:
         # Ray puts the driver's folder first on its workers' path: run from a source
         # checkout, the workers would import its paleozoic, which has no compiled runtime.
-        # An empty working folder of their own keeps them on the installed package.
+        # There, an empty working folder of their own keeps them on the installed package
+        # (Ray's runtime-environment agent then sets up each worker: about a second more).
+        mine = Path(paleozoic.__file__).resolve().parent
+        theirs = Path.cwd() / "paleozoic"
+        if not theirs.is_dir() or theirs.resolve() == mine:
+            return None
         self._empty = tempfile.mkdtemp(prefix="paleozoic-ray-")
         return {"working_dir": self._empty}
 

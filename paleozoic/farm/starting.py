@@ -38,12 +38,14 @@ class StartingFarm:
         return self._ready().summary()
 
     def close(self) -> None:
-        # A start cannot be cut short: what it started is stopped once it is up.
+        # A start cannot be cut short: what it started is stopped once it is up. The thread
+        # lives until then, as the cluster's processes die with the thread that started
+        # them (Linux's parent-death signal follows the thread).
         try:
-            farm = self._ready()
-        except Exception:  # it started nothing; its error is the search's to raise
-            farm = None
+            try:
+                farm = self._ready()
+            except Exception:  # it started nothing; its error is the search's to raise
+                return
+            farm.close()
         finally:
             self._pool.shutdown()
-        if farm is not None:
-            farm.close()

@@ -16,9 +16,12 @@ class _Recorded(LocalBoard):
     def __init__(self) -> None:
         self.closed = False
         self.thread = threading.current_thread()
+        self.thread_alive_at_close = False
 
     def close(self) -> None:
         self.closed = True
+        # A Ray cluster's processes die with the thread that started them.
+        self.thread_alive_at_close = self.thread.is_alive()
 
 
 def test_the_farm_starts_in_a_thread_and_is_closed_once_up() -> None:
@@ -35,7 +38,7 @@ def test_the_farm_starts_in_a_thread_and_is_closed_once_up() -> None:
     assert farm.boards() == 1
     assert made[0].thread is not threading.current_thread()
     farm.close()
-    assert made[0].closed
+    assert made[0].closed and made[0].thread_alive_at_close
 
 
 def test_a_failed_start_is_raised_where_the_farm_is_first_used() -> None:
