@@ -51,6 +51,10 @@ PLANS = ("per-layer", "fuse-all")
 # Table 4, generated from what the code supports. A knob is "yes" only when the tests
 # listed beside it exercise it (tests/testing/test_knob_table.py checks they exist).
 # (knob, CNRT, CNML, Paleozoic, tests, note)
+# A block's MP and its fusion are exercised by the same tests: fused and unfused blocks at
+# several MPs must give the same numbers, in the wrapper and the raw form alike.
+_BLOCK_TESTS = ("tests/runtime/test_fusion.py::test_fused_equals_unfused",
+                "tests/codegen/test_raw.py::test_raw_matches_wrapper_bit_for_bit")
 KNOBS: list[tuple[str, str, str, str, tuple[str, ...], str]] = [
     ("Batch size", "yes", "yes", "yes",
      ("tests/testing/test_workloads.py::test_batch_two_end_to_end",),
@@ -67,13 +71,9 @@ KNOBS: list[tuple[str, str, str, str, tuple[str, ...], str]] = [
      "per layer (conv without groups, fully connected): plan field \"sparse\", "
      "layer.setSparse(true), cnmlCreateConvOpParam / cnmlCreateMlpOp with CNML_Sparse; "
      "`tune --knobs sparsity` turns it on where the device model says it pays"),
-    ("Model parallelism (MP 1..32)", "no", "yes", "yes",
-     ("tests/runtime/test_fusion.py::test_fused_equals_unfused",
-      "tests/codegen/test_raw.py::test_raw_matches_wrapper_bit_for_bit"),
+    ("Model parallelism (MP 1..32)", "no", "yes", "yes", _BLOCK_TESTS,
      "one MP per F-Block (per layer with the per-layer plan)"),
-    ("Fusion", "no", "yes", "yes",
-     ("tests/runtime/test_fusion.py::test_fused_equals_unfused",
-      "tests/codegen/test_raw.py::test_raw_matches_wrapper_bit_for_bit"),
+    ("Fusion", "no", "yes", "yes", _BLOCK_TESTS,
      "any contiguous run of fusible layers (plan.json) and a fuse switch per block"),
     ("Concatenation of independent layers", "no", "yes", "no", (), "not implemented"),
 ]

@@ -33,6 +33,7 @@ import sys
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -109,39 +110,35 @@ class OutTensor(nn.Module):
 
 # ---- the model list ---------------------------------------------------------------------
 
-def _tv(name: str, **kw):
-    return lambda: getattr(torchvision.models, name)(weights=None, **kw)
+Entry = tuple[str, tuple[Callable[[], nn.Module], int]]   # name, (factory, input side)
 
 
-def _seg(name: str, **kw):
-    return lambda: OutTensor(getattr(torchvision.models.segmentation, name)(
-        weights=None, weights_backbone=None, **kw))
+def _tv(name: str, side: int = 224, **kw) -> Entry:
+    """torchvision.models' constructor `name`, untrained, under its own name."""
+    return name, (lambda: getattr(torchvision.models, name)(weights=None, **kw), side)
 
 
-MODELS: dict[str, tuple] = {   # name -> (factory, input side)
-    "alexnet": (_tv("alexnet"), 224),
-    "vgg11": (_tv("vgg11"), 224),
-    "vgg16": (_tv("vgg16"), 224),
-    "resnet18": (_tv("resnet18"), 224),
-    "resnet50": (_tv("resnet50"), 224),
-    "resnext50_32x4d": (_tv("resnext50_32x4d"), 224),
-    "squeezenet1_0": (_tv("squeezenet1_0"), 224),
-    "squeezenet1_1": (_tv("squeezenet1_1"), 224),
-    "densenet121": (_tv("densenet121"), 224),
-    "inception_v3": (_tv("inception_v3", aux_logits=False, init_weights=True), 299),
-    "googlenet": (_tv("googlenet", aux_logits=False, init_weights=True), 224),
-    "mobilenet_v2": (_tv("mobilenet_v2"), 224),
-    "mobilenet_v3_small": (_tv("mobilenet_v3_small"), 224),
-    "shufflenet_v2_x1_0": (_tv("shufflenet_v2_x1_0"), 224),
-    "efficientnet_b0": (_tv("efficientnet_b0"), 224),
-    "mnasnet1_0": (_tv("mnasnet1_0"), 224),
-    "regnet_y_400mf": (_tv("regnet_y_400mf"), 224),
-    "lraspp_mobilenet_v3_large": (_seg("lraspp_mobilenet_v3_large", num_classes=21), 224),
-    "deeplabv3_mobilenet_v3_large": (
-        _seg("deeplabv3_mobilenet_v3_large", num_classes=21, aux_loss=False), 224),
-    "tiny_segnet": (TinySegNet, 224),
-    "tiny_dethead": (TinyDetHead, 224),
-}
+def _tvs(*names: str) -> list[Entry]:
+    return [_tv(name) for name in names]
+
+
+def _seg(name: str, **kw) -> Entry:
+    return name, (lambda: OutTensor(getattr(torchvision.models.segmentation, name)(
+        weights=None, weights_backbone=None, **kw)), 224)
+
+
+MODELS: dict[str, tuple[Callable[[], nn.Module], int]] = dict([   # name -> (factory, side)
+    *_tvs("alexnet", "vgg11", "vgg16", "resnet18", "resnet50", "resnext50_32x4d",
+          "squeezenet1_0", "squeezenet1_1", "densenet121"),
+    _tv("inception_v3", 299, aux_logits=False, init_weights=True),
+    _tv("googlenet", aux_logits=False, init_weights=True),
+    *_tvs("mobilenet_v2", "mobilenet_v3_small", "shufflenet_v2_x1_0", "efficientnet_b0",
+          "mnasnet1_0", "regnet_y_400mf"),
+    _seg("lraspp_mobilenet_v3_large", num_classes=21),
+    _seg("deeplabv3_mobilenet_v3_large", num_classes=21, aux_loss=False),
+    ("tiny_segnet", (TinySegNet, 224)),
+    ("tiny_dethead", (TinyDetHead, 224)),
+])
 
 VARIANTS = ("legacy13", "legacy17", "dynamo", "dynamo13")
 DYNBATCH = ("resnet18", "tiny_dethead")   # also exported with a dynamic batch axis

@@ -9,13 +9,9 @@ from dataclasses import dataclass
 from paleozoic.ops.enums import TRUTH_OPS, CppEnum, Member
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError
 
-ACTIVATIONS = CppEnum("Active", "cnmlActiveFunction_t", "activation", (
-    Member("relu", sdk="CNML_ACTIVE_RELU"),
-    Member("sigmoid", sdk="CNML_ACTIVE_SIGMOID"),
-    Member("tanh", sdk="CNML_ACTIVE_TANH"),
-    Member("relu6", sdk="CNML_ACTIVE_RELU6"),
-    Member("relu1", sdk="CNML_ACTIVE_RELU1"),   # min(max(x, 0), 1)
-))
+# The SDK's activation functions; relu1 clips to [0, 1].
+ACTIVATIONS = CppEnum.sdk_prefixed("Active", "cnmlActiveFunction_t", "activation",
+                                   "CNML_ACTIVE_", "relu", "sigmoid", "tanh", "relu6", "relu1")
 
 # Binary has no SDK enum: pz::BinaryLayer picks an SDK op from it and the operands' shapes.
 BINARY_OPS = CppEnum("Binary", "", "binary op", (

@@ -46,6 +46,14 @@ class CppEnum:
         """An enum the SDK does not take, its enumerators named by the default rule."""
         return cls(cpp_name, "", what, tuple(Member(v) for v in values))
 
+    @classmethod
+    def sdk_prefixed(cls, cpp_name: str, sdk_type: str, what: str, sdk_prefix: str,
+                     *values: str) -> CppEnum:
+        """An enum whose SDK enumerators follow cnml.h's rule: `sdk_prefix` + the value in
+        upper case (CNML_ACTIVE_ + relu6 is CNML_ACTIVE_RELU6)."""
+        return cls(cpp_name, sdk_type, what,
+                   tuple(Member(v, sdk=sdk_prefix + v.upper()) for v in values))
+
     @property
     def values(self) -> tuple[str, ...]:
         return tuple(m.value for m in self.members)

@@ -4,25 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paleozoic.ops.enums import CppEnum, Member
+from paleozoic.ops.enums import CppEnum
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, nchw_input
 
 # ONNX Resize: how an output pixel maps to the input (coordinate_transformation_mode) and
 # how nearest rounds (nearest_mode).
-COORDINATES = CppEnum("InterpCoordinates", "cnmlInterpCoordinateMode_t",
-                      "interp coordinates", (
-    Member("half_pixel", sdk="CNML_INTERP_HALF_PIXEL"),
-    Member("pytorch_half_pixel", sdk="CNML_INTERP_PYTORCH_HALF_PIXEL"),
-    Member("align_corners", sdk="CNML_INTERP_ALIGN_CORNERS"),
-    Member("asymmetric", sdk="CNML_INTERP_ASYMMETRIC"),
-))
-ROUNDINGS = CppEnum("InterpRounding", "cnmlNearestNeighborRoundMode_t",
-                    "nearest rounding", (
-    Member("round_prefer_floor", sdk="CNML_NEAREST_ROUND_PREFER_FLOOR"),
-    Member("round_prefer_ceil", sdk="CNML_NEAREST_ROUND_PREFER_CEIL"),
-    Member("floor", sdk="CNML_NEAREST_FLOOR"),
-    Member("ceil", sdk="CNML_NEAREST_CEIL"),
-))
+COORDINATES = CppEnum.sdk_prefixed("InterpCoordinates", "cnmlInterpCoordinateMode_t",
+                                   "interp coordinates", "CNML_INTERP_", "half_pixel",
+                                   "pytorch_half_pixel", "align_corners", "asymmetric")
+ROUNDINGS = CppEnum.sdk_prefixed("InterpRounding", "cnmlNearestNeighborRoundMode_t",
+                                 "nearest rounding", "CNML_NEAREST_", "round_prefer_floor",
+                                 "round_prefer_ceil", "floor", "ceil")
 
 INTERP_MODES = ("nearest", "linear")
 

@@ -45,25 +45,24 @@ def test_conv_matches_onnxruntime(case, with_bias, rng, run_layer, ort_node):
 
 
 POOL_CASES = {
-    # id: (input shape, kernel, stride, pads, ceil_mode, count_include_pad)
-    "k2s2": ((1, 3, 8, 8), (2, 2), (2, 2), (0, 0, 0, 0), False, False),
-    "k3s2_overlap": ((1, 2, 9, 9), (3, 3), (2, 2), (0, 0, 0, 0), False, False),
-    "k3s2_pad1": ((2, 3, 8, 8), (3, 3), (2, 2), (1, 1, 1, 1), False, False),
-    "k3s2_pad1_incl": ((2, 3, 8, 8), (3, 3), (2, 2), (1, 1, 1, 1), False, True),
-    "ceil": ((1, 2, 8, 8), (3, 3), (2, 2), (0, 0, 0, 0), True, False),
-    "ceil_pad": ((1, 2, 7, 10), (3, 3), (2, 2), (1, 1, 1, 1), True, False),
-    "ceil_pad_incl": ((1, 2, 7, 10), (3, 3), (2, 2), (1, 1, 1, 1), True, True),
-    "ceil_last_window_dropped": ((1, 1, 5, 5), (2, 2), (2, 2), (1, 1, 1, 1), True, False),
-    "asym_pad": ((1, 3, 7, 6), (3, 2), (1, 2), (0, 1, 1, 0), False, False),
-    "asym_pad_incl": ((1, 3, 7, 6), (3, 2), (1, 2), (0, 1, 1, 0), False, True),
-    "window_gt_stride": ((1, 2, 10, 10), (4, 4), (1, 3), (0, 0, 0, 0), False, False),
-    "rect_kernel": ((1, 2, 9, 7), (1, 3), (1, 1), (0, 0, 1, 1), False, True),
+    # id: (input shape, kernel, stride, pads, ceil_mode, the count_include_pad values to test)
+    "k2s2": ((1, 3, 8, 8), (2, 2), (2, 2), (0, 0, 0, 0), False, (False,)),
+    "k3s2_overlap": ((1, 2, 9, 9), (3, 3), (2, 2), (0, 0, 0, 0), False, (False,)),
+    "k3s2_pad1": ((2, 3, 8, 8), (3, 3), (2, 2), (1, 1, 1, 1), False, (False, True)),
+    "ceil": ((1, 2, 8, 8), (3, 3), (2, 2), (0, 0, 0, 0), True, (False,)),
+    "ceil_pad": ((1, 2, 7, 10), (3, 3), (2, 2), (1, 1, 1, 1), True, (False, True)),
+    "ceil_last_window_dropped": ((1, 1, 5, 5), (2, 2), (2, 2), (1, 1, 1, 1), True, (False,)),
+    "asym_pad": ((1, 3, 7, 6), (3, 2), (1, 2), (0, 1, 1, 0), False, (False, True)),
+    "window_gt_stride": ((1, 2, 10, 10), (4, 4), (1, 3), (0, 0, 0, 0), False, (False,)),
+    "rect_kernel": ((1, 2, 9, 7), (1, 3), (1, 1), (0, 0, 1, 1), False, (True,)),
 }
 
 
-POOL_PARAMS = [pytest.param(case, mode, id="%s-%s" % (name, mode))
-               for name, case in POOL_CASES.items() for mode in ("max", "avg")
-               if mode == "avg" or not case[-1]]   # count_include_pad is for average only
+POOL_PARAMS = [pytest.param((*case[:-1], include), mode,
+                            id=f"{name}{'_incl' if include else ''}-{mode}")
+               for name, case in POOL_CASES.items() for include in case[-1]
+               for mode in ("max", "avg")
+               if mode == "avg" or not include]   # count_include_pad is for average only
 
 
 @pytest.mark.parametrize("case,mode", POOL_PARAMS)
