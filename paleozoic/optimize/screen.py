@@ -64,14 +64,20 @@ def near_optimal(table: np.ndarray, space: SearchSpace, tolerance: float = TOLER
     if not np.isfinite(optimum):
         raise ValueError("the device model prices every plan at inf")
     through = before[:n, None] + cheapest + after[None, :]
-    ranked = []
-    for start, stop in zip(*np.nonzero(through <= optimum * (1.0 + tolerance))):
-        costs = table[start, stop]
-        near = np.nonzero(costs <= costs.min() * (1.0 + tolerance))[0]
-        near = near[np.argsort(costs[near], kind="stable")][:mps_per_block]
-        ranked.extend((through[start, stop] + costs[k] - costs.min(), int(start), int(stop),
-                       int(k)) for k in near)
-    return [(start, stop, k) for _, start, stop, k in sorted(ranked)]
+    starts, stops = np.nonzero(through <= optimum * (1.0 + tolerance))
+    costs = table[starts, stops]                          # [blocks, mps]
+    least = costs.min(axis=1, keepdims=True)
+    near = costs <= least * (1.0 + tolerance)
+    # Each block's near MPs, cheapest first (ties: the smaller index), at most mps_per_block.
+    picks = np.argsort(np.where(near, costs, np.inf), axis=1, kind="stable")[:, :mps_per_block]
+    rows = np.arange(len(starts))[:, None]
+    kept = near[rows, picks]
+    rank = ((through[starts, stops][:, None] + costs[rows, picks]) - least)[kept]
+    start = np.broadcast_to(starts[:, None], picks.shape)[kept]
+    stop = np.broadcast_to(stops[:, None], picks.shape)[kept]
+    k = picks[kept]
+    order = np.lexsort((k, stop, start, rank))
+    return [(int(start[i]), int(stop[i]), int(k[i])) for i in order]
 
 
 # The most blocks the tolerance screen sends to the board before the refinement rounds,
