@@ -3,18 +3,13 @@
 #ifndef PZ_ONEDNN_CONVERTING_OP_H_
 #define PZ_ONEDNN_CONVERTING_OP_H_
 
-#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <memory>
-#include <string>
 #include <unordered_map>
 #include <utility>
-#include <vector>
 
-#include "kernels/aligned_buffer.h"
-#include "common.h"
+#include "backend_op.h"
 #include "conversions.h"
 #include "kernels/numerics.h"
 #include "quantized.h"
@@ -23,10 +18,6 @@
 
 namespace pz_sdk {
 namespace onednn {
-
-using dnnl::memory;
-using Tag = memory::format_tag;
-using DT = memory::data_type;
 
 // A dense user buffer (the caller's, converted) bound to a primitive argument: directly
 // when the primitive took the dense layout, converted straight into channels-last, or

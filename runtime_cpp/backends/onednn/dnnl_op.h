@@ -3,24 +3,13 @@
 #ifndef PZ_ONEDNN_DNNL_OP_H_
 #define PZ_ONEDNN_DNNL_OP_H_
 
-#include <cstddef>
-#include <dnnl.hpp>
 #include <functional>
-#include <memory>
-#include <string>
 #include <unordered_map>
-#include <vector>
 
-#include "kernels/aligned_buffer.h"
-#include "core/compute_backend.h"
-#include "common.h"
+#include "backend_op.h"
 
 namespace pz_sdk {
 namespace onednn {
-
-using dnnl::memory;
-using Tag = memory::format_tag;
-using DT = memory::data_type;
 
 // Row-major fp32 of `dims`, left-padded with unit axes to `rank` (for broadcast operands).
 memory::desc plain(const Dims& dims, std::size_t rank = 0);

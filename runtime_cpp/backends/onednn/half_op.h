@@ -3,23 +3,14 @@
 #ifndef PZ_ONEDNN_HALF_OP_H_
 #define PZ_ONEDNN_HALF_OP_H_
 
-#include <cstddef>
-#include <memory>
-#include <string>
 #include <utility>
-#include <vector>
 
-#include "kernels/aligned_buffer.h"
-#include "common.h"
+#include "backend_op.h"
 #include "quantized.h"
 #include "reduced_chain.h"
 
 namespace pz_sdk {
 namespace onednn {
-
-using dnnl::memory;
-using Tag = memory::format_tag;
-using DT = memory::data_type;
 
 // Its decoded inputs, and its fp32 result unless a link reads that, are staged in the
 // thread's workspace at each run (level 1: inner_ takes level 0 for its own buffers), so that

@@ -35,10 +35,6 @@ namespace pz_sdk {
 namespace onednn {
 namespace {
 
-using dnnl::memory;
-using Tag = memory::format_tag;
-using DT = memory::data_type;
-
 // Dense row-major (every dim longer than 1 strided as in the plain layout).
 bool isDense(const memory::desc& md) {
   if (md.get_inner_nblks() != 0) return false;

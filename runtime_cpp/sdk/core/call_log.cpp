@@ -4,7 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <iterator>
+#include <initializer_list>
 #include <mutex>
 #include <new>
 #include <string>
@@ -123,11 +123,14 @@ Call& Call::value(float v) {
 
 namespace {
 
-// The last name wins for aliased values (CNML_C10 and CNML_MLU100 are both 3).
-std::string enumArg(const EnumName* names, std::size_t count, int v) {
+// An SDK enum by its value's name among `names`, or as the number when it has none. The
+// last name wins for aliased values (CNML_C10 and CNML_MLU100 are both 3).
+template <typename Enum>
+std::string enumArg(Enum e, std::initializer_list<EnumName> names) {
+  const int v = static_cast<int>(e);
   const char* found = nullptr;
-  for (std::size_t i = 0; i < count; ++i)
-    if (names[i].value == v) found = names[i].name;
+  for (const EnumName& n : names)
+    if (n.value == v) found = n.name;
   if (found == nullptr) return "{\"k\":\"int\",\"v\":" + std::to_string(v) + "}";
   return "{\"k\":\"enum\",\"v\":" + quoted(found) + "}";
 }
@@ -135,117 +138,88 @@ std::string enumArg(const EnumName* names, std::size_t count, int v) {
 }  // namespace
 
 Call& Call::value(cnmlTensorType_t v) {
-  static const EnumName names[] = {
-      {0, "CNML_TENSOR"}, {1, "CNML_FILTER"}, {2, "CNML_CONST"}, {3, "CNML_VARIABLE"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{0, "CNML_TENSOR"}, {1, "CNML_FILTER"}, {2, "CNML_CONST"},
+      {3, "CNML_VARIABLE"}}));
 }
 
 Call& Call::value(cnmlDataType_t v) {
-  static const EnumName names[] = {
-      {0, "CNML_DATA_INVALID"}, {1, "CNML_DATA_FLOAT16"}, {2, "CNML_DATA_FLOAT32"},
-      {3, "CNML_DATA_DOUBLE"}, {4, "CNML_DATA_FIX8"}, {4, "CNML_DATA_INT8"}, {6, "CNML_DATA_INT16"},
-      {7, "CNML_DATA_INT32"}, {8, "CNML_DATA_UINT8"}, {9, "CNML_DATA_UINT16"},
-      {10, "CNML_DATA_UINT32"}, {11, "CNML_DATA_QUANT8"}, {12, "CNML_DATA_BINARY"},
-      {13, "CNML_DATA_BOOL"}, {14, "CNML_DATA_INT4"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{0, "CNML_DATA_INVALID"}, {1, "CNML_DATA_FLOAT16"},
+      {2, "CNML_DATA_FLOAT32"}, {3, "CNML_DATA_DOUBLE"}, {4, "CNML_DATA_FIX8"},
+      {4, "CNML_DATA_INT8"}, {6, "CNML_DATA_INT16"}, {7, "CNML_DATA_INT32"}, {8, "CNML_DATA_UINT8"},
+      {9, "CNML_DATA_UINT16"}, {10, "CNML_DATA_UINT32"}, {11, "CNML_DATA_QUANT8"},
+      {12, "CNML_DATA_BINARY"}, {13, "CNML_DATA_BOOL"}, {14, "CNML_DATA_INT4"}}));
 }
 
 Call& Call::value(cnmlCoreVersion_t v) {
-  static const EnumName names[] = {
-      {1, "CNML_1H8"}, {2, "CNML_1H16"}, {3, "CNML_C10"}, {3, "CNML_MLU100"}, {4, "CNML_1H8MINI"},
-      {5, "CNML_MLU270"}, {6, "CNML_MLU220"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{1, "CNML_1H8"}, {2, "CNML_1H16"}, {3, "CNML_C10"}, {3, "CNML_MLU100"},
+      {4, "CNML_1H8MINI"}, {5, "CNML_MLU270"}, {6, "CNML_MLU220"}}));
 }
 
 Call& Call::value(cnmlPoolMode_t v) {
-  static const EnumName names[] = {
-      {0, "CNML_POOL_AVG"}, {1, "CNML_POOL_MAX"}, {2, "CNML_POOL_MAXINDEX"}, {3, "CNML_POOL_SUM"},
-      {4, "CNML_POOL_BLEND"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{0, "CNML_POOL_AVG"}, {1, "CNML_POOL_MAX"}, {2, "CNML_POOL_MAXINDEX"},
+      {3, "CNML_POOL_SUM"}, {4, "CNML_POOL_BLEND"}}));
 }
 
 Call& Call::value(cnmlPoolStrategyMode_t v) {
-  static const EnumName names[] = {
-      {0, "CNML_POOL_KFULL"}, {1, "CNML_POOL_KVALID"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{0, "CNML_POOL_KFULL"}, {1, "CNML_POOL_KVALID"}}));
 }
 
 Call& Call::value(cnmlActiveFunction_t v) {
-  static const EnumName names[] = {
-      {0, "CNML_ACTIVE_NONE"}, {1, "CNML_ACTIVE_SIGMOID"}, {2, "CNML_ACTIVE_RELU"},
-      {3, "CNML_ACTIVE_TANH"}, {4, "CNML_ACTIVE_RELU1"}, {5, "CNML_ACTIVE_RELU6"},
-      {6, "CNML_ACTIVE_HARD_SIGMOID"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{0, "CNML_ACTIVE_NONE"}, {1, "CNML_ACTIVE_SIGMOID"},
+      {2, "CNML_ACTIVE_RELU"}, {3, "CNML_ACTIVE_TANH"}, {4, "CNML_ACTIVE_RELU1"},
+      {5, "CNML_ACTIVE_RELU6"}, {6, "CNML_ACTIVE_HARD_SIGMOID"}}));
 }
 
 Call& Call::value(cnmlDimension_t v) {
-  static const EnumName names[] = {
-      {0, "CNML_DIM_N"}, {1, "CNML_DIM_C"}, {2, "CNML_DIM_H"}, {3, "CNML_DIM_W"},
-      {4, "CNML_DIM_HW"}, {5, "CNML_DIM_T"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{0, "CNML_DIM_N"}, {1, "CNML_DIM_C"}, {2, "CNML_DIM_H"}, {3, "CNML_DIM_W"},
+      {4, "CNML_DIM_HW"}, {5, "CNML_DIM_T"}}));
 }
 
 Call& Call::value(cnmlLrnType_t v) {
-  static const EnumName names[] = {
-      {0, "CNML_LRN_V1"}, {1, "CNML_LRN_V2"}, {2, "CNML_LRN_V3"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{0, "CNML_LRN_V1"}, {1, "CNML_LRN_V2"}, {2, "CNML_LRN_V3"}}));
 }
 
 Call& Call::value(cnmlSparseMode_t v) {
-  static const EnumName names[] = {{0, "CNML_NoSparse"}, {1, "CNML_Sparse"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{0, "CNML_NoSparse"}, {1, "CNML_Sparse"}}));
 }
 
 Call& Call::value(cnrtChannelType_t v) {
-  static const EnumName names[] = {
-      {-2, "CNRT_CHANNEL_TYPE_DUPLICATE"}, {-1, "CNRT_CHANNEL_TYPE_NONE"},
+  return raw(enumArg(v, {{-2, "CNRT_CHANNEL_TYPE_DUPLICATE"}, {-1, "CNRT_CHANNEL_TYPE_NONE"},
       {0, "CNRT_CHANNEL_TYPE_0"}, {1, "CNRT_CHANNEL_TYPE_1"}, {2, "CNRT_CHANNEL_TYPE_2"},
-      {3, "CNRT_CHANNEL_TYPE_3"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+      {3, "CNRT_CHANNEL_TYPE_3"}}));
 }
 
 Call& Call::value(cnmlDataOrder_t v) {
-  static const EnumName names[] = {{0, "CNML_NCHW"}, {1, "CNML_NHWC"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{0, "CNML_NCHW"}, {1, "CNML_NHWC"}}));
 }
 
 Call& Call::value(cnmlDataPreprocessStrategy_t v) {
-  static const EnumName names[] = {
-      {0, "CNML_CPU_MLU_BALANCE"}, {1, "CNML_CPU_PRIORITY"}, {2, "CNML_MLU_PRIORITY"},
-      {3, "CNML_NO_PREPROCESS"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{0, "CNML_CPU_MLU_BALANCE"}, {1, "CNML_CPU_PRIORITY"},
+      {2, "CNML_MLU_PRIORITY"}, {3, "CNML_NO_PREPROCESS"}}));
 }
 
 Call& Call::value(cnmlInterpCoordinateMode_t v) {
-  static const EnumName names[] = {
-      {0, "CNML_INTERP_ASYMMETRIC"}, {1, "CNML_INTERP_ALIGN_CORNERS"},
-      {2, "CNML_INTERP_HALF_PIXEL"}, {3, "CNML_INTERP_PYTORCH_HALF_PIXEL"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{0, "CNML_INTERP_ASYMMETRIC"}, {1, "CNML_INTERP_ALIGN_CORNERS"},
+      {2, "CNML_INTERP_HALF_PIXEL"}, {3, "CNML_INTERP_PYTORCH_HALF_PIXEL"}}));
 }
 
 Call& Call::value(cnmlNearestNeighborRoundMode_t v) {
-  static const EnumName names[] = {
-      {0, "CNML_NEAREST_ROUND_PREFER_FLOOR"}, {1, "CNML_NEAREST_ROUND_PREFER_CEIL"},
-      {2, "CNML_NEAREST_FLOOR"}, {3, "CNML_NEAREST_CEIL"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+  return raw(enumArg(v, {{0, "CNML_NEAREST_ROUND_PREFER_FLOOR"},
+      {1, "CNML_NEAREST_ROUND_PREFER_CEIL"}, {2, "CNML_NEAREST_FLOOR"}, {3, "CNML_NEAREST_CEIL"}}));
 }
 
 Call& Call::value(cnmlCastType_t v) {
-  static const EnumName names[] = {
-      {0, "CNML_CAST_FLOAT32_TO_UINT8"}, {1, "CNML_CAST_UINT8_TO_FLOAT32"},
+  return raw(enumArg(v, {{0, "CNML_CAST_FLOAT32_TO_UINT8"}, {1, "CNML_CAST_UINT8_TO_FLOAT32"},
       {3, "CNML_CAST_FIX8_TO_FLOAT16"}, {4, "CNML_CAST_FLOAT16_TO_FLOAT32"},
       {5, "CNML_CAST_FLOAT16_TO_FIX8"}, {6, "CNML_CAST_FLOAT32_TO_FLOAT16"},
-      {7, "CNML_CAST_INT16_TO_FLOAT16"}, {8, "CNML_CAST_FLOAT16_TO_INT16"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+      {7, "CNML_CAST_INT16_TO_FLOAT16"}, {8, "CNML_CAST_FLOAT16_TO_INT16"}}));
 }
 
 Call& Call::value(cnrtDataType_t v) {
-  static const EnumName names[] = {
-      {0x0, "CNRT_INVALID"}, {0x12, "CNRT_FLOAT16"}, {0x13, "CNRT_FLOAT32"},
+  return raw(enumArg(v, {{0x0, "CNRT_INVALID"}, {0x12, "CNRT_FLOAT16"}, {0x13, "CNRT_FLOAT32"},
       {0x14, "CNRT_FLOAT64"}, {0x21, "CNRT_INT8"}, {0x22, "CNRT_INT16"}, {0x23, "CNRT_INT32"},
       {0x31, "CNRT_UINT8"}, {0x33, "CNRT_UINT32"}, {0x41, "CNRT_FIX8"}, {0x51, "CNRT_QUANT8"},
-      {0x61, "CNRT_BOOL"}};
-  return raw(enumArg(names, std::size(names), static_cast<int>(v)));
+      {0x61, "CNRT_BOOL"}}));
 }
 
 Call& Call::null() { return raw("{\"k\":\"null\"}"); }

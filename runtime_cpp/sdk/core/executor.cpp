@@ -109,24 +109,34 @@ namespace {
 // (fp32 ops directly; fp16 and int8 ops on decoded copies, numerics.h assumption 2).
 using Kernel = void (*)(PreparedOp& op, const float* const* in, float* const* out);
 
-void convKernel(PreparedOp& op, const float* const* in, float* const* out) {
+// Most kernels take one of a few signatures; the table names them through these adapters.
+// One input and output, as the op's description says, on the op's threads:
+template <auto Forward>
+void withDesc(PreparedOp& op, const float* const* in, float* const* out) {
+  Forward(op.desc, in[0], out[0], op.threads);
+}
+// Two inputs (a, b):
+template <auto Forward>
+void withDesc2(PreparedOp& op, const float* const* in, float* const* out) {
+  Forward(op.desc, in[0], in[1], out[0], op.threads);
+}
+// One input, through what the prepare column built at compile (tables, packed weights):
+template <auto Forward>
+void withPrepared(PreparedOp& op, const float* const* in, float* const* out) {
+  Forward(op, in[0], out[0]);
+}
+// A prepared op that computes in int8 where its description says so (conv, mlp):
+template <auto Fp32, auto Int8>
+void quantizableKernel(PreparedOp& op, const float* const* in, float* const* out) {
   if (op.desc.int8)
-    convForwardInt8(op, in[0], out[0]);
+    Int8(op, in[0], out[0]);
   else
-    convForward(op, in[0], out[0]);
+    Fp32(op, in[0], out[0]);
 }
-void mlpKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  if (op.desc.int8)
-    mlpForwardInt8(op, in[0], out[0]);
-  else
-    mlpForward(op, in[0], out[0]);
-}
-void poolKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  poolForward(op.desc, in[0], out[0], op.threads);
-}
-void lrnKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  lrnForward(op.desc, in[0], out[0], op.threads);
-}
+constexpr Kernel convKernel = quantizableKernel<convForward, convForwardInt8>;
+constexpr Kernel mlpKernel = quantizableKernel<mlpForward, mlpForwardInt8>;
+
+// The kernels whose arguments are their own.
 void activeKernel(PreparedOp& op, const float* const* in, float* const* out) {
   activeForward(op.desc.active, in[0], out[0], op.desc.inputs[0].elements(), op.threads);
 }
@@ -139,50 +149,11 @@ void scaleKernel(PreparedOp& op, const float* const* in, float* const* out) {
 void addKernel(PreparedOp& op, const float* const* in, float* const* out) {
   addForward(in[0], in[1], out[0], op.desc.inputs[0].elements(), op.threads);
 }
-void softmaxKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  softmaxForward(op.desc, in[0], out[0], op.threads);
-}
 void concatKernel(PreparedOp& op, const float* const* in, float* const* out) {
   concatForward(op.desc, in, out[0], op.threads);
 }
-void transposeKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  transposeForward(op.desc, in[0], out[0], op.threads);
-}
 void reshapeKernel(PreparedOp& op, const float* const* in, float* const* out) {
   copyForward(in[0], out[0], op.desc.inputs[0].elements(), op.threads);
-}
-void binaryKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  binaryForward(op.desc, in[0], in[1], out[0], op.threads);
-}
-void sliceKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  sliceForward(op.desc, in[0], out[0], op.threads);
-}
-void preluKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  preluForward(op.desc, in[0], out[0], op.threads);
-}
-void deconvKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  deconvForward(op, in[0], out[0]);
-}
-void nearestKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  nearestForward(op, in[0], out[0]);
-}
-void bilinearKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  bilinearForward(op, in[0], out[0]);
-}
-void batchDotKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  batchDotForward(op.desc, in[0], in[1], out[0], op.threads);
-}
-void layerNormKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  layerNormForward(op.desc, in[0], out[0], op.threads);
-}
-void unaryKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  unaryForward(op.desc, in[0], out[0], op.threads);
-}
-void logSoftmaxKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  logSoftmaxForward(op.desc, in[0], out[0], op.threads);
-}
-void reduceKernel(PreparedOp& op, const float* const* in, float* const* out) {
-  reduceForward(op.desc, in[0], out[0], op.threads);
 }
 
 constexpr Kernel kKernels[] = {

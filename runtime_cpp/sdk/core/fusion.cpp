@@ -67,22 +67,22 @@ void addEdgeCasts(cnmlFusionOp& f) {
     d.fused = true;
     return d;
   };
-  for (std::size_t k = 0; k < f.inputs.size(); ++k) {
-    if (f.in_transfer[k] == f.inputs[k].dtype) continue;
-    Operand converted = f.inputs[k];
-    converted.id = newTensorId();
-    rename(f.inputs[k].id, converted.id);
-    f.inputs[k].dtype = f.in_transfer[k];
-    front.push_back(cast(f.inputs[k], converted));
-  }
-  for (std::size_t k = 0; k < f.outputs.size(); ++k) {
-    if (f.out_transfer[k] == f.outputs[k].dtype) continue;
-    Operand produced = f.outputs[k];
-    produced.id = newTensorId();
-    rename(f.outputs[k].id, produced.id);
-    f.outputs[k].dtype = f.out_transfer[k];
-    back.push_back(cast(produced, f.outputs[k]));
-  }
+  // One side's edges: the ops keep the value in its own dtype under a new id, and the edge,
+  // now of the buffer's dtype, is cast from (inputs) or into (outputs) that value.
+  const auto castEdges = [&](std::vector<Operand>& edges,
+                             const std::vector<cnmlDataType_t>& transfer, bool inputs,
+                             std::vector<OpDesc>& casts) {
+    for (std::size_t k = 0; k < edges.size(); ++k) {
+      if (transfer[k] == edges[k].dtype) continue;
+      Operand value = edges[k];
+      value.id = newTensorId();
+      rename(edges[k].id, value.id);
+      edges[k].dtype = transfer[k];
+      casts.push_back(inputs ? cast(edges[k], value) : cast(value, edges[k]));
+    }
+  };
+  castEdges(f.inputs, f.in_transfer, true, front);
+  castEdges(f.outputs, f.out_transfer, false, back);
   f.fused_ops = f.ops.size();
   f.input_casts = front.size();
   f.ops.insert(f.ops.begin(), std::make_move_iterator(front.begin()),

@@ -3,6 +3,7 @@
 // mismatch -> INVALIDPARAM), then records an OpDesc snapshot. Here: the common rules, and
 // the ops with weights or windows (conv, deconv, resize, pool, mlp, batch dot, rnn, lrn).
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "compute_backend.h"
@@ -74,32 +75,40 @@ bool filteredOperands(cnmlTensor_t input, cnmlTensor_t output, cnmlTensor_t filt
          dimsOf(filter).size() == 4 && group >= 1;
 }
 
-// A conv or deconv op over checked operands, before its window parameters.
-OpDesc filteredOp(OpKind kind, cnmlTensor_t input, cnmlTensor_t output, cnmlTensor_t filter,
-                  cnmlTensor_t bias, int group) {
+// A conv or deconv op over checked operands (filteredOperands) whose window arithmetic gave
+// the output extents ho x wo, before its window parameters; nothing when a shape does not
+// fit: channels divisible by the group, a filter [co, ci / group, kh, kw] (conv) or
+// [ci, co / group, kh, kw] (deconv: `transposed`), a bias of co, an output of N x co x ho x wo.
+std::optional<OpDesc> filteredOp(OpKind kind, cnmlTensor_t input, cnmlTensor_t output,
+                                 cnmlTensor_t filter, cnmlTensor_t bias, int group,
+                                 bool transposed, int ho, int wo) {
+  const Dims &in = dimsOf(input), &out = dimsOf(output), &f = dimsOf(filter);
+  const int ci = in[1], co = out[1];
+  const int f0 = transposed ? ci : co, f1 = transposed ? co / group : ci / group;
+  if (ci % group || co % group || f[0] != f0 || f[1] != f1) return std::nullopt;
+  if (bias && elementCount(dimsOf(bias)) != static_cast<std::size_t>(co)) return std::nullopt;
+  if (ho <= 0 || wo <= 0 || out[0] != in[0] || out[2] != ho || out[3] != wo) return std::nullopt;
   OpDesc d = oneToOne(kind, input, output);
   d.consts = {filter->impl, bias ? bias->impl : nullptr};
   d.group = group;
   return d;
 }
 
-cnmlStatus_t createConv(cnmlBaseOp_t* op, cnmlConvOpParam_t param, cnmlTensor_t input,
-                        cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias, int group,
-                        OpKind kind) {
+cnmlStatus_t createFiltered(cnmlBaseOp_t* op, cnmlConvOpParam_t param, cnmlTensor_t input,
+                            cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias, int group,
+                            OpKind kind) {
   if (!op || !param || !filteredOperands(input, output, filter, bias, group)) return kBad;
-  const Dims &in = dimsOf(input), &out = dimsOf(output), &f = dimsOf(filter);
   const ConvParams& p = param->p;
   if (p.sparse && kind != OpKind::kConv) return CNML_STATUS_INVALIDARG;  // MLU100: no sparse group conv
-  const int ci = in[1], co = out[1];
-  if (ci % group || co % group || f[0] != co || f[1] != ci / group) return kBad;
-  if (bias && elementCount(dimsOf(bias)) != static_cast<std::size_t>(co)) return kBad;
-  int ho = windowOutput(in[2], p.pt + p.pb, f[2], p.dh, p.sh, false, p.pt);
-  int wo = windowOutput(in[3], p.pl + p.pr, f[3], p.dw, p.sw, false, p.pl);
-  if (ho <= 0 || wo <= 0 || out[0] != in[0] || out[2] != ho || out[3] != wo) return kBad;
-  OpDesc d = filteredOp(kind, input, output, filter, bias, group);
-  d.conv = p;
-  d.sparse = p.sparse;
-  return finish(op, std::move(d));
+  const Dims &in = dimsOf(input), &f = dimsOf(filter);
+  std::optional<OpDesc> d =
+      filteredOp(kind, input, output, filter, bias, group, false,
+                 windowOutput(in[2], p.pt + p.pb, f[2], p.dh, p.sh, false, p.pt),
+                 windowOutput(in[3], p.pl + p.pr, f[3], p.dw, p.sw, false, p.pl));
+  if (!d) return kBad;
+  d->conv = p;
+  d->sparse = p.sparse;
+  return finish(op, std::move(*d));
 }
 
 // Deconv output extent along one axis: the full transposed convolution, cropped, plus the
@@ -108,22 +117,19 @@ int deconvOutput(int size, int k, int dil, int stride, int crop_lo, int crop_hi,
   return (size - 1) * stride + dil * (k - 1) + 1 - crop_lo - crop_hi + out_pad;
 }
 
-cnmlStatus_t createDeconv(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param, cnmlTensor_t input,
-                          cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias, int group,
-                          OpKind kind) {
+cnmlStatus_t createFiltered(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param, cnmlTensor_t input,
+                            cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias, int group,
+                            OpKind kind) {
   if (!op || !param || !filteredOperands(input, output, filter, bias, group)) return kBad;
-  const Dims &in = dimsOf(input), &out = dimsOf(output), &f = dimsOf(filter);
   const DeconvParams& p = param->p;
-  const int ci = in[1], co = out[1];
-  // Filter [ci, co / group, kh, kw].
-  if (ci % group || co % group || f[0] != ci || f[1] != co / group) return kBad;
-  if (bias && elementCount(dimsOf(bias)) != static_cast<std::size_t>(co)) return kBad;
-  const int ho = deconvOutput(in[2], f[2], p.dh, p.sh, p.hu, p.hd, p.oph);
-  const int wo = deconvOutput(in[3], f[3], p.dw, p.sw, p.wl, p.wr, p.opw);
-  if (ho <= 0 || wo <= 0 || out[0] != in[0] || out[2] != ho || out[3] != wo) return kBad;
-  OpDesc d = filteredOp(kind, input, output, filter, bias, group);
-  d.deconv = p;
-  return finish(op, std::move(d));
+  const Dims &in = dimsOf(input), &f = dimsOf(filter);
+  std::optional<OpDesc> d =
+      filteredOp(kind, input, output, filter, bias, group, true,
+                 deconvOutput(in[2], f[2], p.dh, p.sh, p.hu, p.hd, p.oph),
+                 deconvOutput(in[3], f[3], p.dw, p.sw, p.wl, p.wr, p.opw));
+  if (!d) return kBad;
+  d->deconv = p;
+  return finish(op, std::move(*d));
 }
 
 // NearestNeighbor / Interp: NCHW in and out, same N and C, output H x W from the param.
@@ -137,6 +143,20 @@ cnmlStatus_t createResize(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t out
   OpDesc d = oneToOne(kind, input, output);
   d.interp = *p;
   return finish(op, std::move(d));
+}
+
+// The entry points of conv and deconv (cnmlCreate{Conv,Deconv}[Group]Op), recorded with
+// the group count only where they take one.
+template <typename Param>
+cnmlStatus_t createFilteredLogged(const char* fn, OpKind kind, cnmlBaseOp_t* op, Param param,
+                                  cnmlTensor_t input, cnmlTensor_t output, cnmlTensor_t filter,
+                                  cnmlTensor_t bias, int group) {
+  const bool grouped = kind == OpKind::kConvGroup || kind == OpKind::kDeconvGroup;
+  return logged(createFiltered(op, param, input, output, filter, bias, group, kind), fn,
+                [&](Call& c) {
+    c.created(op).handle(param).handle(input).handle(output).handle(filter).handle(bias);
+    if (grouped) c.value(group);
+  });
 }
 
 // numpy's broadcast of two batch shapes (right-aligned, each pair equal or one of them 1);
@@ -159,38 +179,28 @@ extern "C" {
 
 cnmlStatus_t cnmlCreateConvOp(cnmlBaseOp_t* op, cnmlConvOpParam_t param, cnmlTensor_t input,
                               cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias) {
-  return logged(createConv(op, param, input, output, filter, bias, 1, OpKind::kConv),
-                "cnmlCreateConvOp", [&](Call& c) {
-    c.created(op).handle(param).handle(input).handle(output).handle(filter).handle(bias);
-  });
+  return createFilteredLogged("cnmlCreateConvOp", OpKind::kConv, op, param, input, output,
+                              filter, bias, 1);
 }
 
 cnmlStatus_t cnmlCreateConvGroupOp(cnmlBaseOp_t* op, cnmlConvOpParam_t param,
                                    cnmlTensor_t input, cnmlTensor_t output, cnmlTensor_t filter,
                                    cnmlTensor_t bias, int group) {
-  return logged(createConv(op, param, input, output, filter, bias, group, OpKind::kConvGroup),
-                "cnmlCreateConvGroupOp", [&](Call& c) {
-    c.created(op).handle(param).handle(input).handle(output).handle(filter).handle(bias)
-        .value(group);
-  });
+  return createFilteredLogged("cnmlCreateConvGroupOp", OpKind::kConvGroup, op, param, input,
+                              output, filter, bias, group);
 }
 
 cnmlStatus_t cnmlCreateDeconvOp(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param, cnmlTensor_t input,
                                 cnmlTensor_t output, cnmlTensor_t filter, cnmlTensor_t bias) {
-  return logged(createDeconv(op, param, input, output, filter, bias, 1, OpKind::kDeconv),
-                "cnmlCreateDeconvOp", [&](Call& c) {
-    c.created(op).handle(param).handle(input).handle(output).handle(filter).handle(bias);
-  });
+  return createFilteredLogged("cnmlCreateDeconvOp", OpKind::kDeconv, op, param, input, output,
+                              filter, bias, 1);
 }
 
 cnmlStatus_t cnmlCreateDeconvGroupOp(cnmlBaseOp_t* op, cnmlDeconvOpParam_t param,
                                      cnmlTensor_t input, cnmlTensor_t output,
                                      cnmlTensor_t filter, cnmlTensor_t bias, int group) {
-  return logged(createDeconv(op, param, input, output, filter, bias, group, OpKind::kDeconvGroup),
-                "cnmlCreateDeconvGroupOp", [&](Call& c) {
-    c.created(op).handle(param).handle(input).handle(output).handle(filter).handle(bias)
-        .value(group);
-  });
+  return createFilteredLogged("cnmlCreateDeconvGroupOp", OpKind::kDeconvGroup, op, param, input,
+                              output, filter, bias, group);
 }
 
 cnmlStatus_t cnmlCreateNearestNeighborOp(cnmlBaseOp_t* op, cnmlTensor_t input,

@@ -7,6 +7,22 @@ using namespace pz_sdk;
 using namespace pz_sdk::call_log;  // logged(), Call
 using namespace pz_sdk::create;
 
+namespace {
+
+// Transpose and strided slice: a param with an entry per input axis, and an output of the
+// input's rank whose axis i spans extent(i) (-1 where the param does not fit that axis).
+template <typename Extent>
+bool perAxisOutput(cnmlTensor_t input, cnmlTensor_t output, std::size_t param_rank,
+                   Extent extent) {
+  const Dims &in = dimsOf(input), &out = dimsOf(output);
+  if (param_rank != in.size() || out.size() != in.size()) return false;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if (out[i] != extent(i)) return false;
+  return true;
+}
+
+}  // namespace
+
 extern "C" {
 
 cnmlStatus_t cnmlCreateNdConcatOp(cnmlBaseOp_t* op, int dim, cnmlTensor_t inputs[],
@@ -62,11 +78,9 @@ cnmlStatus_t cnmlCreateReshapeOp(cnmlBaseOp_t* op, cnmlReshapeOpParam_t param,
 cnmlStatus_t cnmlCreateNdTransposeProOp(cnmlBaseOp_t* op, cnmlTensor_t input,
                                         cnmlTensor_t output, cnmlTransposeOpParam_t param) {
   if (!op || !param || !isActivation(input) || !isActivation(output)) return kBad;
-  const Dims &in = dimsOf(input), &out = dimsOf(output);
-  const Dims& perm = param->order;
-  if (perm.size() != in.size() || out.size() != in.size()) return kBad;
-  for (std::size_t i = 0; i < perm.size(); ++i)
-    if (out[i] != in[perm[i]]) return kBad;
+  const Dims &in = dimsOf(input), &perm = param->order;
+  if (!perAxisOutput(input, output, perm.size(), [&](std::size_t i) { return in[perm[i]]; }))
+    return kBad;
   OpDesc d = oneToOne(OpKind::kTranspose, input, output);
   d.perm = perm;
   return logged(finish(op, std::move(d)), "cnmlCreateNdTransposeProOp", [&](Call& c) {
@@ -77,13 +91,12 @@ cnmlStatus_t cnmlCreateNdTransposeProOp(cnmlBaseOp_t* op, cnmlTensor_t input,
 cnmlStatus_t cnmlCreateNdStridedSliceOp(cnmlBaseOp_t* op, cnmlNdStridedSliceOpParam_t param,
                                         cnmlTensor_t input, cnmlTensor_t output) {
   if (!op || !param || !isActivation(input) || !isActivation(output)) return kBad;
-  const Dims &in = dimsOf(input), &out = dimsOf(output);
+  const Dims& in = dimsOf(input);
   const SliceParams& p = param->p;
-  if (p.begin.size() != in.size() || out.size() != in.size()) return kBad;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (p.end[i] > in[i]) return kBad;
-    if (out[i] != (p.end[i] - p.begin[i] + p.stride[i] - 1) / p.stride[i]) return kBad;
-  }
+  const auto extent = [&](std::size_t i) {
+    return p.end[i] > in[i] ? -1 : (p.end[i] - p.begin[i] + p.stride[i] - 1) / p.stride[i];
+  };
+  if (!perAxisOutput(input, output, p.begin.size(), extent)) return kBad;
   OpDesc d = oneToOne(OpKind::kSlice, input, output);
   d.slice = p;
   return logged(finish(op, std::move(d)), "cnmlCreateNdStridedSliceOp", [&](Call& c) {

@@ -1,6 +1,7 @@
 // Base op creation (ops_create.cpp): the element-wise ops and the normalisations, whose
 // output has their input's shape (the reductions: with the reduced axes kept or dropped).
 #include <cmath>
+#include <initializer_list>
 
 #include "call_log.h"
 #include "ops_create.h"
@@ -12,11 +13,42 @@ using namespace pz_sdk::create;
 
 namespace {
 
-// Per-channel vectors (axis 1): length C, or 1 when `allow_scalar`.
-bool channelVector(cnmlTensor_t t, int channels, bool allow_scalar) {
-  if (!isWeight(t)) return false;
-  std::size_t n = elementCount(dimsOf(t));
-  return n == static_cast<std::size_t>(channels) || (allow_scalar && n == 1);
+// A per-channel const (axis 1 of the input) of BatchNorm, Scale or Prelu: a weight of C
+// elements, or where the op allows it of 1 (shared by all channels), or none at all.
+enum Accepts { kPerChannel, kOrScalar, kOrScalarOrNone };
+struct ChannelConst {
+  cnmlTensor_t tensor;
+  Accepts accepts;
+
+  bool fits(int channels) const {
+    if (!tensor) return accepts == kOrScalarOrNone;
+    if (!isWeight(tensor)) return false;
+    const std::size_t n = elementCount(dimsOf(tensor));
+    return n == static_cast<std::size_t>(channels) || (accepts != kPerChannel && n == 1);
+  }
+};
+
+// Same shape in and out, and per-channel consts in the order the kernels read them; the
+// entry point `fn` takes (op, input, output, consts...) and is recorded so.
+cnmlStatus_t createChannelwise(const char* fn, cnmlBaseOp_t* op, OpKind kind, cnmlTensor_t input,
+                               cnmlTensor_t output, std::initializer_list<ChannelConst> consts) {
+  const auto create = [&]() -> cnmlStatus_t {
+    OpDesc d;
+    d.kind = kind;
+    cnmlStatus_t s = createSameShape(op, input, output, d);
+    if (s != CNML_STATUS_SUCCESS) return s;
+    const Dims& in = dimsOf(input);
+    if (in.size() < 2) return kBad;
+    for (const ChannelConst& c : consts) {
+      if (!c.fits(in[1])) return kBad;
+      d.consts.push_back(c.tensor ? c.tensor->impl : nullptr);
+    }
+    return finish(op, std::move(d));
+  };
+  return logged(create(), fn, [&](Call& c) {
+    c.created(op).handle(input).handle(output);
+    for (const ChannelConst& k : consts) c.handle(k.tensor);
+  });
 }
 
 // Mock rule for the Broadcast* creators (numpy rules in one direction): b has at most a's
@@ -117,46 +149,20 @@ cnmlStatus_t cnmlCreateActiveOp(cnmlBaseOp_t* op, cnmlActiveFunction_t fn, cnmlT
 
 cnmlStatus_t cnmlCreateBatchNormOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                                    cnmlTensor_t mean, cnmlTensor_t var) {
-  OpDesc d;
-  d.kind = OpKind::kBatchNorm;
-  cnmlStatus_t s = createSameShape(op, input, output, d);
-  if (s != CNML_STATUS_SUCCESS) return s;
-  const Dims& in = dimsOf(input);
-  if (in.size() < 2 || !channelVector(mean, in[1], false) || !channelVector(var, in[1], false))
-    return kBad;
-  d.consts = {mean->impl, var->impl};
-  return logged(finish(op, std::move(d)), "cnmlCreateBatchNormOp", [&](Call& c) {
-    c.created(op).handle(input).handle(output).handle(mean).handle(var);
-  });
+  return createChannelwise("cnmlCreateBatchNormOp", op, OpKind::kBatchNorm, input, output,
+                           {{mean, kPerChannel}, {var, kPerChannel}});
 }
 
 cnmlStatus_t cnmlCreateScaleOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                                cnmlTensor_t alpha, cnmlTensor_t beta) {
-  OpDesc d;
-  d.kind = OpKind::kScale;
-  cnmlStatus_t s = createSameShape(op, input, output, d);
-  if (s != CNML_STATUS_SUCCESS) return s;
-  const Dims& in = dimsOf(input);
-  if (in.size() < 2 || !channelVector(alpha, in[1], true)) return kBad;
-  if (beta && !channelVector(beta, in[1], true)) return kBad;
-  d.consts = {alpha->impl, beta ? beta->impl : nullptr};
-  return logged(finish(op, std::move(d)), "cnmlCreateScaleOp", [&](Call& c) {
-    c.created(op).handle(input).handle(output).handle(alpha).handle(beta);
-  });
+  return createChannelwise("cnmlCreateScaleOp", op, OpKind::kScale, input, output,
+                           {{alpha, kOrScalar}, {beta, kOrScalarOrNone}});
 }
 
 cnmlStatus_t cnmlCreatePreluOp(cnmlBaseOp_t* op, cnmlTensor_t input, cnmlTensor_t output,
                                cnmlTensor_t prelu_param) {
-  OpDesc d;
-  d.kind = OpKind::kPrelu;
-  cnmlStatus_t s = createSameShape(op, input, output, d);
-  if (s != CNML_STATUS_SUCCESS) return s;
-  const Dims& in = dimsOf(input);
-  if (in.size() < 2 || !channelVector(prelu_param, in[1], true)) return kBad;
-  d.consts = {prelu_param->impl};
-  return logged(finish(op, std::move(d)), "cnmlCreatePreluOp", [&](Call& c) {
-    c.created(op).handle(input).handle(output).handle(prelu_param);
-  });
+  return createChannelwise("cnmlCreatePreluOp", op, OpKind::kPrelu, input, output,
+                           {{prelu_param, kOrScalar}});
 }
 
 cnmlStatus_t cnmlCreateAddOp(cnmlBaseOp_t* op, cnmlTensor_t input_1, cnmlTensor_t input_2,

@@ -9,8 +9,39 @@ using namespace pz_sdk::call_log;  // logged(), destroyLogged(), Call
 
 namespace {
 
+// *param = a new param object holding make()'s contents. make() runs inside the guard, so
+// that contents which allocate (the Dims of reshape, transpose and slice) fail as BADALLOC too.
+template <typename Param, typename Make>
+cnmlStatus_t newParam(Param** param, Make make) {
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    *param = new Param{make()};
+    return CNML_STATUS_SUCCESS;
+  });
+}
+
 bool validCoordinateMode(cnmlInterpCoordinateMode_t mode) {
   return mode >= CNML_INTERP_ASYMMETRIC && mode <= CNML_INTERP_PYTORCH_HALF_PIXEL;
+}
+
+// NearestNeighbor and Interp params hold the same InterpParams (Interp ignores the rounding).
+template <typename Param>
+cnmlStatus_t newResizeParam(Param** param, int output_width, int output_height,
+                            cnmlInterpCoordinateMode_t coords) {
+  if (!param || output_width < 1 || output_height < 1) return CNML_STATUS_INVALIDPARAM;
+  return newParam(param, [&] {
+    InterpParams p;
+    p.out_h = output_height;
+    p.out_w = output_width;
+    p.coords = coords;
+    return p;
+  });
+}
+
+template <typename Param>
+cnmlStatus_t setCoordinateMode(const char* fn, Param** param, cnmlInterpCoordinateMode_t mode) {
+  if (!param || !*param || !validCoordinateMode(mode)) return CNML_STATUS_INVALIDPARAM;
+  (*param)->p.coords = mode;
+  return logged(CNML_STATUS_SUCCESS, fn, [&](Call& c) { c.handleRef(param).value(mode); });
 }
 
 // Both deconv param creators (the plain one is _V2 without dilation or output padding); the
@@ -27,11 +58,9 @@ cnmlStatus_t createDeconvParam(cnmlDeconvOpParam_t* param, int stride_height, in
       output_pad_height >= std::max(stride_height, dilation_height) ||
       output_pad_width >= std::max(stride_width, dilation_width))
     return CNML_STATUS_INVALIDPARAM;
-  return guarded(CNML_STATUS_BADALLOC, [&] {
-    *param = new cnmlDeconvOpParam{DeconvParams{stride_height, stride_width, dilation_height,
-                                                dilation_width, hu, hd, wl, wr,
-                                                output_pad_height, output_pad_width}};
-    return CNML_STATUS_SUCCESS;
+  return newParam(param, [&] {
+    return DeconvParams{stride_height, stride_width, dilation_height, dilation_width, hu, hd,
+                        wl, wr, output_pad_height, output_pad_width};
   });
 }
 
@@ -47,11 +76,9 @@ cnmlStatus_t cnmlCreateConvOpParam_V2(cnmlConvOpParam_t* param, int stride_heigh
   if (stride_height < 1 || stride_width < 1 || dilation_height < 1 || dilation_width < 1 ||
       pad_height_top < 0 || pad_height_bottom < 0 || pad_width_left < 0 || pad_width_right < 0)
     return CNML_STATUS_INVALIDPARAM;
-  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    *param = new cnmlConvOpParam{ConvParams{stride_height, stride_width, dilation_height,
-                                            dilation_width, pad_height_top, pad_height_bottom,
-                                            pad_width_left, pad_width_right}};
-    return CNML_STATUS_SUCCESS;
+  const cnmlStatus_t status = newParam(param, [&] {
+    return ConvParams{stride_height, stride_width, dilation_height, dilation_width,
+                      pad_height_top, pad_height_bottom, pad_width_left, pad_width_right};
   });
   return logged(status, "cnmlCreateConvOpParam_V2", [&](Call& c) {
     c.created(param).value(stride_height).value(stride_width).value(dilation_height)
@@ -67,12 +94,10 @@ cnmlStatus_t cnmlCreateConvOpParam(cnmlConvOpParam_t* param, int stride_height, 
       pad_height < 0 || pad_width < 0 || pad_height % 2 || pad_width % 2 ||
       (sparse != CNML_NoSparse && sparse != CNML_Sparse))
     return CNML_STATUS_INVALIDPARAM;
-  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    *param = new cnmlConvOpParam{ConvParams{stride_height, stride_width, dilation_height,
-                                            dilation_width, pad_height / 2, pad_height / 2,
-                                            pad_width / 2, pad_width / 2,
-                                            sparse == CNML_Sparse}};
-    return CNML_STATUS_SUCCESS;
+  const cnmlStatus_t status = newParam(param, [&] {
+    return ConvParams{stride_height, stride_width, dilation_height, dilation_width,
+                      pad_height / 2, pad_height / 2, pad_width / 2, pad_width / 2,
+                      sparse == CNML_Sparse};
   });
   return logged(status, "cnmlCreateConvOpParam", [&](Call& c) {
     c.created(param).value(stride_height).value(stride_width).value(dilation_height)
@@ -100,7 +125,7 @@ cnmlStatus_t cnmlCreatePoolOpParam_V3(cnmlPoolOpParam_t* param, int window_heigh
     return CNML_STATUS_INVALIDPARAM;
   if (pool_mode < CNML_POOL_AVG || pool_mode > CNML_POOL_BLEND) return CNML_STATUS_INVALIDPARAM;
   if (pool_mode != CNML_POOL_AVG && pool_mode != CNML_POOL_MAX) return CNML_STATUS_UNSUPPORT;
-  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
+  const cnmlStatus_t status = newParam(param, [&] {
     PoolParams p;
     p.kh = window_height;
     p.kw = window_width;
@@ -116,8 +141,7 @@ cnmlStatus_t cnmlCreatePoolOpParam_V3(cnmlPoolOpParam_t* param, int window_heigh
     p.strategy = strategy_mode;
     p.real = real;
     p.blend = blend_factor;
-    *param = new cnmlPoolOpParam{p};
-    return CNML_STATUS_SUCCESS;
+    return p;
   });
   return logged(status, "cnmlCreatePoolOpParam_V3", [&](Call& c) {
     c.created(param).value(window_height).value(window_width).value(stride_height)
@@ -135,10 +159,8 @@ cnmlStatus_t cnmlCreateLrnOpParam(cnmlLrnOpParam_t* param, cnmlLrnType_t lrn_typ
   if (!param) return CNML_STATUS_INVALIDPARAM;
   if (lrn_type < CNML_LRN_V1 || lrn_type > CNML_LRN_V3 || local_size < 1)
     return CNML_STATUS_INVALIDPARAM;
-  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    *param = new cnmlLrnOpParam{LrnParams{lrn_type, local_size, alph, beta, k}};
-    return CNML_STATUS_SUCCESS;
-  });
+  const cnmlStatus_t status =
+      newParam(param, [&] { return LrnParams{lrn_type, local_size, alph, beta, k}; });
   return logged(status, "cnmlCreateLrnOpParam", [&](Call& c) {
     c.created(param).value(lrn_type).value(local_size).value(alph).value(beta).value(k);
   });
@@ -151,10 +173,7 @@ cnmlStatus_t cnmlCreateNdReshapeOpParam(cnmlReshapeOpParam_t* param, int dims[],
   if (!param || !dims || dim_num < 1 || dim_num > kMaxDims) return CNML_STATUS_INVALIDPARAM;
   for (int i = 0; i < dim_num; ++i)
     if (dims[i] <= 0) return CNML_STATUS_INVALIDPARAM;
-  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    *param = new cnmlReshapeOpParam{Dims(dims, dims + dim_num)};
-    return CNML_STATUS_SUCCESS;
-  });
+  const cnmlStatus_t status = newParam(param, [&] { return Dims(dims, dims + dim_num); });
   return logged(status, "cnmlCreateNdReshapeOpParam", [&](Call& c) {
     c.created(param).ints("dims", dims, dim_num).value(dim_num);
   });
@@ -172,10 +191,8 @@ cnmlStatus_t cnmlCreateNdTransposeOpParam(cnmlTransposeOpParam_t* param, int dim
       return CNML_STATUS_INVALIDPARAM;
     seen[dim_order[i]] = true;
   }
-  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    *param = new cnmlTransposeOpParam{Dims(dim_order, dim_order + dim_num)};
-    return CNML_STATUS_SUCCESS;
-  });
+  const cnmlStatus_t status =
+      newParam(param, [&] { return Dims(dim_order, dim_order + dim_num); });
   return logged(status, "cnmlCreateNdTransposeOpParam", [&](Call& c) {
     c.created(param).ints("order", dim_order, dim_num).value(dim_num);
   });
@@ -195,10 +212,9 @@ cnmlStatus_t cnmlCreateNdStridedSliceOpParam(cnmlNdStridedSliceOpParam_t* param,
     if (stride[i] < 0) return CNML_STATUS_UNSUPPORT;
   for (int i = 0; i < dim_num; ++i)
     if (stride[i] == 0 || begin[i] < 0 || end[i] <= begin[i]) return CNML_STATUS_INVALIDPARAM;
-  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    *param = new cnmlNdStridedSliceOpParam{SliceParams{
-        Dims(begin, begin + dim_num), Dims(end, end + dim_num), Dims(stride, stride + dim_num)}};
-    return CNML_STATUS_SUCCESS;
+  const cnmlStatus_t status = newParam(param, [&] {
+    return SliceParams{Dims(begin, begin + dim_num), Dims(end, end + dim_num),
+                       Dims(stride, stride + dim_num)};
   });
   return logged(status, "cnmlCreateNdStridedSliceOpParam", [&](Call& c) {
     c.created(param).value(dim_num).ints("begin", begin, dim_num).ints("end", end, dim_num)
@@ -239,14 +255,8 @@ cnmlStatus_t cnmlDestroyDeconvOpParam(cnmlDeconvOpParam_t* param) {
 
 cnmlStatus_t cnmlCreateNearestNeighborOpParam(cnmlNearestNeighborOpParam_t* param,
                                               int output_width, int output_height) {
-  if (!param || output_width < 1 || output_height < 1) return CNML_STATUS_INVALIDPARAM;
-  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    InterpParams p;
-    p.out_h = output_height;
-    p.out_w = output_width;
-    *param = new cnmlNearestNeighborOpParam{p};
-    return CNML_STATUS_SUCCESS;
-  });
+  const cnmlStatus_t status =
+      newResizeParam(param, output_width, output_height, CNML_INTERP_ASYMMETRIC);
   return logged(status, "cnmlCreateNearestNeighborOpParam", [&](Call& c) {
     c.created(param).value(output_width).value(output_height);
   });
@@ -263,11 +273,7 @@ cnmlStatus_t cnmlSetNearestNeighborAlignCorner(cnmlNearestNeighborOpParam_t* par
 }
 cnmlStatus_t cnmlSetNearestNeighborCoordinateMode(cnmlNearestNeighborOpParam_t* param,
                                                   cnmlInterpCoordinateMode_t mode) {
-  if (!param || !*param || !validCoordinateMode(mode)) return CNML_STATUS_INVALIDPARAM;
-  (*param)->p.coords = mode;
-  return logged(CNML_STATUS_SUCCESS, "cnmlSetNearestNeighborCoordinateMode", [&](Call& c) {
-    c.handleRef(param).value(mode);
-  });
+  return setCoordinateMode("cnmlSetNearestNeighborCoordinateMode", param, mode);
 }
 cnmlStatus_t cnmlSetNearestNeighborRoundMode(cnmlNearestNeighborOpParam_t* param,
                                              cnmlNearestNeighborRoundMode_t mode) {
@@ -284,26 +290,16 @@ cnmlStatus_t cnmlDestroyNearestNeighborOpParam(cnmlNearestNeighborOpParam_t* par
 
 cnmlStatus_t cnmlCreateInterpOpParam(cnmlInterpOpParam_t* param, int output_width,
                                      int output_height, bool align_corners) {
-  if (!param || output_width < 1 || output_height < 1) return CNML_STATUS_INVALIDPARAM;
-  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    InterpParams p;
-    p.out_h = output_height;
-    p.out_w = output_width;
-    p.coords = align_corners ? CNML_INTERP_ALIGN_CORNERS : CNML_INTERP_ASYMMETRIC;
-    *param = new cnmlInterpOpParam{p};
-    return CNML_STATUS_SUCCESS;
-  });
+  const cnmlStatus_t status =
+      newResizeParam(param, output_width, output_height,
+                     align_corners ? CNML_INTERP_ALIGN_CORNERS : CNML_INTERP_ASYMMETRIC);
   return logged(status, "cnmlCreateInterpOpParam", [&](Call& c) {
     c.created(param).value(output_width).value(output_height).value(align_corners);
   });
 }
 cnmlStatus_t cnmlSetInterpCoordinateMode(cnmlInterpOpParam_t* param,
                                          cnmlInterpCoordinateMode_t mode) {
-  if (!param || !*param || !validCoordinateMode(mode)) return CNML_STATUS_INVALIDPARAM;
-  (*param)->p.coords = mode;
-  return logged(CNML_STATUS_SUCCESS, "cnmlSetInterpCoordinateMode", [&](Call& c) {
-    c.handleRef(param).value(mode);
-  });
+  return setCoordinateMode("cnmlSetInterpCoordinateMode", param, mode);
 }
 cnmlStatus_t cnmlDestroyInterpOpParam(cnmlInterpOpParam_t* param) {
   return destroyLogged("cnmlDestroyInterpOpParam", param);

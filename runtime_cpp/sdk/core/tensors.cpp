@@ -28,6 +28,45 @@ TensorImpl& writable(cnmlTensor_t tensor) {
   return *tensor->impl;
 }
 
+// The quantisation position and scale are set alike: one for the whole tensor, or one per
+// channel; either form replaces the other.
+template <typename T>
+struct QuantField {
+  bool (*valid)(T);
+  bool TensorQuant::*has_one;
+  T TensorQuant::*one;
+  std::vector<T> TensorQuant::*per_channel;
+};
+const QuantField<int> kPosition{numerics::validPosition, &TensorQuant::has_position,
+                                &TensorQuant::position, &TensorQuant::positions};
+const QuantField<float> kScale{numerics::validScale, &TensorQuant::has_scale, &TensorQuant::scale,
+                               &TensorQuant::scales};
+
+template <typename T>
+cnmlStatus_t setPerTensor(cnmlTensor_t tensor, const QuantField<T>& field, T value) {
+  if (!tensor) return CNML_STATUS_INVALIDPARAM;
+  if (!field.valid(value)) return CNML_STATUS_INVALIDARG;
+  TensorQuant& q = writable(tensor).quant;
+  q.*field.has_one = true;
+  q.*field.one = value;
+  (q.*field.per_channel).clear();
+  return CNML_STATUS_SUCCESS;
+}
+
+template <typename T>
+cnmlStatus_t setPerChannel(cnmlTensor_t tensor, const QuantField<T>& field, const T* values,
+                           int channel_num) {
+  if (!tensor || !values || channel_num < 1) return CNML_STATUS_INVALIDPARAM;
+  for (int i = 0; i < channel_num; ++i)
+    if (!field.valid(values[i])) return CNML_STATUS_INVALIDARG;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    TensorQuant& q = writable(tensor).quant;
+    (q.*field.per_channel).assign(values, values + channel_num);
+    q.*field.has_one = false;
+    return CNML_STATUS_SUCCESS;
+  });
+}
+
 }  // namespace
 
 namespace {
@@ -223,57 +262,27 @@ cnmlStatus_t cnmlDestroyQuantizedParam(cnmlQuantizedParam_t* param) {
 }
 
 cnmlStatus_t cnmlSetQuantizedPosition(cnmlTensor_t tensor, int position) {
-  if (!tensor) return CNML_STATUS_INVALIDPARAM;
-  if (!numerics::validPosition(position)) return CNML_STATUS_INVALIDARG;
-  TensorQuant& q = writable(tensor).quant;
-  q.has_position = true;
-  q.position = position;
-  q.positions.clear();
-  return logged(CNML_STATUS_SUCCESS, "cnmlSetQuantizedPosition", [&](Call& c) {
-    c.handle(tensor).value(position);
-  });
+  return logged(setPerTensor(tensor, kPosition, position), "cnmlSetQuantizedPosition",
+                [&](Call& c) { c.handle(tensor).value(position); });
 }
 
 cnmlStatus_t cnmlSetQuantizedScale(cnmlTensor_t tensor, float scale) {
-  if (!tensor) return CNML_STATUS_INVALIDPARAM;
-  if (!numerics::validScale(scale)) return CNML_STATUS_INVALIDARG;
-  TensorQuant& q = writable(tensor).quant;
-  q.has_scale = true;
-  q.scale = scale;
-  q.scales.clear();
-  return logged(CNML_STATUS_SUCCESS, "cnmlSetQuantizedScale", [&](Call& c) {
-    c.handle(tensor).value(scale);
-  });
+  return logged(setPerTensor(tensor, kScale, scale), "cnmlSetQuantizedScale",
+                [&](Call& c) { c.handle(tensor).value(scale); });
 }
 
 cnmlStatus_t cnmlSetQuantizedPositionByChannel(cnmlTensor_t tensor, int* positions,
                                                int channel_num) {
-  if (!tensor || !positions || channel_num < 1) return CNML_STATUS_INVALIDPARAM;
-  for (int i = 0; i < channel_num; ++i)
-    if (!numerics::validPosition(positions[i])) return CNML_STATUS_INVALIDARG;
-  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    TensorQuant& q = writable(tensor).quant;
-    q.positions.assign(positions, positions + channel_num);
-    q.has_position = false;
-    return CNML_STATUS_SUCCESS;
-  });
-  return logged(status, "cnmlSetQuantizedPositionByChannel", [&](Call& c) {
+  return logged(setPerChannel(tensor, kPosition, positions, channel_num),
+                "cnmlSetQuantizedPositionByChannel", [&](Call& c) {
     c.handle(tensor).ints("positions", positions, channel_num).value(channel_num);
   });
 }
 
 cnmlStatus_t cnmlSetQuantizedScaleByChannel(cnmlTensor_t tensor, float* scales,
                                             int channel_num) {
-  if (!tensor || !scales || channel_num < 1) return CNML_STATUS_INVALIDPARAM;
-  for (int i = 0; i < channel_num; ++i)
-    if (!numerics::validScale(scales[i])) return CNML_STATUS_INVALIDARG;
-  const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    TensorQuant& q = writable(tensor).quant;
-    q.scales.assign(scales, scales + channel_num);
-    q.has_scale = false;
-    return CNML_STATUS_SUCCESS;
-  });
-  return logged(status, "cnmlSetQuantizedScaleByChannel", [&](Call& c) {
+  return logged(setPerChannel(tensor, kScale, scales, channel_num),
+                "cnmlSetQuantizedScaleByChannel", [&](Call& c) {
     c.handle(tensor).floats("scales", scales, channel_num).value(channel_num);
   });
 }

@@ -21,10 +21,6 @@ void prepareBias(PreparedOp& op, int channels);
 void prepareConv(PreparedOp& op);
 void convForward(PreparedOp& op, const float* in, float* out);
 
-// kernels_conv_depthwise.cpp: the conv kernels' path for group == ci == co > 1.
-void prepareDepthwise(PreparedOp& op);
-void depthwiseForward(PreparedOp& op, const float* in, float* out);
-
 // kernels_conv_deconv.cpp
 void prepareDeconv(PreparedOp& op);
 void deconvForward(PreparedOp& op, const float* in, float* out);

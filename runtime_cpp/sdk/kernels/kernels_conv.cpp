@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels.h"
+#include "kernels_conv_depthwise.h"
 #include "kernels_gemm.h"
 
 namespace pz_sdk {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels.h"
+#include "kernels_conv_depthwise.h"
 
 namespace pz_sdk {
 namespace {

@@ -82,6 +82,17 @@ ResizeShape shapeOf(const OpDesc& d) {
   return ResizeShape{in[0] * in[1], in[2], in[3], out[2], out[3]};
 }
 
+// Both resizes compute one output row at a time from one input plane (N x C of them):
+// row(shape, plane, oy, dst) writes output row oy of that plane into dst.
+template <typename Row>
+void forEachOutputRow(const PreparedOp& op, const float* in, float* out, const Row& row) {
+  const ResizeShape s = shapeOf(op.desc);
+  const long long plane_size = static_cast<long long>(s.h) * s.w;
+  parallelFor(static_cast<long long>(s.planes) * s.ho, op.threads, [&](long long t) {
+    row(s, in + t / s.ho * plane_size, static_cast<int>(t % s.ho), out + t * s.wo);
+  });
+}
+
 }  // namespace
 
 void prepareResize(PreparedOp& op) {
@@ -97,40 +108,27 @@ void prepareResize(PreparedOp& op) {
 }
 
 void nearestForward(const PreparedOp& op, const float* in, float* out) {
-  const ResizeShape s = shapeOf(op.desc);
   const int* cols = op.col_index.data();
-  const long long rows = static_cast<long long>(s.planes) * s.ho;
-#pragma omp parallel for schedule(static) num_threads(op.threads)
-  for (long long t = 0; t < rows; ++t) {
-    const long long plane = t / s.ho;
-    const int oy = static_cast<int>(t % s.ho);
-    const float* src = in + (plane * s.h + op.row_index[oy]) * s.w;
-    float* dst = out + t * s.wo;
+  forEachOutputRow(op, in, out, [&](const ResizeShape& s, const float* plane, int oy, float* dst) {
+    const float* src = plane + static_cast<std::size_t>(op.row_index[oy]) * s.w;
     for (int ox = 0; ox < s.wo; ++ox) dst[ox] = src[cols[ox]];
-  }
+  });
 }
 
 void bilinearForward(const PreparedOp& op, const float* in, float* out) {
-  const ResizeShape s = shapeOf(op.desc);
   const int* xi = op.col_index.data();
   const float* xw = op.col_weight.data();
-  const long long rows = static_cast<long long>(s.planes) * s.ho;
-#pragma omp parallel for schedule(static) num_threads(op.threads)
-  for (long long t = 0; t < rows; ++t) {
-    const long long plane = t / s.ho;
-    const int oy = static_cast<int>(t % s.ho);
-    const float* base = in + plane * s.h * s.w;
-    const float* r1 = base + static_cast<std::size_t>(op.row_index[2 * oy]) * s.w;
-    const float* r2 = base + static_cast<std::size_t>(op.row_index[2 * oy + 1]) * s.w;
+  forEachOutputRow(op, in, out, [&](const ResizeShape& s, const float* plane, int oy, float* dst) {
+    const float* r1 = plane + static_cast<std::size_t>(op.row_index[2 * oy]) * s.w;
+    const float* r2 = plane + static_cast<std::size_t>(op.row_index[2 * oy + 1]) * s.w;
     const float dy1 = op.row_weight[2 * oy], dy2 = op.row_weight[2 * oy + 1];
-    float* dst = out + t * s.wo;
     for (int ox = 0; ox < s.wo; ++ox) {
       const int x1 = xi[2 * ox], x2 = xi[2 * ox + 1];
       const float dx1 = xw[2 * ox], dx2 = xw[2 * ox + 1];
       // onnxruntime's order: X11 (y1, x1), X21 (y1, x2), X12 (y2, x1), X22 (y2, x2).
       dst[ox] = dx2 * dy2 * r1[x1] + dx1 * dy2 * r1[x2] + dx2 * dy1 * r2[x1] + dx1 * dy1 * r2[x2];
     }
-  }
+  });
 }
 
 }  // namespace pz_sdk
