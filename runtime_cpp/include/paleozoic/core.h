@@ -522,6 +522,18 @@ class Layer {
   const char* forward_call_ = "";
 };
 
+// The base of a layer whose SDK op reads one param object its constructor creates (a
+// convolution's strides and pads, a pooling window, a reshape's dims): param_ holds it and
+// destroys it with `Destroy` along with the layer.
+template <typename Param, cnmlStatus_t (*Destroy)(Param*)>
+class ParamLayer : public Layer {
+ protected:
+  ParamLayer(std::string name, std::vector<Tensor*> inputs, Shape output_shape)
+      : Layer(std::move(name), std::move(inputs), std::move(output_shape)) {}
+
+  SdkHandle<Param, Destroy> param_;
+};
+
 struct Window {
   int h = 1, w = 1;
 };
