@@ -77,6 +77,19 @@ struct LayerQuantization {
   std::vector<QuantParam> filter;
 };
 
+// The base of a session's parts that others point into once built (a Block, a Stage): moved
+// into place (a session's vector of them), never copied nor assigned over. A derived class
+// that declares its destructor declares its move constructor too.
+class MovedIntoPlace {
+ protected:
+  MovedIntoPlace() = default;
+  ~MovedIntoPlace() = default;
+  MovedIntoPlace(MovedIntoPlace&&) noexcept = default;
+  MovedIntoPlace(const MovedIntoPlace&) = delete;
+  MovedIntoPlace& operator=(const MovedIntoPlace&) = delete;
+  MovedIntoPlace& operator=(MovedIntoPlace&&) = delete;
+};
+
 // Owns the SDK: cnmlInit/cnmlExit, the device and one queue.
 class Device {
  public:
