@@ -52,7 +52,8 @@ class GatherV2Layer : public Layer {
 
 // y = x[begin:end:step] along every axis (one entry per input axis, as numpy's slices with
 // positive steps): 0 <= begin < end <= dim, step >= 1; output dim ceil((end - begin) / step).
-class SliceLayer : public ParamLayer<cnmlNdStridedSliceOpParam_t, cnmlDestroyNdStridedSliceOpParam> {
+class SliceLayer : public ParamLayer<cnmlNdStridedSliceOpParam_t,
+                                     cnmlDestroyNdStridedSliceOpParam> {
  public:
   SliceLayer(std::string name, Tensor& input, std::vector<int> begin, std::vector<int> end,
              std::vector<int> step);
