@@ -53,6 +53,14 @@ void addPoolFactories(std::vector<LayerFactory>& factories);
 void addRecurrentFactories(std::vector<LayerFactory>& factories);
 void addReduceFactories(std::vector<LayerFactory>& factories);
 
+// The input of a factory's one-input kind (makeLayer has checked the count).
+inline Tensor& only(const std::vector<Tensor*>& inputs) { return *inputs.front(); }
+
+// The text attribute `key`, which must be `first` or `second`: pz::Error "<layer>: unknown
+// <what> '<text>'; use <first> or <second>" otherwise.
+std::string eitherText(const LayerArgs& args, const std::string& layer, const char* key,
+                       const char* what, const char* first, const char* second);
+
 // Normalises a possibly negative axis into [0, rank) or throws pz::Error naming the layer.
 int normaliseAxis(const std::string& layer, int axis, int rank);
 

@@ -89,6 +89,19 @@ Pads LayerArgs::pads(const std::string& key, Pads fallback) const {
   return Pads{p[0], p[1], p[2], p[3]};
 }
 
+namespace detail {
+
+std::string eitherText(const LayerArgs& args, const std::string& layer, const char* key,
+                       const char* what, const char* first, const char* second) {
+  std::string text = args.text(key);
+  if (text != first && text != second) {
+    throwUnknownName(layer, what, text, std::string(first) + " or " + second);
+  }
+  return text;
+}
+
+}  // namespace detail
+
 const std::vector<LayerFactory>& layerFactories() {
   // The family sources append their kinds, in the Python registry's family order (its
   // modules by name); listed here, not by static registration, so the linker cannot drop a

@@ -61,8 +61,9 @@ Shape deconvOutputShape(const Shape& in, const Deconv& p) {
 // ---- ConvLayer ----------------------------------------------------------------------
 
 ConvLayer::ConvLayer(std::string name, Tensor& input, const Conv& params)
-    : Layer(name, {&input},
-            detail::layerShape(name, [&] { return convOutputShape(input.shape(), params); })) {
+    : ParamLayer(name, {&input}, detail::layerShape(name, [&] {
+              return convOutputShape(input.shape(), params);
+            })) {
   const Shape filter{params.out_channels, input.shape()[1] / params.groups_, params.kernel.h,
                      params.kernel.w};
   const ConstTensor& weight = declareWeight("weight", CNML_FILTER, filter);
@@ -122,8 +123,9 @@ bool deconvNeedsV2(const Deconv& p) {
 }  // namespace
 
 DeconvLayer::DeconvLayer(std::string name, Tensor& input, const Deconv& params)
-    : Layer(name, {&input},
-            detail::layerShape(name, [&] { return deconvOutputShape(input.shape(), params); })) {
+    : ParamLayer(name, {&input}, detail::layerShape(name, [&] {
+              return deconvOutputShape(input.shape(), params);
+            })) {
   const Shape filter{input.shape()[1], params.out_channels / params.groups_, params.kernel.h,
                      params.kernel.w};
   const ConstTensor& weight = declareWeight("weight", CNML_FILTER, filter);
@@ -160,10 +162,10 @@ DeconvLayer::DeconvLayer(std::string name, Tensor& input, const Deconv& params)
 
 namespace {
 
-Tensor& only(const std::vector<Tensor*>& inputs) { return *inputs.front(); }
-
-Conv convParams(const LayerArgs& a) {
-  Conv p(a.integer("out_channels"), a.window("kernel"));
+// The attributes a convolution and a transposed one share (ConvWindow).
+template <typename Params>
+Params convWindowParams(const LayerArgs& a) {
+  Params p(a.integer("out_channels"), a.window("kernel"));
   const Window stride = a.window("stride", p.stride_);
   const Pads pads = a.pads("pads", p.pads_);
   const Window dilation = a.window("dilation", p.dilation_);
@@ -175,14 +177,9 @@ Conv convParams(const LayerArgs& a) {
 }
 
 Deconv deconvParams(const LayerArgs& a) {
-  const Conv c = convParams(a);
-  Deconv p(c.out_channels, c.kernel);
+  Deconv p = convWindowParams<Deconv>(a);
   const Window extra = a.window("output_padding", p.output_padding_);
-  p.stride(c.stride_.h, c.stride_.w)
-      .pads(c.pads_.top, c.pads_.bottom, c.pads_.left, c.pads_.right)
-      .dilation(c.dilation_.h, c.dilation_.w)
-      .groups(c.groups_)
-      .outputPadding(extra.h, extra.w);
+  p.outputPadding(extra.h, extra.w);
   return p;
 }
 
@@ -195,14 +192,15 @@ void addConvFactories(std::vector<LayerFactory>& factories) {
                        {"out_channels", "kernel", "stride", "pads", "dilation", "groups"},
                        [](const std::string& name, const std::vector<Tensor*>& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         return std::make_unique<ConvLayer>(name, only(in), convParams(a));
+                         return std::make_unique<ConvLayer>(name, detail::only(in),
+                                                            convWindowParams<Conv>(a));
                        }});
   factories.push_back(
       {"deconv", 1,
        {"out_channels", "kernel", "stride", "pads", "dilation", "groups", "output_padding"},
        [](const std::string& name, const std::vector<Tensor*>& in,
           const LayerArgs& a) -> std::unique_ptr<Layer> {
-         return std::make_unique<DeconvLayer>(name, only(in), deconvParams(a));
+         return std::make_unique<DeconvLayer>(name, detail::only(in), deconvParams(a));
        }});
 }
 

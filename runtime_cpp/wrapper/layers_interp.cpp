@@ -56,13 +56,9 @@ InterpLayer::InterpLayer(std::string name, Tensor& input, const Interp& params)
 
 namespace {
 
-Tensor& only(const std::vector<Tensor*>& inputs) { return *inputs.front(); }
-
 Interp interpParams(const std::string& layer, const LayerArgs& a) {
-  const std::string mode = a.text("mode");
-  if (mode != "nearest" && mode != "linear") {
-    throw Error(layer + ": unknown interp mode '" + mode + "'; use nearest or linear");
-  }
+  const std::string mode =
+      detail::eitherText(a, layer, "mode", "interp mode", "nearest", "linear");
   const auto c = parseEnum<InterpCoordinates>(a.text("coordinates", "half_pixel"), layer);
   Interp p = mode == "nearest" ? Interp::nearest(a.window("size"))
                                : Interp::linear(a.window("size"));
@@ -85,7 +81,7 @@ void addInterpFactories(std::vector<LayerFactory>& factories) {
                        {"mode", "size", "coordinates", "rounding"},
                        [](const std::string& name, const std::vector<Tensor*>& in,
                           const LayerArgs& a) -> std::unique_ptr<Layer> {
-                         return std::make_unique<InterpLayer>(name, only(in),
+                         return std::make_unique<InterpLayer>(name, detail::only(in),
                                                               interpParams(name, a));
                        }});
 }

@@ -127,7 +127,7 @@ cnmlStatus_t ConcatLayer::forward(cnrtQueue_t queue) {
 // ---- ReshapeLayer ---------------------------------------------------------------------
 
 ReshapeLayer::ReshapeLayer(std::string name, Tensor& input, Shape shape)
-    : Layer(name, {&input}, reshapeShape(name, input.shape(), shape)) {
+    : ParamLayer(name, {&input}, reshapeShape(name, input.shape(), shape)) {
   std::vector<int> dims(output_.shape());
   PZ_CHECK(name_,
            cnmlCreateNdReshapeOpParam(param_.out(), dims.data(), static_cast<int>(dims.size())));
@@ -138,7 +138,7 @@ ReshapeLayer::ReshapeLayer(std::string name, Tensor& input, Shape shape)
 // ---- TransposeLayer -------------------------------------------------------------------
 
 TransposeLayer::TransposeLayer(std::string name, Tensor& input, std::vector<int> perm)
-    : Layer(name, {&input}, transposeShape(name, input.shape(), perm)) {
+    : ParamLayer(name, {&input}, transposeShape(name, input.shape(), perm)) {
   PZ_CHECK(name_,
            cnmlCreateNdTransposeOpParam(param_.out(), perm.data(), static_cast<int>(perm.size())));
   defineOp([this] {
@@ -151,7 +151,7 @@ TransposeLayer::TransposeLayer(std::string name, Tensor& input, std::vector<int>
 
 SliceLayer::SliceLayer(std::string name, Tensor& input, std::vector<int> begin,
                        std::vector<int> end, std::vector<int> step)
-    : Layer(name, {&input}, sliceShape(name, input.shape(), begin, end, step)) {
+    : ParamLayer(name, {&input}, sliceShape(name, input.shape(), begin, end, step)) {
   PZ_CHECK(name_, cnmlCreateNdStridedSliceOpParam(param_.out(), static_cast<int>(begin.size()),
                                                   begin.data(), end.data(), step.data()));
   defineOp([this] {

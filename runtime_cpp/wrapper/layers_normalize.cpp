@@ -32,7 +32,7 @@ ScaleLayer::ScaleLayer(std::string name, Tensor& input) : Layer(name, {&input}, 
 // ---- LrnLayer -------------------------------------------------------------------------
 
 LrnLayer::LrnLayer(std::string name, Tensor& input, const Lrn& params)
-    : Layer(name, {&input}, input.shape()) {
+    : ParamLayer(name, {&input}, input.shape()) {
   PZ_CHECK(name_, cnmlCreateLrnOpParam(param_.out(), CNML_LRN_V3, params.size, params.alpha,
                                        params.beta, params.bias));
   defineOp([this] { PZ_CHECK(name_, cnmlCreateLrnOp(&op_, param_, in(0), output_.desc())); });

@@ -19,19 +19,10 @@ Shape poolOutputShape(const Shape& in, const Pool& p) {
 
 namespace {
 
-using PoolParam = SdkHandle<cnmlPoolOpParam_t, cnmlDestroyPoolOpParam>;
-
-void createPoolParam(const std::string& name, PoolParam& param, const Pool& p) {
-  PZ_CHECK(name,
-           cnmlCreatePoolOpParam_V3(param.out(), p.kernel.h, p.kernel.w, p.stride_.h, p.stride_.w,
-                                    p.pads_.top, p.pads_.bottom, p.pads_.left, p.pads_.right, 1, 1,
-                                    p.mode, p.ceil_mode_ ? CNML_POOL_KFULL : CNML_POOL_KVALID,
-                                    !p.count_include_pad_, 0.0f));
-}
-
-Pool globalPool(const Shape& in) {
+Pool globalPool(const std::string& layer, const Shape& in) {
   if (in.size() != 4) {
-    throw Error("global average pooling needs a 4-D NCHW input, got " + shapeToString(in));
+    throw Error(layer + ": global average pooling needs a 4-D NCHW input, got " +
+                shapeToString(in));
   }
   return Pool::avg({in[2], in[3]});
 }
@@ -39,33 +30,28 @@ Pool globalPool(const Shape& in) {
 }  // namespace
 
 PoolLayer::PoolLayer(std::string name, Tensor& input, const Pool& params)
-    : Layer(name, {&input},
-            detail::layerShape(name, [&] { return poolOutputShape(input.shape(), params); })) {
-  createPoolParam(name_, param_, params);
+    : ParamLayer(name, {&input}, detail::layerShape(name, [&] {
+              return poolOutputShape(input.shape(), params);
+            })) {
+  const Pool& p = params;
+  PZ_CHECK(name_,
+           cnmlCreatePoolOpParam_V3(param_.out(), p.kernel.h, p.kernel.w, p.stride_.h, p.stride_.w,
+                                    p.pads_.top, p.pads_.bottom, p.pads_.left, p.pads_.right, 1, 1,
+                                    p.mode, p.ceil_mode_ ? CNML_POOL_KFULL : CNML_POOL_KVALID,
+                                    !p.count_include_pad_, 0.0f));
   defineOp([this] { PZ_CHECK(name_, cnmlCreatePoolOp(&op_, param_, in(0), output_.desc())); });
   PZ_FORWARD(cnmlComputePoolOpForward_V4);
 }
 
 GlobalAvgPoolLayer::GlobalAvgPoolLayer(std::string name, Tensor& input)
-    : Layer(name, {&input}, detail::layerShape(name, [&] {
-              return poolOutputShape(input.shape(), globalPool(input.shape()));
-            })) {
-  createPoolParam(name_, param_, globalPool(input.shape()));
-  defineOp([this] { PZ_CHECK(name_, cnmlCreatePoolOp(&op_, param_, in(0), output_.desc())); });
-  PZ_FORWARD(cnmlComputePoolOpForward_V4);
-}
+    : PoolLayer(name, input, globalPool(name, input.shape())) {}
 
 // ---- factories (layer_registry.h) -----------------------------------------------------
 
 namespace {
 
-Tensor& only(const std::vector<Tensor*>& inputs) { return *inputs.front(); }
-
 Pool poolParams(const std::string& layer, const LayerArgs& a) {
-  const std::string mode = a.text("mode");
-  if (mode != "max" && mode != "avg") {
-    throw Error(layer + ": unknown pool mode '" + mode + "'; use max or avg");
-  }
+  const std::string mode = detail::eitherText(a, layer, "mode", "pool mode", "max", "avg");
   Pool p = mode == "max" ? Pool::max(a.window("kernel")) : Pool::avg(a.window("kernel"));
   const Window stride = a.window("stride", p.stride_);
   const Pads pads = a.pads("pads", p.pads_);
@@ -86,12 +72,12 @@ void addPoolFactories(std::vector<LayerFactory>& factories) {
        {"mode", "kernel", "stride", "pads", "ceil_mode", "count_include_pad"},
        [](const std::string& name, const std::vector<Tensor*>& in,
           const LayerArgs& a) -> std::unique_ptr<Layer> {
-         return std::make_unique<PoolLayer>(name, only(in), poolParams(name, a));
+         return std::make_unique<PoolLayer>(name, detail::only(in), poolParams(name, a));
        }});
   factories.push_back({"global_avg_pool", 1, {},
                        [](const std::string& name, const std::vector<Tensor*>& in,
                           const LayerArgs&) -> std::unique_ptr<Layer> {
-                         return std::make_unique<GlobalAvgPoolLayer>(name, only(in));
+                         return std::make_unique<GlobalAvgPoolLayer>(name, detail::only(in));
                        }});
 }
 

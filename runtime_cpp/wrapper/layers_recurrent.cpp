@@ -174,28 +174,26 @@ Tensor& RecurrentLayer::active(Active fn, Tensor& in, const std::string& what) {
   return out;
 }
 
-Tensor& RecurrentLayer::add(Tensor& a, Tensor& b, const std::string& what) {
+Tensor& RecurrentLayer::elementwise(const ElementwiseCalls& calls, Tensor& a, Tensor& b,
+                                    const std::string& what) {
   Tensor& out = temp(a.shape(), what);
   cnmlBaseOp_t op = nullptr;
-  PZ_CHECK(name_, cnmlCreateAddOp(&op, a.desc(), b.desc(), out.desc()));
-  addOp(op, binaryRunner(cnmlComputeAddOpForward_V4, op, &a, &b, &out));
+  detail::checkCall(calls.create(&op, a.desc(), b.desc(), out.desc()), name_, calls.create_call);
+  addOp(op, binaryRunner(calls.forward, op, &a, &b, &out));
   return out;
+}
+
+Tensor& RecurrentLayer::add(Tensor& a, Tensor& b, const std::string& what) {
+  return elementwise({cnmlCreateAddOp, "cnmlCreateAddOp", cnmlComputeAddOpForward_V4}, a, b, what);
 }
 
 Tensor& RecurrentLayer::sub(Tensor& a, Tensor& b, const std::string& what) {
-  Tensor& out = temp(a.shape(), what);
-  cnmlBaseOp_t op = nullptr;
-  PZ_CHECK(name_, cnmlCreateSubOp(&op, a.desc(), b.desc(), out.desc()));
-  addOp(op, binaryRunner(cnmlComputeSubOpForward_V4, op, &a, &b, &out));
-  return out;
+  return elementwise({cnmlCreateSubOp, "cnmlCreateSubOp", cnmlComputeSubOpForward_V4}, a, b, what);
 }
 
 Tensor& RecurrentLayer::mult(Tensor& a, Tensor& b, const std::string& what) {
-  Tensor& out = temp(a.shape(), what);
-  cnmlBaseOp_t op = nullptr;
-  PZ_CHECK(name_, cnmlCreateMultOp(&op, a.desc(), b.desc(), out.desc()));
-  addOp(op, binaryRunner(cnmlComputeMultOpForward_V4, op, &a, &b, &out));
-  return out;
+  return elementwise({cnmlCreateMultOp, "cnmlCreateMultOp", cnmlComputeMultOpForward_V4}, a, b,
+                     what);
 }
 
 Tensor& RecurrentLayer::scale(Tensor& in, const ConstTensor& alpha, const std::string& what) {
@@ -545,48 +543,36 @@ Tensor& RnnLayer::step(int, Tensor& xw, Tensor* h, Tensor**) {
 namespace detail {
 namespace {
 
-RnnDirection directionNamed(const std::string& layer, const std::string& text) {
-  return parseEnum<RnnDirection>(text, layer);
+// The attribute each kind takes beyond the four they share: its constructor's last argument.
+bool peepholes(const std::string&, const LayerArgs& a) { return a.flag("peepholes", false); }
+bool linearBeforeReset(const std::string&, const LayerArgs& a) {
+  return a.flag("linear_before_reset", false);
+}
+Active activation(const std::string& layer, const LayerArgs& a) {
+  return parseEnum<Active>(a.text("activation", "tanh"), layer);
 }
 
-RnnOutput outputNamed(const std::string& layer, const std::string& text) {
-  return parseEnum<RnnOutput>(text, layer);
+// Builds an `L` from the shared attributes and its own (read by `own`).
+template <typename L, auto own>
+std::unique_ptr<Layer> makeRecurrent(const std::string& name, const std::vector<Tensor*>& in,
+                                     const LayerArgs& a) {
+  const auto last = own(name, a);
+  return std::make_unique<L>(name, in, a.integer("hidden_size"),
+                             parseEnum<RnnDirection>(a.text("direction"), name),
+                             a.integer("layout", 0),
+                             parseEnum<RnnOutput>(a.text("output", "y"), name), last);
 }
 
 }  // namespace
 
 void addRecurrentFactories(std::vector<LayerFactory>& factories) {
-  using Inputs = std::vector<Tensor*>;
-  factories.push_back(
-      {"lstm", LayerFactory::kAnyInputs,
-       {"hidden_size", "direction", "layout", "output", "peepholes"},
-       [](const std::string& name, const Inputs& in,
-          const LayerArgs& a) -> std::unique_ptr<Layer> {
-         return std::make_unique<LstmLayer>(
-             name, in, a.integer("hidden_size"), directionNamed(name, a.text("direction")),
-             a.integer("layout", 0), outputNamed(name, a.text("output", "y")),
-             a.flag("peepholes", false));
-       }});
-  factories.push_back(
-      {"gru", LayerFactory::kAnyInputs,
-       {"hidden_size", "direction", "layout", "output", "linear_before_reset"},
-       [](const std::string& name, const Inputs& in,
-          const LayerArgs& a) -> std::unique_ptr<Layer> {
-         return std::make_unique<GruLayer>(
-             name, in, a.integer("hidden_size"), directionNamed(name, a.text("direction")),
-             a.integer("layout", 0), outputNamed(name, a.text("output", "y")),
-             a.flag("linear_before_reset", false));
-       }});
-  factories.push_back(
-      {"rnn", LayerFactory::kAnyInputs,
-       {"hidden_size", "direction", "layout", "output", "activation"},
-       [](const std::string& name, const Inputs& in,
-          const LayerArgs& a) -> std::unique_ptr<Layer> {
-         const auto activation = parseEnum<Active>(a.text("activation", "tanh"), name);
-         return std::make_unique<RnnLayer>(
-             name, in, a.integer("hidden_size"), directionNamed(name, a.text("direction")),
-             a.integer("layout", 0), outputNamed(name, a.text("output", "y")), activation);
-       }});
+  const auto add = [&](const char* kind, const char* own, LayerFactory::Make make) {
+    factories.push_back({kind, LayerFactory::kAnyInputs,
+                         {"hidden_size", "direction", "layout", "output", own}, make});
+  };
+  add("lstm", "peepholes", makeRecurrent<LstmLayer, peepholes>);
+  add("gru", "linear_before_reset", makeRecurrent<GruLayer, linearBeforeReset>);
+  add("rnn", "activation", makeRecurrent<RnnLayer, activation>);
 }
 
 }  // namespace detail

@@ -38,23 +38,17 @@ ReduceLayer::ReduceLayer(std::string name, Tensor& input, Reduce op, std::vector
                          bool keepdims)
     : Layer(name, {&input}, reducedShape(name, input.shape(), axes, keepdims)) {
   defineOp([this, op, axes = std::move(axes)] {
-    const int n = static_cast<int>(axes.size());
+    // The SDK's NdReduce op of each kind takes the same arguments; `call` names it in errors.
+    const auto make = [&](decltype(&cnmlCreateNdReduceSumOp) create, const char* call) {
+      const int n = static_cast<int>(axes.size());
+      detail::checkCall(create(&op_, axes.data(), n, in(0), output_.desc()), name_, call);
+    };
     switch (op) {
-      case Reduce::kSum:
-        PZ_CHECK(name_, cnmlCreateNdReduceSumOp(&op_, axes.data(), n, in(0), output_.desc()));
-        break;
-      case Reduce::kMean:
-        PZ_CHECK(name_, cnmlCreateNdReduceMeanOp(&op_, axes.data(), n, in(0), output_.desc()));
-        break;
-      case Reduce::kMax:
-        PZ_CHECK(name_, cnmlCreateNdReduceMaxOp(&op_, axes.data(), n, in(0), output_.desc()));
-        break;
-      case Reduce::kMin:
-        PZ_CHECK(name_, cnmlCreateNdReduceMinOp(&op_, axes.data(), n, in(0), output_.desc()));
-        break;
-      case Reduce::kProd:
-        PZ_CHECK(name_, cnmlCreateNdReduceProdOp(&op_, axes.data(), n, in(0), output_.desc()));
-        break;
+      case Reduce::kSum: make(cnmlCreateNdReduceSumOp, "cnmlCreateNdReduceSumOp"); break;
+      case Reduce::kMean: make(cnmlCreateNdReduceMeanOp, "cnmlCreateNdReduceMeanOp"); break;
+      case Reduce::kMax: make(cnmlCreateNdReduceMaxOp, "cnmlCreateNdReduceMaxOp"); break;
+      case Reduce::kMin: make(cnmlCreateNdReduceMinOp, "cnmlCreateNdReduceMinOp"); break;
+      case Reduce::kProd: make(cnmlCreateNdReduceProdOp, "cnmlCreateNdReduceProdOp"); break;
     }
   });
   switch (op) {

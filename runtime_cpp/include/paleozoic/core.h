@@ -77,6 +77,19 @@ struct LayerQuantization {
   std::vector<QuantParam> filter;
 };
 
+// The base of a session's parts that others point into once built (a Block, a Stage): moved
+// into place (a session's vector of them), never copied nor assigned over. A derived class
+// that declares its destructor declares its move constructor too.
+class MovedIntoPlace {
+ protected:
+  MovedIntoPlace() = default;
+  ~MovedIntoPlace() = default;
+  MovedIntoPlace(MovedIntoPlace&&) noexcept = default;
+  MovedIntoPlace(const MovedIntoPlace&) = delete;
+  MovedIntoPlace& operator=(const MovedIntoPlace&) = delete;
+  MovedIntoPlace& operator=(MovedIntoPlace&&) = delete;
+};
+
 // Owns the SDK: cnmlInit/cnmlExit, the device and one queue.
 class Device {
  public:
@@ -520,6 +533,18 @@ class Layer {
   UnaryForward unary_ = nullptr;
   BinaryForward binary_ = nullptr;
   const char* forward_call_ = "";
+};
+
+// The base of a layer whose SDK op reads one param object its constructor creates (a
+// convolution's strides and pads, a pooling window, a reshape's dims): param_ holds it and
+// destroys it with `Destroy` along with the layer.
+template <typename Param, cnmlStatus_t (*Destroy)(Param*)>
+class ParamLayer : public Layer {
+ protected:
+  ParamLayer(std::string name, std::vector<Tensor*> inputs, Shape output_shape)
+      : Layer(std::move(name), std::move(inputs), std::move(output_shape)) {}
+
+  SdkHandle<Param, Destroy> param_;
 };
 
 struct Window {

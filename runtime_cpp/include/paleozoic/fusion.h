@@ -77,16 +77,13 @@ struct BlockKnobs {
 // One F-Block of the plan: fused into a FusionLayer when `fuse` is true, otherwise each
 // layer compiled alone with the block's MP, all at the block's precision unless a layer is
 // given its own. Times itself with CNRT notifiers.
-class Block {
+class Block : private MovedIntoPlace {
  public:
   Block(std::string name, const BlockKnobs& knobs, std::vector<Layer*> layers);
   Block(std::string name, bool fuse, int mp, std::vector<Layer*> layers,
         Precision precision = Precision::kFp32);
   ~Block();
   Block(Block&&) noexcept;
-  Block(const Block&) = delete;
-  Block& operator=(const Block&) = delete;
-  Block& operator=(Block&&) = delete;
 
   const std::string& name() const { return name_; }
   bool fuse() const { return fuse_; }

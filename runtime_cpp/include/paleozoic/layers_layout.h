@@ -23,20 +23,14 @@ class ConcatLayer : public Layer {
   cnmlStatus_t forward(cnrtQueue_t queue) override;
 };
 
-class ReshapeLayer : public Layer {
+class ReshapeLayer : public ParamLayer<cnmlReshapeOpParam_t, cnmlDestroyReshapeOpParam> {
  public:
   ReshapeLayer(std::string name, Tensor& input, Shape shape);
-
- private:
-  SdkHandle<cnmlReshapeOpParam_t, cnmlDestroyReshapeOpParam> param_;
 };
 
-class TransposeLayer : public Layer {
+class TransposeLayer : public ParamLayer<cnmlTransposeOpParam_t, cnmlDestroyTransposeOpParam> {
  public:
   TransposeLayer(std::string name, Tensor& input, std::vector<int> perm);
-
- private:
-  SdkHandle<cnmlTransposeOpParam_t, cnmlDestroyTransposeOpParam> param_;
 };
 
 // Embedding lookup: rows of a constant table gathered along `axis` (0..3) by int32 indices
@@ -58,13 +52,11 @@ class GatherV2Layer : public Layer {
 
 // y = x[begin:end:step] along every axis (one entry per input axis, as numpy's slices with
 // positive steps): 0 <= begin < end <= dim, step >= 1; output dim ceil((end - begin) / step).
-class SliceLayer : public Layer {
+class SliceLayer : public ParamLayer<cnmlNdStridedSliceOpParam_t,
+                                     cnmlDestroyNdStridedSliceOpParam> {
  public:
   SliceLayer(std::string name, Tensor& input, std::vector<int> begin, std::vector<int> end,
              std::vector<int> step);
-
- private:
-  SdkHandle<cnmlNdStridedSliceOpParam_t, cnmlDestroyNdStridedSliceOpParam> param_;
 };
 
 }  // namespace pz

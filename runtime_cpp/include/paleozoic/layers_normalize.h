@@ -29,12 +29,9 @@ struct Lrn {
 };
 
 // ONNX LRN semantics: y = x / (bias + alpha / size * sum_window(x^2))^beta.
-class LrnLayer : public Layer {
+class LrnLayer : public ParamLayer<cnmlLrnOpParam_t, cnmlDestroyLrnOpParam> {
  public:
   LrnLayer(std::string name, Tensor& input, const Lrn& params);
-
- private:
-  SdkHandle<cnmlLrnOpParam_t, cnmlDestroyLrnOpParam> param_;
 };
 
 // ONNX LayerNormalization: over the axes axis..rank-1, y = (x - mean) / sqrt(var + epsilon)

@@ -27,21 +27,16 @@ struct Pool {
 // The output shape function, shared by the layers and by tests.
 Shape poolOutputShape(const Shape& in, const Pool& p);
 
-class PoolLayer : public Layer {
+class PoolLayer : public ParamLayer<cnmlPoolOpParam_t, cnmlDestroyPoolOpParam> {
  public:
   PoolLayer(std::string name, Tensor& input, const Pool& params);
-
- private:
-  SdkHandle<cnmlPoolOpParam_t, cnmlDestroyPoolOpParam> param_;
 };
 
-// Average over the whole H x W plane; output [N, C, 1, 1].
-class GlobalAvgPoolLayer : public Layer {
+// Average over the whole H x W plane; output [N, C, 1, 1]: a PoolLayer whose window is the
+// input's H x W (stride 1, no pads).
+class GlobalAvgPoolLayer : public PoolLayer {
  public:
   GlobalAvgPoolLayer(std::string name, Tensor& input);
-
- private:
-  SdkHandle<cnmlPoolOpParam_t, cnmlDestroyPoolOpParam> param_;
 };
 
 }  // namespace pz

@@ -79,6 +79,14 @@ class RecurrentLayer : public Layer {
  private:
   void build();
   void settleDataTypes() override;
+  // The SDK calls of an element-wise op of two tensors of one shape (Add, Sub, Mult), with
+  // the create call's name for errors.
+  struct ElementwiseCalls {
+    cnmlStatus_t (*create)(cnmlBaseOp_t*, cnmlTensor_t, cnmlTensor_t, cnmlTensor_t);
+    const char* create_call;
+    BinaryForward forward;
+  };
+  Tensor& elementwise(const ElementwiseCalls& calls, Tensor& a, Tensor& b, const std::string& what);
   // Every direction as the SDK's one recurrent op; false (nothing built) when the SDK has
   // none for this layer.
   bool buildWhole();

@@ -11,7 +11,7 @@
 
 namespace pz {
 
-class Stage {
+class Stage : private MovedIntoPlace {
  public:
   // `blocks`: compiled blocks of which none reads what another writes. Each is pinned to
   // consecutive cores from core 0 (data parallelism x MP of them, Block::setAffinity), so
@@ -20,9 +20,6 @@ class Stage {
   Stage(std::string name, std::vector<Block*> blocks);
   ~Stage();
   Stage(Stage&&) noexcept;
-  Stage(const Stage&) = delete;
-  Stage& operator=(const Stage&) = delete;
-  Stage& operator=(Stage&&) = delete;
 
   const std::string& name() const { return name_; }
   const std::vector<Block*>& blocks() const { return blocks_; }
