@@ -441,8 +441,8 @@ def bench(models: Iterable[str | Path], configs: Sequence[Config], *, threads: i
                        seed=seed, calibration=calibration, batch=batch,
                        input_shapes=input_shapes, input_values=input_values, outputs=outputs)
         data = [(load_full_model(Path(path)).SerializeToString(), str(path)) for path in models]
-        calls = [lambda board, model=model, name=name: board.call.remote(
-            _bench_serialized, model, name, list(configs), options) for model, name in data]
+        calls = [(lambda board, model=model, name=name: board.call.remote(
+            _bench_serialized, model, name, list(configs), options), 1) for model, name in data]
         done = dict(farm.run_each(calls, what="model"))
         report.models.extend(done[m] for m in range(len(data)))
         return report

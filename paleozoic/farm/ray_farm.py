@@ -27,7 +27,7 @@ import os
 import shutil
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -178,43 +178,64 @@ class RayFarm:
         _, token, ref = self._queues[id(queue)]
         return token, ref
 
-    def measure(self, queue: LayerQueue, batches: Sequence[Batch],
+    def measure(self, queue: LayerQueue, batches: Iterable[Batch],
                 bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
         token, ref = self._queue_ref(queue)
-        calls = [lambda board, batch=batch: board.measure.remote(token, [ref], batch, bench)
-                 for batch in batches]
-        for b, timings in self.run_each(calls, [len(batch) for batch in batches]):
-            yield batches[b], timings
+        taken: list[Batch] = []
 
-    def run_each(self, calls: Sequence[Callable[[Any], Any]], sizes: Sequence[int] | None = None,
+        def calls() -> Iterator[tuple[Callable[[Any], Any], int]]:
+            for batch in batches:  # taken as boards come free (a generator may name them)
+                taken.append(batch)
+                yield (lambda board, batch=batch: board.measure.remote(token, [ref], batch,
+                                                                       bench)), len(batch)
+
+        for b, timings in self.run_each(calls()):
+            yield taken[b], timings
+
+    def run_each(self, calls: Iterable[tuple[Callable[[Any], Any], int]],
                  what: str = "block") -> Iterator[tuple[int, Any]]:
-        """Each call (a board -> the ObjectRef of a method call on it) on a free board, a
-        board at a time; (index, result) as each finishes. A call whose board is lost is
-        made again on another (`sizes`: how many `what`s each call measures, for the log)."""
+        """Each call (a board -> the ObjectRef of a method call on it, with how many `what`s
+        it measures, for the log) on a free board, a board at a time, taken from `calls`
+        only when a board is free; (index, result) as each finishes. A call whose board is
+        lost is made again on another."""
         self._grow()
-        pending = deque(range(len(calls)))
+        source = enumerate(calls)
+        made: dict[int, tuple[Callable[[Any], Any], int]] = {}
+        retry: deque[int] = deque()
         idle = self._idle = list(self._actors)
         running: dict[Any, tuple[Any, int]] = {}
+        exhausted = False
         try:
-            while pending or running:
-                while pending and idle:
-                    board, c = idle.pop(0), pending.popleft()
-                    running[calls[c](board)] = (board, c)
+            while True:
+                while idle and (retry or not exhausted):
+                    if retry:
+                        c = retry.popleft()
+                    else:
+                        taken = next(source, None)
+                        if taken is None:
+                            exhausted = True
+                            break
+                        c, made[c] = taken[0], taken[1]
+                    board = idle.pop(0)
+                    running[made[c][0](board)] = (board, c)
                 if not running:
-                    raise OptimizerError(f"every board of the farm is lost; {len(pending)} "
-                                         f"piece(s) of work were not done")
+                    if exhausted and not retry:
+                        return
+                    raise OptimizerError("every board of the farm is lost; the work left "
+                                         "was not done")
                 (done,), _ = ray.wait(list(running), num_returns=1)
                 board, c = running.pop(done)
                 try:
                     result = ray.get(done)
                 except _LOST as err:
-                    self._lose(board, f"{sizes[c] if sizes else 1} {what}(s)", err)
-                    pending.appendleft(c)
+                    self._lose(board, f"{made[c][1]} {what}(s)", err)
+                    retry.appendleft(c)
                     before = set(map(id, self._actors))
                     self._grow()
                     idle.extend(a for a in self._actors if id(a) not in before)
                     continue
                 idle.append(board)
+                del made[c]
                 yield c, result
         except BaseException:
             for board, _ in running.values():  # stop the work in flight

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -18,9 +18,10 @@ class Farm(Protocol):
         """How many boards measure at once now (batches are cut to keep them busy)."""
         ...
 
-    def measure(self, queue: LayerQueue, batches: Sequence[Batch],
+    def measure(self, queue: LayerQueue, batches: Iterable[Batch],
                 bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
-        """Every batch with its blocks' timings, in the order they finish."""
+        """Every batch with its blocks' timings, in the order they finish. `batches` is
+        taken as boards come free: the caller may name them (a generator) as they go."""
         ...
 
     def close(self) -> None:
@@ -38,7 +39,7 @@ class LocalBoard:
     def boards(self) -> int:
         return 1
 
-    def measure(self, queue: LayerQueue, batches: Sequence[Batch],
+    def measure(self, queue: LayerQueue, batches: Iterable[Batch],
                 bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
         for batch in batches:
             yield batch, time_blocks(queue, batch, bench)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 
 from paleozoic.ir import LayerQueue
 from paleozoic.optimize.measurements import BlockKeys, MeasurementStore
@@ -59,8 +59,9 @@ class SimulatedFarm:
                 queue, sparse=bench.sparse, data_parallelism=bench.data_parallelism))
         return Timing(self._models[id(queue)][1].block_cost(*span))
 
-    def measure(self, queue: LayerQueue, batches: Sequence[Batch],
+    def measure(self, queue: LayerQueue, batches: Iterable[Batch],
                 bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
+        batches = list(batches)  # named by the caller, before this farm's clock starts
         begin = time.perf_counter()
         free = [0.0] * self._boards  # when each board is next free, this round
         heapq.heapify(free)

@@ -9,7 +9,7 @@ boards. An error of the start (Ray missing, a cluster without boards) is raised 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from paleozoic.farm.service import Farm
@@ -30,7 +30,7 @@ class StartingFarm:
     def boards(self) -> int:
         return self._ready().boards()
 
-    def measure(self, queue: LayerQueue, batches: Sequence[Batch],
+    def measure(self, queue: LayerQueue, batches: Iterable[Batch],
                 bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
         return self._ready().measure(queue, batches, bench)
 

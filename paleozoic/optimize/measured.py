@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Callable, Collection, Sequence
+from typing import Callable, Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -112,27 +112,38 @@ class MeasuredOracle:
         """Times the blocks of `spans` not known yet: each distinct block (block_key) once,
         found in the store or cut out and timed, many to a session (module notes)."""
         missing = [s for s in dict.fromkeys(tuple(s) for s in spans) if s not in self.cache]
-        keys = {s: self._keys.key(*s, fused=s[1] - s[0] > 1) for s in missing}
-        fresh: dict[str, Span] = {}
-        for span in missing:
-            if self.store.get(keys[span]) is None:
-                fresh.setdefault(keys[span], span)
         # Longest blocks first: the boards' last sessions are short ones, which leaves
         # little of a farm idle at the end.
-        todo = sorted(fresh.values(), key=lambda span: span[0] - span[1])
-        batches = _sessions_of(todo, self.farm.boards())
+        missing.sort(key=lambda span: span[0] - span[1])
+        keys: dict[Span, str] = {}
+
+        def key(span: Span) -> str:
+            if span not in keys:
+                keys[span] = self._keys.key(*span, fused=span[1] - span[0] > 1)
+            return keys[span]
+
+        def fresh() -> Iterator[Span]:
+            # Named as the farm asks for work: its boards measure the first sessions while
+            # the later blocks' keys are computed.
+            named: set[str] = set()
+            for span in missing:
+                if key(span) not in named and self.store.get(key(span)) is None:
+                    named.add(key(span))
+                    yield span
+
+        batches = _sessions_of(fresh(), len(missing), self.farm.boards())
         remeasured = 0
         for batch, timings in self.farm.measure(self.queue, batches, self.bench):
             self.sessions += 1
             self.measured += len(batch)
             remeasured += sum(t.remeasured for t in timings)
-            self.store.add((keys[span], Measured(t.micros, t.gap_micros))
+            self.store.add((key(span), Measured(t.micros, t.gap_micros))
                            for span, t in zip(batch, timings))
         if remeasured:
             logger.info("%d block(s) timed again: their repeats spread past %.0f%%",
                         remeasured, self.bench.noise * 100)
         for span in missing:
-            found = self.store.get(keys[span])
+            found = self.store.get(key(span))
             micros = self.cache[span] = found.micros
             if self.bench.wall_clock:
                 self.gaps.append(found.gap_micros)
@@ -262,19 +273,20 @@ class MeasuredOracle:
         return chosen
 
 
-def _sessions_of(spans: list[Span], boards: int) -> list[list[Span]]:
-    """`spans` in groups, one session each: at most SESSION_LAYERS layers (one group holds a
-    longer block alone) and SESSION_BLOCKS blocks, and, with many boards, small enough that
-    each board gets several."""
-    most = max(1, min(SESSION_BLOCKS, -(-len(spans) // (4 * boards)) if boards > 1
+def _sessions_of(spans: Iterable[Span], count: int, boards: int) -> Iterator[list[Span]]:
+    """`spans` (at most `count` of them) in groups, one session each: at most SESSION_LAYERS
+    layers (one group holds a longer block alone) and SESSION_BLOCKS blocks, and, with many
+    boards, small enough that each board gets several."""
+    most = max(1, min(SESSION_BLOCKS, -(-count // (4 * boards)) if boards > 1
                       else SESSION_BLOCKS))
-    groups: list[list[Span]] = []
+    group: list[Span] = []
     layers = 0
     for span in spans:
         size = span[1] - span[0]
-        if not groups or layers + size > SESSION_LAYERS or len(groups[-1]) >= most:
-            groups.append([])
-            layers = 0
-        groups[-1].append(span)
+        if group and (layers + size > SESSION_LAYERS or len(group) >= most):
+            yield group
+            group, layers = [], 0
+        group.append(span)
         layers += size
-    return groups
+    if group:
+        yield group

@@ -62,8 +62,10 @@ class BlockKeys:
         self._reads = read_counts(queue.layers)
         self._outputs = set(queue.outputs)
         self._layers: dict[int, str] = {}
+        self._tensors: dict[str, str] = {}
 
     def _layer(self, index: int) -> str:
+        """The layer's description as a JSON string literal (see key)."""
         if index not in self._layers:
             layer = self.queue.layers[index]
             weights = {}
@@ -73,28 +75,40 @@ class BlockKeys:
                 if layer.name in self.sparse:  # its time depends on the zero pairs
                     weights[role].append(hashlib.sha256(
                         np.ascontiguousarray(value).tobytes()).hexdigest())
-            self._layers[index] = json.dumps(
+            self._layers[index] = json.dumps(json.dumps(
                 [layer.kind, layer.op.attrs, weights, layer.precision, layer.name in self.sparse],
-                sort_keys=True, separators=(",", ":"), default=_plain)
+                sort_keys=True, separators=(",", ":"), default=_plain))
         return self._layers[index]
+
+    def _tensor(self, name: str) -> str:
+        """The tensor's shape and element type as JSON list items (see key)."""
+        if name not in self._tensors:
+            tensor = self.queue.tensors[name]
+            self._tensors[name] = json.dumps([list(tensor.shape), tensor.dtype],
+                                             separators=(",", ":"))[1:-1]
+        return self._tensors[name]
 
     def key(self, start: int, stop: int, mp: int, fused: bool) -> str:
         """The hash naming queue.layers[start:stop] at `mp` (see the module notes).
         Tensors are named by position (block inputs in order of first read, then layers),
-        so the same block anywhere in any queue has the same key."""
+        so the same block anywhere in any queue has the same key.
+
+        What is hashed is the canonical JSON (sorted keys, no spaces) of
+        {"board", "dp", "fused", "layers": [[layer, [its inputs]]...], "mp", "outputs",
+        "shapes": [[tensor, shape, dtype]...]}, written from pieces each layer and tensor
+        gets once: a search names thousands of blocks of tens of layers each."""
         block = self.queue.layers[start:stop]
         inputs, outputs = block_boundary(block, self._reads, self._outputs)
-        local = {name: f"i{k}" for k, name in enumerate(inputs)}
-        local.update({layer.output: f"l{k}" for k, layer in enumerate(block)})
-        tensors = self.queue.tensors
-        described = {
-            "layers": [[self._layer(i), [local[t] for t in layer.inputs]]
-                       for i, layer in zip(range(start, stop), block)],
-            "shapes": [[local[t], list(tensors[t].shape), tensors[t].dtype]
-                       for t in (*inputs, *(layer.output for layer in block))],
-            "outputs": [local[t] for t in outputs], "mp": mp, "fused": fused,
-            "dp": self.data_parallelism, "board": self.board}
-        text = json.dumps(described, sort_keys=True, separators=(",", ":"))
+        local = {name: f'"i{k}"' for k, name in enumerate(inputs)}
+        local.update({layer.output: f'"l{k}"' for k, layer in enumerate(block)})
+        layers = ",".join(f"[{self._layer(i)},[{','.join(local[t] for t in layer.inputs)}]]"
+                          for i, layer in zip(range(start, stop), block))
+        shapes = ",".join(f"[{local[t]},{self._tensor(t)}]"
+                          for t in (*inputs, *(layer.output for layer in block)))
+        text = (f'{{"board":{json.dumps(self.board)},"dp":{int(self.data_parallelism)},'
+                f'"fused":{"true" if fused else "false"},"layers":[{layers}],'
+                f'"mp":{int(mp)},"outputs":[{",".join(local[t] for t in outputs)}],'
+                f'"shapes":[{shapes}]}}')
         return hashlib.sha256(text.encode()).hexdigest()
 
 

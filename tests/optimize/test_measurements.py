@@ -52,6 +52,58 @@ def test_the_same_block_anywhere_has_one_key_and_any_knob_changes_it() -> None:
     assert block_key(queue, 0, 2, 4, fused=False, board=board) != key(0, 2)
 
 
+def _described(queue, start: int, stop: int, mp: int, fused: bool, board: str,
+               sparse=frozenset()) -> str:
+    """The key's text as json.dumps writes it (what BlockKeys.key builds from pieces)."""
+    import hashlib
+    import json
+
+    from paleozoic.ir.boundary import block_boundary, read_counts
+
+    block = queue.layers[start:stop]
+    inputs, outputs = block_boundary(block, read_counts(queue.layers), set(queue.outputs))
+    local = {name: f"i{k}" for k, name in enumerate(inputs)}
+    local.update({layer.output: f"l{k}" for k, layer in enumerate(block)})
+
+    def layer_text(layer) -> str:
+        weights = {}
+        for role, name in sorted(layer.weights.items()):
+            value = queue.weights[name]
+            weights[role] = [list(value.shape), str(value.dtype)]
+            if layer.name in sparse:
+                weights[role].append(hashlib.sha256(
+                    np.ascontiguousarray(value).tobytes()).hexdigest())
+        return json.dumps([layer.kind, layer.op.attrs, weights, layer.precision,
+                           layer.name in sparse], sort_keys=True, separators=(",", ":"),
+                          default=lambda v: v.item() if isinstance(v, np.generic) else list(v))
+
+    described = {
+        "layers": [[layer_text(layer), [local[t] for t in layer.inputs]] for layer in block],
+        "shapes": [[local[t], list(queue.tensors[t].shape), queue.tensors[t].dtype]
+                   for t in (*inputs, *(layer.output for layer in block))],
+        "outputs": [local[t] for t in outputs], "mp": mp, "fused": fused, "dp": 1,
+        "board": board}
+    text = json.dumps(described, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_a_key_is_the_hash_of_its_blocks_canonical_json(small_cnn) -> None:
+    """Keys built from per-layer pieces hash the very text json.dumps writes of the block, on
+    every block of a branchy model (a residual Add, a classifier head), so the stores kept
+    before stay valid."""
+    queue = run_passes(import_onnx(small_cnn))
+    board = board_fingerprint("mock")
+    sparse = {queue.layers[0].name}
+    n = len(queue.layers)
+    for start in range(n):
+        for stop in range(start + 1, n + 1):
+            for mp, fused in ((1, False), (32, stop - start > 1)):
+                assert block_key(queue, start, stop, mp, fused=fused, board=board) == \
+                    _described(queue, start, stop, mp, fused, board)
+            assert block_key(queue, start, stop, 4, fused=True, board=board, sparse=sparse) == \
+                _described(queue, start, stop, 4, True, board, sparse)
+
+
 def test_the_store_outlives_its_run_and_skips_a_torn_line(tmp_path) -> None:
     path = tmp_path / "m.jsonl"
     store = MeasurementStore(path)
