@@ -111,8 +111,10 @@ class SearchSpace:
         """The largest stop such that [start, stop) is an allowed block."""
         if not self.fusible[start]:
             return start + 1
+        # allows(start, stop + 1), knowing that [start, stop) is allowed: one step each.
         stop = start + 1
-        while stop < self.n and self.fusible[stop] and self.allows(start, stop + 1):
+        while (stop < self.n and self.fusible[stop]
+               and (not self.segments or self.segments[stop] == self.segments[start])):
             stop += 1
         return stop
 

@@ -37,3 +37,20 @@ def test_space_lines(queue) -> None:
     floats = len(queue.inputs) + len(queue.outputs)
     assert (f"with load balance (tune --knobs balance): {floats} graph input(s) and output(s)"
             in text)
+
+
+def test_max_stop_is_the_longest_allowed_block_from_each_start() -> None:
+    """max_stop walks once; it agrees with `allows` over spaces with cuts and segments."""
+    import random
+
+    rng = random.Random(0)
+    for _ in range(200):
+        n = rng.randint(1, 12)
+        fusible = tuple(rng.random() > 0.2 for _ in range(n))
+        segments = tuple(sorted(rng.randint(0, 3) for _ in range(n))) if rng.random() > 0.5 \
+            else ()
+        space = SearchSpace(n=n, fusible=fusible, segments=segments)
+        for start in range(n):
+            longest = max(stop for stop in range(start + 1, n + 1)
+                          if space.allows(start, stop) or stop == start + 1)
+            assert space.max_stop(start) == longest, (fusible, segments, start)
