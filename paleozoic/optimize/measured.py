@@ -115,35 +115,26 @@ class MeasuredOracle:
         # Longest blocks first: the boards' last sessions are short ones, which leaves
         # little of a farm idle at the end.
         missing.sort(key=lambda span: span[0] - span[1])
-        keys: dict[Span, str] = {}
-
-        def key(span: Span) -> str:
-            if span not in keys:
-                keys[span] = self._keys.key(*span, fused=span[1] - span[0] > 1)
-            return keys[span]
-
-        def fresh() -> Iterator[Span]:
-            # Named as the farm asks for work: its boards measure the first sessions while
-            # the later blocks' keys are computed.
-            named: set[str] = set()
-            for span in missing:
-                if key(span) not in named and self.store.get(key(span)) is None:
-                    named.add(key(span))
-                    yield span
-
-        batches = _sessions_of(fresh(), len(missing), self.farm.boards())
+        keys = {span: self._keys.key(*span, fused=span[1] - span[0] > 1) for span in missing}
+        fresh: dict[str, Span] = {}
+        for span in missing:
+            if self.store.get(keys[span]) is None:
+                fresh.setdefault(keys[span], span)
+        # Sized by the distinct blocks: a queue repeats many (ResNet's bottlenecks), and
+        # sessions sized by all of them would leave a large farm's boards without work.
+        batches = _sessions_of(fresh.values(), len(fresh), self.farm.boards())
         remeasured = 0
         for batch, timings in self.farm.measure(self.queue, batches, self.bench):
             self.sessions += 1
             self.measured += len(batch)
             remeasured += sum(t.remeasured for t in timings)
-            self.store.add((key(span), Measured(t.micros, t.gap_micros))
+            self.store.add((keys[span], Measured(t.micros, t.gap_micros))
                            for span, t in zip(batch, timings))
         if remeasured:
             logger.info("%d block(s) timed again: their repeats spread past %.0f%%",
                         remeasured, self.bench.noise * 100)
         for span in missing:
-            found = self.store.get(key(span))
+            found = self.store.get(keys[span])
             micros = self.cache[span] = found.micros
             if self.bench.wall_clock:
                 self.gaps.append(found.gap_micros)
