@@ -201,7 +201,8 @@ def tune(model: str | Path | onnx.ModelProto, *, optimizer: str = "dp", cost: st
     keeping measured block timings across runs (read, and appended to). Measurement runs
     in this process, or on a local Ray cluster of `workers` boards, on the Ray cluster at
     `ray_address`, or on `simulate_boards` simulated boards (paleozoic.farm)."""
-    from paleozoic.farm.service import LocalBoard, open_farm
+    from paleozoic.farm.opening import open_farm
+    from paleozoic.farm.service import LocalBoard
     from paleozoic.optimize import SearchSpace, load_optimizer
     from paleozoic.optimize.knobs import refuse_knobs, tune_with_knobs
     from paleozoic.optimize.oracles import confirm_measured, wall_clock

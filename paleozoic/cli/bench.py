@@ -35,7 +35,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         raise BuildError(f"the {missing[0]} SDK is not built: {fix}")
     farm = None
     if args.workers is not None or args.ray is not None:
-        from paleozoic.farm.service import open_farm
+        from paleozoic.farm.opening import open_farm
 
         # bench times the wall clock whatever the SDK: one board per host.
         farm = open_farm(workers=args.workers, address=args.ray, wall_clock=True)

@@ -34,7 +34,6 @@ from typing import Any
 import ray
 from ray.exceptions import ActorUnavailableError, RayActorError, WorkerCrashedError
 
-import paleozoic
 from paleozoic.errors import OptimizerError
 from paleozoic.ir import LayerQueue
 from paleozoic.farm.service import check_workers
@@ -150,7 +149,7 @@ class RayFarm:
         # checkout, the workers would import its paleozoic, which has no compiled runtime.
         # There, an empty working folder of their own keeps them on the installed package
         # (Ray's runtime-environment agent then sets up each worker: about a second more).
-        mine = Path(paleozoic.__file__).resolve().parent
+        mine = Path(__file__).resolve().parents[1]  # this paleozoic
         theirs = Path.cwd() / "paleozoic"
         if not theirs.is_dir() or theirs.resolve() == mine:
             return None
