@@ -231,7 +231,8 @@ class RayFarm:
                         if taken is None:
                             exhausted = True
                             break
-                        c, made[c] = taken[0], taken[1]
+                        c, work = taken
+                        made[c] = work  # (call, size)
                     board = idle.pop(0)
                     running[made[c][0](board)] = (board, c)
                 if not running:
@@ -259,7 +260,8 @@ class RayFarm:
             at_work = {id(board): board for board, _ in running.values()}
             for board in at_work.values():  # stop the work in flight
                 ray.kill(board)
-                self._actors.remove(board)
+                if any(a is board for a in self._actors):  # not one lost already
+                    self._actors.remove(board)
                 self._slot_of.pop(id(board), None)
             raise
 
