@@ -27,7 +27,7 @@ import os
 import shutil
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -196,65 +196,44 @@ class RayFarm:
     def measure(self, queue: LayerQueue, batches: Iterable[Batch],
                 bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
         token, ref = self._queue_ref(queue)
-        taken: list[Batch] = []
+        batches = list(batches)
+        calls = [(lambda board, batch=batch: board.measure.remote(token, [ref], batch, bench),
+                  len(batch)) for batch in batches]
+        for b, timings in self.run_each(calls):
+            yield batches[b], timings
 
-        def calls() -> Iterator[tuple[Callable[[Any], Any], int]]:
-            for batch in batches:  # taken as boards come free (a generator may name them)
-                taken.append(batch)
-                yield (lambda board, batch=batch: board.measure.remote(token, [ref], batch,
-                                                                       bench)), len(batch)
-
-        for b, timings in self.run_each(calls()):
-            yield taken[b], timings
-
-    def run_each(self, calls: Iterable[tuple[Callable[[Any], Any], int]],
+    def run_each(self, calls: Sequence[tuple[Callable[[Any], Any], int]],
                  what: str = "block") -> Iterator[tuple[int, Any]]:
         """Each call (a board -> the ObjectRef of a method call on it, with how many `what`s
-        it measures, for the log) on a free board, a board at a time, taken from `calls`
-        only when a board is free; (index, result) as each finishes. A call whose board is
-        lost is made again on another. Each board has QUEUED calls at once, so that it
-        starts the next while this process takes in the last one's result."""
+        it measures, for the log) on a free board; (index, result) as each finishes. A call
+        whose board is lost is made again on another. Each board has QUEUED calls at once,
+        so that it starts the next while this process takes in the last one's result."""
         self._grow()
-        source = enumerate(calls)
-        made: dict[int, tuple[Callable[[Any], Any], int]] = {}
-        retry: deque[int] = deque()
+        pending = deque(range(len(calls)))
         idle = self._idle = [board for _ in range(QUEUED) for board in self._actors]
         running: dict[Any, tuple[Any, int]] = {}
-        exhausted = False
         try:
-            while True:
-                while idle and (retry or not exhausted):
-                    if retry:
-                        c = retry.popleft()
-                    else:
-                        taken = next(source, None)
-                        if taken is None:
-                            exhausted = True
-                            break
-                        c, work = taken
-                        made[c] = work  # (call, size)
-                    board = idle.pop(0)
-                    running[made[c][0](board)] = (board, c)
+            while pending or running:
+                while pending and idle:
+                    board, c = idle.pop(0), pending.popleft()
+                    running[calls[c][0](board)] = (board, c)
                 if not running:
-                    if exhausted and not retry:
-                        return
-                    raise OptimizerError("every board of the farm is lost; the work left "
-                                         "was not done")
+                    raise OptimizerError(f"every board of the farm is lost; {len(pending)} "
+                                         f"piece(s) of work were not done")
                 (done,), _ = ray.wait(list(running), num_returns=1)
                 board, c = running.pop(done)
                 try:
                     result = ray.get(done)
                 except _LOST as err:
-                    self._lose(board, made[c][1], what, err)
+                    self._lose(board, calls[c][1], what, err)
                     idle[:] = [b for b in idle if b is not board]
-                    retry.appendleft(c)
+                    pending.appendleft(c)
                     before = set(map(id, self._actors))
                     self._grow()
                     idle.extend(a for _ in range(QUEUED) for a in self._actors
                                 if id(a) not in before)
                     continue
                 idle.append(board)
-                del made[c]
                 yield c, result
         except BaseException:
             at_work = {id(board): board for board, _ in running.values()}

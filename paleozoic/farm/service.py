@@ -19,8 +19,7 @@ class Farm(Protocol):
 
     def measure(self, queue: LayerQueue, batches: Iterable[Batch],
                 bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
-        """Every batch with its blocks' timings, in the order they finish. `batches` is
-        taken as boards come free: the caller may name them (a generator) as they go."""
+        """Every batch with its blocks' timings, in the order they finish."""
         ...
 
     def close(self) -> None:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Callable, Collection, Iterable, Iterator, Sequence
+from typing import Callable, Collection, Sequence
 
 import numpy as np
 
@@ -112,17 +112,15 @@ class MeasuredOracle:
         """Times the blocks of `spans` not known yet: each distinct block (block_key) once,
         found in the store or cut out and timed, many to a session (module notes)."""
         missing = [s for s in dict.fromkeys(tuple(s) for s in spans) if s not in self.cache]
-        # Longest blocks first: the boards' last sessions are short ones, which leaves
-        # little of a farm idle at the end.
-        missing.sort(key=lambda span: span[0] - span[1])
-        keys = {span: self._keys.key(*span, fused=span[1] - span[0] > 1) for span in missing}
+        keys = {s: self._keys.key(*s, fused=s[1] - s[0] > 1) for s in missing}
         fresh: dict[str, Span] = {}
         for span in missing:
             if self.store.get(keys[span]) is None:
                 fresh.setdefault(keys[span], span)
-        # Sized by the distinct blocks: a queue repeats many (ResNet's bottlenecks), and
-        # sessions sized by all of them would leave a large farm's boards without work.
-        batches = _sessions_of(fresh.values(), len(fresh), self.farm.boards())
+        # Longest blocks first: the boards' last sessions are short ones, which leaves
+        # little of a farm idle at the end.
+        todo = sorted(fresh.values(), key=lambda span: span[0] - span[1])
+        batches = _sessions_of(todo, self.farm.boards())
         remeasured = 0
         for batch, timings in self.farm.measure(self.queue, batches, self.bench):
             self.sessions += 1
@@ -264,20 +262,19 @@ class MeasuredOracle:
         return chosen
 
 
-def _sessions_of(spans: Iterable[Span], count: int, boards: int) -> Iterator[list[Span]]:
-    """`spans` (at most `count` of them) in groups, one session each: at most SESSION_LAYERS
-    layers (one group holds a longer block alone) and SESSION_BLOCKS blocks, and, with many
-    boards, small enough that each board gets several."""
-    most = max(1, min(SESSION_BLOCKS, -(-count // (4 * boards)) if boards > 1
+def _sessions_of(spans: list[Span], boards: int) -> list[list[Span]]:
+    """`spans` in groups, one session each: at most SESSION_LAYERS layers (one group holds a
+    longer block alone) and SESSION_BLOCKS blocks, and, with many boards, small enough that
+    each board gets several."""
+    most = max(1, min(SESSION_BLOCKS, -(-len(spans) // (4 * boards)) if boards > 1
                       else SESSION_BLOCKS))
-    group: list[Span] = []
+    groups: list[list[Span]] = []
     layers = 0
     for span in spans:
         size = span[1] - span[0]
-        if group and (layers + size > SESSION_LAYERS or len(group) >= most):
-            yield group
-            group, layers = [], 0
-        group.append(span)
+        if not groups or layers + size > SESSION_LAYERS or len(groups[-1]) >= most:
+            groups.append([])
+            layers = 0
+        groups[-1].append(span)
         layers += size
-    if group:
-        yield group
+    return groups

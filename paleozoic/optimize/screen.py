@@ -88,15 +88,15 @@ Block = tuple[int, int, int]   # start, stop, k (the MP's index in the table)
 
 
 class _Priced:
-    """A fixed cost table as a cost oracle, for dp.solve."""
+    """A fixed cost table over `mps` as a cost oracle, for dp.solve."""
 
     name = "priced"
 
-    def __init__(self, table: np.ndarray) -> None:
-        self.table = table
+    def __init__(self, table: np.ndarray, mps: Sequence[int]) -> None:
+        self.table, self.mps = table, tuple(mps)
 
     def block_cost(self, start: int, stop: int, mp: int) -> float:
-        raise NotImplementedError("a priced table answers through cost_table")
+        return float(self.table[start, stop, self.mps.index(mp)])
 
     def cost_table(self, mps: Sequence[int]) -> np.ndarray:
         return self.table
@@ -108,7 +108,7 @@ def cheapest_plan(priced: np.ndarray, space: SearchSpace) -> list[Block]:
     from paleozoic.optimize.base import CostLookup
     from paleozoic.optimize.dp import solve
 
-    _, spans = solve(CostLookup(space, _Priced(priced)), space)
+    _, spans = solve(CostLookup(space, _Priced(priced, space.mps)), space)
     return [(start, stop, space.mps.index(mp)) for start, stop, mp in spans]
 
 
