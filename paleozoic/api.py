@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from paleozoic.optimize import CostOracle
 
 Progress = Callable[[float, float], None]  # (fraction done, best cost so far in us)
+Measuring = Callable[[int, int], None]     # (layers timed, layers to time), by block
 
 
 def compile(model: str | Path | onnx.ModelProto, out: str | Path, *,  # noqa: A001
@@ -170,12 +171,16 @@ def _precisions(values: Sequence[str | Precision]) -> tuple[Precision, ...]:
 
 
 def _oracle_maker(queue: LayerQueue, cost: str, sdk: str, profile: str | None,
-                  measurements: str | Path | None = None, farm: Farm | None = None
+                  measurements: str | Path | None = None, farm: Farm | None = None,
+                  measuring: Measuring | None = None
                   ) -> Callable[[Collection[str], int], CostOracle]:
     from paleozoic.optimize.oracles import make_oracle
 
     def oracle(sparse: Collection[str], dp: int) -> CostOracle:
-        return make_oracle(queue, cost, sdk, profile, sparse, dp, measurements, farm)
+        made = make_oracle(queue, cost, sdk, profile, sparse, dp, measurements, farm)
+        if measuring is not None and hasattr(made, "measuring"):
+            made.measuring = measuring
+        return made
 
     return oracle
 
@@ -188,7 +193,7 @@ def tune(model: str | Path | onnx.ModelProto, *, optimizer: str = "dp", cost: st
          input_shapes: Mapping[str, tuple[int, ...]] | None = None,
          batch: int | None = None, input_values: Mapping[str, np.ndarray] | None = None,
          outputs: Sequence[str] | None = None,
-         progress: Progress | None = None,
+         progress: Progress | None = None, measuring: Measuring | None = None,
          measurements: str | Path | None = None, workers: int | None = None,
          ray_address: str | None = None, simulate_boards: int | None = None) -> TuneResult:
     """Searches a plan for `model` with `optimizer` (a built-in: per-layer, fuse-all, greedy,
@@ -197,10 +202,12 @@ def tune(model: str | Path | onnx.ModelProto, *, optimizer: str = "dp", cost: st
     the device `profile`, or "measured", blocks timed through the runtime on `sdk`. Each
     block takes one of `precisions`; `knobs` adds Table 4's (sparsity, dp, concat, balance).
     A wall-clock search's plan is kept only if it leads the built-ins as a whole forward.
-    `progress(fraction, best_us)` is called as the search goes. `measurements`: a file
-    keeping measured block timings across runs (read, and appended to). Measurement runs
-    in this process, or on a local Ray cluster of `workers` boards, on the Ray cluster at
-    `ray_address`, or on `simulate_boards` simulated boards (paleozoic.farm)."""
+    `progress(fraction, best_us)` is called as the search goes, and with a measured oracle
+    `measuring(done, total)` as the blocks one step asks for are timed (counted in their
+    layers). `measurements`: a file keeping measured block timings across runs (read, and
+    appended to). Measurement runs in this process, or on a local Ray cluster of `workers`
+    boards, on the Ray cluster at `ray_address`, or on `simulate_boards` simulated boards
+    (paleozoic.farm)."""
     from paleozoic.farm.opening import open_farm
     from paleozoic.farm.service import LocalBoard
     from paleozoic.optimize import SearchSpace, load_optimizer
@@ -220,7 +227,7 @@ def tune(model: str | Path | onnx.ModelProto, *, optimizer: str = "dp", cost: st
                      replay=measurements, background=True)
     try:
         queue = load_queue(model, input_shapes, batch, input_values, outputs)
-        oracle_for = _oracle_maker(queue, cost, sdk, profile, measurements, farm)
+        oracle_for = _oracle_maker(queue, cost, sdk, profile, measurements, farm, measuring)
         refuse_knobs(knobs, oracle_for, wall_clock=wall_clock(cost, sdk))
         space = (SearchSpace.from_queue(queue, report=progress, precisions=chosen) if progress
                  else SearchSpace.from_queue(queue, precisions=chosen))
@@ -233,6 +240,8 @@ def tune(model: str | Path | onnx.ModelProto, *, optimizer: str = "dp", cost: st
         # What the report prices after the search (the built-in plans' blocks the search
         # did not ask for) is measured in this process: the farm is closed.
         tuned.cost.farm = LocalBoard()
+    if hasattr(tuned.cost, "measuring"):
+        tuned.cost.measuring = None  # the caller's progress display is done with
     return TuneResult(plan, tuned.cost, queue, tuned.lines + confirmed + farm.summary())
 
 

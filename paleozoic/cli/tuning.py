@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from paleozoic.cli.args import (
     accuracy_budget_arg, add_farm_options, add_shape_options, knobs_arg, new_output,
@@ -27,9 +28,60 @@ def _cmd_space(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_tune(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+class _TuneBars:
+    """tune's progress on stderr, one bar at a time: the search's steps, or, while a step
+    has many blocks timed at once (a guided search times them all before its first step),
+    those blocks, so that neither bar's estimate counts the other's time."""
 
+    STEPS = 1000
+
+    def __init__(self, optimizer: str) -> None:
+        self.optimizer = optimizer
+        self.bar: Any = None
+        self.showing = ""
+
+    def __enter__(self) -> _TuneBars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        self.bar, self.showing = None, ""
+
+    def _show(self, what: str, **options: Any) -> Any:
+        from tqdm import tqdm
+
+        if self.showing != what:
+            self._close()
+            self.bar, self.showing = tqdm(leave=False, **options), what
+        return self.bar
+
+    def search(self, fraction: float, best_cost: float) -> None:
+        bar = self._show("search", total=self.STEPS, desc=self.optimizer, unit="step",
+                         bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} "
+                         "{postfix}")
+        done = min(self.STEPS, max(0, int(fraction * self.STEPS)))
+        if best_cost == best_cost:  # not NaN
+            bar.set_postfix_str(f"best {best_cost:,.1f} us", refresh=False)
+        if done > bar.n:
+            bar.update(done - bar.n)
+
+    def measuring(self, done: int, total: int) -> None:
+        if total < 64:  # a few blocks asked for at once: the search's bar says enough
+            return
+        if done == 0:
+            self._close()
+        bar = self._show("measuring", total=total, desc="measuring blocks", unit="layer",
+                         unit_scale=True)
+        bar.update(done - bar.n)
+        if done >= total:
+            self._close()
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
     from paleozoic import api
 
     out = new_output(args.output, args.force)
@@ -38,24 +90,14 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     measurements = None
     if args.cost == "measured":
         measurements = Path(args.measurements or out.with_name(out.stem + ".measurements.jsonl"))
-    steps = 1000
-    with tqdm(total=steps, desc=args.optimizer, unit="step", leave=False,
-              bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} "
-              "{postfix}") as bar:
-        def report(fraction: float, best_cost: float) -> None:
-            done = min(steps, max(0, int(fraction * steps)))
-            if best_cost == best_cost:  # not NaN
-                bar.set_postfix_str(f"best {best_cost:,.1f} us", refresh=False)
-            if done > bar.n:
-                bar.update(done - bar.n)
-
+    with _TuneBars(args.optimizer) as bars:
         tuned = api.tune(args.model, optimizer=args.optimizer, cost=args.cost, sdk=args.sdk,
                          profile=args.profile, precisions=args.precisions, knobs=args.knobs,
                          seed=args.seed, budget_s=args.budget,
-                         options=parse_options(args.option), progress=report,
-                         measurements=measurements, workers=args.workers,
-                         ray_address=args.ray, simulate_boards=args.simulate_boards,
-                         **shapes(args))
+                         options=parse_options(args.option), progress=bars.search,
+                         measuring=bars.measuring, measurements=measurements,
+                         workers=args.workers, ray_address=args.ray,
+                         simulate_boards=args.simulate_boards, **shapes(args))
     for line in tuned.lines:
         print(line)
     tuned.plan.save(out)

@@ -98,6 +98,9 @@ class MeasuredOracle:
         self._keys = BlockKeys(queue, self.board, self.sparse, data_parallelism)
         self.cache: dict[Span, float] = {}
         self.observers: list[Observer] = []   # called with (start, stop, mp, micros)
+        # Called with (layers timed, layers to time), counting each block's layers, as a
+        # call's batches come back.
+        self.measuring: Callable[[int, int], None] | None = None
         self.sessions = 0                     # how many sessions were built and run
         self.measured = 0                     # blocks timed (not found in the store)
         # Per block known, the wall time a forward spent outside its blocks' SDK time (the
@@ -121,10 +124,17 @@ class MeasuredOracle:
         # little of a farm idle at the end.
         todo = sorted(fresh.values(), key=lambda span: span[0] - span[1])
         batches = _sessions_of(todo, self.farm.boards())
-        remeasured = 0
+        # Progress in layers, which a block's time follows more than its count.
+        remeasured = done = 0
+        total = sum(stop - start for start, stop, _ in todo)
+        if todo and self.measuring:
+            self.measuring(0, total)
         for batch, timings in self.farm.measure(self.queue, batches, self.bench):
             self.sessions += 1
             self.measured += len(batch)
+            done += sum(stop - start for start, stop, _ in batch)
+            if self.measuring:
+                self.measuring(done, total)
             remeasured += sum(t.remeasured for t in timings)
             self.store.add((keys[span], Measured(t.micros, t.gap_micros))
                            for span, t in zip(batch, timings))

@@ -150,3 +150,22 @@ def test_farm_options_that_cannot_hold_are_refused(small_cnn_path: Path, tmp_pat
     plan = tmp_path / "plan.json"
     assert main(["tune", str(small_cnn_path), *args, "-o", str(plan)]) == 7
     assert message in capsys.readouterr().err and not plan.exists()
+
+
+def test_tune_bars_show_one_phase_at_a_time() -> None:
+    """A guided search times thousands of blocks before its first step: that gets a bar of
+    its own (with an estimate of its own), closed before the search's bar opens."""
+    from paleozoic.cli.tuning import _TuneBars
+
+    with _TuneBars("dp") as bars:
+        bars.measuring(0, 10)            # a few blocks: the search's bar is enough
+        assert bars.bar is None
+        bars.measuring(0, 1000)
+        assert bars.showing == "measuring" and bars.bar.total == 1000
+        bars.measuring(400, 1000)
+        assert bars.bar.n == 400
+        bars.measuring(1000, 1000)
+        assert bars.bar is None
+        bars.search(0.5, 12.5)
+        assert bars.showing == "search" and bars.bar.n == bars.STEPS // 2
+    assert bars.bar is None

@@ -148,8 +148,15 @@ def test_guided_measurement_finds_the_model_optimum_and_a_warm_store_measures_no
     space = SearchSpace.from_queue(queue, mps=mps)
     path = tmp_path / "timings.jsonl"
     guided = MeasuredOracle(queue, guided=True, store=MeasurementStore(path))
+    calls: list[tuple[int, int]] = []
+    guided.measuring = lambda done, total: calls.append((done, total))
     table = guided.cost_table(mps)
     assert 0 < guided.measured < np.isfinite(oracle.cost_table(mps)).sum() // 4
+    # Progress from nothing to every layer of the blocks timed, one call per session.
+    assert calls[0][0] == 0 and len(calls) == guided.sessions + 1
+    assert [done for done, _ in calls] == sorted(done for done, _ in calls)
+    assert calls[-1][0] == calls[-1][1] >= guided.measured
+    assert {total for _, total in calls} == {calls[-1][1]}
     assert solve(CostLookup(space, guided), space) == pytest.approx(
         solve(CostLookup(space, oracle), space))
     again = MeasuredOracle(queue, guided=True, store=MeasurementStore(path))
