@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import onnx
@@ -195,3 +197,21 @@ def test_verify_runs_concurrent_sessions(tmp_path: Path, small_cnn_path: Path,
         main(["verify", str(out), "--sessions", "0"])
     assert refused.value.code == 2
     assert "needs a positive integer, got '0'" in capsys.readouterr().err
+
+
+def test_the_program_ends_with_its_code_its_output_and_its_exit_handlers(tmp_path: Path) -> None:
+    """Run as the program, main ends the process itself (cli._end_process): the exit code,
+    everything written to a pipe and the exit handlers must survive that."""
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: print('exit handler ran'))\n"
+            "from paleozoic.cli import main\n"
+            "print('before the command')\n"
+            "sys.argv = ['paleozoic', 'compile', 'missing.onnx', '-o', 'out']\n"
+            "main()\n"
+            "print('not reached')\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stdout.splitlines() == ["before the command", "exit handler ran"]
+    assert "missing.onnx" in done.stderr
+    assert not (tmp_path / "out").exists()
