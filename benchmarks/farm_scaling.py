@@ -69,6 +69,34 @@ def ray_runs(path: Path, workers: tuple[int, ...], rounds: int) -> list[dict]:
     return found
 
 
+def ray_section(name: str, rounds: int) -> list[str]:
+    """The Ray part for one model (a zoo name or an .onnx file), as markdown lines."""
+    from paleozoic_testing.zoo import load_zoo_model
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(name)
+        if path.suffix != ".onnx":
+            path = Path(tmp) / f"{name}.onnx"
+            onnx.save(load_zoo_model(name), str(path))
+        runs = ray_runs(path, (1, 2), rounds)
+    cold = [r for r in runs if r["round"] != "warm"]
+    walls = {n: [r["wall_s"] for r in cold if r["workers"] == n] for n in (1, 2)}
+    median = {n: statistics.median(w) for n, w in walls.items()}
+    plans = {json.dumps(r["plan"], sort_keys=True) for r in runs}
+    warm = next(r["wall_s"] for r in runs if r["round"] == "warm")
+    # Runs in turns: each round's 2-board run against the 1-board run just before it.
+    paired = [two / one for one, two in zip(walls[1], walls[2])]
+    return [f"## {path.stem}: a local Ray cluster (`tune --cost measured --workers N`)", "",
+            f"Whole processes, fresh stores, in turns; the median of {rounds} run(s) each.", "",
+            "| boards | wall (s), median | runs (s) | vs 1 board |", "|---|---|---|---|",
+            f"| 1 | {median[1]:.1f} | {', '.join(f'{w:.1f}' for w in walls[1])} | 1.00x |",
+            f"| 2 | {median[2]:.1f} | {', '.join(f'{w:.1f}' for w in walls[2])} | "
+            f"{median[2] / median[1]:.2f}x |", "",
+            f"Each round's ratio: {', '.join(f'{p:.2f}x' for p in paired)}. "
+            f"Plans: {'one plan from every run' if len(plans) == 1 else 'DIFFERENT'}. "
+            f"A re-run over a warm store: {warm:.1f} s.", ""]
+
+
 def _tune(path: Path, workers: int, plan: Path, store: Path) -> dict:
     # Run from the run's folder, as a user runs tune from a project of theirs: from this
     # source checkout, Ray's workers would need a working folder of their own to import the
@@ -109,9 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default="resnet50,densenet121")
     parser.add_argument("--boards", default=",".join(map(str, BOARDS)))
-    parser.add_argument("--ray", default="", metavar="MODEL",
-                        help="also time real Ray boards (1 and 2 local workers) on this model: "
-                             "a zoo name or an .onnx file")
+    parser.add_argument("--ray", default="", metavar="MODELS",
+                        help="also time real Ray boards (1 and 2 local workers) on these "
+                             "models, comma-separated: zoo names or .onnx files")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
@@ -135,27 +163,9 @@ def main(argv: list[str] | None = None) -> int:
                          f"{r['sessions']} | {r['plan_us']:,.1f} |")
         lines.append("")
         print("\n".join(lines[-len(rows) - 4:]))
-    if args.ray:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(args.ray)
-            if path.suffix != ".onnx":
-                path = Path(tmp) / f"{args.ray}.onnx"
-                onnx.save(load_zoo_model(args.ray), str(path))
-            runs = ray_runs(path, (1, 2), args.rounds)
-        cold = {n: statistics.median(r["wall_s"] for r in runs
-                                     if r["workers"] == n and r["round"] != "warm")
-                for n in (1, 2)}
-        plans = {json.dumps(r["plan"], sort_keys=True) for r in runs}
-        warm = next(r["wall_s"] for r in runs if r["round"] == "warm")
-        lines += [f"## {Path(args.ray).stem}: a local Ray cluster (`tune --cost measured --workers N`)", "",
-                  "Whole processes, fresh stores, in turns; the median of "
-                  f"{args.rounds} run(s) each.", "",
-                  "| boards | wall (s) | vs 1 board |", "|---|---|---|",
-                  f"| 1 | {cold[1]:.1f} | 1.00x |",
-                  f"| 2 | {cold[2]:.1f} | {cold[2] / cold[1]:.2f}x |", "",
-                  f"Plans: {'one plan from every run' if len(plans) == 1 else 'DIFFERENT'}. "
-                  f"A re-run over a warm store: {warm:.1f} s.", ""]
-        print("\n".join(lines[-9:]))
+    for ray_model in filter(None, args.ray.split(",")):
+        lines += ray_section(ray_model, args.rounds)
+        print("\n".join(lines[-12:]))
     args.out.mkdir(parents=True, exist_ok=True)
     if plot(results, args.out / "farm_scaling.png"):
         lines += ["![tuning time against boards](farm_scaling.png)", ""]
