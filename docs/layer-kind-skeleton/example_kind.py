@@ -1,6 +1,6 @@
 """Skeleton of a layer kind's registry entry: copy into the family module of
-paleozoic/ops/ (conv, dense, elementwise, interp, layout, normalize, pool, or a new one
-added to paleozoic/ops/__init__.py's _FAMILIES) and rename Example throughout.
+paleozoic/ops/ (conv, dense, elementwise, image, layout, normalize, pool, or a new one
+a new module there, found by itself) and rename Example throughout.
 
 The example: y = x >= 0 ? x : slope[c] * x along a channel axis, one attribute and one
 weight."""

@@ -6,7 +6,8 @@ float tensor widened to float64 (weights, inputs, Cast targets, constants) and r
 onnx's reference evaluator, which is numpy throughout; the few operators whose reference
 implementations loop in Python (convolution, pooling) are replaced by vectorised numpy
 versions in float64, so the zoo's networks evaluate in seconds, and those it gets wrong
-(LRN, opset-9 BatchNormalization, pre-13 Softmax) by correct ones. tests/accuracy/test_truth.py
+(opset-9 BatchNormalization, pre-13 Softmax, and the operators the frontend's table
+defines in float64: OnnxOp.float64) by correct ones. tests/accuracy/test_truth.py
 checks the replacements, and every operator the frontend maps, against onnxruntime.
 """
 
@@ -235,22 +236,6 @@ class AveragePool64(OpRun):
         return (_pool(self, X, False).astype(X.dtype),)
 
 
-class LRN64(OpRun):
-    """The reference's LRN (onnx 1.23) loops over the batch axis where it means channels,
-    so every channel past the first gets no square sum: it is not a reference at all."""
-
-    op_domain = ""
-
-    def _run(self, x, alpha=None, beta=None, bias=None, size=None):
-        before, after = (size - 1) // 2, size // 2
-        padded = np.pad(np.square(x), [(0, 0), (before, after)] + [(0, 0)] * (x.ndim - 2))
-        channels = x.shape[1]
-        square_sum = sum(padded[:, j:j + channels] for j in range(size))
-        # Attributes arrive as float32 scalars: alpha / size is taken in float64.
-        alpha, beta, bias = float(alpha), float(beta), float(bias)
-        return ((x / (bias + (alpha / size) * square_sum) ** beta).astype(x.dtype),)
-
-
 class BatchNormalization64(OpRun):
     """BatchNormalization by what the node asks for, not by its `momentum` attribute: the
     reference's opset-9 version (onnx 1.23) takes that attribute, which exporters write
@@ -324,10 +309,30 @@ class GatherElements64(OpRun):
 
 
 _FAST_OPS: dict[str, type[OpRun]] = {
-    "Conv": Conv64, "MaxPool": MaxPool64, "AveragePool": AveragePool64, "LRN": LRN64,
+    "Conv": Conv64, "MaxPool": MaxPool64, "AveragePool": AveragePool64,
     "BatchNormalization": BatchNormalization64, "GlobalMaxPool": GlobalMaxPool64,
     "GroupNormalization": GroupNormalization64, "GatherElements": GatherElements64,
 }
+
+
+class _Definition(OpRun):
+    """An operator the frontend defines in float64 (OnnxOp.float64)."""
+
+    definition: Any = None
+
+    def _run(self, *inputs, **attributes):
+        return type(self).definition(*inputs, **attributes)
+
+
+def _replacements() -> dict[str, type[OpRun]]:
+    """The operators run in place of the reference's: the vectorised ones above, and those
+    the frontend's table defines in float64 because the reference gets them wrong."""
+    from paleozoic.frontend.convert import ONNX_OPS
+
+    defined = {op_type: type(f"{op_type}Definition", (_Definition,),
+                             {"definition": staticmethod(entry.float64)})
+               for op_type, entry in ONNX_OPS.items() if entry.float64 is not None}
+    return {**_FAST_OPS, **defined}
 
 
 class ReferenceUnavailable(Exception):
@@ -341,7 +346,7 @@ class Float64Reference:
     def __init__(self, model: onnx.ModelProto) -> None:
         self.model = float64_model(model)
         new_ops = [type(name, (cls,), {"op_domain": "", "__module__": __name__})
-                   for name, cls in _FAST_OPS.items()]
+                   for name, cls in _replacements().items()]
         try:
             self._evaluator = ReferenceEvaluator(self.model, new_ops=new_ops)
         except Exception as err:  # the evaluator's failures have no common type

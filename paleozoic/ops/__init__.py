@@ -23,6 +23,10 @@ def _families() -> list[ModuleType]:
 
 _FAMILIES = _families()
 
+# The family names, the one family map: the frontend's converters, the C++ layer headers and
+# sources and the SDK's kernels are grouped under the same names (tests/test_layout.py).
+FAMILIES: tuple[str, ...] = tuple(m.__name__.rpartition(".")[2] for m in _FAMILIES)
+
 KINDS: Mapping[str, LayerKind] = MappingProxyType({
     kind.name: kind for family in _FAMILIES for kind in family.FAMILY
 })
@@ -38,4 +42,4 @@ def kind_of(op_type: str) -> LayerKind:
         raise KeyError(f"unknown layer kind {op_type!r}; known: {', '.join(KINDS)}") from None
 
 
-__all__ = ["ENUMS", "KINDS", "LayerKind", "ShapeError", "kind_of"]
+__all__ = ["ENUMS", "FAMILIES", "KINDS", "LayerKind", "ShapeError", "kind_of"]

@@ -12,8 +12,8 @@ from paleozoic.codegen.environment import CPP_ENUMS
 from paleozoic.ir.plan import PREPROCESS, Precision
 from paleozoic.ops.elementwise import ACTIVATIONS as ACTIVE
 from paleozoic.ops.elementwise import BINARY_OPS as BINARY
-from paleozoic.ops.interp import COORDINATES as INTERP_COORDINATES
-from paleozoic.ops.interp import ROUNDINGS as INTERP_ROUNDING
+from paleozoic.ops.image import COORDINATES as INTERP_COORDINATES
+from paleozoic.ops.image import ROUNDINGS as INTERP_ROUNDING
 
 HEADER = Path(__file__).resolve().parents[2] / "runtime_cpp/include/paleozoic/enums.h"
 

@@ -29,6 +29,19 @@ from paleozoic.frontend.convert.registry import (
 from paleozoic.frontend.convert.values import Act, Const, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, channel_vector, ints
 
+def _lrn_float64(x: np.ndarray, *, alpha: float, beta: float, bias: float,
+                size: int) -> tuple[np.ndarray]:
+    # onnx's reference (1.23) loops over the batch axis where it means channels, so every
+    # channel past the first gets no square sum.
+    before, after = (size - 1) // 2, size // 2
+    padded = np.pad(np.square(x), [(0, 0), (before, after)] + [(0, 0)] * (x.ndim - 2))
+    channels = x.shape[1]
+    square_sum = sum(padded[:, j:j + channels] for j in range(size))
+    # Attributes arrive as float32 scalars: alpha / size is taken in float64.
+    alpha, beta, bias = float(alpha), float(beta), float(bias)
+    return ((x / (bias + (alpha / size) * square_sum) ** beta).astype(x.dtype),)
+
+
 def _lrn_odd_size(node: onnx.NodeProto) -> None:
     """TVM pads size // 2 channels on both sides, which for an even size gives one channel
     too many: it parses the next odd size, and convert_lrn takes the size back from the
@@ -66,7 +79,7 @@ def _check_dropout(n: OnnxNode) -> list[str]:
 
 
 onnx_ops({
-    "LRN": OnnxOp("LRN", tvm_form=_lrn_odd_size),
+    "LRN": OnnxOp("LRN", tvm_form=_lrn_odd_size, float64=_lrn_float64),
     "BatchNormalization": OnnxOp("BatchNorm + Scale", weights=(1, 2, 3, 4),
                                  check=_check_batchnorm),
     "Dropout": OnnxOp("(removed)", parameters=(1, 2), check=_check_dropout),

@@ -126,6 +126,10 @@ class OnnxOp:
     # its NodeInfo, an onnx_level.OnnxReader, the model's name) into an onnx_level.Cut, and
     # the node is converted from ONNX beside TVM (paleozoic.frontend.beside_tvm).
     cut: Callable[[Any, Any, Any, str], Any] | None = None
+    # The operator in float64, for an operator onnx's reference evaluator gets wrong:
+    # (inputs..., **the node's attributes) -> outputs, in numpy; the float64 truth
+    # (paleozoic.accuracy.truth) runs it instead of the reference's.
+    float64: Callable[..., tuple[Any, ...]] | None = None
 
     @property
     def constant_slots(self) -> tuple[int, ...]:

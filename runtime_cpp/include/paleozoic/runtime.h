@@ -15,7 +15,7 @@
 #include "paleozoic/layers_dense.h"
 #include "paleozoic/layers_elementwise.h"
 #include "paleozoic/layers_host.h"
-#include "paleozoic/layers_interp.h"
+#include "paleozoic/layers_image.h"
 #include "paleozoic/layers_layout.h"
 #include "paleozoic/layers_normalize.h"
 #include "paleozoic/layers_pool.h"

@@ -25,7 +25,7 @@ void convForward(PreparedOp& op, const float* in, float* out);
 void prepareDeconv(PreparedOp& op);
 void deconvForward(PreparedOp& op, const float* in, float* out);
 
-// kernels_interp.cpp: the output -> input index and weight tables are built at compile.
+// kernels_image.cpp: the output -> input index and weight tables are built at compile.
 void prepareResize(PreparedOp& op);
 void nearestForward(const PreparedOp& op, const float* in, float* out);
 void bilinearForward(const PreparedOp& op, const float* in, float* out);

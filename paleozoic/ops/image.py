@@ -1,4 +1,5 @@
-"""Interp: ONNX Resize of the H and W axes of an NCHW tensor, nearest or bilinear."""
+"""The image family: Interp, ONNX Resize of the H and W axes of an NCHW tensor, nearest or
+bilinear (TVM groups it as relax.op.image)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 // The resize layer (nearest and bilinear), with its chainable parameter set and output
 // shape function.
-#ifndef PALEOZOIC_LAYERS_INTERP_H_
-#define PALEOZOIC_LAYERS_INTERP_H_
+#ifndef PALEOZOIC_LAYERS_IMAGE_H_
+#define PALEOZOIC_LAYERS_IMAGE_H_
 
 #include <string>
 
@@ -40,4 +40,4 @@ class InterpLayer : public Layer {
 
 }  // namespace pz
 
-#endif  // PALEOZOIC_LAYERS_INTERP_H_
+#endif  // PALEOZOIC_LAYERS_IMAGE_H_

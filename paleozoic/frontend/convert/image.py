@@ -7,8 +7,8 @@ from typing import Any
 from paleozoic.frontend.convert.registry import OnnxNode, OnnxOp, converter, onnx_ops
 from paleozoic.frontend.convert.values import Value
 from paleozoic.frontend.convert.walker import Walker, act_of
-from paleozoic.ops.interp import COORDINATES as INTERP_COORDINATES
-from paleozoic.ops.interp import ROUNDINGS as INTERP_ROUNDING
+from paleozoic.ops.image import COORDINATES as INTERP_COORDINATES
+from paleozoic.ops.image import ROUNDINGS as INTERP_ROUNDING
 
 
 def _check_resize(n: OnnxNode) -> list[str]:
