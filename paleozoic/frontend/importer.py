@@ -27,8 +27,7 @@ from paleozoic.frontend.convert import (
 )
 from paleozoic.frontend.control_flow import split_runtime_ifs
 from paleozoic.frontend.onnx_rewrites import (
-    check_resize_scales, expand_layer_norm_statistics, float_pow_exponents, fold_pads,
-    rewrite_einsum, rewrite_pads,
+    check_resize_scales, float_pow_exponents, fold_pads, rewrite_einsum, rewrite_pads,
 )
 from paleozoic.frontend.prepare import bind_input_values, fix_input_shapes, fold_constants
 from paleozoic.frontend.subgraph import select_outputs
@@ -108,9 +107,11 @@ def _rewrite_onnx(state: _Import) -> None:
     fold_pads(proto, source)
     rewrite_pads(proto, source, weights)
     rewrite_einsum(proto, source)
-    expand_layer_norm_statistics(proto, source, weights)
     float_pow_exponents(proto, source)
     check_resize_scales(proto, source, weights)
+    for entry in ONNX_OPS.values():
+        if entry.rewrite is not None:
+            entry.rewrite(proto, source, weights)
 
 
 def _check(state: _Import) -> None:

@@ -1,8 +1,8 @@
 """ONNX-level rewrites of the forms TVM's frontend or our converters cannot take, applied
 after the shapes are fixed and the constants folded (prepare.py): zero pads folded into
 their readers, Pad rewritten as slices and concats where the SDK cannot pad, Einsum as
-MatMul, integer Pow exponents as floats, LayerNormalization's statistics outputs computed,
-and Resize scales checked.
+MatMul, integer Pow exponents as floats, and Resize scales checked. (An operator's own
+rewrite can also be its OnnxOp's `rewrite`, which the importer runs after these.)
 """
 
 from __future__ import annotations
@@ -140,76 +140,6 @@ def check_resize_scales(proto: onnx.ModelProto, source: str,
                             f"{product.tolist()}; give `sizes` instead of `scales`")
     if problems:
         raise UnsupportedModelError(f"{source}: " + "; ".join(problems))
-
-
-def _reduce_mean(graph: onnx.GraphProto, opset: int, axes: list[int], prefix: str, inp: str,
-                 out: str) -> onnx.NodeProto:
-    """ReduceMean over `axes` keeping dims, its axes an input from opset 18 on."""
-    if opset < 18:
-        return onnx.helper.make_node("ReduceMean", [inp], [out], axes=axes, keepdims=1)
-    axes_name = f"{prefix}_axes"
-    if not any(t.name == axes_name for t in graph.initializer):
-        graph.initializer.append(numpy_helper.from_array(np.array(axes, dtype=np.int64),
-                                                         axes_name))
-    return onnx.helper.make_node("ReduceMean", [inp, axes_name], [out], keepdims=1)
-
-
-def expand_layer_norm_statistics(proto: onnx.ModelProto, source: str,
-                                 streamed: Mapping[str, np.ndarray]) -> int:
-    """A LayerNormalization whose Mean or InvStdDev output is used (training graphs, onnx's
-    node tests) keeps its Y and gets those outputs from ReduceMean, Sub, Mul, Add, Sqrt and
-    Reciprocal nodes, as ONNX's function body defines them: TVM's converter leaves them
-    unset. They become Reduce and element-wise layers; Y stays the one normalisation. Returns
-    the number of nodes expanded."""
-    graph = proto.graph
-    consumed = {name for node in graph.node for name in node.input} | \
-        {o.name for o in graph.output}
-    targets = [n for n in graph.node if n.op_type == "LayerNormalization" and
-               any(o and o in consumed for o in n.output[1:])]
-    if not targets:
-        return 0
-    shapes = static_shapes(proto, streamed)
-    opset = max((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")),
-                default=17)
-    nodes = list(graph.node)
-    for node in targets:
-        x = node.input[0]
-        if x not in shapes:
-            raise UnsupportedModelError(f"{source}: node {node.name or node.op_type!r} "
-                                        f"(LayerNormalization): the rank of {x!r} is unknown, "
-                                        f"so its Mean/InvStdDev axes are")
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        rank = len(shapes[x])
-        axes = list(range(int(attrs.get("axis", -1)) % rank, rank))
-        eps = float(attrs.get("epsilon", 1e-5))
-        prefix = f"{node.output[0]}__stats"
-        mean_name = node.output[1] if len(node.output) > 1 and node.output[1] else \
-            f"{prefix}_mean"
-        new: list[onnx.NodeProto] = []
-
-        new.append(_reduce_mean(graph, opset, axes, prefix, x, mean_name))
-        if len(node.output) > 2 and node.output[2] and node.output[2] in consumed:
-            eps_name = f"{prefix}_eps"
-            graph.initializer.append(numpy_helper.from_array(np.array(eps, np.float32),
-                                                             eps_name))
-            new += [onnx.helper.make_node("Sub", [x, mean_name], [f"{prefix}_dev"]),
-                    onnx.helper.make_node("Mul", [f"{prefix}_dev", f"{prefix}_dev"],
-                                          [f"{prefix}_sq"])]
-            new.append(_reduce_mean(graph, opset, axes, prefix, f"{prefix}_sq",
-                                    f"{prefix}_var"))
-            new += [onnx.helper.make_node("Add", [f"{prefix}_var", eps_name],
-                                          [f"{prefix}_var_eps"]),
-                    onnx.helper.make_node("Sqrt", [f"{prefix}_var_eps"], [f"{prefix}_std"]),
-                    onnx.helper.make_node("Reciprocal", [f"{prefix}_std"], [node.output[2]])]
-        kept = onnx.NodeProto()
-        kept.CopyFrom(node)
-        del kept.output[1:]
-        at = nodes.index(node)
-        nodes[at:at + 1] = [kept, *new]
-    del graph.node[:]
-    graph.node.extend(nodes)
-    logger.info("%s: %d LayerNormalization statistics expanded", source, len(targets))
-    return len(targets)
 
 
 _INTEGER_TYPES = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32,

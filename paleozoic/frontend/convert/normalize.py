@@ -10,12 +10,15 @@ mean do not cancel as E[x^2] - E[x]^2 would; no new layer kind is needed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import onnx
+from onnx import numpy_helper
 
+from paleozoic.errors import UnsupportedModelError
 from paleozoic.frontend.convert.patterns import (
     Dpl, Forms, Found, Match, PatternError, Read, VarOf, constant_value, constants_are, scalar,
 )
@@ -28,6 +31,8 @@ from paleozoic.frontend.convert.registry import (
 )
 from paleozoic.frontend.convert.values import Act, Const, Tup, Value
 from paleozoic.frontend.convert.walker import Walker, act_of, channel_vector, ints
+
+logger = logging.getLogger(__name__)
 
 def _lrn_float64(x: np.ndarray, *, alpha: float, beta: float, bias: float,
                 size: int) -> tuple[np.ndarray]:
@@ -78,12 +83,84 @@ def _check_dropout(n: OnnxNode) -> list[str]:
     return []
 
 
+def _reduce_mean(graph: onnx.GraphProto, opset: int, axes: list[int], prefix: str, inp: str,
+                 out: str) -> onnx.NodeProto:
+    """ReduceMean over `axes` keeping dims, its axes an input from opset 18 on."""
+    if opset < 18:
+        return onnx.helper.make_node("ReduceMean", [inp], [out], axes=axes, keepdims=1)
+    axes_name = f"{prefix}_axes"
+    if not any(t.name == axes_name for t in graph.initializer):
+        graph.initializer.append(numpy_helper.from_array(np.array(axes, dtype=np.int64),
+                                                         axes_name))
+    return onnx.helper.make_node("ReduceMean", [inp, axes_name], [out], keepdims=1)
+
+
+def _expand_statistics(proto: onnx.ModelProto, source: str,
+                       streamed: Mapping[str, np.ndarray]) -> int:
+    """A LayerNormalization whose Mean or InvStdDev output is used (training graphs, onnx's
+    node tests) keeps its Y and gets those outputs from ReduceMean, Sub, Mul, Add, Sqrt and
+    Reciprocal nodes, as ONNX's function body defines them: TVM's converter leaves them
+    unset. They become Reduce and element-wise layers; Y stays the one normalisation. Returns
+    the number of nodes expanded."""
+    graph = proto.graph
+    consumed = {name for node in graph.node for name in node.input} | \
+        {o.name for o in graph.output}
+    targets = [n for n in graph.node if n.op_type == "LayerNormalization" and
+               any(o and o in consumed for o in n.output[1:])]
+    if not targets:
+        return 0
+    from paleozoic.frontend.prepare import static_shapes
+
+    shapes = static_shapes(proto, streamed)
+    opset = max((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")),
+                default=17)
+    nodes = list(graph.node)
+    for node in targets:
+        x = node.input[0]
+        if x not in shapes:
+            raise UnsupportedModelError(f"{source}: node {node.name or node.op_type!r} "
+                                        f"(LayerNormalization): the rank of {x!r} is unknown, "
+                                        f"so its Mean/InvStdDev axes are")
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        rank = len(shapes[x])
+        axes = list(range(int(attrs.get("axis", -1)) % rank, rank))
+        eps = float(attrs.get("epsilon", 1e-5))
+        prefix = f"{node.output[0]}__stats"
+        mean_name = node.output[1] if len(node.output) > 1 and node.output[1] else \
+            f"{prefix}_mean"
+        new: list[onnx.NodeProto] = []
+
+        new.append(_reduce_mean(graph, opset, axes, prefix, x, mean_name))
+        if len(node.output) > 2 and node.output[2] and node.output[2] in consumed:
+            eps_name = f"{prefix}_eps"
+            graph.initializer.append(numpy_helper.from_array(np.array(eps, np.float32),
+                                                             eps_name))
+            new += [onnx.helper.make_node("Sub", [x, mean_name], [f"{prefix}_dev"]),
+                    onnx.helper.make_node("Mul", [f"{prefix}_dev", f"{prefix}_dev"],
+                                          [f"{prefix}_sq"])]
+            new.append(_reduce_mean(graph, opset, axes, prefix, f"{prefix}_sq",
+                                    f"{prefix}_var"))
+            new += [onnx.helper.make_node("Add", [f"{prefix}_var", eps_name],
+                                          [f"{prefix}_var_eps"]),
+                    onnx.helper.make_node("Sqrt", [f"{prefix}_var_eps"], [f"{prefix}_std"]),
+                    onnx.helper.make_node("Reciprocal", [f"{prefix}_std"], [node.output[2]])]
+        kept = onnx.NodeProto()
+        kept.CopyFrom(node)
+        del kept.output[1:]
+        at = nodes.index(node)
+        nodes[at:at + 1] = [kept, *new]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    logger.info("%s: %d LayerNormalization statistics expanded", source, len(targets))
+    return len(targets)
+
+
 onnx_ops({
     "LRN": OnnxOp("LRN", tvm_form=_lrn_odd_size, float64=_lrn_float64),
     "BatchNormalization": OnnxOp("BatchNorm + Scale", weights=(1, 2, 3, 4),
                                  check=_check_batchnorm),
     "Dropout": OnnxOp("(removed)", parameters=(1, 2), check=_check_dropout),
-    "LayerNormalization": OnnxOp("LayerNorm", weights=(1, 2)),
+    "LayerNormalization": OnnxOp("LayerNorm", weights=(1, 2), rewrite=_expand_statistics),
     "InstanceNormalization": OnnxOp("LayerNorm + Scale", weights=(1, 2)),
     "GroupNormalization": OnnxOp("Reshape + LayerNorm + Reshape + Scale", weights=(1, 2)),
 })

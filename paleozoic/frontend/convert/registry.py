@@ -130,6 +130,10 @@ class OnnxOp:
     # (inputs..., **the node's attributes) -> outputs, in numpy; the float64 truth
     # (paleozoic.accuracy.truth) runs it instead of the reference's.
     float64: Callable[..., tuple[Any, ...]] | None = None
+    # Rewrites the model's nodes of this operator before TVM parses it, where a form of the
+    # node is beyond TVM's frontend: (onnx.ModelProto, its source for messages, the
+    # streamed weights) -> the number of nodes rewritten (paleozoic.frontend.importer).
+    rewrite: Callable[[Any, str, Any], int] | None = None
 
     @property
     def constant_slots(self) -> tuple[int, ...]:
