@@ -8,9 +8,9 @@ wrapper class, a pybind binding and a kernel test.
 
 from __future__ import annotations
 
-import re
-
 import dataclasses
+import functools
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -114,12 +114,11 @@ class LayerKind:
     def complete_attrs(self, attrs: Attrs) -> Attrs:
         """`attrs` with every default filled in (after the given ones, whose order is
         kept); an unknown or a missing required attribute is a ShapeError."""
-        fields = dataclasses.fields(self.attrs)
-        known = [f.name for f in fields]
-        unknown = sorted(set(attrs) - set(known))
+        fields = self._fields
+        unknown = sorted(set(attrs).difference(f.name for f in fields))
         if unknown:
             raise ShapeError(f"{self.name} has no attribute(s) {unknown}; its attributes "
-                             f"are {known}")
+                             f"are {[f.name for f in fields]}")
         complete = dict(attrs)
         for f in fields:
             if f.name in complete:
@@ -150,8 +149,17 @@ class LayerKind:
         """The complete attributes the wrapper's factory takes: all but the fields marked
         `field(metadata={"runtime": False})` (values the frontend already folded away)."""
         complete = self.complete_attrs(attrs)
-        return {f.name: complete[f.name] for f in dataclasses.fields(self.attrs)
-                if f.metadata.get("runtime", True)}
+        return {name: complete[name] for name in self._runtime_names}
+
+    # A measured search builds hundreds of thousands of layers: what the attribute
+    # dataclass says is read once per kind.
+    @functools.cached_property
+    def _fields(self) -> tuple[dataclasses.Field, ...]:
+        return dataclasses.fields(self.attrs)
+
+    @functools.cached_property
+    def _runtime_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self._fields if f.metadata.get("runtime", True))
 
     def build_runtime(self, session: Any, name: str, attrs: Attrs, inputs: list[Any]) -> Any:
         """This layer in a paleozoic._runtime.Session (without its weights), built by the

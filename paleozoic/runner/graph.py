@@ -24,7 +24,10 @@ class InputRecorder:
         return tensor
 
     def __getattr__(self, attr: str) -> object:
-        return getattr(self._session, attr)
+        value = getattr(self._session, attr)
+        if callable(value):  # a layer builder, asked for once per layer: kept
+            self.__dict__[attr] = value
+        return value
 
 
 def build_runtime_graph(queue: LayerQueue, session: Any, bind_weights: bool,
