@@ -94,7 +94,7 @@ HOST_SELECT = LayerKind(name="HostSelect", shape=host_select_shape, attrs=HostSe
 
 
 # ONNX TopK's two outputs, one HostTopK layer each.
-TOPK_OUTPUTS = CppEnum("TopKOutput", "", "TopK output", (
+TOPK_OUTPUTS = CppEnum("TopKOutput", "", "top-k output", (
     Member("values"),
     Member("indices"),
 ))

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from paleozoic.ops.enums import CppEnum
 from paleozoic.ops.kind import Attrs, LayerKind, Shape, ShapeError, nchw_input
 
-# ONNX Resize: how an output pixel maps to the input (coordinate_transformation_mode) and
-# how nearest rounds (nearest_mode).
+# ONNX Resize: how an output pixel maps to the input and how nearest rounds, named in
+# messages by the node's attributes that give them.
 COORDINATES = CppEnum.sdk_prefixed("InterpCoordinates", "cnmlInterpCoordinateMode_t",
-                                   "interp coordinates", "CNML_INTERP_", "half_pixel",
-                                   "pytorch_half_pixel", "align_corners", "asymmetric")
+                                   "coordinate_transformation_mode", "CNML_INTERP_",
+                                   "half_pixel", "pytorch_half_pixel", "align_corners",
+                                   "asymmetric")
 ROUNDINGS = CppEnum.sdk_prefixed("InterpRounding", "cnmlNearestNeighborRoundMode_t",
-                                 "nearest rounding", "CNML_NEAREST_", "round_prefer_floor",
+                                 "nearest_mode", "CNML_NEAREST_", "round_prefer_floor",
                                  "round_prefer_ceil", "floor", "ceil")
 
 INTERP_MODES = ("nearest", "linear")

@@ -197,8 +197,8 @@ def test_interp_many_rows_thread_independent(mode, rng, run_layer):
 
 @pytest.mark.parametrize("args, match", [
     (("cubic", (4, 4), "half_pixel", "floor"), "unknown interp mode 'cubic'"),
-    (("nearest", (4, 4), "tf_crop_and_resize", "floor"), "unknown interp coordinates"),
-    (("nearest", (4, 4), "half_pixel", "simple"), "unknown nearest rounding 'simple'"),
+    (("nearest", (4, 4), "tf_crop_and_resize", "floor"), "unknown coordinate_transformation_mode"),
+    (("nearest", (4, 4), "half_pixel", "simple"), "unknown nearest_mode 'simple'"),
     (("linear", (4, 4), "half_pixel", "floor"), "linear interp takes no rounding"),
 ])
 def test_interp_bad_parameters(args, match):

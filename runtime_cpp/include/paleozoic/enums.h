@@ -92,7 +92,7 @@ enum class TopKOutput { kValues, kIndices };
 
 template <>
 struct EnumTable<TopKOutput> {
-  static constexpr const char* what = "TopK output";
+  static constexpr const char* what = "top-k output";
   static constexpr const char* names[] = {"values", "indices"};
 };
 
@@ -130,7 +130,7 @@ enum class InterpCoordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAs
 
 template <>
 struct EnumTable<InterpCoordinates> {
-  static constexpr const char* what = "interp coordinates";
+  static constexpr const char* what = "coordinate_transformation_mode";
   static constexpr const char* names[] = {
       "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
   };
@@ -144,7 +144,7 @@ enum class InterpRounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil }
 
 template <>
 struct EnumTable<InterpRounding> {
-  static constexpr const char* what = "nearest rounding";
+  static constexpr const char* what = "nearest_mode";
   static constexpr const char* names[] = {
       "round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
   };
