@@ -1,5 +1,3 @@
-import sys
+from paleozoic.cli import program
 
-from paleozoic.cli import main
-
-sys.exit(main())
+program()

@@ -200,14 +200,14 @@ def test_verify_runs_concurrent_sessions(tmp_path: Path, small_cnn_path: Path,
 
 
 def test_the_program_ends_with_its_code_its_output_and_its_exit_handlers(tmp_path: Path) -> None:
-    """Run as the program, main ends the process itself (cli._end_process): the exit code,
+    """The program (cli.program) ends the process itself (cli._end_process): the exit code,
     everything written to a pipe and the exit handlers must survive that."""
     code = ("import atexit, sys\n"
             "atexit.register(lambda: print('exit handler ran'))\n"
-            "from paleozoic.cli import main\n"
+            "from paleozoic.cli import program\n"
             "print('before the command')\n"
             "sys.argv = ['paleozoic', 'compile', 'missing.onnx', '-o', 'out']\n"
-            "main()\n"
+            "program()\n"
             "print('not reached')\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)

@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 import threading
+from typing import NoReturn
 
 from paleozoic.version import __version__
 from paleozoic.cli import accuracy, bench, session, tuning
@@ -34,16 +35,14 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def program() -> NoReturn:
+    """The `paleozoic` program: runs the command line's command and ends the process with
+    its exit code (see _end_process)."""
+    _end_process(main())
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Runs the command in `argv`; without `argv` (the program itself), the command line's,
-    and the process ends here (see _end_process)."""
-    code = _run(argv)
-    if argv is None:
-        _end_process(code)
-    return code
-
-
-def _run(argv: list[str] | None) -> int:
+    """Runs the command in `argv` (default: the command line's) and returns its exit code."""
     args = make_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
@@ -56,14 +55,17 @@ def _run(argv: list[str] | None) -> int:
         return 130
 
 
-def _end_process(code: int) -> None:
+def _end_process(code: int) -> NoReturn:
     """Ends the process as sys.exit would, exit handlers and all, but without freeing each
     of its objects first: with TVM and a model loaded, that takes 0.2-0.5 s after the
     command is done (mypy ends the same way). A thread still working gets the usual exit."""
     if any(t.is_alive() and not t.daemon for t in threading.enumerate()
            if t is not threading.main_thread()):
-        return
+        sys.exit(code)
     atexit._run_exitfuncs()  # noqa: SLF001 - what the interpreter runs before its teardown
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone (| head) or a closed stream
+            pass
     os._exit(code)
