@@ -115,7 +115,7 @@ class MeasuredOracle:
         """Times the blocks of `spans` not known yet: each distinct block (block_key) once,
         found in the store or cut out and timed, many to a session (module notes)."""
         missing = [s for s in dict.fromkeys(tuple(s) for s in spans) if s not in self.cache]
-        keys = {s: self._keys.key(*s, fused=s[1] - s[0] > 1) for s in missing}
+        keys = dict(zip(missing, self._keys.keys((*s, s[1] - s[0] > 1) for s in missing)))
         fresh: dict[str, Span] = {}
         for span in missing:
             if self.store.get(keys[span]) is None:

@@ -97,6 +97,21 @@ class BlockKeys:
         {"board", "dp", "fused", "layers": [[layer, [its inputs]]...], "mp", "outputs",
         "shapes": [[tensor, shape, dtype]...]}, written from pieces each layer and tensor
         gets once: a search names thousands of blocks of tens of layers each."""
+        return self.keys([(start, stop, mp, fused)])[0]
+
+    def keys(self, blocks: Iterable[tuple[int, int, int, bool]]) -> list[str]:
+        """key of each (start, stop, mp, fused): most blocks a search names come at several
+        MPs, and their texts differ in the MP alone, so the rest is written once a call."""
+        around: dict[tuple[int, int, bool], tuple[str, str]] = {}
+        found = []
+        for start, stop, mp, fused in blocks:
+            text = around.get((start, stop, fused))
+            if text is None:
+                text = around[(start, stop, fused)] = self._text_around_mp(start, stop, fused)
+            found.append(hashlib.sha256(f"{text[0]}{int(mp)}{text[1]}".encode()).hexdigest())
+        return found
+
+    def _text_around_mp(self, start: int, stop: int, fused: bool) -> tuple[str, str]:
         block = self.queue.layers[start:stop]
         inputs, outputs = block_boundary(block, self._reads, self._outputs)
         local = {name: f'"i{k}"' for k, name in enumerate(inputs)}
@@ -105,11 +120,9 @@ class BlockKeys:
                           for i, layer in zip(range(start, stop), block))
         shapes = ",".join(f"[{local[t]},{self._tensor(t)}]"
                           for t in (*inputs, *(layer.output for layer in block)))
-        text = (f'{{"board":{json.dumps(self.board)},"dp":{int(self.data_parallelism)},'
-                f'"fused":{"true" if fused else "false"},"layers":[{layers}],'
-                f'"mp":{int(mp)},"outputs":[{",".join(local[t] for t in outputs)}],'
-                f'"shapes":[{shapes}]}}')
-        return hashlib.sha256(text.encode()).hexdigest()
+        return (f'{{"board":{json.dumps(self.board)},"dp":{int(self.data_parallelism)},'
+                f'"fused":{"true" if fused else "false"},"layers":[{layers}],"mp":',
+                f',"outputs":[{",".join(local[t] for t in outputs)}],"shapes":[{shapes}]}}')
 
 
 def block_key(queue: LayerQueue, start: int, stop: int, mp: int, *, fused: bool,

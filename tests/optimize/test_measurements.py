@@ -8,7 +8,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from paleozoic.frontend import import_onnx
 from paleozoic.optimize.measurements import (
-    Measured, MeasurementStore, block_key, board_fingerprint,
+    BlockKeys, Measured, MeasurementStore, block_key, board_fingerprint,
 )
 from paleozoic.passes import run_passes
 
@@ -95,10 +95,14 @@ def test_a_key_is_the_hash_of_its_blocks_canonical_json(small_cnn) -> None:
     board = board_fingerprint("mock")
     sparse = {queue.layers[0].name}
     n = len(queue.layers)
+    keys = BlockKeys(queue, board)
     for start in range(n):
         for stop in range(start + 1, n + 1):
-            for mp, fused in ((1, False), (32, stop - start > 1)):
-                assert block_key(queue, start, stop, mp, fused=fused, board=board) == \
+            knobs = ((1, False), (32, stop - start > 1), (4, False), (2, True))
+            # Several MPs of a block in one call share the text around the MP.
+            together = keys.keys((start, stop, mp, fused) for mp, fused in knobs)
+            for (mp, fused), key in zip(knobs, together):
+                assert block_key(queue, start, stop, mp, fused=fused, board=board) == key == \
                     _described(queue, start, stop, mp, fused, board)
             assert block_key(queue, start, stop, 4, fused=True, board=board, sparse=sparse) == \
                 _described(queue, start, stop, 4, True, board, sparse)
