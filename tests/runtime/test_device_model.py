@@ -261,6 +261,20 @@ def test_resnet50_cost_table_and_dp_are_fast():
     assert time.perf_counter() - start < 0.5
 
 
+def test_a_long_models_table_spread_over_threads_matches_its_estimates():
+    # Past 64 layers the table's columns are computed on several threads (device_model.cpp).
+    o = oracle("resnet50")
+    n = len(o._layers)
+    assert n >= 64
+    mps = [1, 7, 32]
+    table = o._session.cost_table(o._layers, mps)
+    for j in [*range(2, n + 1, 5), n - 1, n]:
+        for i in sorted({0, j // 2, j - 2, j - 1}):
+            for k, mp in enumerate(mps):
+                want = o._session.estimate_block(o._layers[i:j], mp, fuse=j - i > 1)
+                assert table[i, j, k] == pytest.approx(want, rel=1e-6), (i, j, mp)
+
+
 def test_oracle_agrees_with_its_table():
     o = oracle("bvlc_alexnet")
     table = o.cost_table(MPS)

@@ -2,10 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <thread>
+#include <vector>
 
 namespace pz_sdk {
 namespace {
+
+// Below this many layers a cost table is quick on one thread (see costTable).
+constexpr int kParallelTableLayers = 64;
+constexpr unsigned kTableThreads = 8;
 
 int clampMp(int mp, const DeviceProfile& p) { return std::max(1, std::min(mp, p.cores)); }
 
@@ -231,25 +238,29 @@ std::vector<double> costTable(const std::vector<GraphLayer>& layers, const std::
 
   const auto users = consumersOf(layers);
   const double bw = profile.dramBytesPerUs();
-  std::vector<int> g(n), ex(n);
-  std::vector<double> compute(static_cast<std::size_t>(K) * n);  // [k][l]
-  std::vector<int> ex_suffix(static_cast<std::size_t>(K) * (n + 1));  // [k][l]: sum ex[l..j)
-  std::vector<double> fixed_bytes(n), out_bytes(n);
-  std::vector<char> leaves(n);
-  for (int j = 2; j <= n; ++j) {
+  // The blocks ending at layer j, on every MP; columns share nothing they write.
+  struct Scratch {
+    std::vector<int> g, ex;
+    std::vector<double> compute;  // [k][l]
+    std::vector<int> ex_suffix;   // [k][l]: sum ex[l..j)
+    std::vector<double> fixed_bytes, out_bytes;
+    std::vector<char> leaves;
+  };
+  auto column = [&](int j, Scratch& s) {
     for (int k = 0; k < K; ++k) {
-      haloPass(layers, users, 0, j, mp[k], profile.halo_exchange_ratio, g.data(), ex.data());
-      double* c = &compute[static_cast<std::size_t>(k) * n];
-      int* sfx = &ex_suffix[static_cast<std::size_t>(k) * (n + 1)];
+      haloPass(layers, users, 0, j, mp[k], profile.halo_exchange_ratio, s.g.data(),
+               s.ex.data());
+      double* c = &s.compute[static_cast<std::size_t>(k) * n];
+      int* sfx = &s.ex_suffix[static_cast<std::size_t>(k) * (n + 1)];
       sfx[j] = 0;
       for (int l = j - 1; l >= 0; --l) {
-        c[l] = fusedComputeUs(layers[l].work, mp[k], g[l], profile, nullptr);
-        sfx[l] = sfx[l + 1] + ex[l];
+        c[l] = fusedComputeUs(layers[l].work, mp[k], s.g[l], profile, nullptr);
+        sfx[l] = sfx[l + 1] + s.ex[l];
       }
     }
     for (int l = 0; l < j; ++l) {
-      leaves[l] = lastUse(layers[l], l) >= j;
-      out_bytes[l] = layers[l].work.output_bytes;
+      s.leaves[l] = lastUse(layers[l], l) >= j;
+      s.out_bytes[l] = layers[l].work.output_bytes;
     }
     for (int i = 0; i + 2 <= j; ++i) {
       // DRAM bytes of each layer apart from spill (block inputs, outputs, weights).
@@ -257,29 +268,56 @@ std::vector<double> costTable(const std::vector<GraphLayer>& layers, const std::
         double bytes = layers[l].work.weight_bytes;
         for (const auto& in : layers[l].inputs)
           if (in.first < i) bytes += in.second;
-        if (leaves[l]) bytes += out_bytes[l];
-        fixed_bytes[l] = bytes;
+        if (s.leaves[l]) bytes += s.out_bytes[l];
+        s.fixed_bytes[l] = bytes;
       }
       const double p = peak[static_cast<std::size_t>(i) * (n + 1) + j];
       for (int k = 0; k < K; ++k) {
         const double cap = mp[k] * profile.onchip_bytes_per_core;
         const double spill = p > cap ? (p - cap) / p : 0.0;
-        const double* c = &compute[static_cast<std::size_t>(k) * n];
+        const double* c = &s.compute[static_cast<std::size_t>(k) * n];
         double sum = 0.0;
         if (spill > 0.0) {
           for (int l = i; l < j; ++l) {
-            double bytes = fixed_bytes[l];
-            if (!leaves[l]) bytes += 2.0 * spill * out_bytes[l];
+            double bytes = s.fixed_bytes[l];
+            if (!s.leaves[l]) bytes += 2.0 * spill * s.out_bytes[l];
             sum += std::max(c[l], bytes / bw);
           }
         } else {
-          for (int l = i; l < j; ++l) sum += std::max(c[l], fixed_bytes[l] / bw);
+          for (int l = i; l < j; ++l) sum += std::max(c[l], s.fixed_bytes[l] / bw);
         }
-        const int exchanges = ex_suffix[static_cast<std::size_t>(k) * (n + 1) + i];
+        const int exchanges = s.ex_suffix[static_cast<std::size_t>(k) * (n + 1) + i];
         at(i, j, k) = profile.launch_us + syncUs(mp[k], profile) * (1 + exchanges) + sum;
       }
     }
+  };
+  // Columns cost O(j^2) each: a DenseNet's table takes about a second on one core, in the
+  // serial part of every search, so they are spread over the host's cores, interleaved so
+  // that each thread gets long and short ones. Every cell is computed as on one thread.
+  const int threads = n < kParallelTableLayers
+                          ? 1
+                          : static_cast<int>(std::clamp(std::thread::hardware_concurrency(),
+                                                        1u, kTableThreads));
+  std::vector<std::exception_ptr> failed(threads);
+  auto run = [&](int t) {
+    try {
+      Scratch s{std::vector<int>(n), std::vector<int>(n),
+                std::vector<double>(static_cast<std::size_t>(K) * n),
+                std::vector<int>(static_cast<std::size_t>(K) * (n + 1)),
+                std::vector<double>(n), std::vector<double>(n), std::vector<char>(n)};
+      for (int j = n - t; j >= 2; j -= threads) column(j, s);
+    } catch (...) {
+      failed[t] = std::current_exception();
+    }
+  };
+  {
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(run, t);
+    run(0);
+    for (std::thread& thread : pool) thread.join();
   }
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
   return table;
 }
 
