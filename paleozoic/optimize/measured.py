@@ -59,10 +59,13 @@ Observer = Callable[[int, int, int, float], None]
 # The lead a searched plan needs over the built-in ones as whole forwards (confirm).
 CONFIRM_MARGIN = 0.03
 
-# A session of cut-out blocks holds at most this many layers (a longer block goes alone)
-# and blocks: enough to spread one build over many timings, few enough to stay small.
+# A session of cut-out blocks holds at most this many layers, blocks and bytes of weights
+# (a larger block goes alone): enough to spread one build over many timings, few enough to
+# stay small. Each block holds its own copy of its weights, so without the byte bound one
+# session of VGG's blocks at many MPs would hold fc6 (411 MB) dozens of times.
 SESSION_LAYERS = 1024
 SESSION_BLOCKS = 128
+SESSION_WEIGHT_BYTES = 256 << 20
 
 
 class MeasuredOracle:
@@ -96,6 +99,8 @@ class MeasuredOracle:
         self.bench = Bench(self.sdk, repeats, self.sparse, data_parallelism)
         self.board = board_fingerprint(self.sdk)
         self._keys = BlockKeys(queue, self.board, self.sparse, data_parallelism)
+        self._weight_bytes = [sum(queue.weights[w].nbytes for w in layer.weights.values()
+                                  if w in queue.weights) for layer in queue.layers]
         self.cache: dict[Span, float] = {}
         self.observers: list[Observer] = []   # called with (start, stop, mp, micros)
         # Called with (layers timed, layers to time), counting each block's layers, as a
@@ -123,7 +128,7 @@ class MeasuredOracle:
         # Longest blocks first: the boards' last sessions are short ones, which leaves
         # little of a farm idle at the end.
         todo = sorted(fresh.values(), key=lambda span: span[0] - span[1])
-        batches = _sessions_of(todo, self.farm.boards())
+        batches = _sessions_of(todo, self.farm.boards(), self._weight_bytes)
         # Progress in layers, which a block's time follows more than its count.
         remeasured = done = 0
         total = sum(stop - start for start, stop, _ in todo)
@@ -272,19 +277,26 @@ class MeasuredOracle:
         return chosen
 
 
-def _sessions_of(spans: list[Span], boards: int) -> list[list[Span]]:
-    """`spans` in groups, one session each: at most SESSION_LAYERS layers (one group holds a
-    longer block alone) and SESSION_BLOCKS blocks, and, with many boards, small enough that
-    each board gets several."""
+def _sessions_of(spans: list[Span], boards: int,
+                 weight_bytes: Sequence[int] | None = None) -> list[list[Span]]:
+    """`spans` in groups, one session each: at most SESSION_LAYERS layers, SESSION_BLOCKS
+    blocks and SESSION_WEIGHT_BYTES bytes of weights (`weight_bytes`: each layer's; one
+    group holds a larger block alone), and, with many boards, small enough that each board
+    gets several."""
     most = max(1, min(SESSION_BLOCKS, -(-len(spans) // (4 * boards)) if boards > 1
                       else SESSION_BLOCKS))
+    before = np.concatenate(([0], np.cumsum(weight_bytes if weight_bytes is not None
+                                            else [0] * max((s[1] for s in spans), default=0))))
     groups: list[list[Span]] = []
-    layers = 0
+    layers = held = 0
     for span in spans:
         size = span[1] - span[0]
-        if not groups or layers + size > SESSION_LAYERS or len(groups[-1]) >= most:
+        weights = int(before[span[1]] - before[span[0]])
+        if (not groups or layers + size > SESSION_LAYERS or len(groups[-1]) >= most
+                or held + weights > SESSION_WEIGHT_BYTES):
             groups.append([])
-            layers = 0
+            layers = held = 0
         groups[-1].append(span)
         layers += size
+        held += weights
     return groups

@@ -183,6 +183,9 @@ class MeasurementStore:
                 out.seek(-1, os.SEEK_END)
                 if out.read(1) != b"\n":
                     text = "\n" + text
+            # Flushed, not synced: a run that dies leaves its lines with the system, and a
+            # machine that dies costs the lines it had not written out, measured again next
+            # time; a sync after every batch of timings cost the search 0.2 s on a
+            # DenseNet-121 export's 292 batches here.
             out.write(text.encode())
             out.flush()
-            os.fsync(out.fileno())

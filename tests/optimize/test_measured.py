@@ -169,3 +169,26 @@ def test_guidance_is_refused_for_a_board_the_model_does_not_describe(queue) -> N
 
     with pytest.raises(ValueError, match="describes the mock"):
         MeasuredOracle(queue, sdk="onednn", guided=True)
+
+
+def test_sessions_are_bounded_by_layers_blocks_and_weight_bytes(monkeypatch) -> None:
+    from paleozoic.optimize import measured
+
+    monkeypatch.setattr(measured, "SESSION_LAYERS", 10)
+    monkeypatch.setattr(measured, "SESSION_BLOCKS", 3)
+    monkeypatch.setattr(measured, "SESSION_WEIGHT_BYTES", 100)
+    weight_bytes = [0] * 30
+    weight_bytes[20] = 60  # layer 20 holds a large filter; layer 25 one past the bound
+    weight_bytes[25] = 150
+    spans = [(0, 12, 1),                                  # longer than a session: alone
+             (0, 4, 1), (4, 8, 1), (8, 10, 1), (10, 11, 1),  # 10 layers, then 1 more
+             (0, 2, 1), (2, 4, 1), (4, 6, 1),             # three blocks at the most
+             (19, 21, 1), (19, 21, 2), (20, 21, 4),       # 60 bytes each: one per session
+             (25, 26, 1), (26, 27, 1)]                    # 150 bytes: alone
+    groups = measured._sessions_of(spans, 1, weight_bytes)
+    assert [s for g in groups for s in g] == spans  # each once, in order
+    assert groups == [[(0, 12, 1)], [(0, 4, 1), (4, 8, 1), (8, 10, 1)],
+                      [(10, 11, 1), (0, 2, 1), (2, 4, 1)], [(4, 6, 1), (19, 21, 1)],
+                      [(19, 21, 2)], [(20, 21, 4)], [(25, 26, 1)], [(26, 27, 1)]]
+    assert all(sum(weight_bytes[i] for a, b, _ in g for i in range(a, b)) <= 100
+               for g in groups if len(g) > 1)
