@@ -285,13 +285,12 @@ def _sessions_of(spans: list[Span], boards: int,
     gets several."""
     most = max(1, min(SESSION_BLOCKS, -(-len(spans) // (4 * boards)) if boards > 1
                       else SESSION_BLOCKS))
-    before = np.concatenate(([0], np.cumsum(weight_bytes if weight_bytes is not None
-                                            else [0] * max((s[1] for s in spans), default=0))))
+    before = np.concatenate(([0], np.cumsum(weight_bytes))) if weight_bytes else None
     groups: list[list[Span]] = []
     layers = held = 0
     for span in spans:
         size = span[1] - span[0]
-        weights = int(before[span[1]] - before[span[0]])
+        weights = int(before[span[1]] - before[span[0]]) if before is not None else 0
         if (not groups or layers + size > SESSION_LAYERS or len(groups[-1]) >= most
                 or held + weights > SESSION_WEIGHT_BYTES):
             groups.append([])
