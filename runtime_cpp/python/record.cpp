@@ -54,9 +54,42 @@ class CallLog {
   bool active_ = false;
 };
 
+// Ops compiled on this thread while it is open leave their kernels' preparation to their
+// first forward that computes (cnmlMockSetDeferredPreparation): for sessions only timed.
+class DeferredPreparation {
+ public:
+  DeferredPreparation() = default;
+  ~DeferredPreparation() { close(); }
+  DeferredPreparation(const DeferredPreparation&) = delete;
+  DeferredPreparation& operator=(const DeferredPreparation&) = delete;
+
+  void open() {
+    cnmlMockSetDeferredPreparation(1);
+    active_ = true;
+  }
+  void close() {
+    if (active_) cnmlMockSetDeferredPreparation(0);
+    active_ = false;
+  }
+
+ private:
+  bool active_ = false;
+};
+
 }  // namespace
 
 void bindRecording(py::module_& m) {
+  py::class_<DeferredPreparation>(
+      m, "DeferredPreparation", py::module_local(),
+      "While open (on this thread), compiled ops are checked and timed as usual but prepare "
+      "their kernels at their first forward that computes: for sessions built to be timed "
+      "with forwards that skip compute (CallLog(skip_compute=True)).")
+      .def(py::init<>())
+      .def("__enter__", [](DeferredPreparation& self) -> DeferredPreparation& {
+        self.open();
+        return self;
+      }, py::return_value_policy::reference)
+      .def("__exit__", [](DeferredPreparation& self, py::args) { self.close(); });
   py::class_<CallLog>(m, "CallLog", py::module_local(),
                       "Records the SDK calls made while it is open (mock SDK call log).")
       .def(py::init<bool>(), py::arg("skip_compute") = true,

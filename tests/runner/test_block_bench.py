@@ -49,3 +49,69 @@ def test_a_block_reading_integers_is_not_cut_out(queue) -> None:
     queue.tensors[first] = replace(queue.tensors[first], dtype="int64")
     assert cut_out(queue, 0, 1, "b0.") is None
     assert cut_out(queue, 1, 2, "b0.") is not None
+
+
+def _built(queue: LayerQueue, spans, deferred: bool):
+    """A session of `spans` with the queue's layers, built with or without deferred
+    preparation, and the runtime tensor of the queue's first output."""
+    import contextlib
+
+    import numpy as np
+
+    from paleozoic.runner.graph import InputRecorder, build_runtime_graph
+    from paleozoic.runner.sdk import runtime_module
+
+    runtime = runtime_module("mock")
+    session = runtime.Session()
+    recorder = InputRecorder(session)
+    layers = build_runtime_graph(queue, recorder, bind_weights=True)
+    rng = np.random.default_rng(3)
+    for tensor, info in zip(recorder.inputs, queue.inputs):
+        session.set_input(tensor, rng.standard_normal(info.shape).astype(np.float32))
+    output = layers[-1].output
+    with runtime.DeferredPreparation() if deferred else contextlib.nullcontext():
+        for t, (start, stop, mp) in enumerate(spans):
+            session.compile_block(f"block{t}", stop - start > 1, mp, layers[start:stop])
+    return session, output
+
+
+def test_deferred_preparation_times_the_same_and_computes_the_same_when_run(queue) -> None:
+    import numpy as np
+
+    from paleozoic.runner.sdk import runtime_module
+
+    n = len(queue.layers)
+    # An op alone (a base op) and fused blocks, as a measured search builds them.
+    spans = [(0, 1, 1), (1, n - 1, 8), (n - 1, n, 2)]
+    usual, usual_out = _built(queue, spans, deferred=False)
+    later, later_out = _built(queue, spans, deferred=True)
+    with runtime_module("mock").CallLog(skip_compute=True):
+        usual.run()
+        later.run()  # timed without computing: nothing is prepared
+    assert list(later.block_micros()) == list(usual.block_micros())
+    assert all(us > 0 for us in later.block_micros())
+    # What computes each op is known once prepared ("?" before).
+    assert {text for _, text in later.implementations()} == {"?"}
+    assert "?" not in {text for _, text in usual.implementations()}
+    # The first forward that computes prepares the kernels it was compiled with.
+    usual.run()
+    later.run()
+    expected = np.asarray(usual.get(usual_out))
+    assert np.isfinite(expected).all() and np.abs(expected).max() > 0
+    np.testing.assert_array_equal(np.asarray(later.get(later_out)), expected)
+    assert later.implementations() == usual.implementations()
+    assert list(later.block_micros()) == list(usual.block_micros())
+    # Compiled after the context closed: prepared at compile again.
+    assert "?" not in {text for _, text in _built(queue, spans, False)[0].implementations()}
+
+
+def test_measured_blocks_time_as_blocks_prepared_at_compile(queue) -> None:
+    from paleozoic.runner.sdk import runtime_module
+
+    n = len(queue.layers)
+    spans = [(0, 1, 1), (1, n, 32)]
+    found = [t.micros for t in time_blocks(queue, spans, Bench())]
+    session, _ = _built(queue, spans, deferred=False)
+    with runtime_module("mock").CallLog(skip_compute=True):
+        session.run()
+    assert found == pytest.approx([float(us) for us in session.block_micros()], rel=1e-6)

@@ -16,6 +16,16 @@ using namespace pz_sdk::call_log;  // logged(), destroyLogged(), Call
 
 namespace {
 
+// Prepares the op's kernel on op.threads (at compile, or at its first computing forward when
+// deferred); the op then holds its weights as compiled (shared, packed or the backend's).
+void prepareBaseOp(cnmlBaseOp& op) {
+  op.prepared = prepare(op.desc, op.threads);
+  if (op.prepared->backend) op.prepared->backend->settle();  // a base op is never linked
+  for (const TensorRef& t : op.desc.consts)
+    if (t) releaseGiven(*t);
+  op.desc.consts = op.prepared->desc.consts;
+}
+
 // Runs `op` when it is compiled and `accepts(op->desc)`: a forward runs only the ops its own
 // creators made (the ops that share an OpKind by their function too, as a forward of
 // another kind is refused).
@@ -36,8 +46,13 @@ cnmlStatus_t run(cnmlBaseOp_t op, Accepts accepts, const cnmlTensor_t* in_tensor
   return guarded(CNML_STATUS_BADALLOC, [&] {
     // A recording that skips compute only needs the calls, not the arithmetic.
     const std::lock_guard<std::mutex> turn(op->running);
+    const bool computes = !call_log::skipsCompute();
+    if (computes && op->deferred) {
+      prepareBaseOp(*op);
+      op->deferred = false;
+    }
     const auto start = std::chrono::steady_clock::now();
-    if (!call_log::skipsCompute()) execute(*op->prepared, inputs, outputs);
+    if (computes) execute(*op->prepared, inputs, outputs);
     const std::chrono::duration<double, std::micro> wall =
         std::chrono::steady_clock::now() - start;
     advanceQueue(queue, backendTimesWallClock() ? wall.count() : op->timing.us(launch));
@@ -122,12 +137,18 @@ cnmlStatus_t cnmlCompileBaseOp(cnmlBaseOp_t op, cnmlCoreVersion_t version, int c
   s = checkPrecision(op->desc);
   if (s != CNML_STATUS_SUCCESS) return s;
   const cnmlStatus_t status = guarded(CNML_STATUS_BADALLOC, [&] {
-    op->prepared = prepare(op->desc, threadsFor(core_limit));
-    if (op->prepared->backend) op->prepared->backend->settle();  // a base op is never linked
-    // The op holds its weights as compiled now (shared, packed or the backend's).
-    for (const TensorRef& t : op->desc.consts)
-      if (t) releaseGiven(*t);
-    op->desc.consts = op->prepared->desc.consts;
+    op->threads = threadsFor(core_limit);
+    op->deferred = preparationDeferred();
+    if (op->deferred) {
+      // What the caller lent or handed over is the op's own now, as prepare() takes it.
+      OpDesc compiled = compiledCopy(op->desc);
+      ownBorrowedConsts(compiled);
+      for (const TensorRef& t : op->desc.consts)
+        if (t) releaseGiven(*t);
+      op->desc.consts = compiled.consts;
+    } else {
+      prepareBaseOp(*op);
+    }
     op->timing = baseOpTiming(op->desc, core_limit);
     op->compiled = true;
     return CNML_STATUS_SUCCESS;

@@ -242,18 +242,18 @@ cnmlStatus_t cnmlCompileFusionOp(cnmlFusionOp_t fusion_op, cnmlCoreVersion_t ver
       f.outputs = f.io_outputs;
       return st;
     }
-    int threads = threadsFor(core_limit);
-    prepareSteps(f, threads);
-    pairRecurrentSteps(f, threads);
-    placeScratch(f);
+    f.threads = threadsFor(core_limit);
+    f.deferred = preparationDeferred();
+    if (f.deferred) {
+      // What the caller lent may be freed once the compile returns.
+      for (OpDesc& op : f.ops) ownBorrowedConsts(op);
+    }
     std::vector<const OpDesc*> ops;
     for (const OpDesc& op : f.ops) ops.push_back(&op);
     std::vector<std::uint64_t> out_ids;
     for (const Operand& o : f.outputs) out_ids.push_back(o.id);
     f.timing = fusionOpTiming(ops, out_ids, core_limit);
-    // The prepared steps hold the weights as they compute with them (shared, packed or the
-    // backend's): the fused ops' list keeps their metadata only.
-    for (OpDesc& op : f.ops) stripConstData(op);
+    if (!f.deferred) prepareFusion(f);
     f.compiled = true;
     return CNML_STATUS_SUCCESS;
   });
@@ -293,7 +293,12 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
     std::vector<void*> out;
     const std::lock_guard<std::mutex> turn(f.running);
     // A recording that skips compute only needs the calls, not the arithmetic.
-    const std::size_t steps = call_log::skipsCompute() ? 0 : f.prepared.size();
+    const bool computes = !call_log::skipsCompute();
+    if (computes && f.deferred) {
+      prepareFusion(f);
+      f.deferred = false;
+    }
+    const std::size_t steps = computes ? f.prepared.size() : 0;
     const auto start = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < steps; ++i) {
       in.clear();
@@ -340,8 +345,16 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
 cnmlStatus_t cnmlMockFusionScratchBytes(cnmlFusionOp_t fusion_op, size_t* bytes) {
   if (!fusion_op || !bytes) return CNML_STATUS_INVALIDPARAM;
   if (!fusion_op->compiled) return CNML_STATUS_INVALIDARG;
-  *bytes = fusion_op->arena.size() * sizeof(float);
-  return CNML_STATUS_SUCCESS;
+  cnmlFusionOp& f = *fusion_op;
+  return guarded(CNML_STATUS_BADALLOC, [&] {
+    const std::lock_guard<std::mutex> turn(f.running);
+    if (f.deferred) {
+      prepareFusion(f);
+      f.deferred = false;
+    }
+    *bytes = f.arena.size() * sizeof(float);
+    return CNML_STATUS_SUCCESS;
+  });
 }
 
 cnmlStatus_t cnmlDestroyFusionOp(cnmlFusionOp_t* fusion_op) {

@@ -37,6 +37,10 @@ struct cnmlFusionOp {
   // the others the casts of MLU-priority I/O (addEdgeCasts).
   std::size_t input_casts = 0, fused_ops = 0;
   bool compiled = false;
+  // Compiled with its preparation deferred (cnmlMockSetDeferredPreparation): the steps, their
+  // links and the arena are made, on `threads`, by the first forward that computes.
+  bool deferred = false;
+  int threads = 1;
   // One step per op, or per chain of ops the backend merges (compute_backend.h).
   std::vector<std::unique_ptr<pz_sdk::PreparedOp>> prepared;
   std::vector<std::vector<pz_sdk::Slot>> in_slots, out_slots;  // per op, then per step
@@ -86,6 +90,9 @@ void pairRecurrentSteps(cnmlFusionOp& f, int threads);
 // Values a merged step computes and reads itself take no bytes, nor those the steps pass in
 // the backend's buffers only.
 void placeScratch(cnmlFusionOp& f);
+
+// All of the above on f.threads, then the fused ops' list keeps their metadata only.
+void prepareFusion(cnmlFusionOp& f);
 
 }  // namespace pz_sdk
 

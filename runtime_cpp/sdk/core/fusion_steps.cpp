@@ -346,6 +346,15 @@ void pairRecurrentSteps(cnmlFusionOp& f, int threads) {
   }
 }
 
+void prepareFusion(cnmlFusionOp& f) {
+  prepareSteps(f, f.threads);
+  pairRecurrentSteps(f, f.threads);
+  placeScratch(f);
+  // The prepared steps hold the weights as they compute with them (shared, packed or the
+  // backend's): the fused ops' list keeps their metadata only.
+  for (OpDesc& op : f.ops) stripConstData(op);
+}
+
 void placeScratch(cnmlFusionOp& f) {
   const std::size_t n = f.scratch_sizes.size();
   constexpr std::size_t kNone = static_cast<std::size_t>(-1);

@@ -121,6 +121,11 @@ const char* cnmlMockOpImplementation(cnmlBaseOp_t op) {
   return text.c_str();
 }
 
+cnmlStatus_t cnmlMockSetDeferredPreparation(int on) {
+  setPreparationDeferred(on != 0);
+  return CNML_STATUS_SUCCESS;
+}
+
 int cnmlMockDeviceProfileSize(void) { return static_cast<int>(mockProfile().items().size()); }
 
 cnmlStatus_t cnmlMockGetDeviceProfileItem(int index, const char** key, double* value) {

@@ -193,6 +193,13 @@ bool constsBound(const OpDesc& op) {
 
 int threadsFor(int core_limit) { return std::max(1, std::min(core_limit, omp_get_num_procs())); }
 
+namespace {
+thread_local bool deferring = false;
+}  // namespace
+
+bool preparationDeferred() { return deferring; }
+void setPreparationDeferred(bool on) { deferring = on; }
+
 }  // namespace pz_sdk
 
 cnmlBaseOp::cnmlBaseOp() = default;

@@ -250,6 +250,11 @@ bool constsBound(const OpDesc& op);
 
 int threadsFor(int core_limit);
 
+// Whether ops compiled on this thread leave their kernels' preparation to their first
+// computing forward (cnmlMockSetDeferredPreparation).
+bool preparationDeferred();
+void setPreparationDeferred(bool on);
+
 }  // namespace pz_sdk
 
 struct cnmlTensor {
@@ -300,6 +305,10 @@ struct cnmlBaseOp {
   bool compiled = false;
   bool fused = false;  // then it only runs through its fusion op
   std::unique_ptr<pz_sdk::PreparedOp> prepared;
+  // Compiled with its preparation deferred (cnmlMockSetDeferredPreparation): `prepared` is
+  // made, on `threads`, by the first forward that computes.
+  bool deferred = false;
+  int threads = 1;
   // Simulated device time of a forward, per launch (set at compile; op_cost.h).
   pz_sdk::OpTiming timing;
   // Fused: what computes each op of the fusion op (filled when it compiles), shared so that

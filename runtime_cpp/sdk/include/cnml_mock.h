@@ -84,6 +84,15 @@ const char* cnmlMockOpImplementation(cnmlBaseOp_t op);
  * by lifetime so that values never alive at the same step share bytes. */
 cnmlStatus_t cnmlMockFusionScratchBytes(cnmlFusionOp_t fusion_op, size_t* bytes);
 
+/* Deferred preparation, for sessions built to be timed: while on (for the calling thread
+ * only), cnmlCompileBaseOp and cnmlCompileFusionOp check the op and set its device time as
+ * usual, and take what the caller lent or handed over, but leave the kernels' preparation
+ * (packed weights, merged steps, the scratch arena) to the op's first forward that computes;
+ * forwards that skip compute (CNML_MOCK_LOG_SKIP_COMPUTE) never prepare it. Packing is a
+ * seventh of timing a block whose forwards compute nothing. Until prepared, a fused op's
+ * cnmlMockOpImplementation is NULL; cnmlMockFusionScratchBytes prepares the op first. */
+cnmlStatus_t cnmlMockSetDeferredPreparation(int on);
+
 /* Simulated device microseconds of one base op compiled alone for mp cores (what
  * cnmlCompileBaseOp + its forward report). */
 cnmlStatus_t cnmlMockEstimateBaseOpUs(cnmlBaseOp_t op, int mp, float* us);
