@@ -24,6 +24,7 @@ void prepareBaseOp(cnmlBaseOp& op) {
   for (const TensorRef& t : op.desc.consts)
     if (t) releaseGiven(*t);
   op.desc.consts = op.prepared->desc.consts;
+  op.deferred = false;
 }
 
 // Runs `op` when it is compiled and `accepts(op->desc)`: a forward runs only the ops its own
@@ -47,10 +48,7 @@ cnmlStatus_t run(cnmlBaseOp_t op, Accepts accepts, const cnmlTensor_t* in_tensor
     // A recording that skips compute only needs the calls, not the arithmetic.
     const std::lock_guard<std::mutex> turn(op->running);
     const bool computes = !call_log::skipsCompute();
-    if (computes && op->deferred) {
-      prepareBaseOp(*op);
-      op->deferred = false;
-    }
+    if (computes && op->deferred) prepareBaseOp(*op);
     const auto start = std::chrono::steady_clock::now();
     if (computes) execute(*op->prepared, inputs, outputs);
     const std::chrono::duration<double, std::micro> wall =

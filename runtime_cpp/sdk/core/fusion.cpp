@@ -294,10 +294,7 @@ cnmlStatus_t cnmlComputeFusionOpForward_V4(cnmlFusionOp_t fusion_op, cnmlTensor_
     const std::lock_guard<std::mutex> turn(f.running);
     // A recording that skips compute only needs the calls, not the arithmetic.
     const bool computes = !call_log::skipsCompute();
-    if (computes && f.deferred) {
-      prepareFusion(f);
-      f.deferred = false;
-    }
+    if (computes && f.deferred) prepareFusion(f);
     const std::size_t steps = computes ? f.prepared.size() : 0;
     const auto start = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < steps; ++i) {
@@ -348,10 +345,7 @@ cnmlStatus_t cnmlMockFusionScratchBytes(cnmlFusionOp_t fusion_op, size_t* bytes)
   cnmlFusionOp& f = *fusion_op;
   return guarded(CNML_STATUS_BADALLOC, [&] {
     const std::lock_guard<std::mutex> turn(f.running);
-    if (f.deferred) {
-      prepareFusion(f);
-      f.deferred = false;
-    }
+    if (f.deferred) prepareFusion(f);
     *bytes = f.arena.size() * sizeof(float);
     return CNML_STATUS_SUCCESS;
   });

@@ -91,7 +91,8 @@ void pairRecurrentSteps(cnmlFusionOp& f, int threads);
 // the backend's buffers only.
 void placeScratch(cnmlFusionOp& f);
 
-// All of the above on f.threads, then the fused ops' list keeps their metadata only.
+// All of the above on f.threads, then the fused ops' list keeps their metadata only; the op
+// is no longer deferred.
 void prepareFusion(cnmlFusionOp& f);
 
 }  // namespace pz_sdk

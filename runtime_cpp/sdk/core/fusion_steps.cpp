@@ -353,6 +353,7 @@ void prepareFusion(cnmlFusionOp& f) {
   // The prepared steps hold the weights as they compute with them (shared, packed or the
   // backend's): the fused ops' list keeps their metadata only.
   for (OpDesc& op : f.ops) stripConstData(op);
+  f.deferred = false;
 }
 
 void placeScratch(cnmlFusionOp& f) {
