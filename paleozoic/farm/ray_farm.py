@@ -42,6 +42,7 @@ from paleozoic.runner.block_bench import Batch, Bench, Timing, time_blocks
 logger = logging.getLogger(__name__)
 
 RESOURCE = "pz_board"
+AUTH_MODE = "RAY_AUTH_MODE"  # Ray's switch for token authentication (its docs: token-auth)
 _LOST = (RayActorError, WorkerCrashedError, ActorUnavailableError)
 # Calls queued on a board at once (see RayFarm.run_each).
 QUEUED = 2
@@ -91,6 +92,27 @@ def _init(**options: Any) -> None:
         worker_log.removeFilter(note)
 
 
+def _join(address: str, **options: Any) -> None:
+    """Connects to the running cluster at `address`, or says why it could not."""
+    try:
+        _init(address=address, **options)
+    except ConnectionError as err:
+        # Ray connects to an address it is given without a token unless told to (a local
+        # token is not sent to a cluster named by its address), while `ray start --head`
+        # protects a cluster with the token of its host once there is one (Ray 2.5x):
+        # such a join fails after about 20 s of retries, saying only that it could not
+        # connect.
+        token = os.environ.get(AUTH_MODE, "").lower() == "token"
+        advice = ("check that the address is the head's and that RAY_AUTH_TOKEN (or "
+                  "~/.ray/auth_token) holds the cluster's token" if token else
+                  f"if the cluster uses Ray's token authentication (`ray start` turns it "
+                  f"on where a token exists), run with {AUTH_MODE}=token and the cluster's "
+                  f"token in RAY_AUTH_TOKEN or ~/.ray/auth_token; for a cluster on this "
+                  f"host, --ray auto finds it and its token")
+        raise OptimizerError(f"could not join the Ray cluster at {address} ({err}): "
+                             f"{advice}") from err
+
+
 def _stop_autoscaler_monitor() -> None:
     # ray.shutdown stops the GCS before the autoscaler's monitor, whose SIGTERM handler then
     # reports to the stopped GCS until it is killed a second later (Ray 2.x). A local
@@ -133,7 +155,11 @@ class RayFarm:
                       include_dashboard=False, runtime_env=self._runtime_env())
                 self._started = True
         elif not ray.is_initialized():
-            _init(address=address, runtime_env=self._runtime_env())
+            try:
+                _join(address, runtime_env=self._runtime_env())
+            except OptimizerError:
+                self.close()  # its empty working folder
+                raise
             self._started = True
         self._grow()
         if not self._actors:
