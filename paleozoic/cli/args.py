@@ -65,7 +65,9 @@ def add_farm_options(p: argparse.ArgumentParser, work: str, workers: str,
                            f"'paleozoic[ray]'); {workers}")
     farm.add_argument("--ray", metavar="ADDRESS",
                       help=f"{work} on the boards of the Ray cluster at ADDRESS (hosts "
-                           f"started with --resources '{{\"pz_board\": 1}}')")
+                           f"started with --resources '{{\"pz_board\": 1}}'; 'auto': the "
+                           f"cluster started on this host; a cluster with token "
+                           f"authentication needs RAY_AUTH_MODE=token and its token)")
     if simulate:
         farm.add_argument("--simulate-boards", type=int, metavar="N",
                           help="with --cost measured --sdk mock: answer from the kept "

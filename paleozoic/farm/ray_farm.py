@@ -99,7 +99,7 @@ def _join(address: str, **options: Any) -> None:
     except ConnectionError as err:
         # Ray connects to an address it is given without a token unless told to (a local
         # token is not sent to a cluster named by its address), while `ray start --head`
-        # protects a cluster with the token of its host once there is one (Ray 2.5x):
+        # protects a cluster with the token of its host once there is one (Ray 2.60):
         # such a join fails after about 20 s of retries, saying only that it could not
         # connect.
         token = os.environ.get(AUTH_MODE, "").lower() == "token"
