@@ -38,11 +38,13 @@ def cluster():
     # process of this cluster names it, which is how they are all found at the end.
     temp = tempfile.mkdtemp(prefix="pz-ray-")
     port = _free_port()
-    head = subprocess.Popen(
-        [ray_cli, "start", "--head", "--block", f"--port={port}", "--num-cpus=2",
-         '--resources={"pz_board": 2}', "--include-dashboard=false", "--disable-usage-stats",
-         f"--temp-dir={temp}"],
-        env=env, cwd=temp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = Path(temp) / "head.log"  # a file, not a pipe, which a blocked head could fill
+    with open(log, "w") as out:
+        head = subprocess.Popen(
+            [ray_cli, "start", "--head", "--block", f"--port={port}", "--num-cpus=2",
+             '--resources={"pz_board": 2}', "--include-dashboard=false",
+             "--disable-usage-stats", f"--temp-dir={temp}"],
+            env=env, cwd=temp, stdout=out, stderr=subprocess.STDOUT)
     address = f"127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
@@ -51,7 +53,7 @@ def cluster():
                                     capture_output=True, text=True)
             if "pz_board" in status.stdout:
                 break
-            assert head.poll() is None, f"ray start --head exited: {head.stderr.read()}"
+            assert head.poll() is None, f"ray start --head exited: {log.read_text()}"
             assert time.monotonic() < deadline, status.stdout + status.stderr
             time.sleep(1)
         yield address, env
