@@ -102,13 +102,14 @@ def _join(address: str, **options: Any) -> None:
         # protects a cluster with the token of its host once there is one (Ray 2.60):
         # such a join fails after about 20 s of retries, saying only that it could not
         # connect.
-        token = os.environ.get(AUTH_MODE, "").lower() == "token"
-        advice = ("check that the address is the head's and that RAY_AUTH_TOKEN (or "
-                  "~/.ray/auth_token) holds the cluster's token" if token else
-                  f"if the cluster uses Ray's token authentication (`ray start` turns it "
-                  f"on where a token exists), run with {AUTH_MODE}=token and the cluster's "
-                  f"token in RAY_AUTH_TOKEN or ~/.ray/auth_token; for a cluster on this "
-                  f"host, --ray auto finds it and its token")
+        where = "RAY_AUTH_TOKEN or ~/.ray/auth_token"  # where Ray reads a token from
+        if os.environ.get(AUTH_MODE, "").lower() == "token":
+            advice = f"check that the address is the head's and that {where} holds its token"
+        else:
+            advice = (f"if the cluster uses Ray's token authentication (`ray start` turns it "
+                      f"on where a token exists), run with {AUTH_MODE}=token and the "
+                      f"cluster's token in {where}; for a cluster on this host, --ray auto "
+                      f"finds it and its token")
         raise OptimizerError(f"could not join the Ray cluster at {address} ({err}): "
                              f"{advice}") from err
 
