@@ -1,6 +1,8 @@
 // Tensor descriptors and their quantisation. Data is dense in logical row-major order in
 // the tensor's dtype (Mock rule), so the only accepted strides are the dense ones.
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -78,11 +80,20 @@ double zeroPairs(const Dims& dims, const T* w) {
   if (dims.size() < 2 || dims[0] < 2) return 0.0;
   const std::size_t per = elementCount(dims) / static_cast<std::size_t>(dims[0]);
   const std::size_t pairs = static_cast<std::size_t>(dims[0] / 2);
+  // Counted in 32-bit runs, both tests evaluated (&, not &&): the loop then vectorises, and
+  // a board measuring blocks binds every block's filters (an eighth of its time before).
+  constexpr std::size_t kRun = std::size_t{1} << 30;
   std::size_t zero = 0;
   for (std::size_t i = 0; i < pairs; ++i) {
     const T* a = w + 2 * i * per;
     const T* b = a + per;
-    for (std::size_t j = 0; j < per; ++j) zero += a[j] == T(0) && b[j] == T(0);
+    for (std::size_t from = 0; from < per; from += kRun) {
+      const std::size_t to = std::min(per, from + kRun);
+      std::uint32_t run = 0;
+      for (std::size_t j = from; j < to; ++j)
+        run += static_cast<std::uint32_t>((a[j] == T(0)) & (b[j] == T(0)));
+      zero += run;
+    }
   }
   return static_cast<double>(zero) / static_cast<double>(pairs * per);
 }
