@@ -17,6 +17,22 @@ from paleozoic.runner.sdk import runtime_module  # noqa: E402
 runtime_module()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--exhaustive", action="store_true",
+                     help="also run the tests marked exhaustive: cases that repeat what a "
+                          "default case covers on a larger model (run before closing an issue)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Deselected, not skipped: the default run's summary stays a list of real refusals.
+    if config.getoption("--exhaustive"):
+        return
+    kept = [item for item in items if item.get_closest_marker("exhaustive") is None]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
+
+
 @pytest.fixture
 def small_cnn() -> onnx.ModelProto:
     """Conv(bias) -> BN -> Relu -> MaxPool -> residual Add -> GAP -> Flatten -> Gemm -> Softmax."""

@@ -123,9 +123,10 @@ def _outputs(model: onnx.ModelProto, tmp_path: Path, plans: list) -> None:
 
 @pytest.mark.parametrize("network, plans", [
     ("resnet18", ["per-layer", "fuse-all"]),
-    ("resnet50", ["per-layer"]),
+    # ResNet-50 and VGG-19 repeat ResNet-18's and VGG-16's layers, deeper.
+    pytest.param("resnet50", ["per-layer"], marks=pytest.mark.exhaustive),
     pytest.param("vgg16", ["per-layer"], marks=pytest.mark.slow),
-    pytest.param("vgg19", ["per-layer"], marks=pytest.mark.slow),
+    pytest.param("vgg19", ["per-layer"], marks=[pytest.mark.slow, pytest.mark.exhaustive]),
     ("mobilenet_v2", ["per-layer"]),
     ("alexnet", ["per-layer", "fuse-all"]),
 ])
