@@ -125,11 +125,16 @@ class DeviceModelOracle:
             self._apply_profile()
             dp = self.data_parallelism
             fits = [m for m in key[0] if m * dp <= MP_MAX]
-            table = np.full((len(self._layers), len(self._layers) + 1, len(key[0])), np.inf)
+            part = None
             if fits:
                 part = self._session.cost_table(self._layers, fits,
                                                 precisions=[precision.value] * len(self._layers),
                                                 data_parallelism=dp)
+            if fits == list(key[0]):  # the usual case: no copy of a table of n^2 x 32 costs
+                table = np.ascontiguousarray(part, dtype=np.float64)
+            else:
+                table = np.full((len(self._layers), len(self._layers) + 1, len(key[0])),
+                                np.inf)
                 for k, mp in enumerate(key[0]):
                     if mp in fits:
                         table[:, :, k] = part[:, :, fits.index(mp)]

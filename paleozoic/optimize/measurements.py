@@ -19,12 +19,12 @@ import os
 import platform
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection, Iterable
+from typing import Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from paleozoic.ir import LayerQueue
-from paleozoic.ir.boundary import block_boundary, read_counts
+from paleozoic.ir.boundary import leaves_block, read_counts
 
 logger = logging.getLogger(__name__)
 
@@ -101,29 +101,58 @@ class BlockKeys:
 
     def keys(self, blocks: Iterable[tuple[int, int, int, bool]]) -> list[str]:
         """key of each (start, stop, mp, fused): most blocks a search names come at several
-        MPs, and their texts differ in the MP alone, so the rest is written once a call."""
+        MPs and from a start shared with longer ones, so the text of each start's longest
+        block is written once, layer by layer, and the shorter ones are its prefixes."""
+        blocks = [(int(start), int(stop), int(mp), bool(fused))
+                  for start, stop, mp, fused in blocks]
+        stops: dict[tuple[int, bool], set[int]] = {}
+        for start, stop, _, fused in blocks:
+            stops.setdefault((start, fused), set()).add(stop)
         around: dict[tuple[int, int, bool], tuple[str, str]] = {}
-        found = []
-        for start, stop, mp, fused in blocks:
-            text = around.get((start, stop, fused))
-            if text is None:
-                text = around[(start, stop, fused)] = self._text_around_mp(start, stop, fused)
-            found.append(hashlib.sha256(f"{text[0]}{int(mp)}{text[1]}".encode()).hexdigest())
-        return found
+        for (start, fused), ends in stops.items():
+            for stop, text in zip(sorted(ends), self._texts_around_mp(start, sorted(ends), fused)):
+                around[(start, stop, fused)] = text
+        return [hashlib.sha256(f"{around[(start, stop, fused)][0]}{mp}"
+                               f"{around[(start, stop, fused)][1]}".encode()).hexdigest()
+                for start, stop, mp, fused in blocks]
 
-    def _text_around_mp(self, start: int, stop: int, fused: bool) -> tuple[str, str]:
-        block = self.queue.layers[start:stop]
-        inputs, outputs = block_boundary(block, self._reads, self._outputs)
-        local = {name: f'"i{k}"' for k, name in enumerate(inputs)}
-        local.update({layer.output: f'"l{k}"' for k, layer in enumerate(block)})
-        layers = ",".join(f"[{self._layer(i)},[{','.join(local[t] for t in layer.inputs)}]]"
-                          for i, layer in zip(range(start, stop), block))
-        shapes = ",".join(f"[{local[t]},{self._tensor(t)}]"
-                          for t in (*inputs, *(layer.output for layer in block)))
-        return (f'{{"board":{json.dumps(self.board)},"dp":{int(self.data_parallelism)},'
-                f'"fused":{"true" if fused else "false"},"layers":[{layers}],"mp":',
-                f',"outputs":[{",".join(local[t] for t in outputs)}],"shapes":[{shapes}]}}')
-
+    def _texts_around_mp(self, start: int, stops: Sequence[int],
+                         fused: bool) -> Iterator[tuple[str, str]]:
+        """The key's text before and after the MP of queue.layers[start:stop] for each of
+        the increasing `stops`, each block's pieces extending the one before."""
+        local: dict[str, str] = {}        # tensor -> its name in the block
+        inside: dict[str, int] = {}       # tensor made in the block -> its reads there
+        leaving: dict[str, None] = {}     # the block's outputs so far, in layer order
+        entries: list[str] = []
+        input_shapes: list[str] = []
+        output_shapes: list[str] = []
+        head = (f'{{"board":{json.dumps(self.board)},"dp":{int(self.data_parallelism)},'
+                f'"fused":{"true" if fused else "false"},"layers":[')
+        at = start
+        for stop in stops:
+            while at < stop:
+                layer = self.queue.layers[at]
+                names = []
+                for tensor in layer.inputs:
+                    name = local.get(tensor)
+                    if name is None:  # made before the block: its next input
+                        name = local[tensor] = f'"i{len(input_shapes)}"'
+                        input_shapes.append(f"[{name},{self._tensor(tensor)}]")
+                    elif tensor in inside:
+                        inside[tensor] += 1
+                        if not leaves_block(self._reads.get(tensor, 0), inside[tensor],
+                                            tensor in self._outputs):
+                            leaving.pop(tensor, None)
+                    names.append(name)
+                entries.append(f"[{self._layer(at)},[{','.join(names)}]]")
+                name = local[layer.output] = f'"l{at - start}"'
+                output_shapes.append(f"[{name},{self._tensor(layer.output)}]")
+                inside[layer.output] = 0
+                leaving[layer.output] = None  # read after it, or by nobody (yet)
+                at += 1
+            yield (f'{head}{",".join(entries)}],"mp":',
+                   f',"outputs":[{",".join(local[t] for t in leaving)}],'
+                   f'"shapes":[{",".join(input_shapes + output_shapes)}]}}')
 
 def block_key(queue: LayerQueue, start: int, stop: int, mp: int, *, fused: bool,
               board: str, sparse: Collection[str] = (), data_parallelism: int = 1) -> str:

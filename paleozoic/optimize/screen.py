@@ -50,10 +50,12 @@ def allowed_spans(space: SearchSpace) -> np.ndarray:
 
 
 def near_optimal(table: np.ndarray, space: SearchSpace, tolerance: float = TOLERANCE,
-                 mps_per_block: int = MPS_PER_BLOCK) -> list[tuple[int, int, int]]:
+                 mps_per_block: int = MPS_PER_BLOCK,
+                 most: int | None = None) -> list[tuple[int, int, int]]:
     """(start, stop, k) of the blocks worth measuring, k indexing table's last axis (the
     MPs), from the model's [n, n+1, len(mps)] `table`: the most promising first (by the
-    model's best plan through the block, then its own cost), ties in queue order."""
+    model's best plan through the block, then its own cost), ties in queue order; the
+    `most` first of them only, if given."""
     if tolerance < 0 or mps_per_block < 1:
         raise ValueError(f"tolerance must be >= 0 and mps_per_block >= 1, got {tolerance} "
                          f"and {mps_per_block}")
@@ -76,7 +78,7 @@ def near_optimal(table: np.ndarray, space: SearchSpace, tolerance: float = TOLER
     start = np.broadcast_to(starts[:, None], picks.shape)[kept]
     stop = np.broadcast_to(stops[:, None], picks.shape)[kept]
     k = picks[kept]
-    order = np.lexsort((k, stop, start, rank))
+    order = np.lexsort((k, stop, start, rank))[:most]
     return [(int(start[i]), int(stop[i]), int(k[i])) for i in order]
 
 
@@ -131,7 +133,7 @@ def guided_table(model: np.ndarray, space: SearchSpace,
         for block, micros in measure(wanted).items():
             known[block] = micros
 
-    take([*near_optimal(model, space, tolerance)[:SCREEN_PER_LAYER * n], *always])
+    take([*near_optimal(model, space, tolerance, most=SCREEN_PER_LAYER * n), *always])
     allowed = allowed_spans(space)
     rounds = 0
     while True:
