@@ -130,7 +130,7 @@ class DeviceModelOracle:
                 part = self._session.cost_table(self._layers, fits,
                                                 precisions=[precision.value] * len(self._layers),
                                                 data_parallelism=dp)
-            if fits == list(key[0]):  # the usual case: no copy of a table of n^2 x 32 costs
+            if fits and fits == list(key[0]):  # the usual case: no copy of n^2 x 32 costs
                 table = np.ascontiguousarray(part, dtype=np.float64)
             else:
                 table = np.full((len(self._layers), len(self._layers) + 1, len(key[0])),

@@ -110,11 +110,14 @@ class BlockKeys:
             stops.setdefault((start, fused), set()).add(stop)
         around: dict[tuple[int, int, bool], tuple[str, str]] = {}
         for (start, fused), ends in stops.items():
-            for stop, text in zip(sorted(ends), self._texts_around_mp(start, sorted(ends), fused)):
+            ends = sorted(ends)
+            for stop, text in zip(ends, self._texts_around_mp(start, ends, fused)):
                 around[(start, stop, fused)] = text
-        return [hashlib.sha256(f"{around[(start, stop, fused)][0]}{mp}"
-                               f"{around[(start, stop, fused)][1]}".encode()).hexdigest()
-                for start, stop, mp, fused in blocks]
+        found = []
+        for start, stop, mp, fused in blocks:
+            before, after = around[(start, stop, fused)]
+            found.append(hashlib.sha256(f"{before}{mp}{after}".encode()).hexdigest())
+        return found
 
     def _texts_around_mp(self, start: int, stops: Sequence[int],
                          fused: bool) -> Iterator[tuple[str, str]]:
@@ -153,6 +156,7 @@ class BlockKeys:
             yield (f'{head}{",".join(entries)}],"mp":',
                    f',"outputs":[{",".join(local[t] for t in leaving)}],'
                    f'"shapes":[{",".join(input_shapes + output_shapes)}]}}')
+
 
 def block_key(queue: LayerQueue, start: int, stop: int, mp: int, *, fused: bool,
               board: str, sparse: Collection[str] = (), data_parallelism: int = 1) -> str:
