@@ -27,9 +27,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Deselected, not skipped: the default run's summary stays a list of real refusals.
     if config.getoption("--exhaustive"):
         return
-    kept = [item for item in items if item.get_closest_marker("exhaustive") is None]
-    if len(kept) < len(items):
-        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+    kept, left = [], []
+    for item in items:
+        (left if item.get_closest_marker("exhaustive") else kept).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
         items[:] = kept
 
 
