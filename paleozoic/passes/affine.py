@@ -30,13 +30,14 @@ def fold_bias_into_producer(queue: LayerQueue) -> int:
     """A Scale with alpha == 1 right after a layer whose kind has an optional bias (Conv,
     Deconv, FullyConnected: one value per output channel, axis 1) becomes that bias."""
     changed = 0
+    producers, consumers = queue.producers(), queue.consumers()
     for layer in list(queue.layers):
         if layer.kind != "Scale":
             continue
-        producer = queue.producers().get(layer.inputs[0])
+        producer = producers.get(layer.inputs[0])
         if producer is None or "bias" not in KINDS[producer.kind].optional_roles:
             continue
-        if sole_consumer(queue, producer.output) is not layer:
+        if sole_consumer(queue, producer.output, consumers) is not layer:
             continue
         alpha = queue.weights[layer.weights["alpha"]]
         if not np.all(alpha == 1.0):
@@ -47,5 +48,6 @@ def fold_bias_into_producer(queue: LayerQueue) -> int:
         queue.weights[key] = (old + beta).astype(np.float32)
         producer.weights["bias"] = key
         remove_forwarding(queue, layer, producer.output, absorbed=True)
+        producers, consumers = queue.producers(), queue.consumers()
         changed += 1
     return changed

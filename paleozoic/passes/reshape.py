@@ -82,7 +82,7 @@ def move_elementwise_before_reshapes(queue: LayerQueue) -> int:
         for layer in queue.layers:
             reshape = producers.get(layer.inputs[0]) if layer.inputs else None
             if reshape is None or reshape.kind != "Reshape" or \
-                    sole_consumer(queue, reshape.output) is not layer:
+                    sole_consumer(queue, reshape.output, consumers) is not layer:
                 continue
             readers = consumers.get(layer.output, [])
             if layer.output in queue.outputs or not readers or \

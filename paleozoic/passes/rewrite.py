@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable, Mapping
 
 from paleozoic.ir import Layer, LayerQueue
 
 
-def sole_consumer(queue: LayerQueue, tensor: str) -> Layer | None:
-    """The only layer reading `tensor`, if it is not also a graph output."""
+def sole_consumer(queue: LayerQueue, tensor: str,
+                  consumers: Mapping[str, list[Layer]] | None = None) -> Layer | None:
+    """The only layer reading `tensor`, if it is not also a graph output (`consumers`: the
+    queue's, when the caller has them at hand)."""
     if tensor in queue.outputs:
         return None
-    users = queue.consumers().get(tensor, [])
+    users = (consumers if consumers is not None else queue.consumers()).get(tensor, [])
     return users[0] if len(users) == 1 else None
 
 
@@ -23,20 +25,24 @@ def rewrite_pairs(queue: LayerQueue, kind: str, producer_kind: str,
     many pairs were rewritten."""
     changed = 0
     progress = True
-    while progress:
+    while progress:  # a rewrite may make a pair out of layers the scan has passed
         progress = False
-        producers = queue.producers()
-        for layer in queue.layers:
-            if layer.kind != kind:
+        producers, consumers = queue.producers(), queue.consumers()
+        live = set(map(id, queue.layers))
+        # The scan goes on after a rewrite instead of starting over: over a chain of k
+        # pairs, starting over made it k scans of the queue (DenseNet's 242 Scale pairs).
+        for layer in list(queue.layers):
+            if layer.kind != kind or id(layer) not in live:
                 continue
             before = producers.get(layer.inputs[0])
             if before is None or before.kind != producer_kind or \
-                    sole_consumer(queue, before.output) is not layer:
+                    sole_consumer(queue, before.output, consumers) is not layer:
                 continue
             if rewrite(before, layer):
                 changed += 1
                 progress = True
-                break
+                producers, consumers = queue.producers(), queue.consumers()
+                live = set(map(id, queue.layers))
     return changed
 
 
