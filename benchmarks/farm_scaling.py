@@ -8,12 +8,17 @@ Two parts, both DP over cuts and MPs 1..32 on the mock's board, guided by its de
    the search's own wall time (everything but answering the blocks). For 1, 2, 4, ... 64
    boards on ResNet-50 and DenseNet-121 from the zoo; the speedup is against one board.
 2. Real boards (`--ray`): `tune --cost measured` on a local Ray cluster of 1 and of 2 boards
-   (`--workers`), each run a fresh process and a fresh store, timed in turns, with the
-   plans compared; and the same run again over its warm store.
+   (`--workers`), each run a fresh process and a fresh store, timed in turns (1 then 2 in
+   even rounds, 2 then 1 in odd ones, so that a host drifting slower or faster over the
+   run does not favour either), with the plans compared; and the same run again over its
+   warm store. With `--running`, the same again on a cluster already up (`ray start --head`
+   with 1 or 2 units of pz_board, then `tune --ray auto`): what a user who keeps a cluster
+   up pays per run, without Ray's start (about 7 s here).
 
     pip install '.[ray]' ./testing matplotlib
     python benchmarks/farm_scaling.py                # ~4 min on 2 cores
     python benchmarks/farm_scaling.py --models "" --ray densenet121   # the Ray part alone
+    python benchmarks/farm_scaling.py --models "" --ray densenet121 --running --rounds 4
 
 Writes benchmarks/results/farm_scaling.md and farm_scaling.png (matplotlib, if installed).
 """
@@ -21,12 +26,15 @@ Writes benchmarks/results/farm_scaling.md and farm_scaling.png (matplotlib, if i
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
@@ -54,22 +62,25 @@ def simulated(model: onnx.ModelProto, boards: int) -> dict[str, float]:
             "plan_us": float(plan.notes["cost_us"])}
 
 
-def ray_runs(path: Path, workers: tuple[int, ...], rounds: int) -> list[dict]:
-    """`paleozoic tune --cost measured --workers N` of `path`, fresh store each time, in
-    turns; then once more over the last run's store (warm)."""
+def ray_runs(path: Path, workers: tuple[int, ...], rounds: int,
+             running: bool = False) -> list[dict]:
+    """`paleozoic tune --cost measured` of `path` on N boards, fresh store each time, in
+    turns (the order reversed every other round); then once more over the last run's store
+    (warm). running=False: a local cluster per run (`--workers N`); True: a cluster
+    started before the timed run (`ray start --head`) and joined (`--ray auto`)."""
     found = []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(rounds):
-            for n in workers:
+            for n in workers if r % 2 == 0 else workers[::-1]:
                 plan = Path(tmp) / f"plan{n}.json"
                 store = Path(tmp) / f"m{n}_{r}.jsonl"
-                found.append(_tune(path, n, plan, store) | {"round": r})
-        warm = _tune(path, workers[-1], Path(tmp) / "warm.json", store)
+                found.append(_tune(path, n, plan, store, running) | {"round": r})
+        warm = _tune(path, workers[-1], Path(tmp) / "warm.json", store, running)
         found.append(warm | {"round": "warm"})
     return found
 
 
-def ray_section(name: str, rounds: int) -> list[str]:
+def ray_section(name: str, rounds: int, running: bool = False) -> list[str]:
     """The Ray part for one model (a zoo name or an .onnx file), as markdown lines."""
     from paleozoic_testing.zoo import load_zoo_model
 
@@ -78,16 +89,20 @@ def ray_section(name: str, rounds: int) -> list[str]:
         if path.suffix != ".onnx":
             path = Path(tmp) / f"{name}.onnx"
             onnx.save(load_zoo_model(name), str(path))
-        runs = ray_runs(path, (1, 2), rounds)
+        runs = ray_runs(path, (1, 2), rounds, running)
     cold = [r for r in runs if r["round"] != "warm"]
     walls = {n: [r["wall_s"] for r in cold if r["workers"] == n] for n in (1, 2)}
     median = {n: statistics.median(w) for n, w in walls.items()}
     plans = {json.dumps(r["plan"], sort_keys=True) for r in runs}
     warm = next(r["wall_s"] for r in runs if r["round"] == "warm")
-    # Runs in turns: each round's 2-board run against the 1-board run just before it.
+    # Runs in turns: each round's 2-board run against its 1-board run.
     paired = [two / one for one, two in zip(walls[1], walls[2])]
-    return [f"## {path.stem}: a local Ray cluster (`tune --cost measured --workers N`)", "",
-            f"Whole processes, fresh stores, in turns; the median of {rounds} run(s) each.", "",
+    title = ("a Ray cluster already up (`ray start --head`, then `tune --cost measured "
+             "--ray auto`)" if running else
+             "a local Ray cluster per run (`tune --cost measured --workers N`)")
+    return [f"## {path.stem}: {title}", "",
+            f"Whole processes, fresh stores, in turns (the order reversed every other "
+            f"round); the median of {rounds} run(s) each.", "",
             "| boards | wall (s), median | runs (s) | vs 1 board |", "|---|---|---|---|",
             f"| 1 | {median[1]:.1f} | {', '.join(f'{w:.1f}' for w in walls[1])} | 1.00x |",
             f"| 2 | {median[2]:.1f} | {', '.join(f'{w:.1f}' for w in walls[2])} | "
@@ -97,17 +112,32 @@ def ray_section(name: str, rounds: int) -> list[str]:
             f"A re-run over a warm store: {warm:.1f} s.", ""]
 
 
-def _tune(path: Path, workers: int, plan: Path, store: Path) -> dict:
+def _tune(path: Path, workers: int, plan: Path, store: Path, running: bool = False) -> dict:
     # Run from the run's folder, as a user runs tune from a project of theirs: from this
     # source checkout, Ray's workers would need a working folder of their own to import the
     # installed package (paleozoic.farm.ray_farm), which costs about a second a run.
-    begin = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "paleozoic", "tune", str(path.resolve()), "--cost",
-                    "measured", "--workers", str(workers), "-o", str(plan), "--force",
-                    "--measurements", str(store)], check=True, capture_output=True, text=True,
-                   cwd=plan.parent)
-    return {"workers": workers, "wall_s": time.perf_counter() - begin,
-            "plan": json.loads(plan.read_text())["blocks"]}
+    farm = ["--ray", "auto"] if running else ["--workers", str(workers)]
+    command = [sys.executable, "-m", "paleozoic", "tune", str(path.resolve()), "--cost",
+               "measured", *farm, "-o", str(plan), "--force", "--measurements", str(store)]
+    with _cluster(workers, plan.parent) if running else contextlib.nullcontext():
+        begin = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True, text=True, cwd=plan.parent)
+        wall = time.perf_counter() - begin
+    return {"workers": workers, "wall_s": wall, "plan": json.loads(plan.read_text())["blocks"]}
+
+
+@contextlib.contextmanager
+def _cluster(boards: int, cwd: Path) -> Iterator[None]:
+    """A Ray head on this host with `boards` units of pz_board, stopped on the way out."""
+    ray = [sys.executable, "-m", "ray.scripts.scripts"]
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    subprocess.run([*ray, "start", "--head", f"--num-cpus={cores}", "--include-dashboard=false",
+                    f"--resources={json.dumps({'pz_board': boards})}"],
+                   check=True, capture_output=True, text=True, cwd=cwd)
+    try:
+        yield
+    finally:
+        subprocess.run([*ray, "stop"], check=False, capture_output=True, cwd=cwd)
 
 
 def plot(results: dict[str, list[dict]], out: Path) -> bool:
@@ -140,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ray", default="", metavar="MODELS",
                         help="also time real Ray boards (1 and 2 local workers) on these "
                              "models, comma-separated: zoo names or .onnx files")
+    parser.add_argument("--running", action="store_true",
+                        help="with --ray: also time the runs on a cluster already up "
+                             "(`ray start --head`, then `tune --ray auto`)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
@@ -164,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         lines.append("")
         print("\n".join(lines[-len(rows) - 4:]))
     for ray_model in filter(None, args.ray.split(",")):
-        lines += ray_section(ray_model, args.rounds)
-        print("\n".join(lines[-12:]))
+        for running in (False, True) if args.running else (False,):
+            lines += ray_section(ray_model, args.rounds, running)
+            print("\n".join(lines[-12:]))
     args.out.mkdir(parents=True, exist_ok=True)
     if plot(results, args.out / "farm_scaling.png"):
         lines += ["![tuning time against boards](farm_scaling.png)", ""]
