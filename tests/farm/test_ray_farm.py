@@ -66,6 +66,39 @@ def test_two_boards_give_one_boards_timings_and_plan(farm, queue, tmp_path) -> N
     assert solve(CostLookup(space, on_farm), space) == solve(CostLookup(space, alone), space)
 
 
+@pytest.mark.parametrize("boards", [1, 2, 5])
+def test_calls_hold_consecutive_batches_and_shrink_towards_the_end(boards) -> None:
+    from paleozoic.farm.ray_farm import CALLS_PER_BOARD, _calls_of
+
+    # 1,000 sessions, the longest blocks first, as MeasuredOracle sends them.
+    rng = np.random.default_rng(boards)
+    sizes = sorted(rng.integers(1, 40, size=1000), reverse=True)
+    batches = [[(0, int(size), 1)] for size in sizes]
+    calls = _calls_of(batches, boards)
+    assert [b for call in calls for b in call] == list(range(len(batches)))
+    layers = [sum(sizes[b] for b in call) for call in calls]
+    share = sum(sizes) / (CALLS_PER_BOARD * boards)
+    assert all(size <= share or len(call) == 1 for size, call in zip(layers, calls))
+    assert len(calls) < len(batches) / 3
+    # Towards the end a call holds at most a quarter of a board's share of what is left.
+    assert all(size <= sum(layers[c:]) / (4 * boards) or len(call) == 1
+               for c, (size, call) in enumerate(zip(layers, calls)))
+    assert len(calls[-1]) == 1
+    # A few batches: one a call, so that every board gets work.
+    assert _calls_of(batches[:8], boards) == [[b] for b in range(8)]
+
+
+def test_batches_sent_a_few_to_a_call_give_the_same_timings(farm, queue, monkeypatch) -> None:
+    import paleozoic.farm.ray_farm as ray_farm
+
+    monkeypatch.setattr(ray_farm, "CALLS_PER_BOARD", 2)  # calls of several small batches
+    batches = _batches(queue, 48)
+    assert max(map(len, ray_farm._calls_of(batches, 2))) >= 4
+    got = list(farm.measure(queue, batches, Bench()))
+    assert len(got) == len(batches)
+    assert _timings(got) == _timings(LocalBoard().measure(queue, batches, Bench()))
+
+
 def test_an_interrupt_stops_the_boards_at_work_and_the_farm_carries_on(farm, queue) -> None:
     results = farm.measure(queue, _batches(queue, 8), Bench())
     next(results)
