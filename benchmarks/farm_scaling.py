@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             lines += ray_section(ray_model, args.rounds, running)
             print("\n".join(lines[-12:]))
     args.out.mkdir(parents=True, exist_ok=True)
-    if plot(results, args.out / "farm_scaling.png"):
+    if results and plot(results, args.out / "farm_scaling.png"):
         lines += ["![tuning time against boards](farm_scaling.png)", ""]
     (args.out / "farm_scaling.md").write_text("\n".join(lines))
     return 0
