@@ -139,13 +139,14 @@ def _calls_of(batches: Sequence[Batch], boards: int) -> list[list[int]]:
     cost it 11.5 CPU-seconds, 94 calls 9.6, and with a board on each core that CPU is taken
     from the boards. The sessions, hence the timings, are the same."""
     sizes = [sum(stop - start for start, stop, _ in batch) for batch in batches]
+    boards = max(1, boards)
     left = sum(sizes)
-    most_ever = left / (CALLS_PER_BOARD * max(1, boards))
+    most_ever = left / (CALLS_PER_BOARD * boards)
     calls: list[list[int]] = []
     held = most = 0.0
     for b, size in enumerate(sizes):
         if not calls or held + size > most:
-            most = min(most_ever, left / (4 * max(1, boards)))
+            most = min(most_ever, left / (4 * boards))
             calls.append([])
             held = 0.0
         calls[-1].append(b)
@@ -250,7 +251,7 @@ class RayFarm:
                 bench: Bench) -> Iterator[tuple[Batch, list[Timing]]]:
         token, ref = self._queue_ref(queue)
         batches = list(batches)
-        self._grow()
+        # The boards as they are now (run_each starts any the cluster has gained since).
         groups = _calls_of(batches, len(self._actors))
         calls = [(lambda board, group=group: board.measure.remote(
                       token, [ref], [batches[b] for b in group], bench),
