@@ -131,6 +131,16 @@ def _stop_autoscaler_monitor() -> None:
         logger.debug("could not stop Ray's autoscaler monitor first: %s", err)
 
 
+def _local_cluster(workers: int) -> dict[str, Any]:
+    """ray.init's options for a local cluster of `workers` boards on this host."""
+    # Ray starts a Python worker for each CPU it is given, ahead of any work. The boards are
+    # its only work, so it is given a CPU per board and each early worker becomes a board.
+    # Given the host's cores, it started workers that never worked: on this 2-core host, one
+    # beside a single board (1.5 CPU-seconds and 80 MB); on a many-core host, one per core.
+    # The boards take none of Ray's CPUs (Board's num_cpus=0): RayFarm._slots pins them.
+    return {"num_cpus": workers, "resources": {RESOURCE: workers}, "include_dashboard": False}
+
+
 def _calls_of(batches: Sequence[Batch], boards: int) -> list[list[int]]:
     """The batches (each one session) cut into calls of consecutive batches: each a
     CALLS_PER_BOARD-th of a board's share of the layers at most, and the last ones shrinking
@@ -179,8 +189,7 @@ class RayFarm:
             self._slots = [cores[k * len(cores) // workers:(k + 1) * len(cores) // workers]
                            or [cores[k % len(cores)]] for k in range(workers)]
             if not ray.is_initialized():  # else: the caller's cluster, with its boards
-                _init(num_cpus=len(cores), resources={RESOURCE: workers},
-                      include_dashboard=False, runtime_env=self._runtime_env())
+                _init(**_local_cluster(workers), runtime_env=self._runtime_env())
                 self._started = True
         elif not ray.is_initialized():
             try:

@@ -20,7 +20,7 @@ from paleozoic.passes import run_passes
 ray = pytest.importorskip("ray")
 pytest.importorskip("paleozoic.optimize.device_cost")
 
-from paleozoic.farm.ray_farm import RayFarm  # noqa: E402
+from paleozoic.farm.ray_farm import RESOURCE, RayFarm, _local_cluster  # noqa: E402
 from paleozoic.farm.service import LocalBoard  # noqa: E402
 from paleozoic.optimize import SearchSpace  # noqa: E402
 from paleozoic.runner.block_bench import Bench  # noqa: E402
@@ -86,6 +86,20 @@ def test_calls_hold_consecutive_batches_and_shrink_towards_the_end(boards) -> No
     assert len(calls[-1]) == 1
     # A few batches: one a call, so that every board gets work.
     assert _calls_of(batches[:8], boards) == [[b] for b in range(8)]
+
+
+@pytest.mark.parametrize("boards", [1, 3])
+def test_a_local_cluster_starts_a_worker_per_board_not_per_core(boards) -> None:
+    # Ray starts a worker per CPU it is given before any work: given the host's cores, a
+    # many-core host started workers no board would use.
+    options = _local_cluster(boards)
+    assert options["num_cpus"] == boards
+    assert options["resources"] == {RESOURCE: boards}
+
+
+def test_the_farms_cluster_offers_a_cpu_and_a_board_unit_per_board(farm) -> None:
+    resources = ray.cluster_resources()
+    assert resources.get("CPU") == 2 and resources.get(RESOURCE) == 2
 
 
 def test_batches_sent_a_few_to_a_call_give_the_same_timings(farm, queue, monkeypatch) -> None:
