@@ -57,7 +57,10 @@ def test_digits_fp32_levels(tmp_path: Path, digits_data: Path) -> None:
     report = _report(out, digits_data)
     figures = _figures(report)
     assert min(figures) > 125.0  # measured: 133.4 dB at the logits, 141 dB inside
-    assert report.blocks[0].sqnr_db == math.inf  # the first conv: both exact on 0/1 data
+    # The first conv's products are exact on 0/1 data, but its sums round in fp32 in both,
+    # in an order that depends on the build: the same as onnxruntime's (inf) with
+    # -march=native here, 146 dB with PALEOZOIC_NATIVE=OFF.
+    assert report.blocks[0].sqnr_db > 140.0
     assert report.first_jump is None
 
 
