@@ -3,7 +3,6 @@ jump under per-layer and fused plans, on hand-built models and the digits CNN.""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
