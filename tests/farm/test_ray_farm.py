@@ -97,11 +97,6 @@ def test_a_local_cluster_starts_a_worker_per_board_not_per_core(boards) -> None:
     assert options["resources"] == {RESOURCE: boards}
 
 
-def test_the_farms_cluster_offers_a_cpu_and_a_board_unit_per_board(farm) -> None:
-    resources = ray.cluster_resources()
-    assert resources.get("CPU") == 2 and resources.get(RESOURCE) == 2
-
-
 def test_batches_sent_a_few_to_a_call_give_the_same_timings(farm, queue, monkeypatch) -> None:
     import paleozoic.farm.ray_farm as ray_farm
 
