@@ -222,9 +222,12 @@ def tune(model: str | Path | onnx.ModelProto, *, optimizer: str = "dp", cost: st
                              "need --cost measured")
 
     # A Ray cluster takes seconds to start: it comes up while the model loads and the
-    # search prices its blocks on the device model.
+    # search prices its blocks on the device model, unless timings are kept already (a
+    # re-run may need no board: the cluster starts where a block is first missing).
+    kept = (measurements is not None and Path(measurements).is_file()
+            and Path(measurements).stat().st_size > 0)
     farm = open_farm(workers=workers, address=ray_address, simulate=simulate_boards, sdk=sdk,
-                     replay=measurements, background=True)
+                     replay=measurements, background=True, eager=not kept)
     try:
         queue = load_queue(model, input_shapes, batch, input_values, outputs)
         oracle_for = _oracle_maker(queue, cost, sdk, profile, measurements, farm, measuring)

@@ -13,14 +13,15 @@ from paleozoic.farm.service import Farm, LocalBoard, check_workers
 def open_farm(*, workers: int | None = None, address: str | None = None,
               simulate: int | None = None, sdk: str = "mock",
               replay: str | Path | None = None, wall_clock: bool | None = None,
-              background: bool = False) -> Farm:
+              background: bool = False, eager: bool = True) -> Farm:
     """The farm a measured search asks for: a local Ray cluster of `workers` boards, the
     Ray cluster at `address`, `simulate` simulated boards (replaying the timings kept in
     the file `replay`, the device model's elsewhere), or, given none, this process.
     `wall_clock`: whether what the boards time is wall time (default: any SDK but the
     mock's), which allows one board per host. `background`: a Ray farm starts in a thread
     while the caller goes on (paleozoic.farm.starting); a failed start raises where the
-    farm is first used."""
+    farm is first used. With `eager=False` it starts only there (a search whose timings
+    may all be kept already)."""
     if sum(x is not None for x in (workers, address, simulate)) > 1:
         raise OptimizerError("--workers, --ray and --simulate-boards are exclusive: choose "
                              "one farm")
@@ -50,5 +51,5 @@ def open_farm(*, workers: int | None = None, address: str | None = None,
     if background:
         from paleozoic.farm.starting import StartingFarm
 
-        return StartingFarm(start)
+        return StartingFarm(start, eager=eager)
     return start()

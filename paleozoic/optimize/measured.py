@@ -128,13 +128,15 @@ class MeasuredOracle:
         # Longest blocks first: the boards' last sessions are short ones, which leaves
         # little of a farm idle at the end.
         todo = sorted(fresh.values(), key=lambda span: span[0] - span[1])
-        batches = _sessions_of(todo, self.farm.boards(), self._weight_bytes)
+        # A farm is asked for boards only with work for them (one not started yet starts).
+        batches = _sessions_of(todo, self.farm.boards(), self._weight_bytes) if todo else []
         # Progress in layers, which a block's time follows more than its count.
         remeasured = done = 0
         total = sum(stop - start for start, stop, _ in todo)
         if todo and self.measuring:
             self.measuring(0, total)
-        for batch, timings in self.farm.measure(self.queue, batches, self.bench):
+        for batch, timings in (self.farm.measure(self.queue, batches, self.bench)
+                               if batches else ()):
             self.sessions += 1
             self.measured += len(batch)
             done += sum(stop - start for start, stop, _ in batch)

@@ -49,3 +49,25 @@ def test_a_failed_start_is_raised_where_the_farm_is_first_used() -> None:
     with pytest.raises(OptimizerError, match="no pz_board"):
         farm.boards()
     farm.close()                        # nothing was started: nothing to close, no error
+
+
+def test_a_lazy_farm_starts_where_it_is_first_used_and_not_before() -> None:
+    made: list[_Recorded] = []
+
+    def start() -> _Recorded:
+        made.append(_Recorded())
+        return made[-1]
+
+    unused = StartingFarm(start, eager=False)
+    assert unused.summary() == ["no board was started: every timing the search needed "
+                                "was kept"]
+    unused.close()
+    assert made == []                   # never used: nothing started, nothing to stop
+
+    used = StartingFarm(start, eager=False)
+    assert made == []
+    assert used.boards() == 1
+    assert len(made) == 1 and made[0].thread is not threading.current_thread()
+    assert used.summary() == []         # the started farm's own (LocalBoard says nothing)
+    used.close()
+    assert made[0].closed and made[0].thread_alive_at_close
