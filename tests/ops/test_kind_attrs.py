@@ -34,6 +34,20 @@ def test_unknown_and_missing_attributes_are_refused() -> None:
         KINDS["Softmax"].complete_attrs({})
 
 
+def test_complete_attributes_come_back_as_a_copy_in_their_order() -> None:
+    pool = Operator("Pool", {"stride": [2, 2], "mode": "max", "kernel": [2, 2],
+                             "pads": [0, 0, 0, 0]}).attrs
+    again = KINDS["Pool"].complete_attrs(pool)
+    assert again == pool and list(again) == list(pool) and again is not pool
+    again["mode"] = "avg"               # the caller's copy: the operator's stays
+    assert pool["mode"] == "max"
+    assert KINDS["Pool"].runtime_attrs(pool)["mode"] == "max"
+    # As many attributes as the kind has, one of them unknown, is not complete.
+    misspelt = {("kernal" if name == "kernel" else name): value for name, value in pool.items()}
+    with pytest.raises(ShapeError, match="no attribute.*'kernal'"):
+        KINDS["Pool"].complete_attrs(misspelt)
+
+
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_every_kind_declares_its_attributes(kind: str) -> None:
     assert dataclasses.is_dataclass(KINDS[kind].attrs)
