@@ -131,8 +131,8 @@ class LayerKind:
         return complete
 
     def _complete(self, attrs: Attrs) -> bool:
-        # An Operator's attributes are completed when it is made: a measured search builds
-        # hundreds of thousands of layers from them, and this check is a tenth of filling.
+        # An Operator's attributes are completed when it is made, and a measured search
+        # builds hundreds of thousands of layers from them: those are not filled in again.
         names = self._field_names
         return len(attrs) == len(names) and names.issuperset(attrs)
 
