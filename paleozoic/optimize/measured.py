@@ -135,8 +135,8 @@ class MeasuredOracle:
         total = sum(stop - start for start, stop, _ in todo)
         if todo and self.measuring:
             self.measuring(0, total)
-        for batch, timings in (self.farm.measure(self.queue, batches, self.bench)
-                               if batches else ()):
+        timed = self.farm.measure(self.queue, batches, self.bench) if batches else ()
+        for batch, timings in timed:
             self.sessions += 1
             self.measured += len(batch)
             done += sum(stop - start for start, stop, _ in batch)
