@@ -25,9 +25,19 @@ jobs="${PZ_JOBS:-$(nproc)}"
 models="${PZ_SAN_MODELS:-squeezenet:fuse-all shufflenet:per-layer inception_v1:fuse-all}"
 echo "sanitize: work dir $work"
 
+# The oneDNN SDK is checked when its wheels are installed (CI installs them). A runtime built
+# with it holds the mock's SDK too, so each sanitizer builds the runtime once, for both SDKs.
+pyprefix="$(python -c 'import sys; print(sys.prefix)')"
+if [ -n "$(find "$pyprefix" -iname "dnnl*config.cmake" -print -quit 2>/dev/null)" ]; then
+  onednn=ON
+else
+  onednn=OFF
+fi
+
 configure_runtime() {  # build dir, install prefix, extra cmake args...
   local build="$1" prefix="$2"; shift 2
-  cmake -S "$root" -B "$build" -DPALEOZOIC_NATIVE=OFF -DPALEOZOIC_ONEDNN=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S "$root" -B "$build" -DPALEOZOIC_NATIVE=OFF -DPALEOZOIC_ONEDNN="$onednn" \
+        -DCMAKE_PREFIX_PATH="$pyprefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_INSTALL_PREFIX="$prefix" "$@" > "$build.configure.log"
   cmake --build "$build" --parallel "$jobs" > "$build.build.log"
   cmake --install "$build" > "$build.install.log"
@@ -129,15 +139,11 @@ build_against "$prec/out" "$work/prefix-san"
 san_check "$prec/run.log"
 grep -q "convs .* int8" "$prec/run.log"
 
-# The oneDNN SDK, when its wheels are installed (CI installs them): its fused blocks hand
-# values over in oneDNN's layouts, rebuild ops at link time and let a residual convolution
-# write over its input's buffer. ResNet-50 (16 in-place residual adds) and Inception-v1
-# (pooling and concat in channels last) fuse-all sessions under the sanitizers, checked
-# against onnxruntime.
-pyprefix="$(python -c 'import sys; print(sys.prefix)')"
-if [ -n "$(find "$pyprefix" -iname "dnnl*config.cmake" -print -quit 2>/dev/null)" ]; then
-  configure_runtime "$work/runtime-san-onednn" "$work/prefix-san-onednn" \
-      -DPALEOZOIC_SANITIZE=ON -DPALEOZOIC_ONEDNN=ON -DCMAKE_PREFIX_PATH="$pyprefix"
+# The oneDNN SDK: its fused blocks hand values over in oneDNN's layouts, rebuild ops at
+# link time and let a residual convolution write over its input's buffer. ResNet-50 (16
+# in-place residual adds) and Inception-v1 (pooling and concat in channels last) fuse-all
+# sessions under the sanitizers, checked against onnxruntime.
+if [ "$onednn" = ON ]; then
   for name in resnet50 inception_v1; do
     [ -f "$work/$name.onnx" ] || python -c "import onnx, sys; from paleozoic_testing.zoo \
 import load_zoo_model; onnx.save(load_zoo_model(sys.argv[1]), sys.argv[2])" \
@@ -145,7 +151,7 @@ import load_zoo_model; onnx.save(load_zoo_model(sys.argv[1]), sys.argv[2])" \
     out="$work/$name-onednn"
     rm -rf "$out"
     paleozoic compile "$work/$name.onnx" -o "$out" --plan fuse-all
-    build_against "$out" "$work/prefix-san-onednn;$pyprefix" -DPALEOZOIC_SDK=onednn
+    build_against "$out" "$work/prefix-san;$pyprefix" -DPALEOZOIC_SDK=onednn
     paleozoic verify "$out" 2>&1 | tee "$out/verify.log"
     san_check "$out/verify.log"
   done
@@ -156,7 +162,7 @@ import load_zoo_model; onnx.save(load_zoo_model(sys.argv[1]), sys.argv[2])" \
   rm -rf "$out"
   paleozoic compile "$model" -o "$out" --plan fuse-all --precision int8 \
       --calibration "$prec/calib.json"
-  build_against "$out" "$work/prefix-san-onednn;$pyprefix" -DPALEOZOIC_SDK=onednn
+  build_against "$out" "$work/prefix-san;$pyprefix" -DPALEOZOIC_SDK=onednn
   (cd "$out" && ./build/session -w weights.bin -i "$prec/image.bin" -o "$out") \
       2>&1 | tee "$out/run.log"
   san_check "$out/run.log"
@@ -183,9 +189,7 @@ python -c "import numpy as np, sys; np.random.default_rng(0).standard_normal((1,
 .astype(np.float32).tofile(sys.argv[1])" "$work/resnet50-input.bin"
 configure_runtime "$work/runtime-tsan" "$work/prefix-tsan" -DPALEOZOIC_TSAN=ON
 tsan_sdks="mock"
-if [ -n "$(find "$pyprefix" -iname "dnnl*config.cmake" -print -quit 2>/dev/null)" ]; then
-  configure_runtime "$work/runtime-tsan-onednn" "$work/prefix-tsan-onednn" \
-      -DPALEOZOIC_TSAN=ON -DPALEOZOIC_ONEDNN=ON -DCMAKE_PREFIX_PATH="$pyprefix"
+if [ "$onednn" = ON ]; then
   tsan_sdks="mock onednn"
 fi
 for sdk in $tsan_sdks; do
@@ -196,7 +200,7 @@ for sdk in $tsan_sdks; do
     if [ "$sdk" = "mock" ]; then
       build_against "$out" "$work/prefix-tsan"
     else
-      build_against "$out" "$work/prefix-tsan-onednn;$pyprefix" -DPALEOZOIC_SDK=onednn
+      build_against "$out" "$work/prefix-tsan;$pyprefix" -DPALEOZOIC_SDK=onednn
     fi
     for n in 2 4; do
       if ! (cd "$out" && OMP_THREAD_LIMIT=1 TSAN_OPTIONS="halt_on_error=1" ./build/session \
@@ -258,7 +262,7 @@ for sdk in $tsan_sdks; do
   if [ "$sdk" = "mock" ]; then
     build_against "$out" "$work/prefix-tsan"
   else
-    build_against "$out" "$work/prefix-tsan-onednn;$pyprefix" -DPALEOZOIC_SDK=onednn
+    build_against "$out" "$work/prefix-tsan;$pyprefix" -DPALEOZOIC_SDK=onednn
   fi
   OMP_THREAD_LIMIT=1 TSAN_OPTIONS="halt_on_error=1" paleozoic verify "$out" 2>&1 \
       | tee "$out/verify.log"
