@@ -46,7 +46,7 @@ void addConvFactories(std::vector<LayerFactory>& factories);
 void addDenseFactories(std::vector<LayerFactory>& factories);
 void addElementwiseFactories(std::vector<LayerFactory>& factories);
 void addHostFactories(std::vector<LayerFactory>& factories);
-void addInterpFactories(std::vector<LayerFactory>& factories);
+void addImageFactories(std::vector<LayerFactory>& factories);
 void addLayoutFactories(std::vector<LayerFactory>& factories);
 void addNormalizeFactories(std::vector<LayerFactory>& factories);
 void addPoolFactories(std::vector<LayerFactory>& factories);

@@ -112,7 +112,7 @@ const std::vector<LayerFactory>& layerFactories() {
     detail::addDenseFactories(factories);
     detail::addElementwiseFactories(factories);
     detail::addHostFactories(factories);
-    detail::addInterpFactories(factories);
+    detail::addImageFactories(factories);
     detail::addLayoutFactories(factories);
     detail::addNormalizeFactories(factories);
     detail::addPoolFactories(factories);

@@ -76,7 +76,7 @@ Interp interpParams(const std::string& layer, const LayerArgs& a) {
 
 namespace detail {
 
-void addInterpFactories(std::vector<LayerFactory>& factories) {
+void addImageFactories(std::vector<LayerFactory>& factories) {
   factories.push_back({"interp", 1,
                        {"mode", "size", "coordinates", "rounding"},
                        [](const std::string& name, const std::vector<Tensor*>& in,
