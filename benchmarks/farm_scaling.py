@@ -29,6 +29,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -36,6 +37,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import onnx
 
@@ -80,8 +82,10 @@ def ray_runs(path: Path, workers: tuple[int, ...], rounds: int,
     return found
 
 
-def ray_section(name: str, rounds: int, running: bool = False) -> list[str]:
-    """The Ray part for one model (a zoo name or an .onnx file), as markdown lines."""
+def ray_section(name: str, rounds: int, running: bool = False,
+                contention: bool = True) -> list[str]:
+    """The Ray part for one model (a zoo name or an .onnx file), as markdown lines; with
+    `contention`, host_contention's figures for it too."""
     from paleozoic_testing.zoo import load_zoo_model
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -90,9 +94,12 @@ def ray_section(name: str, rounds: int, running: bool = False) -> list[str]:
             path = Path(tmp) / f"{name}.onnx"
             onnx.save(load_zoo_model(name), str(path))
         runs = ray_runs(path, (1, 2), rounds, running)
+        shared = host_contention(onnx.load(str(path))) if contention else None
     cold = [r for r in runs if r["round"] != "warm"]
     walls = {n: [r["wall_s"] for r in cold if r["workers"] == n] for n in (1, 2)}
+    searches = {n: [r["search_s"] for r in cold if r["workers"] == n] for n in (1, 2)}
     median = {n: statistics.median(w) for n, w in walls.items()}
+    search = {n: statistics.median(w) for n, w in searches.items()}
     plans = {json.dumps(r["plan"], sort_keys=True) for r in runs}
     warm = next(r["wall_s"] for r in runs if r["round"] == "warm")
     # Runs in turns: each round's 2-board run against its 1-board run.
@@ -100,16 +107,27 @@ def ray_section(name: str, rounds: int, running: bool = False) -> list[str]:
     title = ("a Ray cluster already up (`ray start --head`, then `tune --cost measured "
              "--ray auto`)" if running else
              "a local Ray cluster per run (`tune --cost measured --workers N`)")
-    return [f"## {path.stem}: {title}", "",
-            f"Whole processes, fresh stores, in turns (the order reversed every other "
-            f"round); the median of {rounds} run(s) each.", "",
-            "| boards | wall (s), median | runs (s) | vs 1 board |", "|---|---|---|---|",
-            f"| 1 | {median[1]:.1f} | {', '.join(f'{w:.1f}' for w in walls[1])} | 1.00x |",
-            f"| 2 | {median[2]:.1f} | {', '.join(f'{w:.1f}' for w in walls[2])} | "
-            f"{median[2] / median[1]:.2f}x |", "",
-            f"Each round's ratio: {', '.join(f'{p:.2f}x' for p in paired)}. "
-            f"Plans: {'one plan from every run' if len(plans) == 1 else 'DIFFERENT'}. "
-            f"A re-run over a warm store: {warm:.1f} s.", ""]
+    lines = [f"## {path.stem}: {title}", "",
+             f"Whole processes, fresh stores, in turns (the order reversed every other "
+             f"round); the median of {rounds} run(s) each. The search: from the model "
+             f"loaded to the plan (the wait for the boards, the device model's screen, the "
+             f"measuring, the DP), as tune's log gives it.", "",
+             "| boards | wall (s), median | runs (s) | vs 1 board | search (s), median | "
+             "vs 1 board |", "|---|---|---|---|---|---|"]
+    for n in (1, 2):
+        lines.append(f"| {n} | {median[n]:.1f} | {', '.join(f'{w:.1f}' for w in walls[n])} | "
+                     f"{median[n] / median[1]:.2f}x | {search[n]:.1f} | "
+                     f"{search[n] / search[1]:.2f}x |")
+    lines += ["", f"Each round's ratio: {', '.join(f'{p:.2f}x' for p in paired)}. "
+                  f"Plans: {'one plan from every run' if len(plans) == 1 else 'DIFFERENT'}. "
+                  f"A re-run over a warm store: {warm:.1f} s.", ""]
+    if shared:
+        lines += [f"This host's two cores: a quarter of this search's batches took "
+                  f"{shared['alone_s']:.2f} s on one board alone and {shared['together_s']:.2f} s "
+                  f"on each of two boards at once ({shared['slowdown']:.2f}x; CPU time "
+                  f"{shared['cpu_slowdown']:.2f}x), so two boards here measure "
+                  f"{2 / shared['slowdown']:.2f}x as fast as one at the most.", ""]
+    return lines
 
 
 def _tune(path: Path, workers: int, plan: Path, store: Path, running: bool = False) -> dict:
@@ -117,27 +135,93 @@ def _tune(path: Path, workers: int, plan: Path, store: Path, running: bool = Fal
     # source checkout, Ray's workers would need a working folder of their own to import the
     # installed package (paleozoic.farm.ray_farm), which costs about a second a run.
     farm = ["--ray", "auto"] if running else ["--workers", str(workers)]
-    command = [sys.executable, "-m", "paleozoic", "tune", str(path.resolve()), "--cost",
+    command = [sys.executable, "-m", "paleozoic", "-v", "tune", str(path.resolve()), "--cost",
                "measured", *farm, "-o", str(plan), "--force", "--measurements", str(store)]
     with _cluster(workers, plan.parent) if running else contextlib.nullcontext():
         begin = time.perf_counter()
-        subprocess.run(command, check=True, capture_output=True, text=True, cwd=plan.parent)
+        done = subprocess.run(command, check=True, capture_output=True, text=True,
+                              cwd=plan.parent)
         wall = time.perf_counter() - begin
-    return {"workers": workers, "wall_s": wall, "plan": json.loads(plan.read_text())["blocks"]}
+    # The search's own wall time (run_optimizer's log line): from the model loaded to the
+    # plan, the wait for the boards and the measuring included.
+    search = re.search(r"under measured in ([0-9.]+) s", done.stderr)
+    return {"workers": workers, "wall_s": wall, "search_s": float(search[1]) if search else None,
+            "plan": json.loads(plan.read_text())["blocks"]}
 
 
-@contextlib.contextmanager
-def _cluster(boards: int, cwd: Path) -> Iterator[None]:
-    """A Ray head on this host with `boards` units of pz_board, stopped on the way out."""
-    ray = [sys.executable, "-m", "ray.scripts.scripts"]
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    subprocess.run([*ray, "start", "--head", f"--num-cpus={cores}", "--include-dashboard=false",
-                    f"--resources={json.dumps({'pz_board': boards})}"],
-                   check=True, capture_output=True, text=True, cwd=cwd)
-    try:
-        yield
-    finally:
-        subprocess.run([*ray, "stop"], check=False, capture_output=True, cwd=cwd)
+def _board_share(path: str, core: int, start: Any, results: Any) -> None:
+    """A board's work in a process of its own, pinned to one core: every batch of the file
+    `path` timed as a board times it, from when every such process is ready (`start`, a
+    barrier); puts (wall, CPU) seconds in `results`."""
+    import pickle
+
+    from paleozoic.runner.block_bench import Bench, time_blocks
+
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, [core])
+    queue, batches = pickle.loads(Path(path).read_bytes())
+    time_blocks(queue, batches[0], Bench())  # imports, first touches
+    start.wait()
+    begin, cpu = time.perf_counter(), time.process_time()
+    for batch in batches:
+        time_blocks(queue, batch, Bench())
+    results.put((time.perf_counter() - begin, time.process_time() - cpu))
+
+
+def _boards_at_once(path: Path, cores: list[int]) -> list[tuple[float, float]]:
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    start, results = context.Barrier(len(cores)), context.Queue()
+    boards = [context.Process(target=_board_share, args=(str(path), core, start, results))
+              for core in cores]
+    for board in boards:
+        board.start()
+    found = [results.get() for _ in boards]
+    for board in boards:
+        board.join()
+    return found
+
+
+def host_contention(model: onnx.ModelProto, rounds: int = 2) -> dict[str, float]:
+    """How much slower a board's work runs with a second board beside it on this host: the
+    same batches (a quarter of what a guided search of `model` measures) timed in one
+    process alone, then in two processes at once, each pinned to a core of its own, as a
+    local farm's boards are. Two boards on two cores measure 2 / slowdown times as fast as
+    one, whatever the farm does."""
+    import pickle
+
+    from paleozoic.farm.service import LocalBoard
+    from paleozoic.optimize import SearchSpace, load_optimizer, run_optimizer
+    from paleozoic.optimize.measured import MeasuredOracle
+    from paleozoic.pipeline import load_queue
+
+    queue = load_queue(model)
+    kept: list = []
+
+    class Keeping(LocalBoard):
+        def measure(self, queue, batches, bench):  # type: ignore[no-untyped-def]
+            batches = list(batches)
+            kept.extend(batches)
+            return super().measure(queue, batches, bench)
+
+    oracle = MeasuredOracle(queue, guided=True, farm=Keeping())
+    run_optimizer(load_optimizer("dp"), queue, oracle, SearchSpace.from_queue(queue))
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0, 1]
+    alone, together, cpu_alone, cpu_together = [], [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "batches.pkl"
+        path.write_bytes(pickle.dumps((queue, kept[::4])))
+        for _ in range(rounds):
+            (wall, cpu), = _boards_at_once(path, cores[:1])
+            alone.append(wall)
+            cpu_alone.append(cpu)
+            pair = _boards_at_once(path, cores[:2])
+            together.append(statistics.mean(w for w, _ in pair))
+            cpu_together.append(statistics.mean(c for _, c in pair))
+    return {"alone_s": statistics.median(alone), "together_s": statistics.median(together),
+            "slowdown": statistics.median(together) / statistics.median(alone),
+            "cpu_slowdown": statistics.median(cpu_together) / statistics.median(cpu_alone)}
 
 
 def plot(results: dict[str, list[dict]], out: Path) -> bool:
@@ -198,8 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(lines[-len(rows) - 4:]))
     for ray_model in filter(None, args.ray.split(",")):
         for running in (False, True) if args.running else (False,):
-            lines += ray_section(ray_model, args.rounds, running)
-            print("\n".join(lines[-12:]))
+            lines += ray_section(ray_model, args.rounds, running, contention=not running)
+            print("\n".join(lines[-14:]))
     args.out.mkdir(parents=True, exist_ok=True)
     if results and plot(results, args.out / "farm_scaling.png"):
         lines += ["![tuning time against boards](farm_scaling.png)", ""]
