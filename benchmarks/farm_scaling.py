@@ -149,6 +149,20 @@ def _tune(path: Path, workers: int, plan: Path, store: Path, running: bool = Fal
             "plan": json.loads(plan.read_text())["blocks"]}
 
 
+@contextlib.contextmanager
+def _cluster(boards: int, cwd: Path) -> Iterator[None]:
+    """A Ray head on this host with `boards` units of pz_board, stopped on the way out."""
+    ray = [sys.executable, "-m", "ray.scripts.scripts"]
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    subprocess.run([*ray, "start", "--head", f"--num-cpus={cores}", "--include-dashboard=false",
+                    f"--resources={json.dumps({'pz_board': boards})}"],
+                   check=True, capture_output=True, text=True, cwd=cwd)
+    try:
+        yield
+    finally:
+        subprocess.run([*ray, "stop"], check=False, capture_output=True, cwd=cwd)
+
+
 def _board_share(path: str, core: int, start: Any, results: Any) -> None:
     """A board's work in a process of its own, pinned to one core: every batch of the file
     `path` timed as a board times it, from when every such process is ready (`start`, a
