@@ -10,7 +10,7 @@ import pytest
 from paleozoic.ir.boundary import block_boundary, read_counts
 from paleozoic.runner.graph import build_runtime_graph
 from paleozoic.pipeline import load_queue
-from paleozoic_testing.zoo import load_zoo_model
+from helpers import zoo_model
 
 
 def _dead_branch_queue():
@@ -30,7 +30,7 @@ def _dead_branch_queue():
 def _queues():
     yield "dead_branch", _dead_branch_queue()
     for name in ("squeezenet", "inception_v1"):
-        yield name, load_queue(load_zoo_model(name))
+        yield name, load_queue(zoo_model(name))
 
 
 @pytest.mark.parametrize("name, queue", list(_queues()), ids=lambda v: v

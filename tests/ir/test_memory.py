@@ -13,12 +13,12 @@ import pytest
 from paleozoic.ir import Model
 from paleozoic.ir.memory import ALIGNMENT, plan_memory
 from paleozoic.pipeline import build_session, compile_model, load_queue, resolve_plan, run_session
-from paleozoic_testing.zoo import load_zoo_model
+from helpers import zoo_model
 from paleozoic.accuracy.inputs import random_inputs
 
 
 def _model(name: str, plan: str) -> Model:
-    queue = load_queue(load_zoo_model(name))
+    queue = load_queue(zoo_model(name))
     return Model.build(queue, resolve_plan(queue, plan))
 
 
@@ -66,7 +66,7 @@ def test_a_fused_blocks_interior_takes_no_slot() -> None:
 
 
 def test_the_session_runs_in_its_arena_bit_for_bit(tmp_path) -> None:
-    model = load_zoo_model("squeezenet")
+    model = zoo_model("squeezenet")
     feeds = list(random_inputs(model, 0).values())
     out = compile_model(model, tmp_path / "planned", plan="per-layer")
     source = (out / "session.cpp").read_text()
@@ -93,7 +93,7 @@ def test_the_device_footprint_counts_weights_in_each_blocks_precision() -> None:
     from paleozoic.ir.plan import Precision
     from paleozoic.pipeline import with_precision
 
-    queue = load_queue(load_zoo_model("squeezenet"))
+    queue = load_queue(zoo_model("squeezenet"))
     fp32 = plan_memory(Model.build(queue, resolve_plan(queue, "fuse-all")))
     fp16 = plan_memory(Model.build(queue, with_precision(resolve_plan(queue, "fuse-all"),
                                                          Precision.FP16)))

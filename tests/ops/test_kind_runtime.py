@@ -24,14 +24,14 @@ from paleozoic_testing.host import (
 )
 from paleozoic_testing.recurrent import recurrent_stack
 from paleozoic_testing.sequence import encoder_layer, pooled_classifier, vit_block
-from paleozoic_testing.zoo import load_zoo_model
+from helpers import zoo_model
 
 
 @pytest.fixture(scope="module")
 def samples():
     """One (queue, layer) per kind, from models that between them use every kind."""
     found = {}
-    models = [load_zoo_model("inception_v1")] + [BLOCKS[name]() for name in (
+    models = [zoo_model("inception_v1")] + [BLOCKS[name]() for name in (
         "detection_head", "shufflenet_v2_block", "googlenet_block", "mobilenet_v3_block",
         "efficientnet_b0_block", "resnet18_block")] + [encoder_layer(), vit_block(),
                                                  uint8_classifier(), bert_model(seq=16),

@@ -224,9 +224,9 @@ _oracles = {}
 def oracle(name):
     if name not in _oracles:
         from paleozoic.pipeline import load_queue
-        from paleozoic_testing.zoo import load_zoo_model
+        from helpers import zoo_model
 
-        _oracles[name] = DeviceModelOracle(load_queue(load_zoo_model(name)))
+        _oracles[name] = DeviceModelOracle(load_queue(zoo_model(name)))
     return _oracles[name]
 
 

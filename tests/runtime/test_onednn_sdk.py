@@ -34,7 +34,7 @@ from paleozoic_testing.host import (
 )
 from paleozoic_testing.recurrent import recurrent_stack
 from paleozoic_testing.sequence import encoder_layer, pooled_classifier, vit_block
-from paleozoic_testing.zoo import load_zoo_model
+from helpers import zoo_model
 from paleozoic.accuracy.inputs import random_inputs
 
 pytestmark = pytest.mark.skipif(
@@ -45,7 +45,7 @@ pytestmark = pytest.mark.skipif(
 RTOL = 1e-4
 
 _MODELS = {
-    "inception_v1": lambda: load_zoo_model("inception_v1"),
+    "inception_v1": lambda: zoo_model("inception_v1"),
     **{name: BLOCKS[name] for name in (
         "detection_head", "shufflenet_v2_block", "googlenet_block", "mobilenet_v3_block",
         "efficientnet_b0_block", "resnet18_block", "mobilenet_v2_block")},
