@@ -145,7 +145,10 @@ def _tune(path: Path, workers: int, plan: Path, store: Path, running: bool = Fal
     # The search's own wall time (run_optimizer's log line): from the model loaded to the
     # plan, the wait for the boards and the measuring included.
     search = re.search(r"under measured in ([0-9.]+) s", done.stderr)
-    return {"workers": workers, "wall_s": wall, "search_s": float(search[1]) if search else None,
+    if search is None:
+        raise RuntimeError(f"tune's log has no search time (run_optimizer's line): "
+                           f"{done.stderr[-2000:]}")
+    return {"workers": workers, "wall_s": wall, "search_s": float(search[1]),
             "plan": json.loads(plan.read_text())["blocks"]}
 
 
