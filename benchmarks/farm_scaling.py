@@ -13,7 +13,11 @@ Two parts, both DP over cuts and MPs 1..32 on the mock's board, guided by its de
    run does not favour either), with the plans compared; and the same run again over its
    warm store. With `--running`, the same again on a cluster already up (`ray start --head`
    with 1 or 2 units of pz_board, then `tune --ray auto`): what a user who keeps a cluster
-   up pays per run, without Ray's start (about 7 s here).
+   up pays per run, without Ray's start (2-7 s here). Each run's search time (from the
+   model loaded to the plan, tune's log) is given beside its wall time, and the host's
+   contention beside them: a quarter of the model's batches timed on one board alone, then
+   on two at once, each pinned to a core (host_contention), which bounds what two boards
+   can gain on this host whatever the farm does.
 
     pip install '.[ray]' ./testing matplotlib
     python benchmarks/farm_scaling.py                # ~4 min on 2 cores
